@@ -3,3 +3,4 @@
 //! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
 
 pub mod engine;
+pub mod hw;
