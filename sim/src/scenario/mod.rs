@@ -1,0 +1,334 @@
+//! Scenario files: the TOML a user writes to describe one run.
+//!
+//! Reading is strict and every error is located (`error`): quantities need units (`quantity`),
+//! unknown keys are refused with the closest valid one (`suggest`), `--set` options override any
+//! dotted key and are located as themselves (`set`, `source`). What a scenario means is worked out
+//! by the workloads; they report semantic errors at the key's place through [`Scenario::error_at`].
+
+pub mod cluster;
+pub mod error;
+pub mod expect;
+pub mod model;
+pub mod parallel;
+pub mod quantity;
+pub mod set;
+pub mod source;
+pub mod suggest;
+
+use cluster::ClusterSection;
+use error::ScenarioError;
+use expect::Expectation;
+use model::ModelSection;
+use parallel::ParallelSection;
+use serde::Deserialize;
+use source::Source;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// What kind of work a scenario simulates.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Training,
+    Serving,
+    Diffusion,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Training => "training",
+            Kind::Serving => "serving",
+            Kind::Diffusion => "diffusion",
+        }
+    }
+}
+
+/// Kinds this build can simulate.
+pub const SUPPORTED_KINDS: &[Kind] = &[Kind::Training];
+
+/// `[sim]`: how the simulator itself runs.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSection {
+    pub network: Option<NetworkTier>,
+    pub seed: Option<u64>,
+}
+
+/// Which network model prices communication.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkTier {
+    /// Flow-level: max-min fair sharing of every link among active flows.
+    Flow,
+    /// Closed-form: latency plus size over bandwidth, no contention.
+    Analytical,
+}
+
+/// The file's top level, as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub kind: Option<Kind>,
+    #[serde(default)]
+    pub cluster: ClusterSection,
+    #[serde(default)]
+    pub model: ModelSection,
+    #[serde(default)]
+    pub parallel: ParallelSection,
+    #[serde(default)]
+    pub sim: SimSection,
+    #[serde(default)]
+    pub expect: BTreeMap<String, Expectation>,
+}
+
+/// A scenario read and checked for form, with the way back to where each key was written.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub file: ScenarioFile,
+    pub kind: Kind,
+    pub source: Source,
+    /// Span of every key and of its value, by dotted path.
+    spans: BTreeMap<String, (Range<usize>, Range<usize>)>,
+}
+
+impl Scenario {
+    /// Reads a scenario file and applies `--set` options to it.
+    pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file".to_string(),
+                _ => e.to_string(),
+            };
+            ScenarioError::whole(path, format!("cannot read the scenario: {why}"))
+        })?;
+        Scenario::parse(path, text, sets)
+    }
+
+    /// Reads a scenario from text; `path` names it in errors.
+    pub fn parse(path: &Path, text: String, sets: &[String]) -> Result<Scenario, ScenarioError> {
+        let mut source = Source::new(path, text);
+        let overrides = sets
+            .iter()
+            .map(|o| set::read(&mut source, o))
+            .collect::<Result<Vec<_>, _>>()?;
+        let text = source.text.clone();
+        let mut root = DeTable::parse(&text)
+            .map_err(|e| source.error(e.span().unwrap_or(0..0), capitalize_toml(e.message())))?
+            .into_inner();
+        for o in &overrides {
+            set::apply(&mut root, o, &source)?;
+        }
+        let mut spans = BTreeMap::new();
+        index_spans(&root, "", &mut spans);
+        let kind = read_kind(&root, &source)?;
+        let whole = Spanned::new(0..text.len(), root);
+        let file = ScenarioFile::deserialize(toml::de::Deserializer::from(whole))
+            .map_err(|e| explain_serde(&source, &spans, e))?;
+        let scenario = Scenario {
+            file,
+            kind,
+            source,
+            spans,
+        };
+        scenario.check_expectations()?;
+        Ok(scenario)
+    }
+
+    /// The scenario's display name: its `name`, else its file name.
+    pub fn name(&self) -> String {
+        self.file.name.clone().unwrap_or_else(|| {
+            self.source
+                .path
+                .file_stem()
+                .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
+        })
+    }
+
+    /// Span of the value at a dotted path, if the scenario wrote one.
+    pub fn span_of(&self, path: &str) -> Option<Range<usize>> {
+        self.spans.get(path).map(|(_, v)| v.clone())
+    }
+
+    /// An error about the value at `path` (or, when absent, about its table, or the file).
+    pub fn error_at(&self, path: &str, message: impl Into<String>) -> ScenarioError {
+        let mut p = path;
+        loop {
+            if let Some((key, value)) = self.spans.get(p) {
+                // A table's value span is the whole table; point at its header instead.
+                let span = if value.end - value.start > 80 {
+                    key.clone()
+                } else {
+                    value.clone()
+                };
+                return self.source.error(span, message);
+            }
+            match p.rsplit_once('.') {
+                Some((parent, _)) => p = parent,
+                None => {
+                    return ScenarioError::whole(&self.source.path, message);
+                }
+            }
+        }
+    }
+
+    fn check_expectations(&self) -> Result<(), ScenarioError> {
+        for (path, e) in &self.file.expect {
+            if e.min.is_none() && e.max.is_none() && e.equals.is_none() {
+                return Err(self
+                    .error_at(
+                        &format!("expect.{path}"),
+                        format!("expectation `{path}` checks nothing"),
+                    )
+                    .with_help("give it min, max or equals, e.g. { min = 120, max = 170 }"));
+            }
+            if let (Some(min), Some(max)) = (e.min, e.max)
+                && min > max
+            {
+                return Err(self.error_at(
+                    &format!("expect.{path}"),
+                    format!("expectation `{path}` has min {min} above max {max}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn index_spans(
+    table: &DeTable<'_>,
+    prefix: &str,
+    out: &mut BTreeMap<String, (Range<usize>, Range<usize>)>,
+) {
+    for (k, v) in table {
+        let path = if prefix.is_empty() {
+            k.get_ref().to_string()
+        } else {
+            format!("{prefix}.{}", k.get_ref())
+        };
+        if let DeValue::Table(t) = v.get_ref() {
+            index_spans(t, &path, out);
+        }
+        out.insert(path, (k.span(), v.span()));
+    }
+}
+
+fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError> {
+    let supported = SUPPORTED_KINDS
+        .iter()
+        .map(|k| format!("\"{}\"", k.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Some(value) = root.get("kind") else {
+        return Err(ScenarioError::whole(&source.path, "the scenario has no `kind`")
+            .with_help(format!("add a line at the top: kind = {supported}")));
+    };
+    let kind = match value.get_ref().as_str() {
+        Some("training") => Kind::Training,
+        Some("serving") => Kind::Serving,
+        Some("diffusion") => Kind::Diffusion,
+        Some(other) => {
+            let hint = suggest::closest(other, ["training", "serving", "diffusion"])
+                .map(|s| format!("did you mean \"{s}\"? "))
+                .unwrap_or_default();
+            return Err(source
+                .error(value.span(), format!("unknown kind \"{other}\""))
+                .with_help(format!("{hint}valid kinds: \"training\", \"serving\", \"diffusion\"")));
+        }
+        None => {
+            return Err(source.error(
+                value.span(),
+                format!("`kind` must be a string, not a {}", value.get_ref().type_str()),
+            ));
+        }
+    };
+    if !SUPPORTED_KINDS.contains(&kind) {
+        return Err(source
+            .error(
+                value.span(),
+                format!("{} workloads are not modelled by this version", kind.name()),
+            )
+            .with_help(format!("kinds this version simulates: {supported}")));
+    }
+    Ok(kind)
+}
+
+/// Turns serde's message into one that says where and what would be valid.
+fn explain_serde(
+    source: &Source,
+    spans: &BTreeMap<String, (Range<usize>, Range<usize>)>,
+    e: toml::de::Error,
+) -> ScenarioError {
+    let span = e.span().unwrap_or(0..0);
+    let message = e.message();
+    let path = spans
+        .iter()
+        .filter(|(_, (k, v))| contains(k, &span) || contains(v, &span))
+        .max_by_key(|(p, _)| p.len())
+        .map(|(p, _)| p.clone());
+    if let Some((name, expected)) = parse_unknown(message, "unknown field `") {
+        let table = path
+            .as_deref()
+            .and_then(|p| p.rsplit_once('.').map(|(t, _)| t))
+            .map_or("the top level".to_string(), |t| format!("[{t}]"));
+        let mut err = source.error(span, format!("unknown key `{name}` in {table}"));
+        let hint = suggest::closest(&name, expected.iter().map(String::as_str))
+            .map(|s| format!("did you mean `{s}`? "))
+            .unwrap_or_default();
+        err.help = Some(format!("{hint}valid keys here: {}", expected.join(", ")));
+        return err;
+    }
+    if let Some((name, expected)) = parse_unknown(message, "unknown variant `") {
+        let key = path.unwrap_or_default();
+        let mut err = source.error(span, format!("`{name}` is not a valid value for `{key}`"));
+        let hint = suggest::closest(&name, expected.iter().map(String::as_str))
+            .map(|s| format!("did you mean \"{s}\"? "))
+            .unwrap_or_default();
+        let valid: Vec<String> = expected.iter().map(|v| format!("\"{v}\"")).collect();
+        err.help = Some(format!("{hint}valid values: {}", valid.join(", ")));
+        return err;
+    }
+    let prefix = path.map(|p| format!("{p}: ")).unwrap_or_default();
+    source.error(span, format!("{prefix}{}", humanize(message)))
+}
+
+fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
+    outer.start <= inner.start && inner.end <= outer.end && outer.start < outer.end
+}
+
+/// Reads "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`").
+fn parse_unknown(message: &str, lead: &str) -> Option<(String, Vec<String>)> {
+    let rest = message.strip_prefix(lead)?;
+    let (name, tail) = rest.split_once('`')?;
+    let expected = tail
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    Some((name.to_string(), expected))
+}
+
+/// Serde's wording, in the scenario's terms.
+fn humanize(message: &str) -> String {
+    message
+        .replace("expected u32", "expected a whole number (0 or more)")
+        .replace("expected u64", "expected a whole number (0 or more)")
+        .replace("expected u8", "expected a small whole number")
+        .replace("expected f64", "expected a number")
+        .replace("expected a boolean", "expected true or false")
+        .replace("invalid type: ", "")
+        .replace("invalid value: ", "")
+}
+
+fn capitalize_toml(message: &str) -> String {
+    format!("this is not valid TOML: {message}")
+}
+
+#[cfg(test)]
+mod tests;
