@@ -4,4 +4,5 @@
 
 pub mod engine;
 pub mod hw;
+pub mod model;
 pub mod scenario;

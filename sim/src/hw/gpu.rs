@@ -77,9 +77,82 @@ fn normalize(name: &str) -> String {
 
 const GB: f64 = 1e9;
 const TFLOPS: f64 = 1e12;
+/// Memory capacities: vendors print "GB", but HBM stacks and GDDR chips come in binary densities,
+/// so the "80GB" of an A100/H100 is 80 GiB (nvidia-smi shows 81920 MiB less a small reservation).
+/// Every entry below says which convention it uses and why; so far all of them turn out to be GiB.
 const GIB: u64 = 1 << 30;
 
 static CATALOG: &[GpuSpec] = &[
+    // ---- NVIDIA Volta / Turing ----
+    GpuSpec {
+        name: "V100-SXM2-32GB",
+        aliases: &["V100", "V100-32GB", "V100-SXM2", "Tesla V100-SXM2-32GB"],
+        vendor: "NVIDIA",
+        peak_fp32: 15.7 * TFLOPS,
+        peak_tf32: None,
+        peak_bf16: None,
+        // "Tensor Performance 125 TFLOPS" (FP16 multiply, FP32 accumulate); no sparsity on Volta.
+        peak_fp16: 125.0 * TFLOPS,
+        peak_fp8: None,
+        // The datasheet gives no INT8 figure: Volta tensor cores have no INT8 mode (DP4A on the
+        // CUDA cores exists but is not a datasheet number).
+        peak_int8: None,
+        // GiB: 4 HBM2 stacks of 8 GiB.
+        memory_bytes: 32 * GIB,
+        memory_bandwidth: 900.0 * GB,
+        // DGX-1/HGX-1 hybrid cube mesh: 6 NVLink2 links x 25 GB/s per direction = 150 GB/s per
+        // direction in total (300 GB/s "NVLink" in the datasheet); a given pair has 1 or 2 links,
+        // and some pairs none (they go through a peer or PCIe).
+        intra_link: IntraLinkKind::Mesh,
+        intra_bandwidth: 150.0 * GB,
+        // PCIe Gen3 x16: 32 GB/s bidirectional.
+        pcie_bandwidth: 16.0 * GB,
+        tdp_watts: 300.0,
+        source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
+    },
+    GpuSpec {
+        name: "T4",
+        aliases: &["Tesla T4", "NVIDIA T4", "T4-16GB"],
+        vendor: "NVIDIA",
+        peak_fp32: 8.1 * TFLOPS,
+        peak_tf32: None,
+        peak_bf16: None,
+        // "Mixed Precision (FP16/FP32) 65 TFLOPS"; Turing has no structured sparsity.
+        peak_fp16: 65.0 * TFLOPS,
+        peak_fp8: None,
+        peak_int8: Some(130.0 * TFLOPS),
+        // GiB: 8 x 16 Gbit GDDR6 chips (nvidia-smi shows 15360 MiB with ECC on).
+        memory_bytes: 16 * GIB,
+        // "320+ GB/s" in the datasheet, "up to 320 GB/s" in the product brief (256-bit, 10 Gbps).
+        memory_bandwidth: 320.0 * GB,
+        // No NVLink: peers talk over PCIe Gen3 x16.
+        intra_link: IntraLinkKind::Pcie,
+        intra_bandwidth: 16.0 * GB,
+        pcie_bandwidth: 16.0 * GB,
+        tdp_watts: 70.0,
+        source: "NVIDIA T4 Tensor Core GPU datasheet (2019) and T4 product brief, PCIe low-profile 70 W",
+    },
+    // ---- NVIDIA Ampere ----
+    GpuSpec {
+        name: "A100-SXM4-40GB",
+        aliases: &["A100-40GB", "A100-SXM-40GB"],
+        vendor: "NVIDIA",
+        peak_fp32: 19.5 * TFLOPS,
+        peak_tf32: Some(156.0 * TFLOPS),
+        peak_bf16: Some(312.0 * TFLOPS),
+        peak_fp16: 312.0 * TFLOPS,
+        peak_fp8: None,
+        peak_int8: Some(624.0 * TFLOPS),
+        // GiB: 5 active HBM2 stacks of 8 GiB.
+        memory_bytes: 40 * GIB,
+        memory_bandwidth: 1555.0 * GB,
+        // NVLink3 600 GB/s bidirectional through NVSwitch (HGX A100).
+        intra_link: IntraLinkKind::NvSwitch,
+        intra_bandwidth: 300.0 * GB,
+        pcie_bandwidth: 32.0 * GB,
+        tdp_watts: 400.0,
+        source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 40GB SXM column (dense figures)",
+    },
     GpuSpec {
         name: "A100-SXM4-80GB",
         aliases: &["A100-80GB", "A100 80GB", "A100"],
@@ -90,6 +163,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_fp16: 312.0 * TFLOPS,
         peak_fp8: None,
         peak_int8: Some(624.0 * TFLOPS),
+        // GiB: 5 HBM2e stacks of 16 GiB.
         memory_bytes: 80 * GIB,
         memory_bandwidth: 2039.0 * GB,
         intra_link: IntraLinkKind::NvSwitch,
@@ -98,6 +172,117 @@ static CATALOG: &[GpuSpec] = &[
         tdp_watts: 400.0,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM4 80GB column",
     },
+    GpuSpec {
+        name: "A100-PCIe-80GB",
+        aliases: &["A100-PCIe", "A100-80GB-PCIe"],
+        vendor: "NVIDIA",
+        peak_fp32: 19.5 * TFLOPS,
+        peak_tf32: Some(156.0 * TFLOPS),
+        peak_bf16: Some(312.0 * TFLOPS),
+        peak_fp16: 312.0 * TFLOPS,
+        peak_fp8: None,
+        peak_int8: Some(624.0 * TFLOPS),
+        // GiB: 5 HBM2e stacks of 16 GiB.
+        memory_bytes: 80 * GIB,
+        memory_bandwidth: 1935.0 * GB,
+        // Peers over PCIe Gen4 x16. Pairs can be joined by NVLink bridges (600 GB/s
+        // bidirectional between the two cards of a pair only).
+        intra_link: IntraLinkKind::Pcie,
+        intra_bandwidth: 32.0 * GB,
+        pcie_bandwidth: 32.0 * GB,
+        tdp_watts: 300.0,
+        source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB PCIe column (dense figures)",
+    },
+    GpuSpec {
+        name: "A40",
+        aliases: &["NVIDIA A40", "A40-48GB"],
+        vendor: "NVIDIA",
+        peak_fp32: 37.4 * TFLOPS,
+        peak_tf32: Some(74.8 * TFLOPS),
+        peak_bf16: Some(149.7 * TFLOPS),
+        peak_fp16: 149.7 * TFLOPS,
+        peak_fp8: None,
+        peak_int8: Some(299.3 * TFLOPS),
+        // GiB: 24 x 16 Gbit GDDR6 chips (nvidia-smi shows 46068 MiB with ECC on).
+        memory_bytes: 48 * GIB,
+        memory_bandwidth: 696.0 * GB,
+        // Peers over PCIe Gen4 x16. Pairs can be joined by an NVLink bridge (112.5 GB/s
+        // bidirectional, between the two cards of a pair only).
+        intra_link: IntraLinkKind::Pcie,
+        intra_bandwidth: 32.0 * GB,
+        pcie_bandwidth: 32.0 * GB,
+        tdp_watts: 300.0,
+        source: "NVIDIA A40 datasheet (2021), PCIe dual-slot (dense figures)",
+    },
+    // ---- NVIDIA Ada Lovelace ----
+    GpuSpec {
+        name: "L4",
+        aliases: &["NVIDIA L4", "L4-24GB"],
+        vendor: "NVIDIA",
+        peak_fp32: 30.3 * TFLOPS,
+        // The datasheet prints only sparse figures (120*, 242*, 242*, 485*, 485*): halved here.
+        peak_tf32: Some(60.0 * TFLOPS),
+        peak_bf16: Some(121.0 * TFLOPS),
+        peak_fp16: 121.0 * TFLOPS,
+        peak_fp8: Some(242.5 * TFLOPS),
+        peak_int8: Some(242.5 * TFLOPS),
+        // GiB: 12 x 16 Gbit GDDR6 chips (nvidia-smi shows 23034 MiB with ECC on).
+        memory_bytes: 24 * GIB,
+        memory_bandwidth: 300.0 * GB,
+        // No NVLink: peers over PCIe Gen4 x16.
+        intra_link: IntraLinkKind::Pcie,
+        intra_bandwidth: 32.0 * GB,
+        pcie_bandwidth: 32.0 * GB,
+        tdp_watts: 72.0,
+        source: "NVIDIA L4 Tensor Core GPU datasheet (2023), PCIe low-profile (sparse figures halved)",
+    },
+    GpuSpec {
+        name: "L20",
+        aliases: &["NVIDIA L20", "L20-48GB"],
+        vendor: "NVIDIA",
+        // UNCERTAIN: NVIDIA publishes no public L20 datasheet. These are the figures of the
+        // China-market spec sheet as widely reported (Nov 2023), read as dense: 59.8 FP32 matches
+        // 92 SMs x 128 lanes x 2 x 2.52 GHz, and 239 FP8 TFLOPS keeps the card under the Oct 2023
+        // export-rule thresholds, which are computed on dense throughput.
+        peak_fp32: 59.8 * TFLOPS,
+        peak_tf32: Some(59.8 * TFLOPS),
+        peak_bf16: Some(119.5 * TFLOPS),
+        peak_fp16: 119.5 * TFLOPS,
+        peak_fp8: Some(239.0 * TFLOPS),
+        peak_int8: Some(239.0 * TFLOPS),
+        // GiB: same 48 GiB GDDR6 configuration as the L40S.
+        memory_bytes: 48 * GIB,
+        memory_bandwidth: 864.0 * GB,
+        // No NVLink: peers over PCIe Gen4 x16.
+        intra_link: IntraLinkKind::Pcie,
+        intra_bandwidth: 32.0 * GB,
+        pcie_bandwidth: 32.0 * GB,
+        tdp_watts: 275.0,
+        source: "NVIDIA L20 specifications (China market, Nov 2023; no public datasheet, \
+                 partner spec sheet as reported), PCIe dual-slot",
+    },
+    GpuSpec {
+        name: "L40S",
+        aliases: &["NVIDIA L40S", "L40S-48GB"],
+        vendor: "NVIDIA",
+        peak_fp32: 91.6 * TFLOPS,
+        peak_tf32: Some(183.0 * TFLOPS),
+        peak_bf16: Some(362.05 * TFLOPS),
+        peak_fp16: 362.05 * TFLOPS,
+        peak_fp8: Some(733.0 * TFLOPS),
+        // The datasheet's INT8 row equals its FP8 row (733 | 1,466*).
+        peak_int8: Some(733.0 * TFLOPS),
+        // GiB: 24 x 16 Gbit GDDR6 chips (nvidia-smi shows 46068 MiB with ECC on).
+        memory_bytes: 48 * GIB,
+        memory_bandwidth: 864.0 * GB,
+        // No NVLink: peers over PCIe Gen4 x16.
+        intra_link: IntraLinkKind::Pcie,
+        intra_bandwidth: 32.0 * GB,
+        pcie_bandwidth: 32.0 * GB,
+        tdp_watts: 350.0,
+        source: "NVIDIA L40S datasheet (2023), PCIe dual-slot (dense figures)",
+    },
+    // ---- NVIDIA Hopper ----
     GpuSpec {
         name: "H100-SXM5-80GB",
         aliases: &["H100-SXM", "H100 SXM", "H100-80GB", "H100"],
@@ -108,6 +293,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_fp16: 989.4 * TFLOPS,
         peak_fp8: Some(1978.9 * TFLOPS),
         peak_int8: Some(1978.9 * TFLOPS),
+        // GiB: 5 HBM3 stacks of 16 GiB.
         memory_bytes: 80 * GIB,
         memory_bandwidth: 3350.0 * GB,
         intra_link: IntraLinkKind::NvSwitch,
@@ -115,6 +301,220 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 64.0 * GB,
         tdp_watts: 700.0,
         source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column (dense figures)",
+    },
+    GpuSpec {
+        name: "H100-PCIe-80GB",
+        aliases: &["H100-PCIe", "H100-80GB-PCIe"],
+        vendor: "NVIDIA",
+        peak_fp32: 51.0 * TFLOPS,
+        // Datasheet: 756*, 1,513*, 1,513*, 3,026*, 3,026* (with sparsity): halved here.
+        peak_tf32: Some(378.0 * TFLOPS),
+        peak_bf16: Some(756.5 * TFLOPS),
+        peak_fp16: 756.5 * TFLOPS,
+        peak_fp8: Some(1513.0 * TFLOPS),
+        peak_int8: Some(1513.0 * TFLOPS),
+        // GiB: 5 HBM2e stacks of 16 GiB.
+        memory_bytes: 80 * GIB,
+        // "2TB/s" in the datasheet, "greater than 2,000 GB/s" in the product brief.
+        memory_bandwidth: 2000.0 * GB,
+        // Peers over PCIe Gen5 x16. Pairs can be joined by NVLink bridges (600 GB/s
+        // bidirectional, between the two cards of a pair only).
+        intra_link: IntraLinkKind::Pcie,
+        intra_bandwidth: 64.0 * GB,
+        pcie_bandwidth: 64.0 * GB,
+        // Configurable 300-350 W; 350 W is the unconstrained maximum (product brief).
+        tdp_watts: 350.0,
+        source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 PCIe column (sparse figures \
+                 halved); H100 PCIe product brief PB-11133-001 (2022)",
+    },
+    GpuSpec {
+        name: "H800-SXM5-80GB",
+        aliases: &["H800", "H800-SXM", "H800-80GB"],
+        vendor: "NVIDIA",
+        // Same GH100 compute as the H100 SXM apart from FP64 (cut to ~1 TFLOPS); the datasheet
+        // prints the H100 SXM sparse figures (989*, 1,979*, 3,958*), halved here.
+        peak_fp32: 67.0 * TFLOPS,
+        peak_tf32: Some(494.7 * TFLOPS),
+        peak_bf16: Some(989.4 * TFLOPS),
+        peak_fp16: 989.4 * TFLOPS,
+        peak_fp8: Some(1978.9 * TFLOPS),
+        peak_int8: Some(1978.9 * TFLOPS),
+        // GiB: 5 HBM3 stacks of 16 GiB, as the H100 SXM.
+        memory_bytes: 80 * GIB,
+        memory_bandwidth: 3350.0 * GB,
+        // NVLink cut to 400 GB/s bidirectional (8 links instead of 18), through NVSwitch.
+        intra_link: IntraLinkKind::NvSwitch,
+        intra_bandwidth: 200.0 * GB,
+        pcie_bandwidth: 64.0 * GB,
+        // "Up to 700 W", configurable.
+        tdp_watts: 700.0,
+        source: "NVIDIA H800 Tensor Core GPU datasheet (2023), H800 SXM column (sparse figures \
+                 halved)",
+    },
+    GpuSpec {
+        name: "H20-96GB",
+        aliases: &["H20", "NVIDIA H20", "H20-SXM"],
+        vendor: "NVIDIA",
+        // UNCERTAIN: NVIDIA publishes no public H20 datasheet. Figures of the China-market spec
+        // sheet as widely reported (2024), dense: 148 TFLOPS BF16 and 296 FP8 keep the part under
+        // the Oct 2023 export-rule thresholds; measured BF16 GEMMs reach ~142 TFLOPS, so these
+        // are not sparse figures.
+        peak_fp32: 44.0 * TFLOPS,
+        peak_tf32: Some(74.0 * TFLOPS),
+        peak_bf16: Some(148.0 * TFLOPS),
+        peak_fp16: 148.0 * TFLOPS,
+        peak_fp8: Some(296.0 * TFLOPS),
+        peak_int8: Some(296.0 * TFLOPS),
+        // GiB: 6 HBM3 stacks of 16 GiB (nvidia-smi shows ~97871 MiB). A later 141 GB variant
+        // exists and is not this entry.
+        memory_bytes: 96 * GIB,
+        memory_bandwidth: 4000.0 * GB,
+        // Full NVLink4 (900 GB/s bidirectional) through NVSwitch on HGX H20 boards.
+        intra_link: IntraLinkKind::NvSwitch,
+        intra_bandwidth: 450.0 * GB,
+        pcie_bandwidth: 64.0 * GB,
+        tdp_watts: 400.0,
+        source: "NVIDIA H20 specifications (China market, 2024; no public datasheet, partner \
+                 spec sheet as reported), HGX SXM board",
+    },
+    GpuSpec {
+        name: "H200-SXM-141GB",
+        aliases: &["H200", "H200-SXM", "H200-141GB"],
+        vendor: "NVIDIA",
+        // Same compute as the H100 SXM; the datasheet prints sparse figures (989*, 1,979*,
+        // 3,958*), halved here.
+        peak_fp32: 67.0 * TFLOPS,
+        peak_tf32: Some(494.7 * TFLOPS),
+        peak_bf16: Some(989.4 * TFLOPS),
+        peak_fp16: 989.4 * TFLOPS,
+        peak_fp8: Some(1978.9 * TFLOPS),
+        peak_int8: Some(1978.9 * TFLOPS),
+        // GiB: 6 HBM3e stacks of 24 GiB with 141 GiB exposed; nvidia-smi shows 143771 MiB
+        // (~140.4 GiB), far closer to 141 GiB than to 141e9 bytes (~131.3 GiB).
+        memory_bytes: 141 * GIB,
+        memory_bandwidth: 4800.0 * GB,
+        intra_link: IntraLinkKind::NvSwitch,
+        intra_bandwidth: 450.0 * GB,
+        pcie_bandwidth: 64.0 * GB,
+        // "Up to 700 W", configurable.
+        tdp_watts: 700.0,
+        source: "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column (sparse figures \
+                 halved)",
+    },
+    // ---- NVIDIA Blackwell ----
+    GpuSpec {
+        name: "B200-SXM-180GB",
+        aliases: &["B200", "B200-SXM", "B200-180GB", "HGX B200"],
+        vendor: "NVIDIA",
+        // Per-GPU HGX B200 column; the datasheet prints sparse figures (2.2*, 4.5*, 4.5*, 9*,
+        // 9* PFLOPS), halved here. The Blackwell technical brief gives FP32 80 TFLOPS at 1000 W;
+        // the datasheet says 75.
+        peak_fp32: 75.0 * TFLOPS,
+        peak_tf32: Some(1100.0 * TFLOPS),
+        peak_bf16: Some(2250.0 * TFLOPS),
+        peak_fp16: 2250.0 * TFLOPS,
+        peak_fp8: Some(4500.0 * TFLOPS),
+        peak_int8: Some(4500.0 * TFLOPS),
+        // GiB: 8 HBM3e stacks with 180 GiB exposed (nvidia-smi shows 183359 MiB, ~179 GiB). The
+        // launch material said 192 GB; the HGX/DGX B200 datasheets say 180 GB (1.44 TB per 8).
+        memory_bytes: 180 * GIB,
+        // 7.7 TB/s in the HGX datasheet ("up to 62 TB/s" per 8 GPUs); DGX B200 says 64 TB/s.
+        memory_bandwidth: 7700.0 * GB,
+        // NVLink5 1.8 TB/s bidirectional through NVSwitch.
+        intra_link: IntraLinkKind::NvSwitch,
+        intra_bandwidth: 900.0 * GB,
+        // PCIe Gen5 x16 (128 GB/s bidirectional) per the HGX datasheet.
+        pcie_bandwidth: 64.0 * GB,
+        // "Configurable up to 1,000 W".
+        tdp_watts: 1000.0,
+        source: "NVIDIA HGX B200 datasheet (2025), per-GPU HGX B200 column (sparse figures halved)",
+    },
+    GpuSpec {
+        name: "GB200-186GB",
+        aliases: &["GB200", "GB200-NVL72", "GB200-GPU"],
+        vendor: "NVIDIA",
+        // One Blackwell GPU of a GB200 superchip (two GPUs + one Grace CPU), per-GPU GB200
+        // NVL72 column; the datasheet prints sparse figures (2.5*, 5*, 5*, 10*, 10* PFLOPS),
+        // halved here.
+        peak_fp32: 80.0 * TFLOPS,
+        peak_tf32: Some(1250.0 * TFLOPS),
+        peak_bf16: Some(2500.0 * TFLOPS),
+        peak_fp16: 2500.0 * TFLOPS,
+        peak_fp8: Some(5000.0 * TFLOPS),
+        peak_int8: Some(5000.0 * TFLOPS),
+        // GiB, by analogy with B200 (8 HBM3e stacks, 186 GiB exposed; ~13.4 TB per NVL72 rack).
+        memory_bytes: 186 * GIB,
+        memory_bandwidth: 8000.0 * GB,
+        // NVLink5 1.8 TB/s bidirectional to the NVLink Switch trays (72-GPU domain).
+        intra_link: IntraLinkKind::NvSwitch,
+        intra_bandwidth: 900.0 * GB,
+        // UNCERTAIN: the host link is NVLink-C2C to Grace, 900 GB/s bidirectional per
+        // superchip; assumed split evenly between its two GPUs: 225 GB/s per GPU per direction.
+        pcie_bandwidth: 225.0 * GB,
+        // "Configurable up to 1,200 W" per GPU (the whole superchip is up to ~2,700 W).
+        tdp_watts: 1200.0,
+        source: "NVIDIA GB200 NVL72 datasheet (2025), per-Blackwell-GPU column (sparse figures \
+                 halved)",
+    },
+    // ---- AMD CDNA ----
+    GpuSpec {
+        name: "MI250X",
+        aliases: &["AMD MI250X", "Instinct MI250X", "MI250X-128GB"],
+        vendor: "AMD",
+        // One OAM module, i.e. both GCDs (the OS shows each GCD as its own GPU with half of
+        // everything below). FP32 is the matrix (and packed-FP32) peak, 95.7 TFLOPS, which is what
+        // FP32 GEMMs get; plain vector FP32 is 47.9. CDNA2 has no TF32/XF32 and no FP8.
+        peak_fp32: 95.7 * TFLOPS,
+        peak_tf32: None,
+        peak_bf16: Some(383.0 * TFLOPS),
+        peak_fp16: 383.0 * TFLOPS,
+        peak_fp8: None,
+        peak_int8: Some(383.0 * TFLOPS),
+        // GiB: 8 HBM2e stacks of 16 GiB (64 GiB per GCD).
+        memory_bytes: 128 * GIB,
+        memory_bandwidth: 3276.8 * GB,
+        // Infinity Fabric: the datasheet lists 8 links x 100 GB/s peak (bidirectional; ROCm
+        // docs: 50 GB/s per direction per x16 link at 25 GT/s) = 400 GB/s per direction in
+        // total. Point-to-point, not switched: on a 4-OAM node (e.g. Frontier) GCDs on different
+        // OAMs share 1 or 2 links (50-100 GB/s per direction); the two GCDs inside one OAM share
+        // 4 links (200 GB/s per direction), which is not counted here.
+        intra_link: IntraLinkKind::Mesh,
+        intra_bandwidth: 400.0 * GB,
+        // Each GCD has its own PCIe Gen4 x16 link to the host: 2 x 32 GB/s per OAM.
+        pcie_bandwidth: 64.0 * GB,
+        // 560 W peak board power (OAM, liquid or air cooled); 500 W in some platforms.
+        tdp_watts: 560.0,
+        source: "AMD Instinct MI250X accelerator datasheet (2021), OAM module (both GCDs); \
+                 ROCm MI250 microarchitecture page for the link figures",
+    },
+    GpuSpec {
+        name: "MI300X",
+        aliases: &["AMD MI300X", "Instinct MI300X", "MI300X-192GB"],
+        vendor: "AMD",
+        // Dense figures (the datasheet gives sparse ones separately). Vector and matrix FP32
+        // are both 163.4; AMD's datasheet gives a TF32 matrix figure, used here.
+        peak_fp32: 163.4 * TFLOPS,
+        peak_tf32: Some(653.7 * TFLOPS),
+        peak_bf16: Some(1307.4 * TFLOPS),
+        peak_fp16: 1307.4 * TFLOPS,
+        peak_fp8: Some(2614.9 * TFLOPS),
+        peak_int8: Some(2614.9 * TFLOPS),
+        // GiB: 8 HBM3 stacks of 24 GiB (ROCm's GPU spec table lists "VRAM (GiB) 192").
+        memory_bytes: 192 * GIB,
+        memory_bandwidth: 5300.0 * GB,
+        // Infinity Fabric, fully connected 8-GPU platform: 7 peer links of 128 GB/s peak
+        // bidirectional (64 GB/s per direction) = 448 GB/s per direction in aggregate, but only
+        // 64 GB/s per direction to any single peer. The 8th link is for scale-out. Sources: AMD
+        // MI300X datasheet ("Infinity Fabric Links", "Peak Infinity Fabric Link Bandwidth
+        // 128 GB/s"), MI300X platform datasheet (896 GB/s aggregate bidirectional).
+        intra_link: IntraLinkKind::Mesh,
+        intra_bandwidth: 448.0 * GB,
+        // PCIe Gen5 x16.
+        pcie_bandwidth: 64.0 * GB,
+        // 750 W peak board power.
+        tdp_watts: 750.0,
+        source: "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
+                 MI300X platform datasheet for Infinity Fabric",
     },
 ];
 
@@ -158,6 +558,148 @@ mod tests {
     fn unknown_names_get_suggestions() {
         let suggestions = find("A10O-80GB").unwrap_err();
         assert_eq!(suggestions[0], "A100-SXM4-80GB");
+    }
+
+    /// The GPUs the catalog must cover, each looked up by the alias a user would type.
+    const REQUIRED: &[(&str, &str)] = &[
+        ("V100", "V100-SXM2-32GB"),
+        ("v100-32gb", "V100-SXM2-32GB"),
+        ("A40", "A40"),
+        ("A100-40GB", "A100-SXM4-40GB"),
+        ("A100-80GB", "A100-SXM4-80GB"),
+        ("A100", "A100-SXM4-80GB"),
+        ("A100-PCIe", "A100-PCIe-80GB"),
+        ("L20", "L20"),
+        ("L40S", "L40S"),
+        ("H20", "H20-96GB"),
+        ("H100", "H100-SXM5-80GB"),
+        ("H100-PCIe", "H100-PCIe-80GB"),
+        ("H800", "H800-SXM5-80GB"),
+        ("H200", "H200-SXM-141GB"),
+        ("B200", "B200-SXM-180GB"),
+        ("GB200", "GB200-186GB"),
+        ("MI250X", "MI250X"),
+        ("MI300X", "MI300X"),
+        ("mi300x", "MI300X"),
+        ("L4", "L4"),
+        ("T4", "T4"),
+        ("tesla_t4", "T4"),
+    ];
+
+    #[test]
+    fn catalog_covers_the_required_gpus() {
+        for (alias, name) in REQUIRED {
+            match find(alias) {
+                Ok(gpu) => assert_eq!(gpu.name, *name, "{alias}"),
+                Err(suggestions) => panic!("{alias} not found; closest: {suggestions:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn sixteen_bit_peaks_are_at_least_fp32() {
+        for gpu in catalog() {
+            assert!(gpu.peak_fp32 > 0.0, "{}", gpu.name);
+            assert!(gpu.peak_fp16 >= gpu.peak_fp32, "{}: fp16 < fp32", gpu.name);
+            if let Some(bf16) = gpu.peak_bf16 {
+                assert!(bf16 >= gpu.peak_fp32, "{}: bf16 < fp32", gpu.name);
+            }
+            if let Some(tf32) = gpu.peak_tf32 {
+                assert!(
+                    tf32 >= gpu.peak_fp32 && tf32 <= gpu.peak_fp16,
+                    "{}: tf32",
+                    gpu.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bf16_matches_fp16_on_nvidia_from_ampere_on() {
+        // Volta and Turing have no BF16 at all; every later NVIDIA part runs BF16 and FP16 at the
+        // same tensor-core rate.
+        for gpu in catalog().iter().filter(|g| g.vendor == "NVIDIA") {
+            match gpu.peak_bf16 {
+                Some(bf16) => assert_eq!(bf16, gpu.peak_fp16, "{}", gpu.name),
+                None => assert!(["V100-SXM2-32GB", "T4"].contains(&gpu.name), "{}", gpu.name),
+            }
+        }
+        assert_eq!(find("V100").unwrap().peak_bf16, None);
+        assert_eq!(find("T4").unwrap().peak_bf16, None);
+    }
+
+    #[test]
+    fn fp8_is_about_twice_bf16() {
+        for gpu in catalog() {
+            if let Some(fp8) = gpu.peak_fp8 {
+                let bf16 = gpu.peak_bf16.expect("FP8 parts have BF16");
+                let ratio = fp8 / bf16;
+                assert!(
+                    (1.95..=2.05).contains(&ratio),
+                    "{}: fp8/bf16 = {ratio}",
+                    gpu.name
+                );
+            }
+        }
+        // FP8 only from Hopper, Ada and CDNA3 on.
+        for name in ["V100", "T4", "A100", "A100-40GB", "A40", "MI250X"] {
+            assert_eq!(find(name).unwrap().peak_fp8, None, "{name}");
+        }
+    }
+
+    #[test]
+    fn tf32_is_absent_where_the_hardware_lacks_it() {
+        for name in ["V100", "T4", "MI250X"] {
+            assert_eq!(find(name).unwrap().peak_tf32, None, "{name}");
+            assert_eq!(find(name).unwrap().peak_flops(Dtype::Tf32), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn memory_and_links_are_positive_and_plausible() {
+        for gpu in catalog() {
+            assert!(gpu.memory_bytes >= 16 * GIB, "{}", gpu.name);
+            assert!(gpu.memory_bytes <= 256 * GIB, "{}", gpu.name);
+            assert!(gpu.memory_bandwidth > 100.0 * GB, "{}", gpu.name);
+            assert!(gpu.intra_bandwidth > 0.0, "{}", gpu.name);
+            assert!(gpu.pcie_bandwidth >= 16.0 * GB, "{}", gpu.name);
+            assert!(gpu.tdp_watts > 0.0, "{}", gpu.name);
+            assert!(!gpu.source.is_empty(), "{}", gpu.name);
+            // Peers never talk faster than the GPU reads its own memory.
+            assert!(gpu.intra_bandwidth < gpu.memory_bandwidth, "{}", gpu.name);
+            if gpu.intra_link == IntraLinkKind::Pcie {
+                assert_eq!(gpu.intra_bandwidth, gpu.pcie_bandwidth, "{}", gpu.name);
+            }
+        }
+        let gib = |name: &str| find(name).unwrap().memory_bytes / GIB;
+        assert_eq!(gib("H200"), 141);
+        assert_eq!(gib("MI300X"), 192);
+        assert_eq!(gib("V100"), 32);
+    }
+
+    #[test]
+    fn link_kinds_follow_the_usual_servers() {
+        let kind = |name: &str| find(name).unwrap().intra_link;
+        for name in [
+            "A100",
+            "A100-40GB",
+            "H100",
+            "H800",
+            "H20",
+            "H200",
+            "B200",
+            "GB200",
+        ] {
+            assert_eq!(kind(name), IntraLinkKind::NvSwitch, "{name}");
+        }
+        for name in ["V100", "MI250X", "MI300X"] {
+            assert_eq!(kind(name), IntraLinkKind::Mesh, "{name}");
+        }
+        for name in ["A40", "L20", "L40S", "L4", "T4", "H100-PCIe", "A100-PCIe"] {
+            assert_eq!(kind(name), IntraLinkKind::Pcie, "{name}");
+        }
+        assert_eq!(find("H800").unwrap().intra_bandwidth, 200.0 * GB);
+        assert_eq!(find("MI300X").unwrap().intra_bandwidth, 448.0 * GB);
     }
 
     #[test]

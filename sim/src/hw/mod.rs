@@ -2,6 +2,8 @@
 
 pub mod dtype;
 pub mod gpu;
+pub mod roofline;
 
 pub use dtype::Dtype;
 pub use gpu::{GpuSpec, IntraLinkKind};
+pub use roofline::{ComputeModel, ComputeTier, Efficiency, Kernel, KernelCost};

@@ -90,7 +90,11 @@ impl fmt::Display for ScenarioError {
                 write!(f, "{pad} | {indent}{}", "^".repeat((*width).max(1)))?;
             }
             Location::Override { option, .. } => {
-                write!(f, "  --> in the option --set {option} (for {})", self.file.display())?;
+                write!(
+                    f,
+                    "  --> in the option --set {option} (for {})",
+                    self.file.display()
+                )?;
             }
             Location::Whole => write!(f, "  --> {}", self.file.display())?,
         }

@@ -225,8 +225,10 @@ fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError>
         .collect::<Vec<_>>()
         .join(", ");
     let Some(value) = root.get("kind") else {
-        return Err(ScenarioError::whole(&source.path, "the scenario has no `kind`")
-            .with_help(format!("add a line at the top: kind = {supported}")));
+        return Err(
+            ScenarioError::whole(&source.path, "the scenario has no `kind`")
+                .with_help(format!("add a line at the top: kind = {supported}")),
+        );
     };
     let kind = match value.get_ref().as_str() {
         Some("training") => Kind::Training,
@@ -238,12 +240,17 @@ fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError>
                 .unwrap_or_default();
             return Err(source
                 .error(value.span(), format!("unknown kind \"{other}\""))
-                .with_help(format!("{hint}valid kinds: \"training\", \"serving\", \"diffusion\"")));
+                .with_help(format!(
+                    "{hint}valid kinds: \"training\", \"serving\", \"diffusion\""
+                )));
         }
         None => {
             return Err(source.error(
                 value.span(),
-                format!("`kind` must be a string, not a {}", value.get_ref().type_str()),
+                format!(
+                    "`kind` must be a string, not a {}",
+                    value.get_ref().type_str()
+                ),
             ));
         }
     };

@@ -90,7 +90,12 @@ fn unit_list(units: &[(&str, f64)]) -> String {
 }
 
 /// Splits `"1.5 GB/s"` into 1.5 and the factor of `GB/s`.
-fn parse_with(text: &str, what: &str, example: &str, units: &[(&str, f64)]) -> Result<f64, QuantityError> {
+fn parse_with(
+    text: &str,
+    what: &str,
+    example: &str,
+    units: &[(&str, f64)],
+) -> Result<f64, QuantityError> {
     let trimmed = text.trim();
     let split = trimmed
         .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_')))
@@ -150,7 +155,9 @@ impl Bandwidth {
     pub fn parse(text: &str) -> Result<Self, QuantityError> {
         let v = parse_with(text, "bandwidth", "200 Gb/s", BANDWIDTH_UNITS)?;
         if v == 0.0 {
-            return Err(QuantityError(format!("`{text}`: a bandwidth must be positive")));
+            return Err(QuantityError(format!(
+                "`{text}`: a bandwidth must be positive"
+            )));
         }
         Ok(Bandwidth(v))
     }
@@ -226,8 +233,14 @@ macro_rules! quantity_serde {
 }
 
 quantity_serde!(Bytes, "size", "80 GiB", |b| format!("{} B", b.0));
-quantity_serde!(Bandwidth, "bandwidth", "200 Gb/s", |b| format!("{} GB/s", b.0 / 1e9));
-quantity_serde!(Duration, "duration", "1.5 us", |d| format!("{} s", d.secs()));
+quantity_serde!(Bandwidth, "bandwidth", "200 Gb/s", |b| format!(
+    "{} GB/s",
+    b.0 / 1e9
+));
+quantity_serde!(Duration, "duration", "1.5 us", |d| format!(
+    "{} s",
+    d.secs()
+));
 quantity_serde!(Rate, "rate", "5/s", |r| format!("{}/s", r.0));
 
 #[cfg(test)]
@@ -254,7 +267,10 @@ mod tests {
 
     #[test]
     fn durations_and_rates() {
-        assert_eq!(Duration::parse("1.5 us").unwrap(), Duration(SimTime::from_ns(1500)));
+        assert_eq!(
+            Duration::parse("1.5 us").unwrap(),
+            Duration(SimTime::from_ns(1500))
+        );
         assert_eq!(Duration::parse("2 s").unwrap().secs(), 2.0);
         assert_eq!(Duration::parse("100 ms").unwrap().secs(), 0.1);
         assert_eq!(Rate::parse("5/s").unwrap(), Rate(5.0));

@@ -28,7 +28,11 @@ pub fn read(source: &mut Source, option: &str) -> Result<Override, ScenarioError
     let Some((key, value)) = option.split_once('=') else {
         return Err(bad(format!("--set {option}: missing `=`")));
     };
-    let parts: Vec<String> = key.trim().split('.').map(|p| p.trim().to_string()).collect();
+    let parts: Vec<String> = key
+        .trim()
+        .split('.')
+        .map(|p| p.trim().to_string())
+        .collect();
     if parts.iter().any(String::is_empty) {
         return Err(bad(format!("--set {option}: `{key}` is not a dotted key")));
     }

@@ -55,7 +55,12 @@ fn a_good_scenario_reads() {
 fn unknown_keys_get_did_you_mean_and_a_location() {
     let e = err(&GOOD.replace("micro_batch", "micro_bacth"), &[]);
     assert_eq!(e.message, "unknown key `micro_bacth` in [parallel]");
-    assert!(e.help.as_ref().unwrap().starts_with("did you mean `micro_batch`?"));
+    assert!(
+        e.help
+            .as_ref()
+            .unwrap()
+            .starts_with("did you mean `micro_batch`?")
+    );
     assert_eq!(line_col(&e), (18, 1));
 }
 
@@ -63,7 +68,10 @@ fn unknown_keys_get_did_you_mean_and_a_location() {
 fn unknown_values_list_the_valid_ones() {
     let text = GOOD.replace("micro_batch = 4", "schedule = \"1f1bb\"");
     let e = err(&text, &[]);
-    assert_eq!(e.message, "`1f1bb` is not a valid value for `parallel.schedule`");
+    assert_eq!(
+        e.message,
+        "`1f1bb` is not a valid value for `parallel.schedule`"
+    );
     let help = e.help.unwrap();
     assert!(help.contains("did you mean \"1f1b\"?"), "{help}");
     assert!(help.contains("\"interleaved-1f1b\""), "{help}");
@@ -72,7 +80,11 @@ fn unknown_values_list_the_valid_ones() {
 #[test]
 fn quantities_need_units() {
     let e = err(&GOOD.replace("\"200 Gb/s\"", "200"), &[]);
-    assert!(e.message.contains("a bare number (200) is a count"), "{}", e.message);
+    assert!(
+        e.message.contains("a bare number (200) is a count"),
+        "{}",
+        e.message
+    );
     assert_eq!(line_col(&e), (12, 17));
 }
 
@@ -86,8 +98,16 @@ fn wrong_types_name_the_key() {
 #[test]
 fn broken_toml_is_located() {
     let e = err(&GOOD.replace("nodes = 2", "nodes = [2"), &[]);
-    assert!(e.message.starts_with("this is not valid TOML"), "{}", e.message);
-    assert_eq!(line_col(&e).0, 8, "where the parser found the array unclosed");
+    assert!(
+        e.message.starts_with("this is not valid TOML"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        line_col(&e).0,
+        8,
+        "where the parser found the array unclosed"
+    );
 }
 
 #[test]
@@ -95,14 +115,26 @@ fn kinds_are_checked_first() {
     let e = err(&GOOD.replace("\"training\"", "\"trainig\""), &[]);
     assert!(e.help.unwrap().starts_with("did you mean \"training\"?"));
     let e = err(&GOOD.replace("\"training\"", "\"serving\""), &[]);
-    assert!(e.message.contains("not modelled by this version"), "{}", e.message);
+    assert!(
+        e.message.contains("not modelled by this version"),
+        "{}",
+        e.message
+    );
     let e = err(&GOOD.replace("kind = \"training\"", ""), &[]);
     assert!(e.message.contains("no `kind`"));
 }
 
 #[test]
 fn set_overrides_existing_and_new_keys() {
-    let s = parse(GOOD, &["parallel.micro_batch=8", "parallel.tp=2", "cluster.gpu=H100"]).unwrap();
+    let s = parse(
+        GOOD,
+        &[
+            "parallel.micro_batch=8",
+            "parallel.tp=2",
+            "cluster.gpu=H100",
+        ],
+    )
+    .unwrap();
     assert_eq!(s.file.parallel.micro_batch, Some(8));
     assert_eq!(s.file.parallel.tp, Some(2));
     assert_eq!(s.file.cluster.gpu.as_deref(), Some("H100"));
@@ -127,7 +159,11 @@ fn errors_in_set_values_point_at_the_option() {
     let e = err(GOOD, &["parallel.tp"]);
     assert!(e.message.contains("missing `=`"));
     let e = err(GOOD, &["name.x=1"]);
-    assert!(e.message.contains("is a string, not a table"), "{}", e.message);
+    assert!(
+        e.message.contains("is a string, not a table"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
