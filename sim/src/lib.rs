@@ -2,7 +2,17 @@
 //!
 //! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
 
+pub mod check;
+pub mod collective;
 pub mod engine;
+pub mod exec;
 pub mod hw;
 pub mod model;
+pub mod net;
+pub mod report;
+pub mod run;
 pub mod scenario;
+pub mod workload;
+
+pub use run::{RunOutput, run};
+pub use scenario::Scenario;

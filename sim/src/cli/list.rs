@@ -1,0 +1,90 @@
+//! `clustersim list gpus|models|topologies`.
+
+use clustersim::hw::gpu;
+use clustersim::model::preset;
+use std::fmt::Write;
+
+pub fn gpus() -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<18} {:>9} {:>9} {:>9} {:>8} {:>9} {:>10} {:>6}  aliases",
+        "name", "bf16 TF", "fp8 TF", "fp32 TF", "memory", "HBM TB/s", "link GB/s", "TDP W"
+    );
+    for g in gpu::catalog() {
+        let tf = |x: Option<f64>| x.map_or("-".into(), |v| format!("{:.0}", v / 1e12));
+        let _ = writeln!(
+            out,
+            "{:<18} {:>9} {:>9} {:>9} {:>5.0} GiB {:>9.2} {:>10.0} {:>6.0}  {}",
+            g.name,
+            tf(g.peak_bf16),
+            tf(g.peak_fp8),
+            tf(Some(g.peak_fp32)),
+            g.memory_bytes as f64 / (1u64 << 30) as f64,
+            g.memory_bandwidth / 1e12,
+            g.intra_bandwidth / 1e9,
+            g.tdp_watts,
+            g.aliases.join(", ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nDense datasheet peaks; link = usual intra-server bandwidth per GPU per direction. Names match case-insensitively."
+    );
+    out
+}
+
+pub fn models() -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<16} {:>9} {:>6} {:>7} {:>6} {:>5} {:>7} {:>7} {:>7}  mlp",
+        "preset", "params", "layers", "hidden", "heads", "kv", "ffn", "vocab", "seq"
+    );
+    for m in preset::all() {
+        let _ = writeln!(
+            out,
+            "{:<16} {:>8.2}B {:>6} {:>7} {:>6} {:>5} {:>7} {:>7} {:>7}  {}",
+            m.name,
+            m.params() as f64 / 1e9,
+            m.layers,
+            m.hidden,
+            m.heads,
+            m.kv_heads,
+            m.ffn,
+            m.vocab,
+            m.seq_len,
+            if m.gated {
+                "gated (SwiGLU)"
+            } else {
+                "plain (GELU)"
+            }
+        );
+    }
+    out
+}
+
+pub fn topologies() -> String {
+    let rows = [
+        (
+            "fat-tree",
+            "modelled",
+            "leaf/spine Clos; `oversubscription` divides inter-node bandwidth",
+        ),
+        (
+            "rail-optimized",
+            "modelled",
+            "NIC i of every node on rail switch i",
+        ),
+        ("torus-2d", "not yet", "TPU-style 2-D torus"),
+        ("torus-3d", "not yet", "TPU-style 3-D torus"),
+        ("wan", "not yet", "sites joined by long-haul links"),
+        ("graph", "not yet", "explicit graph from a file"),
+    ];
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<16} {:<10} description", "topology", "status");
+    for (name, status, what) in rows {
+        let _ = writeln!(out, "{name:<16} {status:<10} {what}");
+    }
+    out
+}

@@ -1,0 +1,141 @@
+//! The readable summary `clustersim run` prints without `--json`.
+
+use serde_json::Value;
+use std::fmt::Write;
+
+fn num(v: &Value, path: &str) -> f64 {
+    path.split('.')
+        .try_fold(v, |v, p| v.get(p))
+        .and_then(Value::as_f64)
+        .unwrap_or(f64::NAN)
+}
+
+fn gib(bytes: f64) -> String {
+    format!("{:.1} GiB", bytes / (1u64 << 30) as f64)
+}
+
+fn seconds(s: f64) -> String {
+    match s {
+        s if s >= 1.0 => format!("{s:.3} s"),
+        s if s >= 1e-3 => format!("{:.3} ms", s * 1e3),
+        s => format!("{:.3} us", s * 1e6),
+    }
+}
+
+pub fn render(r: &Value) -> String {
+    let mut out = String::new();
+    let name = r["scenario"].as_str().unwrap_or("scenario");
+    let kind = r["kind"].as_str().unwrap_or("?");
+    let _ = writeln!(out, "{name}  [{kind}]");
+    let row = |out: &mut String, label: &str, value: String| {
+        let _ = writeln!(out, "  {label:<22}{value}");
+    };
+    row(
+        &mut out,
+        "GPUs",
+        format!(
+            "{} x {} ({} nodes of {})",
+            num(r, "cluster.gpus"),
+            r["cluster"]["gpu"].as_str().unwrap_or("?"),
+            num(r, "cluster.nodes"),
+            num(r, "cluster.gpus_per_node")
+        ),
+    );
+    row(
+        &mut out,
+        "model",
+        format!(
+            "{} ({:.2} B parameters)",
+            r["model"]["name"].as_str().unwrap_or("?"),
+            num(r, "model.params") / 1e9
+        ),
+    );
+    let p = &r["parallel"];
+    row(
+        &mut out,
+        "parallel",
+        format!(
+            "dp {} tp {} pp {}, micro-batch {}, global batch {} ({} accumulation steps), recompute {}, ZeRO {}",
+            p["dp"],
+            p["tp"],
+            p["pp"],
+            p["micro_batch"],
+            p["global_batch"],
+            p["accumulation_steps"],
+            p["recompute"].as_str().unwrap_or("?"),
+            p["zero"]
+        ),
+    );
+    row(
+        &mut out,
+        "iteration time",
+        seconds(num(r, "iteration_time_s")),
+    );
+    row(
+        &mut out,
+        "tokens/s",
+        format!("{:.0}", num(r, "tokens_per_s")),
+    );
+    row(
+        &mut out,
+        "TFLOP/s per GPU",
+        format!(
+            "{:.1} model ({:.1}% MFU), {:.1} hardware ({:.1}% HFU)",
+            num(r, "tflops_per_gpu"),
+            100.0 * num(r, "mfu"),
+            num(r, "hardware_tflops_per_gpu"),
+            100.0 * num(r, "hfu")
+        ),
+    );
+    row(
+        &mut out,
+        "step breakdown",
+        format!(
+            "compute {}, exposed communication {}, pipeline bubble {}",
+            seconds(num(r, "breakdown_s.compute")),
+            seconds(num(r, "breakdown_s.exposed_communication")),
+            seconds(num(r, "breakdown_s.pipeline_bubble"))
+        ),
+    );
+    let fits = r["memory"]["fits"].as_bool().unwrap_or(false);
+    row(
+        &mut out,
+        "memory per GPU",
+        format!(
+            "{} of {} ({})",
+            gib(num(r, "memory.peak_bytes_per_gpu")),
+            gib(num(r, "memory.capacity_bytes")),
+            if fits { "fits" } else { "DOES NOT FIT" }
+        ),
+    );
+    let f = &r["fidelity"];
+    row(
+        &mut out,
+        "fidelity",
+        format!(
+            "compute {}, network {}; {}",
+            f["compute"].as_str().unwrap_or("?"),
+            f["network"].as_str().unwrap_or("?"),
+            f["symmetry"].as_str().unwrap_or("")
+        ),
+    );
+    if let Some(a) = r["assumptions"].as_array().filter(|a| !a.is_empty()) {
+        for (i, item) in a.iter().enumerate() {
+            row(
+                &mut out,
+                if i == 0 { "assumed" } else { "" },
+                item.as_str().unwrap_or("").to_string(),
+            );
+        }
+    }
+    row(
+        &mut out,
+        "simulated",
+        format!(
+            "{} events in {}",
+            num(r, "sim.events"),
+            seconds(num(r, "sim.wall_s"))
+        ),
+    );
+    out
+}

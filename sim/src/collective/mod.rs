@@ -1,0 +1,3 @@
+//! Collectives: how all-reduce and its relatives turn into time on the network.
+
+pub mod ring;

@@ -1,0 +1,117 @@
+//! A static graph of operations: each runs on one lane (a GPU's compute stream, its communication
+//! stream, a link) for a known duration once the operations it depends on are done.
+//!
+//! Lanes are in-order, like CUDA streams: operations on a lane start in the order they were added,
+//! each when the previous one on the lane has finished and its own dependencies are done. Durations
+//! are fixed when the graph is built (the analytical tiers price everything up front).
+
+use crate::engine::SimTime;
+use std::borrow::Cow;
+
+pub type OpId = u32;
+pub type LaneId = u32;
+
+/// What an operation keeps a lane busy with; traces and views colour by it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Compute,
+    Communication,
+    /// Memory-bound work: optimizer steps, copies.
+    Memory,
+}
+
+impl OpKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Compute => "compute",
+            OpKind::Communication => "communication",
+            OpKind::Memory => "memory",
+        }
+    }
+}
+
+/// One operation.
+#[derive(Clone, Debug)]
+pub struct Op {
+    pub name: Cow<'static, str>,
+    pub lane: LaneId,
+    pub kind: OpKind,
+    pub duration: SimTime,
+    /// Arithmetic done, for FLOP accounting and traces.
+    pub flops: f64,
+    /// Bytes moved (memory traffic for compute, payload for communication).
+    pub bytes: f64,
+    /// Which cost tier priced it ("roofline", "analytical", ...).
+    pub tier: &'static str,
+    /// The transformer layer and micro-batch it belongs to, when it belongs to one.
+    pub layer: Option<u32>,
+    pub micro_batch: Option<u32>,
+    /// Counted in model FLOPs (false for recomputation).
+    pub model_flops: bool,
+}
+
+/// A lane: one in-order queue of operations.
+#[derive(Clone, Debug)]
+pub struct Lane {
+    pub name: String,
+    /// What the lane belongs to (a GPU, a node), for grouping in traces.
+    pub group: String,
+}
+
+/// Operations, their lanes and their dependencies.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub lanes: Vec<Lane>,
+    pub ops: Vec<Op>,
+    /// Operations of each lane in program order.
+    pub lane_ops: Vec<Vec<OpId>>,
+    /// Dependencies of op `i`: `deps[dep_start[i]..dep_start[i + 1]]`.
+    deps: Vec<OpId>,
+    dep_start: Vec<u32>,
+}
+
+impl Graph {
+    pub fn new() -> Self {
+        Graph {
+            dep_start: vec![0],
+            ..Default::default()
+        }
+    }
+
+    pub fn add_lane(&mut self, name: impl Into<String>, group: impl Into<String>) -> LaneId {
+        self.lanes.push(Lane {
+            name: name.into(),
+            group: group.into(),
+        });
+        self.lane_ops.push(Vec::new());
+        (self.lanes.len() - 1) as LaneId
+    }
+
+    /// Adds `op` after everything already on its lane, to start once `deps` are done.
+    pub fn add(&mut self, op: Op, deps: &[OpId]) -> OpId {
+        let id = self.ops.len() as OpId;
+        assert!(
+            deps.iter().all(|&d| d < id),
+            "op {} depends on an op added after it",
+            op.name
+        );
+        self.lane_ops[op.lane as usize].push(id);
+        self.ops.push(op);
+        self.deps.extend_from_slice(deps);
+        self.dep_start.push(self.deps.len() as u32);
+        id
+    }
+
+    pub fn deps(&self, op: OpId) -> &[OpId] {
+        let i = op as usize;
+        &self.deps[self.dep_start[i] as usize..self.dep_start[i + 1] as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}

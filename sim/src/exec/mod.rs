@@ -1,0 +1,9 @@
+//! Execution: runs graphs of operations on the engine and records what ran when.
+
+pub mod executor;
+pub mod graph;
+pub mod timeline;
+
+pub use executor::execute;
+pub use graph::{Graph, Lane, LaneId, Op, OpId, OpKind};
+pub use timeline::Timeline;

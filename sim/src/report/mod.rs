@@ -1,0 +1,5 @@
+//! Reports: the JSON every run prints, and the traces it can write.
+
+pub mod trace;
+
+pub use trace::write_chrome_trace;

@@ -1,0 +1,101 @@
+//! Memory per GPU during a training step.
+//!
+//! Model state with mixed-precision Adam (as Megatron-LM keeps it): 16-bit weights (2 bytes per
+//! parameter), fp32 gradients (4) and fp32 master weights with two moments (12); ZeRO 1 shards the
+//! 12 over data-parallel ranks, ZeRO 2 the gradients too.
+//!
+//! Activations follow Korthikanti et al. 2022 (Eq. 1 and Section 4), generalised to grouped-query
+//! attention, any MLP width and gated MLPs. Per layer and micro-batch of t tokens, in bytes with
+//! 16-bit activations: attention 2th (QKV input) + 2t(qkv width) (Q, K, V) + 2th (attention output)
+//! + th (dropout mask); MLP 2th (input) + 2t(up width) (activation input) + 2t(ffn) (down input) +
+//! th (dropout mask); layer norms 4th. For GPT shapes this is the paper's 34th. Attention is fused
+//! (FlashAttention), so the paper's 5as^2b term for stored score matrices does not apply.
+//! Full recomputation keeps only each layer's input (2th) plus one layer's activations while it
+//! is recomputed. The logits and their fp32 softmax take 6tV bytes.
+//!
+//! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
+//! temporary workspaces of individual kernels.
+
+use super::setup::Training;
+use super::step::BUCKET_BYTES;
+use crate::scenario::parallel::Recompute;
+use serde_json::{Value, json};
+
+/// Bytes per GPU by purpose.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryUse {
+    pub weights: f64,
+    pub gradients: f64,
+    pub optimizer: f64,
+    pub activations: f64,
+    pub logits: f64,
+    pub buffers: f64,
+}
+
+impl MemoryUse {
+    pub fn peak(&self) -> f64 {
+        self.weights
+            + self.gradients
+            + self.optimizer
+            + self.activations
+            + self.logits
+            + self.buffers
+    }
+
+    pub fn report(&self, capacity: u64) -> Value {
+        let peak = self.peak().round() as u64;
+        json!({
+            "peak_bytes_per_gpu": peak,
+            "capacity_bytes": capacity,
+            "fits": peak <= capacity,
+            "breakdown_bytes": {
+                "weights": self.weights.round() as u64,
+                "gradients": self.gradients.round() as u64,
+                "optimizer": self.optimizer.round() as u64,
+                "activations": self.activations.round() as u64,
+                "logits": self.logits.round() as u64,
+                "buffers": self.buffers.round() as u64,
+            }
+        })
+    }
+}
+
+/// Activation bytes of one layer for one micro-batch, kept for the backward pass.
+pub fn layer_activations(s: &Training) -> f64 {
+    let m = &s.model;
+    let t = (s.micro_batch * m.seq_len) as f64;
+    let h = m.hidden as f64;
+    let attention = 2.0 * t * h + 2.0 * t * m.qkv_width() as f64 + 2.0 * t * h + t * h;
+    let mlp = 2.0 * t * h + 2.0 * t * m.up_width() as f64 + 2.0 * t * m.ffn as f64 + t * h;
+    let norms = 4.0 * t * h;
+    (attention + mlp + norms) * m.dtype.bytes() / 2.0
+}
+
+pub fn memory(s: &Training) -> MemoryUse {
+    let m = &s.model;
+    let params = m.params() as f64;
+    let dp = s.dp as f64;
+    let t = (s.micro_batch * m.seq_len) as f64;
+    let layer = layer_activations(s);
+    let layers = m.layers as f64;
+    let activations = match s.recompute {
+        Recompute::None | Recompute::Selective => layers * layer,
+        Recompute::Full => layers * 2.0 * t * m.hidden as f64 * m.dtype.bytes() / 2.0 + layer,
+    };
+    MemoryUse {
+        weights: params * m.dtype.bytes(),
+        gradients: if s.zero >= 2 {
+            4.0 * params / dp
+        } else {
+            4.0 * params
+        },
+        optimizer: if s.zero >= 1 {
+            12.0 * params / dp
+        } else {
+            12.0 * params
+        },
+        activations,
+        logits: 6.0 * t * m.vocab as f64,
+        buffers: if s.dp > 1 { 2.0 * BUCKET_BYTES } else { 0.0 },
+    }
+}

@@ -1,0 +1,144 @@
+//! LLM training: one optimizer step of a dense decoder transformer, with data parallelism,
+//! gradient accumulation, activation recomputation and ZeRO 1/2.
+//!
+//! Symmetry: every data-parallel replica runs the same graph on the same hardware, and their
+//! gradient reductions proceed in lockstep, so one replica is simulated and stands for all (the
+//! report says so under `fidelity.symmetry`). Contention between collectives of different groups
+//! does not arise with data parallelism alone.
+//!
+//! FLOP conventions (the report's `flops` section): model FLOPs count each GEMM of the forward pass
+//! twice per multiply-add, attention as non-causal (4 s^2 h per layer and sequence, as Megatron-LM's
+//! Eq. 3 and PaLM's MFU do), and the backward pass as twice the forward; hardware FLOPs add the
+//! recomputed forward passes. Time is priced on the work really done (causal attention is half).
+
+pub mod memory;
+pub mod setup;
+pub mod step;
+
+use crate::exec::{Graph, OpKind, Timeline, execute};
+use crate::hw::ComputeModel;
+use crate::scenario::Scenario;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::parallel::Recompute;
+use serde_json::{Value, json};
+pub use setup::Training;
+
+/// What a simulated training step produced.
+pub struct TrainingRun {
+    pub setup: Training,
+    pub graph: Graph,
+    pub timeline: Timeline,
+    pub report: Value,
+}
+
+/// Model FLOPs of one step (see the module docs for the convention).
+pub fn model_flops(s: &Training) -> f64 {
+    let m = &s.model;
+    let seq = m.seq_len as f64;
+    let h = m.hidden as f64;
+    let sequences = s.global_batch as f64;
+    let gemm = 2.0 * seq * (m.layers as f64 * m.layer_params() as f64 + m.vocab as f64 * h);
+    let attention = m.layers as f64 * 4.0 * seq * seq * h;
+    3.0 * sequences * (gemm + attention)
+}
+
+/// Hardware FLOPs: model FLOPs plus the recomputed forward passes.
+pub fn hardware_flops(s: &Training) -> f64 {
+    let m = &s.model;
+    let seq = m.seq_len as f64;
+    let h = m.hidden as f64;
+    let recomputed_forward = match s.recompute {
+        Recompute::Full => {
+            s.global_batch as f64
+                * m.layers as f64
+                * (2.0 * seq * m.layer_params() as f64 + 4.0 * seq * seq * h)
+        }
+        Recompute::None | Recompute::Selective => 0.0,
+    };
+    model_flops(s) + recomputed_forward
+}
+
+pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
+    let setup = setup::resolve(scenario)?;
+    let compute = ComputeModel::new(setup.gpu);
+    let graph = step::StepBuilder::new(&setup, &compute).build();
+    let (timeline, stats) = execute(&graph);
+    let iteration = timeline.makespan().as_secs_f64();
+    let compute_lane = 0;
+    let busy = timeline.busy(&graph, compute_lane, None).as_secs_f64();
+    let communication = timeline
+        .busy(&graph, 1, Some(OpKind::Communication))
+        .as_secs_f64();
+    let gpus = setup.gpus() as f64;
+    let model = model_flops(&setup);
+    let hardware = hardware_flops(&setup);
+    let peak = setup
+        .gpu
+        .peak_flops(setup.model.dtype)
+        .expect("checked in set-up");
+    let tflops = model / iteration / gpus / 1e12;
+    let hardware_tflops = hardware / iteration / gpus / 1e12;
+    let tokens = setup.global_batch as f64 * setup.model.seq_len as f64;
+    let mem = memory::memory(&setup);
+    let report = json!({
+        "kind": "training",
+        "scenario": scenario.name(),
+        "iteration_time_s": iteration,
+        "tokens_per_s": tokens / iteration,
+        "tflops_per_gpu": tflops,
+        "hardware_tflops_per_gpu": hardware_tflops,
+        "mfu": tflops * 1e12 / peak,
+        "hfu": hardware_tflops * 1e12 / peak,
+        "breakdown_s": {
+            "compute": busy,
+            "exposed_communication": (iteration - busy).max(0.0),
+            "pipeline_bubble": 0.0,
+        },
+        "communication_s": { "data_parallel": communication },
+        "memory": mem.report(setup.gpu.memory_bytes),
+        "flops": {
+            "model_per_step": model,
+            "hardware_per_step": hardware,
+            "convention": "model: 6 x GEMM FLOPs per token + non-causal attention (Megatron-LM Eq. 3 without recompute); hardware: plus recomputed forwards",
+        },
+        "cluster": {
+            "gpu": setup.gpu.name,
+            "gpus": setup.gpus(),
+            "nodes": setup.fabric.nodes,
+            "gpus_per_node": setup.fabric.gpus_per_node,
+            "peak_tflops_per_gpu": peak / 1e12,
+        },
+        "model": {
+            "name": setup.model.name,
+            "params": setup.model.params(),
+            "layers": setup.model.layers,
+            "hidden": setup.model.hidden,
+            "seq_len": setup.model.seq_len,
+            "dtype": setup.model.dtype.name(),
+        },
+        "parallel": {
+            "dp": setup.dp, "tp": 1, "pp": 1, "cp": 1, "ep": 1,
+            "micro_batch": setup.micro_batch,
+            "global_batch": setup.global_batch,
+            "accumulation_steps": setup.accumulation,
+            "recompute": setup.recompute.name(),
+            "zero": setup.zero,
+        },
+        "fidelity": {
+            "compute": "roofline",
+            "network": "analytical",
+            "symmetry": format!(
+                "1 of {} data-parallel replicas simulated: replicas are identical and reduce in lockstep",
+                setup.dp
+            ),
+        },
+        "assumptions": setup.assumptions,
+        "sim": { "events": stats.events, "operations": graph.len() },
+    });
+    Ok(TrainingRun {
+        setup,
+        graph,
+        timeline,
+        report,
+    })
+}

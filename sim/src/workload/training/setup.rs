@@ -1,0 +1,349 @@
+//! From a scenario to a training set-up: every key resolved, defaulted (and the default recorded),
+//! or refused with its location.
+
+use crate::hw::{Dtype, GpuSpec, gpu};
+use crate::model::{Transformer, preset};
+use crate::net::Fabric;
+use crate::scenario::cluster::{IntraLink, Topology};
+use crate::scenario::error::ScenarioError;
+use crate::scenario::parallel::Recompute;
+use crate::scenario::{NetworkTier, Scenario, suggest};
+
+/// A training run, fully specified.
+#[derive(Clone, Debug)]
+pub struct Training {
+    pub gpu: &'static GpuSpec,
+    pub fabric: Fabric,
+    pub model: Transformer,
+    pub dp: u32,
+    pub micro_batch: u32,
+    pub global_batch: u32,
+    /// Micro-batches each data-parallel replica runs per step (gradient accumulation).
+    pub accumulation: u32,
+    pub recompute: Recompute,
+    /// ZeRO stage: 0 none, 1 optimizer states sharded, 2 gradients too.
+    pub zero: u8,
+    pub seed: u64,
+    /// Defaults that were applied, in words, for the report.
+    pub assumptions: Vec<String>,
+}
+
+impl Training {
+    pub fn gpus(&self) -> u32 {
+        self.fabric.gpus()
+    }
+}
+
+fn require<T: Copy>(
+    s: &Scenario,
+    value: Option<T>,
+    path: &str,
+    example: &str,
+) -> Result<T, ScenarioError> {
+    value.ok_or_else(|| {
+        let (table, key) = path.rsplit_once('.').unwrap_or(("", path));
+        s.error_at(path, format!("missing key `{key}` in [{table}]"))
+            .with_help(format!("add it, e.g. {example}"))
+    })
+}
+
+fn positive(s: &Scenario, value: u32, path: &str) -> Result<u32, ScenarioError> {
+    if value == 0 {
+        return Err(s.error_at(path, format!("`{path}` must be at least 1")));
+    }
+    Ok(value)
+}
+
+/// Resolves a training scenario.
+pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
+    let f = &s.file;
+    let mut assumptions = Vec::new();
+
+    // Cluster.
+    let gpu_name = f.cluster.gpu.clone().ok_or_else(|| {
+        s.error_at("cluster", "missing key `gpu` in [cluster]")
+            .with_help("add it, e.g. gpu = \"H100\" (see `clustersim list gpus`)")
+    })?;
+    let gpu = gpu::find(&gpu_name).map_err(|close| {
+        s.error_at("cluster.gpu", format!("unknown GPU \"{gpu_name}\""))
+            .with_help(format!(
+                "closest catalog names: {}; `clustersim list gpus` shows them all",
+                close.join(", ")
+            ))
+    })?;
+    let nodes = positive(
+        s,
+        require(s, f.cluster.nodes, "cluster.nodes", "nodes = 4")?,
+        "cluster.nodes",
+    )?;
+    let gpus_per_node = positive(
+        s,
+        require(
+            s,
+            f.cluster.gpus_per_node,
+            "cluster.gpus_per_node",
+            "gpus_per_node = 8",
+        )?,
+        "cluster.gpus_per_node",
+    )?;
+    let intra = f.cluster.intra_node.clone().unwrap_or_default();
+    if let Some(link) = intra.link {
+        let usual = match gpu.intra_link {
+            gpu::IntraLinkKind::NvSwitch => IntraLink::Nvswitch,
+            gpu::IntraLinkKind::Mesh => IntraLink::NvlinkMesh,
+            gpu::IntraLinkKind::Pcie => IntraLink::Pcie,
+        };
+        if link != usual && intra.bandwidth.is_none() {
+            return Err(s
+                .error_at(
+                    "cluster.intra_node.link",
+                    "a link other than the GPU's usual one needs its bandwidth",
+                )
+                .with_help(
+                    "add cluster.intra_node.bandwidth, e.g. bandwidth = \"32 GB/s\" for PCIe Gen4",
+                ));
+        }
+    }
+    let intra_bandwidth = match intra.bandwidth {
+        Some(b) => b.0,
+        None => {
+            assumptions.push(format!(
+                "intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
+                gpu.intra_bandwidth / 1e9,
+                gpu.name
+            ));
+            gpu.intra_bandwidth
+        }
+    };
+    let inter = f.cluster.inter_node.clone().unwrap_or_default();
+    if let Some(t) = inter.topology
+        && !matches!(t, Topology::FatTree | Topology::RailOptimized)
+    {
+        return Err(s
+            .error_at(
+                "cluster.inter_node.topology",
+                format!("topology \"{}\" is not modelled by this version", t.name()),
+            )
+            .with_help("topologies modelled here: \"fat-tree\", \"rail-optimized\""));
+    }
+    let nic_bandwidth = match (inter.nic_bandwidth, nodes) {
+        (Some(b), _) => b.0,
+        (None, 1) => 0.0,
+        (None, _) => {
+            return Err(s
+                .error_at(
+                    "cluster.inter_node",
+                    "a cluster of several nodes needs `nic_bandwidth` in [cluster.inter_node]",
+                )
+                .with_help("add [cluster.inter_node] with nic_bandwidth = \"400 Gb/s\""));
+        }
+    };
+    let nics_per_node = match inter.nics_per_node {
+        Some(n) => positive(s, n, "cluster.inter_node.nics_per_node")?,
+        None => {
+            if nodes > 1 {
+                assumptions.push(format!("{gpus_per_node} NICs per node (one per GPU)"));
+            }
+            gpus_per_node
+        }
+    };
+    let oversubscription = inter.oversubscription.unwrap_or(1.0);
+    if !(oversubscription >= 1.0 && oversubscription.is_finite()) {
+        return Err(s
+            .error_at(
+                "cluster.inter_node.oversubscription",
+                format!("oversubscription {oversubscription} must be 1.0 (non-blocking) or more"),
+            )
+            .with_help("e.g. oversubscription = 4.0 for a 1:4 oversubscribed leaf"));
+    }
+    let fabric = Fabric {
+        nodes,
+        gpus_per_node,
+        intra_bandwidth,
+        intra_latency: intra.latency.map_or(Fabric::INTRA_LATENCY_S, |d| d.secs()),
+        intra_efficiency: Fabric::NVLINK_EFFICIENCY,
+        nic_bandwidth,
+        nics_per_node,
+        oversubscription,
+        inter_latency: inter.latency.map_or(Fabric::INTER_LATENCY_S, |d| d.secs()),
+        inter_efficiency: Fabric::NETWORK_EFFICIENCY,
+    };
+
+    let model = resolve_model(s, gpu, &mut assumptions)?;
+    let gpus = nodes * gpus_per_node;
+
+    // Parallelism.
+    let p = &f.parallel;
+    for (key, value, what) in [
+        ("parallel.tp", p.tp, "tensor parallelism"),
+        ("parallel.pp", p.pp, "pipeline parallelism"),
+        ("parallel.cp", p.cp, "context parallelism"),
+        ("parallel.ep", p.ep, "expert parallelism"),
+    ] {
+        match value {
+            Some(0) => return Err(s.error_at(key, format!("`{key}` must be at least 1"))),
+            Some(n) if n > 1 => {
+                return Err(s
+                    .error_at(key, format!("{what} ({} = {n}) is not modelled by this version", key.trim_start_matches("parallel.")))
+                    .with_help("this version models data parallelism with gradient accumulation and ZeRO 1/2; set it to 1 or remove it"));
+            }
+            _ => {}
+        }
+    }
+    let dp = match p.dp {
+        Some(dp) if dp != gpus => {
+            return Err(s
+                .error_at("parallel.dp", format!("dp = {dp} does not use the cluster's {gpus} GPUs"))
+                .with_help(format!("with tp = pp = 1, dp must be nodes x gpus_per_node = {gpus}; or remove dp to derive it")));
+        }
+        Some(dp) => dp,
+        None => gpus,
+    };
+    let micro_batch = positive(s, p.micro_batch.unwrap_or(1), "parallel.micro_batch")?;
+    let global_batch = match p.global_batch {
+        Some(g) => positive(s, g, "parallel.global_batch")?,
+        None => {
+            assumptions.push(format!(
+                "global batch {} (one micro-batch per replica)",
+                micro_batch * dp
+            ));
+            micro_batch * dp
+        }
+    };
+    if global_batch % (micro_batch * dp) != 0 {
+        return Err(s
+            .error_at("parallel.global_batch", format!(
+                "global_batch = {global_batch} is not a multiple of micro_batch x dp = {micro_batch} x {dp} = {}",
+                micro_batch * dp
+            ))
+            .with_help(format!("use a multiple of {}, e.g. {}", micro_batch * dp, micro_batch * dp * (global_batch / (micro_batch * dp)).max(1))));
+    }
+    if p.schedule.is_some() || p.virtual_stages.is_some_and(|v| v > 1) {
+        assumptions
+            .push("schedule and virtual_stages have no effect without pipeline parallelism".into());
+    }
+    if p.sequence_parallel == Some(true) {
+        assumptions.push("sequence_parallel has no effect without tensor parallelism".into());
+    }
+    let zero = p.zero.unwrap_or(0);
+    if zero > 2 {
+        return Err(s
+            .error_at(
+                "parallel.zero",
+                format!("ZeRO stage {zero} is not modelled by this version"),
+            )
+            .with_help(
+                "stages modelled here: 0, 1 (optimizer states sharded), 2 (gradients too)",
+            ));
+    }
+    if f.sim.network == Some(NetworkTier::Flow) {
+        return Err(s
+            .error_at(
+                "sim.network",
+                "the flow-level network model is not available in this version",
+            )
+            .with_help("use network = \"analytical\" (or remove the key)"));
+    }
+    Ok(Training {
+        gpu,
+        fabric,
+        model,
+        dp,
+        micro_batch,
+        global_batch,
+        accumulation: global_batch / (micro_batch * dp),
+        recompute: p.recompute.unwrap_or(Recompute::None),
+        zero,
+        seed: f.sim.seed.unwrap_or(1),
+        assumptions,
+    })
+}
+
+fn resolve_model(
+    s: &Scenario,
+    gpu: &'static GpuSpec,
+    assumptions: &mut Vec<String>,
+) -> Result<Transformer, ScenarioError> {
+    let m = &s.file.model;
+    let base = match &m.preset {
+        Some(name) => Some(preset::find(name).ok_or_else(|| {
+            let hint = suggest::closest(name, preset::names())
+                .map(|c| format!("did you mean \"{c}\"? "))
+                .unwrap_or_default();
+            s.error_at("model.preset", format!("unknown model preset \"{name}\""))
+                .with_help(format!("{hint}`clustersim list models` shows the presets"))
+        })?),
+        None => None,
+    };
+    let pick = |v: Option<u32>, from: Option<u32>, key: &str, example: &str| {
+        v.or(from).ok_or_else(|| {
+            s.error_at("model", format!("missing key `{key}` in [model]"))
+                .with_help(format!(
+                    "add {example}, or name a preset (preset = \"llama-3-8b\")"
+                ))
+        })
+    };
+    let b = base.as_ref();
+    let hidden = pick(m.hidden, b.map(|b| b.hidden), "hidden", "hidden = 4096")?;
+    let heads = pick(m.heads, b.map(|b| b.heads), "heads", "heads = 32")?;
+    let model = Transformer {
+        name: m.preset.clone().unwrap_or_else(|| s.name()),
+        layers: pick(m.layers, b.map(|b| b.layers), "layers", "layers = 32")?,
+        hidden,
+        heads,
+        kv_heads: m.kv_heads.or(b.map(|b| b.kv_heads)).unwrap_or(heads),
+        ffn: m.ffn.or(b.map(|b| b.ffn)).unwrap_or(4 * hidden),
+        gated: m.gated.or(b.map(|b| b.gated)).unwrap_or(false),
+        vocab: pick(m.vocab, b.map(|b| b.vocab), "vocab", "vocab = 32000")?,
+        seq_len: pick(m.seq_len, b.map(|b| b.seq_len), "seq_len", "seq_len = 4096")?,
+        tied_embeddings: m
+            .tied_embeddings
+            .or(b.map(|b| b.tied_embeddings))
+            .unwrap_or(true),
+        dtype: m.dtype.unwrap_or(Dtype::Bf16),
+    };
+    for (key, v) in [
+        ("model.layers", model.layers),
+        ("model.hidden", model.hidden),
+        ("model.heads", model.heads),
+        ("model.kv_heads", model.kv_heads),
+        ("model.ffn", model.ffn),
+        ("model.vocab", model.vocab),
+        ("model.seq_len", model.seq_len),
+    ] {
+        positive(s, v, key)?;
+    }
+    if model.hidden % model.heads != 0 {
+        return Err(s.error_at(
+            "model.heads",
+            format!(
+                "hidden = {} is not divisible by heads = {}",
+                model.hidden, model.heads
+            ),
+        ));
+    }
+    if model.heads % model.kv_heads != 0 {
+        return Err(s.error_at(
+            "model.kv_heads",
+            format!(
+                "heads = {} is not a multiple of kv_heads = {}",
+                model.heads, model.kv_heads
+            ),
+        ));
+    }
+    if gpu.peak_flops(model.dtype).is_none() {
+        return Err(s
+            .error_at(
+                "model.dtype",
+                format!("{} has no {} arithmetic", gpu.name, model.dtype),
+            )
+            .with_help("choose a format the GPU supports (`clustersim list gpus` shows them)"));
+    }
+    if m.dtype.is_none() {
+        assumptions.push(
+            "bf16 weights and activations with fp32 master weights, gradients and Adam states"
+                .into(),
+        );
+    }
+    Ok(model)
+}
