@@ -3,14 +3,15 @@
 //!
 //! Pure functions from probe results to strings; they print nothing and query nothing, so they
 //! are tested with hand-built inventories. Values the driver did not report are shown as such
-//! ("not reported" in text, `null` in JSON), never filled in. JSON is written by hand (the crate
-//! needs no more than a flat object and a string escaper); it keeps the driver's own units
-//! (bytes, kHz) so that nothing is rounded away.
+//! ("not reported" in text, `null` in JSON), never filled in. JSON is written by serde_json from
+//! small report structs that mirror the probe's types (the probe's types stay free of serde); it
+//! keeps the driver's own units (bytes, kHz) so that nothing is rounded away.
 //!
 //! Deliberately ignored: colour, terminal width, localisation, and any schema versioning of the
 //! JSON (it is a listing, not yet a calibration profile).
 
 use crate::probe::{DeviceInfo, Inventory, Library, ProbeError};
+use serde::{Serialize, Serializer};
 use std::fmt::Write as _;
 
 /// Prefix of every line this tool writes to stderr.
@@ -106,75 +107,64 @@ fn library_status(lib: &Library) -> String {
 
 /// The listing as one JSON object, ending in a newline.
 pub fn devices_json(inv: &Inventory) -> String {
-    let opt = |v: Option<u32>| v.map_or_else(|| String::from("null"), |v| v.to_string());
-    let mut out = String::from("{\n");
-    let _ = writeln!(
-        out,
-        "  \"driver_version\": {},",
-        json_string(&driver_version(inv.driver_version))
-    );
-    let _ = writeln!(out, "  \"driver_version_raw\": {},", inv.driver_version);
-    out.push_str("  \"devices\": [");
-    for (i, d) in inv.devices.iter().enumerate() {
-        out.push_str(if i == 0 { "\n" } else { ",\n" });
-        let fields = [
-            ("index", d.index.to_string()),
-            ("name", json_string(&d.name)),
-            (
-                "compute_capability",
-                json_string(&format!(
-                    "{}.{}",
-                    d.compute_capability.0, d.compute_capability.1
-                )),
-            ),
-            ("sm_count", d.sm_count.to_string()),
-            ("memory_bytes", d.memory_bytes.to_string()),
-            ("max_sm_clock_khz", opt(d.max_sm_clock_khz)),
-            ("memory_clock_khz", opt(d.memory_clock_khz)),
-            ("memory_bus_width_bits", opt(d.memory_bus_width_bits)),
-        ];
-        let body: Vec<String> = fields
-            .iter()
-            .map(|(k, v)| format!("      \"{k}\": {v}"))
-            .collect();
-        let _ = write!(out, "    {{\n{}\n    }}", body.join(",\n"));
-    }
-    out.push_str(if inv.devices.is_empty() {
-        "],\n"
-    } else {
-        "\n  ],\n"
-    });
-    out.push_str("  \"libraries\": {");
-    let libs: Vec<String> = inv
-        .libraries
-        .iter()
-        .map(|l| format!("\n    {}: {}", json_string(l.key), l.loadable))
-        .collect();
-    out.push_str(&libs.join(","));
-    out.push_str(if libs.is_empty() { "}\n" } else { "\n  }\n" });
-    out.push_str("}\n");
+    let listing = Listing {
+        driver_version: driver_version(inv.driver_version),
+        driver_version_raw: inv.driver_version,
+        devices: inv.devices.iter().map(Device::from).collect(),
+        libraries: Libraries(&inv.libraries),
+    };
+    let mut out = serde_json::to_string_pretty(&listing)
+        .expect("the listing has only string keys and plain values, so it always serializes");
+    out.push('\n');
     out
 }
 
-/// A JSON string literal for `s`.
-pub fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+/// The JSON form of an [`Inventory`]: the driver version both as "12.8" and as the driver's
+/// integer, the devices, and the libraries as an object from cudarc's key to loadability.
+#[derive(Serialize)]
+struct Listing<'a> {
+    driver_version: String,
+    driver_version_raw: i32,
+    devices: Vec<Device<'a>>,
+    libraries: Libraries<'a>,
+}
+
+/// The JSON form of a [`DeviceInfo`]: the compute capability as "9.0", everything else as the
+/// driver reported it (bytes, kHz, bits; `null` where it reported nothing).
+#[derive(Serialize)]
+struct Device<'a> {
+    index: usize,
+    name: &'a str,
+    compute_capability: String,
+    sm_count: i32,
+    memory_bytes: u64,
+    max_sm_clock_khz: Option<u32>,
+    memory_clock_khz: Option<u32>,
+    memory_bus_width_bits: Option<u32>,
+}
+
+impl<'a> From<&'a DeviceInfo> for Device<'a> {
+    fn from(d: &'a DeviceInfo) -> Self {
+        Device {
+            index: d.index,
+            name: &d.name,
+            compute_capability: format!("{}.{}", d.compute_capability.0, d.compute_capability.1),
+            sm_count: d.sm_count,
+            memory_bytes: d.memory_bytes,
+            max_sm_clock_khz: d.max_sm_clock_khz,
+            memory_clock_khz: d.memory_clock_khz,
+            memory_bus_width_bits: d.memory_bus_width_bits,
         }
     }
-    out.push('"');
-    out
+}
+
+/// The libraries as one JSON object, `{"cublas": true, ...}`, in the probe's order.
+struct Libraries<'a>(&'a [Library]);
+
+impl Serialize for Libraries<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|lib| (lib.key, lib.loadable)))
+    }
 }
 
 /// What to print to stderr when probing failed, one line per entry. A machine with nothing to
@@ -300,45 +290,73 @@ mod tests {
     }
 
     #[test]
-    fn json_is_complete_and_escaped() {
+    fn json_keeps_the_drivers_units_and_nulls() {
         let json = devices_json(&inventory());
-        for needle in [
-            "\"driver_version\": \"12.8\"",
-            "\"driver_version_raw\": 12080",
-            "\"name\": \"Test GPU \\\"A\\\"\"",
-            "\"compute_capability\": \"9.0\"",
-            "\"sm_count\": 132",
-            "\"memory_bytes\": 85899345920",
-            "\"max_sm_clock_khz\": 1980000",
-            "\"max_sm_clock_khz\": null",
-            "\"memory_bus_width_bits\": null",
-            "\"cublas\": true",
-            "\"nccl\": false",
-        ] {
-            assert!(json.contains(needle), "missing {needle:?} in\n{json}");
-        }
-        assert!(json.starts_with('{') && json.ends_with("}\n"));
-        // Brackets balance outside strings (a cheap structural check without a JSON parser).
-        let (mut depth, mut in_str, mut escaped) = (0i32, false, false);
-        for c in json.chars() {
-            match (in_str, escaped, c) {
-                (true, true, _) => escaped = false,
-                (true, false, '\\') => escaped = true,
-                (_, false, '"') => in_str = !in_str,
-                (false, _, '{' | '[') => depth += 1,
-                (false, _, '}' | ']') => depth -= 1,
-                _ => {}
-            }
-            assert!(depth >= 0);
-        }
-        assert_eq!((depth, in_str), (0, false));
-        assert!(!json.contains(",\n  ]") && !json.contains(",\n    }"));
+        assert!(json.starts_with('{') && json.ends_with("}\n"), "{json}");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "driver_version": "12.8",
+                "driver_version_raw": 12080,
+                "devices": [
+                    {
+                        "index": 0,
+                        "name": "Test GPU \"A\"",
+                        "compute_capability": "9.0",
+                        "sm_count": 132,
+                        "memory_bytes": 85_899_345_920u64,
+                        "max_sm_clock_khz": 1_980_000,
+                        "memory_clock_khz": 2_619_000,
+                        "memory_bus_width_bits": 5120
+                    },
+                    {
+                        "index": 1,
+                        "name": "Other",
+                        "compute_capability": "8.6",
+                        "sm_count": 84,
+                        "memory_bytes": 1_610_612_736u64,
+                        "max_sm_clock_khz": null,
+                        "memory_clock_khz": null,
+                        "memory_bus_width_bits": null
+                    }
+                ],
+                "libraries": { "cublas": true, "nccl": false }
+            })
+        );
+        // Key order is part of the output: the driver first, the probe's order for libraries.
+        let keys = [
+            "\"driver_version\"",
+            "\"driver_version_raw\"",
+            "\"devices\"",
+            "\"libraries\"",
+            "\"cublas\"",
+            "\"nccl\"",
+        ];
+        let at: Vec<usize> = keys.iter().map(|k| json.find(k).unwrap()).collect();
+        assert!(at.is_sorted(), "{json}");
     }
 
     #[test]
-    fn json_string_escapes_controls() {
-        assert_eq!(json_string("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
-        assert_eq!(json_string("H100 80GB HBM3"), "\"H100 80GB HBM3\"");
+    fn json_round_trips_awkward_names() {
+        let mut inv = inventory();
+        let awkward = "a\"b\\c\nd\u{1}\u{7f} é";
+        inv.devices[1].name = awkward.into();
+        let v: serde_json::Value = serde_json::from_str(&devices_json(&inv)).expect("valid JSON");
+        assert_eq!(v["devices"][1]["name"], awkward);
+    }
+
+    #[test]
+    fn json_without_devices_or_libraries() {
+        let mut inv = inventory();
+        inv.devices.clear();
+        inv.libraries.clear();
+        let json = devices_json(&inv);
+        assert!(json.contains("\"devices\": [],\n"), "{json}");
+        assert!(json.ends_with("\"libraries\": {}\n}\n"), "{json}");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(v["devices"], serde_json::json!([]));
+        assert_eq!(v["libraries"], serde_json::json!({}));
     }
 
     #[test]

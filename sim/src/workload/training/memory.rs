@@ -6,9 +6,9 @@
 //!
 //! Activations follow Korthikanti et al. 2022 (Eq. 1 and Section 4), generalised to grouped-query
 //! attention, any MLP width and gated MLPs. Per layer and micro-batch of t tokens, in bytes with
-//! 16-bit activations: attention 2th (QKV input) + 2t(qkv width) (Q, K, V) + 2th (attention output)
-//! + th (dropout mask); MLP 2th (input) + 2t(up width) (activation input) + 2t(ffn) (down input) +
-//! th (dropout mask); layer norms 4th. For GPT shapes this is the paper's 34th. Attention is fused
+//! 16-bit activations: attention 2th (QKV input), 2t(qkv width) (Q, K, V), 2th (attention output)
+//! and th (dropout mask); MLP 2th (input), 2t(up width) (activation input), 2t(ffn) (down input)
+//! and th (dropout mask); layer norms 4th. For GPT shapes this is the paper's 34th. Attention is fused
 //! (FlashAttention), so the paper's 5as^2b term for stored score matrices does not apply.
 //! Full recomputation keeps only each layer's input (2th) plus one layer's activations while it
 //! is recomputed. The logits and their fp32 softmax take 6tV bytes.

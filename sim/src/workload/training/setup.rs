@@ -210,7 +210,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             micro_batch * dp
         }
     };
-    if global_batch % (micro_batch * dp) != 0 {
+    if !global_batch.is_multiple_of(micro_batch * dp) {
         return Err(s
             .error_at("parallel.global_batch", format!(
                 "global_batch = {global_batch} is not a multiple of micro_batch x dp = {micro_batch} x {dp} = {}",
@@ -313,7 +313,7 @@ fn resolve_model(
     ] {
         positive(s, v, key)?;
     }
-    if model.hidden % model.heads != 0 {
+    if !model.hidden.is_multiple_of(model.heads) {
         return Err(s.error_at(
             "model.heads",
             format!(
@@ -322,7 +322,7 @@ fn resolve_model(
             ),
         ));
     }
-    if model.heads % model.kv_heads != 0 {
+    if !model.heads.is_multiple_of(model.kv_heads) {
         return Err(s.error_at(
             "model.kv_heads",
             format!(
