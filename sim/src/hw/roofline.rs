@@ -1,15 +1,24 @@
 //! The time one kernel takes on one GPU: a roofline with shape-dependent efficiency.
 //!
-//! A kernel is priced as `max(flops / achieved FLOP/s, bytes / achieved bandwidth) + overhead`.
 //! Achieved FLOP/s is the datasheet peak times a peak fraction times a saturation factor per matrix
 //! dimension, `x / (x + x0)`: small matrices fill fewer SMs and tiles, a 4096-wide one gets close to
-//! the fraction. Achieved bandwidth is the datasheet HBM bandwidth times a fraction. Every kernel pays
-//! a fixed overhead for launch and tail.
+//! the fraction. Achieved bandwidth is the datasheet HBM bandwidth times a fraction. From those, a
+//! compute time `c = flops / achieved FLOP/s` and a memory time `m = bytes / achieved bandwidth`.
+//!
+//! - Streaming kernels ([`Kernel::Memory`]) hide their arithmetic under the memory traffic:
+//!   `max(c, m) + overhead`.
+//! - Tiled tensor-core kernels ([`Kernel::Gemm`], [`Kernel::Attention`]) overlap loads and math
+//!   only partly, so near the ridge point (`c` close to `m`) they take longer than `max(c, m)`:
+//!   `(c^p + m^p)^(1/p) + overhead + tensor-core latency`, with `p` the overlap exponent (`p` to
+//!   infinity is the ideal roofline, `p = 1` no overlap at all).
 //!
 //! The constants are physical and shared by every GPU and case (see [`Efficiency::DEFAULT`] for where
 //! each comes from); a calibration profile, when one exists, replaces them with measurements.
-//! Ignored here: wave quantisation, L2 cache reuse across kernels, clock throttling under power
-//! limits, and overlap of independent kernels on one GPU.
+//! `sim/tests/vidur_compute.rs` checks the GEMM prices against Vidur's measured A100 and H100
+//! operator times (docs/COMPUTE-VALIDATION.md has the error tables).
+//! Ignored here: wave quantisation (the SM count is not a datasheet field of [`GpuSpec`]), the
+//! library's choice of tile shape and split, L2 cache reuse across kernels, clock throttling under
+//! power limits, and overlap of independent kernels on one GPU.
 
 use super::dtype::Dtype;
 use super::gpu::GpuSpec;
@@ -125,23 +134,50 @@ pub struct Efficiency {
     pub memory_fraction: f64,
     /// Launch and tail time added to every kernel, seconds.
     pub kernel_overhead_s: f64,
+    /// How well a tiled tensor-core kernel (GEMM, attention) overlaps its memory traffic with its
+    /// math: its busy time is `(c^p + m^p)^(1/p)` for compute time `c` and memory time `m`.
+    /// Infinity is the ideal roofline `max(c, m)`; 1 is no overlap (`c + m`).
+    pub overlap_exponent: f64,
+    /// Fixed time a tiled tensor-core kernel pays on top of `kernel_overhead_s`, seconds (pipeline
+    /// fill and drain, split-K reductions of skinny products).
+    pub tensor_core_latency_s: f64,
 }
 
 impl Efficiency {
-    /// First estimates, shared across GPUs, from public measurements:
-    /// - GEMM 0.75 of peak and half-saturation at 32: the Vidur H100 and A100 profiles
-    ///   (`shared/data/vidur-profiles`) show Llama-2-7B's MLP up-projection at 4,096 tokens reaching
-    ///   0.76 (H100) and 0.70 (A100) of dense bf16 peak, and 0.73 (H100) at 1,024 tokens;
+    /// Shared across GPUs, from public measurements. "The profiles" are Vidur's A100-SXM4-80GB and
+    /// H100-SXM5-80GB operator timings (`shared/data/vidur-profiles`, fp16, 8 and 6 models, 1 to
+    /// 32k tokens, TP 1-8), which `sim/tests/vidur_compute.rs` compares against:
+    /// - GEMM 0.75 of peak and half-saturation at 32: the profiles show Llama-2-7B's MLP
+    ///   up-projection at 4,096 tokens reaching 0.76 (H100) and 0.70 (A100) of dense bf16 peak, and
+    ///   0.73 (H100) at 1,024 tokens. `x / (x + 32)` can be read as padding each dimension by 32 on
+    ///   average, half of a 64-wide tile edge;
     /// - attention 0.6: FlashAttention-2 (Dao 2023) reports 50-73% of A100 peak forward;
-    /// - memory 0.85: the same profiles stream a 1-token MLP's weights at 0.76 (A100) to 0.84 (H100)
-    ///   of datasheet HBM bandwidth; STREAM-like copies reach about 0.9;
-    /// - overhead 2 us: the smallest kernels in those profiles (residual add, 1 token) take 1-2 us.
+    /// - memory 0.85: the profiles stream the weights of 1-8 token GEMMs at 0.80 (A100, HBM2e) and
+    ///   0.91 (H100, HBM3) of datasheet HBM bandwidth (slope of time against bytes); STREAM-like
+    ///   copies reach about 0.9;
+    /// - overhead 2 us: the smallest kernels in the profiles (residual add, 1-4 tokens) take 1-2
+    ///   us; norm, activation, rope and add times against their bytes have 0-3.4 us intercepts;
+    /// - overlap exponent 1.75: with `c` and `m` priced by the constants above and the 5 us of
+    ///   fixed time taken off, the profiled GEMMs take a median 1.35x (A100) and 1.40x (H100) of
+    ///   `max(c, m)` where `c = m` (the ridge), which `2^(1/p)` matches for p = 2.3 and 2.1, and
+    ///   1.20x and 1.23x where `c = 2m`, matched by p = 1.6 and 1.5; 1.75 splits them (1.49x and
+    ///   1.16x). The curve is the same on both GPUs although their datasheet ridge points differ
+    ///   by 2x (153 and 295 FLOP/byte), which is what a shared exponent needs. Physically: a tile
+    ///   loads its first k-slices before any math and writes its output after the last, and a
+    ///   pipeline of a few stages stalls whenever loads and math take about as long;
+    /// - tensor-core latency 3 us: the time of 1-8 token GEMMs against their weight bytes has a
+    ///   5.1 us (A100) and 4.8 us (H100) intercept, 3 us above the streaming kernels' 2 us; the
+    ///   smallest of them (4 MB of weights) take 4-7 us where streaming the weights needs 1.5-2.4
+    ///   us. We attribute it to pipeline fill and drain and to split-K reductions of skinny
+    ///   products, but did not measure those separately.
     pub const DEFAULT: Efficiency = Efficiency {
         gemm_peak_fraction: 0.75,
         gemm_half_dim: 32.0,
         attention_peak_fraction: 0.6,
         memory_fraction: 0.85,
         kernel_overhead_s: 2e-6,
+        overlap_exponent: 1.75,
+        tensor_core_latency_s: 3e-6,
     };
 }
 
@@ -205,14 +241,35 @@ impl ComputeModel {
         }
     }
 
+    /// Busy time of a tiled kernel: `(c^p + m^p)^(1/p)`, written to stay finite for any `p`.
+    fn overlapped(&self, compute_s: f64, memory_s: f64) -> f64 {
+        let (hi, lo) = if compute_s >= memory_s {
+            (compute_s, memory_s)
+        } else {
+            (memory_s, compute_s)
+        };
+        if hi <= 0.0 {
+            return 0.0;
+        }
+        let p = self.efficiency.overlap_exponent;
+        hi * (1.0 + (lo / hi).powf(p)).powf(1.0 / p)
+    }
+
     /// The time of `kernel`; None when the GPU cannot compute in the kernel's format.
     pub fn cost(&self, kernel: &Kernel) -> Option<KernelCost> {
+        let e = &self.efficiency;
         let flops = kernel.flops();
         let bytes = kernel.bytes();
         let compute_s = flops / self.achieved_flops(kernel)?;
-        let memory_s = bytes / (self.gpu.memory_bandwidth * self.efficiency.memory_fraction);
+        let memory_s = bytes / (self.gpu.memory_bandwidth * e.memory_fraction);
+        let busy_s = match kernel {
+            Kernel::Gemm { .. } | Kernel::Attention { .. } => {
+                self.overlapped(compute_s, memory_s) + e.tensor_core_latency_s
+            }
+            Kernel::Memory { .. } => compute_s.max(memory_s),
+        };
         Some(KernelCost {
-            seconds: compute_s.max(memory_s) + self.efficiency.kernel_overhead_s,
+            seconds: busy_s + e.kernel_overhead_s,
             flops,
             bytes,
             memory_bound: memory_s > compute_s,
@@ -264,6 +321,53 @@ mod tests {
             "{}",
             c.seconds
         );
+    }
+
+    #[test]
+    fn at_the_ridge_loads_and_math_overlap_only_partly() {
+        let model = h100();
+        let e = model.efficiency;
+        // Square GEMMs have intensity n/3 FLOP/byte; find one whose compute and memory times match.
+        let times = |n: u64| {
+            let g = gemm(n, n, n);
+            let c = g.flops()
+                / (model.gpu.peak_bf16.unwrap()
+                    * e.gemm_peak_fraction
+                    * model.saturation(n).powi(3));
+            let m = g.bytes() / (model.gpu.memory_bandwidth * e.memory_fraction);
+            (c, m, model.cost(&g).unwrap().seconds)
+        };
+        let ridge = (64..4096).min_by(|&a, &b| {
+            let r = |n| {
+                let (c, m, _) = times(n);
+                (c / m).ln().abs()
+            };
+            r(a).total_cmp(&r(b))
+        });
+        let (c, m, t) = times(ridge.unwrap());
+        let busy = t - e.kernel_overhead_s - e.tensor_core_latency_s;
+        let expected = 2f64.powf(1.0 / e.overlap_exponent);
+        assert!(
+            (busy / c.max(m) - expected).abs() < 0.02,
+            "{} vs {expected}",
+            busy / c.max(m)
+        );
+    }
+
+    #[test]
+    fn tensor_core_kernels_pay_more_fixed_time_than_streaming_ones() {
+        let model = h100();
+        let tiny_gemm = model.cost(&gemm(1, 64, 64)).unwrap().seconds;
+        let tiny_copy = model
+            .cost(&Kernel::Memory {
+                bytes: 8192.0,
+                flops: 0.0,
+            })
+            .unwrap()
+            .seconds;
+        // Vidur's profiles: the smallest GEMMs take 4-7 us, the smallest residual adds 1-2 us.
+        assert!((4.9e-6..5.1e-6).contains(&tiny_gemm), "{tiny_gemm}");
+        assert!((1.9e-6..2.1e-6).contains(&tiny_copy), "{tiny_copy}");
     }
 
     #[test]
