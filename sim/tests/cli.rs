@@ -8,7 +8,10 @@ fn bin() -> Command {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn scenario() -> PathBuf {
@@ -16,7 +19,11 @@ fn scenario() -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Output {
-    bin().args(args).current_dir(root()).output().expect("the binary runs")
+    bin()
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -30,8 +37,18 @@ fn run_json_prints_exactly_one_object() {
     let stdout = text(&out.stdout);
     let mut stream = serde_json::Deserializer::from_str(&stdout).into_iter::<serde_json::Value>();
     let report = stream.next().expect("one object").expect("valid JSON");
-    assert!(stream.next().is_none(), "more than one JSON value on stdout");
-    for key in ["kind", "scenario", "fidelity", "iteration_time_s", "tflops_per_gpu", "mfu"] {
+    assert!(
+        stream.next().is_none(),
+        "more than one JSON value on stdout"
+    );
+    for key in [
+        "kind",
+        "scenario",
+        "fidelity",
+        "iteration_time_s",
+        "tflops_per_gpu",
+        "mfu",
+    ] {
         assert!(report.get(key).is_some(), "missing `{key}`");
     }
     assert!(report["sim"]["events"].as_u64().unwrap() > 0);
@@ -44,7 +61,12 @@ fn run_without_json_prints_a_summary_table() {
     let out = run(&["run", scenario().to_str().unwrap()]);
     assert!(out.status.success());
     let stdout = text(&out.stdout);
-    for label in ["iteration time", "TFLOP/s per GPU", "memory per GPU", "fidelity"] {
+    for label in [
+        "iteration time",
+        "TFLOP/s per GPU",
+        "memory per GPU",
+        "fidelity",
+    ] {
         assert!(stdout.contains(label), "no `{label}` in:\n{stdout}");
     }
 }
@@ -65,8 +87,12 @@ fn set_overrides_change_the_result() {
     let base = report(&[]);
     let fewer = report(&["parallel.global_batch=256"]);
     assert_eq!(fewer["parallel"]["global_batch"], 256);
-    let ratio = base["iteration_time_s"].as_f64().unwrap() / fewer["iteration_time_s"].as_f64().unwrap();
-    assert!(ratio > 1.8 && ratio < 2.1, "half the batch should take about half the time: {ratio}");
+    let ratio =
+        base["iteration_time_s"].as_f64().unwrap() / fewer["iteration_time_s"].as_f64().unwrap();
+    assert!(
+        ratio > 1.8 && ratio < 2.1,
+        "half the batch should take about half the time: {ratio}"
+    );
     let h100 = report(&["cluster.gpu=H100", "cluster.intra_node.bandwidth=450 GB/s"]);
     assert_eq!(h100["cluster"]["gpu"], "H100-SXM5-80GB");
     assert!(h100["iteration_time_s"].as_f64() < base["iteration_time_s"].as_f64());
@@ -77,11 +103,21 @@ fn trace_files_are_chrome_trace_json() {
     let dir = std::env::temp_dir().join(format!("clustersim-cli-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let trace = dir.join("t.json");
-    let out = run(&["run", scenario().to_str().unwrap(), "--json", "--trace", trace.to_str().unwrap()]);
+    let out = run(&[
+        "run",
+        scenario().to_str().unwrap(),
+        "--json",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
     let events = v["traceEvents"].as_array().unwrap();
-    assert!(events.iter().any(|e| e["ph"] == "X" && e["cat"] == "communication"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "X" && e["cat"] == "communication")
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -98,10 +134,22 @@ fn bad_input_exits_2_with_a_located_message() {
         ("broken-toml", ":4:", "not valid TOML"),
         ("unknown-gpu", ":4:7", "unknown GPU \"A1000-80GB\""),
         ("unknown-preset", ":12:10", "did you mean \"llama-3-8b\"?"),
-        ("batch-not-multiple", ":16:16", "not a multiple of micro_batch x dp"),
-        ("missing-key", ":3:1", "missing key `gpus_per_node` in [cluster]"),
+        (
+            "batch-not-multiple",
+            ":16:16",
+            "not a multiple of micro_batch x dp",
+        ),
+        (
+            "missing-key",
+            ":3:1",
+            "missing key `gpus_per_node` in [cluster]",
+        ),
         ("unknown-kind", ":1:8", "did you mean \"training\"?"),
-        ("unmodelled-tp", ":15:6", "tensor parallelism (tp = 8) is not modelled"),
+        (
+            "unmodelled-tp",
+            ":15:6",
+            "tensor parallelism (tp = 8) is not modelled",
+        ),
         ("unknown-table", ":14:2", "did you mean `parallel`?"),
         ("negative", ":5:9", "expected a whole number"),
         ("dp-mismatch", ":15:6", "does not use the cluster's 16 GPUs"),
@@ -114,8 +162,14 @@ fn bad_input_exits_2_with_a_located_message() {
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
         assert!(!stderr.contains("panicked"), "{name} panicked: {stderr}");
-        assert!(stderr.contains(&format!("{file}{position}")), "{name}: no `{file}{position}` in:\n{stderr}");
-        assert!(stderr.contains(phrase), "{name}: no `{phrase}` in:\n{stderr}");
+        assert!(
+            stderr.contains(&format!("{file}{position}")),
+            "{name}: no `{file}{position}` in:\n{stderr}"
+        );
+        assert!(
+            stderr.contains(phrase),
+            "{name}: no `{phrase}` in:\n{stderr}"
+        );
         assert!(out.stdout.is_empty(), "{name}: printed on stdout");
     }
 }
@@ -146,7 +200,13 @@ fn bad_options_exit_2() {
 #[test]
 fn check_passes_fails_and_reports_by_how_much() {
     let out = run(&["check", "scenarios"]);
-    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     // Tighten an expectation until it fails: exit 1, with the margin.
     let out = run(&[
         "check",
@@ -161,14 +221,22 @@ fn check_passes_fails_and_reports_by_how_much() {
     assert!(stdout.contains("FAIL"), "{stdout}");
     assert!(stdout.contains("above the maximum 100 by"), "{stdout}");
     // A broken scenario among good ones: exit 2, the others still run.
-    let out = run(&["check", scenario().to_str().unwrap(), "sim/tests/bad/unknown-key.toml"]);
+    let out = run(&[
+        "check",
+        scenario().to_str().unwrap(),
+        "sim/tests/bad/unknown-key.toml",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stdout).contains("1 passed, 0 failed, 1 with bad input"));
 }
 
 #[test]
 fn lists_print_the_catalogs() {
-    for (what, needle) in [("gpus", "H100-SXM5-80GB"), ("models", "llama-3.1-405b"), ("topologies", "rail-optimized")] {
+    for (what, needle) in [
+        ("gpus", "H100-SXM5-80GB"),
+        ("models", "llama-3.1-405b"),
+        ("topologies", "rail-optimized"),
+    ] {
         let out = run(&["list", what]);
         assert!(out.status.success());
         assert!(text(&out.stdout).contains(needle), "{what}");

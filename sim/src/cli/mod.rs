@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 an expectation failed (`check`), 2 bad input (unknown key, missing
 //! file, impossible configuration, bad option) with the message on stderr.
 
+mod collective;
 mod list;
 mod summary;
 
@@ -50,6 +51,8 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
+    /// Price a collective (or a sweep of sizes, like nccl-tests) on a cluster.
+    Collective(Box<collective::CollectiveArgs>),
     /// List what the simulator knows.
     List { what: ListWhat },
 }
@@ -71,6 +74,16 @@ pub fn main() -> ExitCode {
             trace,
         } => run(&scenario, &sets, json, trace.as_deref()),
         Command::Check { paths, sets } => check(&paths, &sets),
+        Command::Collective(args) => match collective::run(&args) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::List { what } => {
             let text = match what {
                 ListWhat::Gpus => list::gpus(),

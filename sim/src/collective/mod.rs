@@ -1,3 +1,17 @@
-//! Collectives: how all-reduce and its relatives turn into time on the network.
+//! Collectives: how all-reduce and its relatives turn into transfers, and into time on the network.
+//!
+//! `op` names the operations and nccl-tests' bandwidth definitions; `group` the communicator;
+//! `algorithm/` lowers an operation to a `schedule` of point-to-point transfers in phases;
+//! `cost` prices a schedule on a topology with either network tier, with optional compression.
 
+pub mod algorithm;
+pub mod cost;
+pub mod group;
+pub mod op;
 pub mod ring;
+pub mod schedule;
+
+pub use algorithm::Algorithm;
+pub use group::Group;
+pub use op::CollectiveOp;
+pub use schedule::{Endpoint, Phase, Schedule, Transfer};

@@ -43,6 +43,9 @@ pub struct GpuSpec {
     pub pcie_bandwidth: f64,
     /// Board power, watts.
     pub tdp_watts: f64,
+    /// Whether the usual server's NVSwitches reduce in the switch (NVLink SHARP, NCCL's NVLS):
+    /// third-generation NVSwitch (Hopper HGX boards) and later.
+    pub in_switch_reduction: bool,
     /// Where the figures come from.
     pub source: &'static str,
 }
@@ -108,6 +111,7 @@ static CATALOG: &[GpuSpec] = &[
         // PCIe Gen3 x16: 32 GB/s bidirectional.
         pcie_bandwidth: 16.0 * GB,
         tdp_watts: 300.0,
+        in_switch_reduction: false,
         source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
     },
     GpuSpec {
@@ -130,6 +134,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 16.0 * GB,
         pcie_bandwidth: 16.0 * GB,
         tdp_watts: 70.0,
+        in_switch_reduction: false,
         source: "NVIDIA T4 Tensor Core GPU datasheet (2019) and T4 product brief, PCIe low-profile 70 W",
     },
     // ---- NVIDIA Ampere ----
@@ -151,6 +156,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 300.0 * GB,
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 400.0,
+        in_switch_reduction: false,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 40GB SXM column (dense figures)",
     },
     GpuSpec {
@@ -170,6 +176,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 300.0 * GB,
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 400.0,
+        in_switch_reduction: false,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM4 80GB column",
     },
     GpuSpec {
@@ -191,6 +198,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 32.0 * GB,
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 300.0,
+        in_switch_reduction: false,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB PCIe column (dense figures)",
     },
     GpuSpec {
@@ -212,6 +220,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 32.0 * GB,
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 300.0,
+        in_switch_reduction: false,
         source: "NVIDIA A40 datasheet (2021), PCIe dual-slot (dense figures)",
     },
     // ---- NVIDIA Ada Lovelace ----
@@ -234,6 +243,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 32.0 * GB,
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 72.0,
+        in_switch_reduction: false,
         source: "NVIDIA L4 Tensor Core GPU datasheet (2023), PCIe low-profile (sparse figures halved)",
     },
     GpuSpec {
@@ -258,6 +268,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 32.0 * GB,
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 275.0,
+        in_switch_reduction: false,
         source: "NVIDIA L20 specifications (China market, Nov 2023; no public datasheet, \
                  partner spec sheet as reported), PCIe dual-slot",
     },
@@ -280,6 +291,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 32.0 * GB,
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 350.0,
+        in_switch_reduction: false,
         source: "NVIDIA L40S datasheet (2023), PCIe dual-slot (dense figures)",
     },
     // ---- NVIDIA Hopper ----
@@ -300,6 +312,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 450.0 * GB,
         pcie_bandwidth: 64.0 * GB,
         tdp_watts: 700.0,
+        in_switch_reduction: true,
         source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column (dense figures)",
     },
     GpuSpec {
@@ -324,6 +337,7 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 64.0 * GB,
         // Configurable 300-350 W; 350 W is the unconstrained maximum (product brief).
         tdp_watts: 350.0,
+        in_switch_reduction: false,
         source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 PCIe column (sparse figures \
                  halved); H100 PCIe product brief PB-11133-001 (2022)",
     },
@@ -348,6 +362,7 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 64.0 * GB,
         // "Up to 700 W", configurable.
         tdp_watts: 700.0,
+        in_switch_reduction: true,
         source: "NVIDIA H800 Tensor Core GPU datasheet (2023), H800 SXM column (sparse figures \
                  halved)",
     },
@@ -374,6 +389,7 @@ static CATALOG: &[GpuSpec] = &[
         intra_bandwidth: 450.0 * GB,
         pcie_bandwidth: 64.0 * GB,
         tdp_watts: 400.0,
+        in_switch_reduction: true,
         source: "NVIDIA H20 specifications (China market, 2024; no public datasheet, partner \
                  spec sheet as reported), HGX SXM board",
     },
@@ -398,6 +414,7 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 64.0 * GB,
         // "Up to 700 W", configurable.
         tdp_watts: 700.0,
+        in_switch_reduction: true,
         source: "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column (sparse figures \
                  halved)",
     },
@@ -427,6 +444,7 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 64.0 * GB,
         // "Configurable up to 1,000 W".
         tdp_watts: 1000.0,
+        in_switch_reduction: true,
         source: "NVIDIA HGX B200 datasheet (2025), per-GPU HGX B200 column (sparse figures halved)",
     },
     GpuSpec {
@@ -453,6 +471,7 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 225.0 * GB,
         // "Configurable up to 1,200 W" per GPU (the whole superchip is up to ~2,700 W).
         tdp_watts: 1200.0,
+        in_switch_reduction: true,
         source: "NVIDIA GB200 NVL72 datasheet (2025), per-Blackwell-GPU column (sparse figures \
                  halved)",
     },
@@ -484,6 +503,7 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 64.0 * GB,
         // 560 W peak board power (OAM, liquid or air cooled); 500 W in some platforms.
         tdp_watts: 560.0,
+        in_switch_reduction: false,
         source: "AMD Instinct MI250X accelerator datasheet (2021), OAM module (both GCDs); \
                  ROCm MI250 microarchitecture page for the link figures",
     },
@@ -513,6 +533,7 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 64.0 * GB,
         // 750 W peak board power.
         tdp_watts: 750.0,
+        in_switch_reduction: false,
         source: "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
                  MI300X platform datasheet for Infinity Fabric",
     },

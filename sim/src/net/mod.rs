@@ -1,5 +1,11 @@
-//! The network: how bytes move between GPUs.
+//! The network: how bytes move between GPUs. `topology` builds the cluster's graph and routes;
+//! `tier` prices phases of transfers with the analytical or the flow-level (`flow`) model;
+//! `fabric` is the two-level summary the training workload's closed-form pricing reads.
 
 pub mod fabric;
+pub mod flow;
+pub mod tier;
+pub mod topology;
 
 pub use fabric::{Fabric, GroupShape};
+pub use topology::Topology;

@@ -1,0 +1,81 @@
+//! Collective algorithms: each lowers an operation over a group to a schedule of transfers.
+//! One file per algorithm; `Auto` picks the fastest that applies, as NCCL's tuner does from its
+//! own cost model.
+
+pub mod direct;
+pub mod halving_doubling;
+pub mod hierarchical;
+pub mod nvls;
+pub mod ring;
+pub mod tree;
+
+use super::group::Group;
+use super::op::CollectiveOp;
+use super::schedule::Schedule;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    Ring,
+    Tree,
+    HalvingDoubling,
+    Hierarchical,
+    Nvls,
+    Direct,
+    Auto,
+}
+
+impl Algorithm {
+    pub const CONCRETE: [Algorithm; 6] = [
+        Algorithm::Ring,
+        Algorithm::Tree,
+        Algorithm::HalvingDoubling,
+        Algorithm::Hierarchical,
+        Algorithm::Nvls,
+        Algorithm::Direct,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Ring => "ring",
+            Algorithm::Tree => "tree",
+            Algorithm::HalvingDoubling => "halving-doubling",
+            Algorithm::Hierarchical => "hierarchical",
+            Algorithm::Nvls => "nvls",
+            Algorithm::Direct => "direct",
+            Algorithm::Auto => "auto",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Algorithm> {
+        let t = text.to_ascii_lowercase();
+        Self::CONCRETE
+            .into_iter()
+            .chain([Algorithm::Auto])
+            .find(|a| a.name() == t)
+            .or(match t.as_str() {
+                "rhd" | "recursive-halving-doubling" | "rabenseifner" => {
+                    Some(Algorithm::HalvingDoubling)
+                }
+                "double-binary-tree" => Some(Algorithm::Tree),
+                "sharp" | "in-switch" => Some(Algorithm::Nvls),
+                _ => None,
+            })
+    }
+
+    /// The schedule of `op` over `group` with this (concrete) algorithm, or None where the
+    /// algorithm does not apply (NVLS across nodes, halving-doubling on 12 ranks, ...).
+    pub fn lower(self, op: CollectiveOp, group: &Group, bytes: f64) -> Option<Schedule> {
+        if group.size() < 2 {
+            return Some(Schedule::default());
+        }
+        match self {
+            Algorithm::Ring => ring::lower(op, group, bytes),
+            Algorithm::Tree => tree::lower(op, group, bytes),
+            Algorithm::HalvingDoubling => halving_doubling::lower(op, group, bytes),
+            Algorithm::Hierarchical => hierarchical::lower(op, group, bytes),
+            Algorithm::Nvls => nvls::lower(op, group, bytes),
+            Algorithm::Direct => direct::lower(op, group, bytes),
+            Algorithm::Auto => None,
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Rings, as NCCL builds them: one ring per channel, entering and leaving each node on the same
+//! rail, so that the node-to-node hops of channel c all use the NIC of the same local GPU.
+//!
+//! With g ranks on each of N nodes, channel c visits node k starting at local index (c - k) mod g
+//! and leaves it from the local index just before, where the next node's visit starts: every
+//! inter-node hop stays on one rail, and the g channels use all g rails at once. A group on one node,
+//! or with unequal ranks per node, uses a single ring in group order.
+//!
+//! Steps (S = nccl-tests size, n ranks, C channels, each step moves S/(nC) per ring hop):
+//! all-reduce 2(n-1) steps (reduce-scatter then all-gather), reduce-scatter and all-gather n-1.
+//! Broadcast and reduce pipeline S in chunks down the ring as a chain: P + n - 2 steps of S/(CP).
+
+use crate::collective::group::Group;
+use crate::collective::op::CollectiveOp;
+use crate::collective::schedule::{Schedule, Transfer};
+
+/// Size of a pipelined chunk for broadcast and reduce, bytes (NCCL's default chunk is of this order).
+pub const CHUNK_BYTES: f64 = 512.0 * 1024.0;
+
+/// The rings of a group, one per channel.
+pub fn rings(group: &Group) -> Vec<Vec<u32>> {
+    let nodes = group.by_node();
+    match group.regular() {
+        Some(g) if nodes.len() > 1 && g > 1 => (0..g)
+            .map(|c| {
+                nodes
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(k, (_, local))| {
+                        let entry = ((c as i64 - k as i64).rem_euclid(g as i64)) as usize;
+                        local[entry..].iter().chain(&local[..entry]).copied()
+                    })
+                    .collect()
+            })
+            .collect(),
+        _ => vec![group.ranks.clone()],
+    }
+}
+
+/// Transfers of one ring step: every rank sends `bytes` to its successor on every ring.
+pub fn step(rings: &[Vec<u32>], bytes: f64) -> Vec<Transfer> {
+    rings
+        .iter()
+        .flat_map(|ring| {
+            (0..ring.len()).map(move |i| Transfer::gpus(ring[i], ring[(i + 1) % ring.len()], bytes))
+        })
+        .collect()
+}
+
+/// Transfers of one pipelined chain step from the ring's first rank to its last.
+fn chain(rings: &[Vec<u32>], bytes: f64, towards_root: bool) -> Vec<Transfer> {
+    rings
+        .iter()
+        .flat_map(|ring| {
+            ring.windows(2).map(move |w| {
+                if towards_root {
+                    Transfer::gpus(w[1], w[0], bytes)
+                } else {
+                    Transfer::gpus(w[0], w[1], bytes)
+                }
+            })
+        })
+        .collect()
+}
+
+pub fn lower(op: CollectiveOp, group: &Group, bytes: f64) -> Option<Schedule> {
+    let n = group.size() as u64;
+    let rings = rings(group);
+    let c = rings.len() as f64;
+    let mut s = Schedule::default();
+    match op {
+        CollectiveOp::AllReduce => {
+            s.push(
+                "ring step",
+                step(&rings, bytes / (n as f64 * c)),
+                2 * (n - 1),
+            );
+        }
+        CollectiveOp::ReduceScatter | CollectiveOp::AllGather => {
+            s.push("ring step", step(&rings, bytes / (n as f64 * c)), n - 1);
+        }
+        CollectiveOp::Broadcast | CollectiveOp::Reduce => {
+            let chunks = (bytes / c / CHUNK_BYTES).ceil().max(1.0);
+            let transfers = chain(&rings, bytes / c / chunks, op == CollectiveOp::Reduce);
+            s.push("chain step", transfers, chunks as u64 + n - 2);
+        }
+        CollectiveOp::AllToAll | CollectiveOp::SendRecv => return None,
+    }
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channels_stay_on_one_rail_between_nodes() {
+        let group = Group::first(16, 8);
+        let rings = rings(&group);
+        assert_eq!(rings.len(), 8);
+        for ring in &rings {
+            let mut sorted = ring.clone();
+            sorted.sort();
+            assert_eq!(
+                sorted,
+                (0..16).collect::<Vec<_>>(),
+                "a ring visits every rank once"
+            );
+            // The hop from node 0 to node 1 keeps the local index (the rail).
+            let exit = ring[7];
+            let entry = ring[8];
+            assert_eq!(exit % 8, entry % 8);
+        }
+        // Different channels use different rails.
+        let rails: Vec<u32> = rings.iter().map(|r| r[7] % 8).collect();
+        let mut unique = rails.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 8);
+    }
+
+    #[test]
+    fn all_reduce_moves_2_n_minus_1_over_n_of_the_data_per_rank() {
+        let group = Group::first(8, 8);
+        let s = lower(CollectiveOp::AllReduce, &group, 8e6).unwrap();
+        assert_eq!(s.steps(), 14);
+        let per_rank = s.bytes() / 8.0;
+        assert!((per_rank - 2.0 * 7.0 / 8.0 * 8e6).abs() < 1e-3);
+    }
+}

@@ -1,0 +1,223 @@
+//! Pricing a collective on a topology: lower it to a schedule, place every transfer on its route,
+//! and price each distinct phase with the chosen network tier.
+//!
+//! Time = sum over phases of repeat x (phase time + step overhead) (+ compression work). The step
+//! overhead is the fixed cost of one algorithm step on the GPU (kernel-side synchronisation and
+//! protocol handshakes), beyond the links' own latencies. Compression, when given, divides the bytes
+//! on the wire by its ratio and adds compressor and decompressor time, either once (at the ends) or
+//! at every hop (data decompressed, reduced and recompressed at each step), which is what the
+//! compressed-collective papers compare.
+
+use super::algorithm::Algorithm;
+use super::group::Group;
+use super::op::CollectiveOp;
+use super::schedule::{Endpoint, Schedule};
+use crate::net::tier::{self, Efficiency, Placed, Tier, price, switch_of};
+use crate::net::topology::{Route, Topology};
+
+/// Optional compression of a collective's payload.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Compression {
+    /// Original bytes over compressed bytes (> 1 shrinks).
+    pub ratio: f64,
+    /// Bytes of input compressed per second, and decompressed per second.
+    pub compress_bytes_per_s: f64,
+    pub decompress_bytes_per_s: f64,
+    /// Decompress, reduce and recompress at every step (else once at each end).
+    pub per_hop: bool,
+}
+
+/// One collective to price.
+#[derive(Clone, Debug)]
+pub struct Collective {
+    pub op: CollectiveOp,
+    pub algorithm: Algorithm,
+    pub group: Group,
+    /// nccl-tests' size: bytes of each rank's buffer (all-reduce), of the whole gathered or
+    /// scattered buffer (all-gather, reduce-scatter, all-to-all), or of the message.
+    pub bytes: f64,
+    pub compression: Option<Compression>,
+}
+
+/// Settings of the pricing shared by every collective.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    pub tier: Tier,
+    pub efficiency: Efficiency,
+    /// Fraction of NVLink line rate that in-switch reduction traffic achieves.
+    pub nvls_efficiency: f64,
+    /// Whether the NVSwitches can reduce (NVLink SHARP: Hopper and later).
+    pub nvls_available: bool,
+    /// Fixed cost of one algorithm step, seconds.
+    pub step_overhead_s: f64,
+}
+
+impl Options {
+    /// - NVLS efficiency 0.686: NVIDIA/nccl issue 1455 measures NVLS all-reduce on 8 H100 at
+    ///   480 GB/s bus bandwidth; with the S(1 + 1/n) traffic of `algorithm::nvls` that is 309 GB/s
+    ///   per direction of the 450 GB/s links. Taken from that one measurement; the same issue's
+    ///   4 to 7 GPU figures are the check (tests/collective_validation.rs).
+    /// - Step overhead 1.5 us: Vidur's 8-GPU H100 and A100 all-reduce of 2 KiB takes 37-62 us for
+    ///   the 14 steps of a ring, after link latencies about 2 us a step.
+    pub fn new(tier: Tier) -> Self {
+        Options {
+            tier,
+            efficiency: Efficiency::DEFAULT,
+            nvls_efficiency: 0.686,
+            nvls_available: true,
+            step_overhead_s: 1.5e-6,
+        }
+    }
+}
+
+/// The price of one collective.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveCost {
+    pub algorithm: Algorithm,
+    pub tier: Tier,
+    pub seconds: f64,
+    /// nccl-tests' algorithm bandwidth (size / time) and bus bandwidth, bytes/s.
+    pub algbw: f64,
+    pub busbw: f64,
+    /// Steps in all, and how many distinct phases were priced.
+    pub steps: u64,
+    pub phases_priced: usize,
+    /// Largest load on a link as a fraction of its effective capacity (flow tier).
+    pub peak_load: f64,
+}
+
+fn place(
+    topo: &Topology,
+    schedule_phase: &super::schedule::Phase,
+    wire: f64,
+) -> Result<Vec<Placed>, String> {
+    let vertex = |e: Endpoint| -> Result<petgraph::graph::NodeIndex, String> {
+        match e {
+            Endpoint::Gpu(r) => topo.gpus.get(r as usize).copied().ok_or_else(|| {
+                format!("rank {r} is outside the cluster's {} GPUs", topo.gpus.len())
+            }),
+            Endpoint::NodeSwitch(node) => {
+                let first = topo.gpus[(node * topo.gpus_per_node) as usize];
+                switch_of(topo, first)
+                    .ok_or_else(|| format!("node {node} has no NVSwitch for in-switch reduction"))
+            }
+        }
+    };
+    schedule_phase
+        .transfers
+        .iter()
+        .map(|t| {
+            let route = match (t.src, t.dst) {
+                (Endpoint::Gpu(a), Endpoint::Gpu(b)) => topo.route(a, b).links,
+                (a, b) => {
+                    let (va, vb) = (vertex(a)?, vertex(b)?);
+                    vec![
+                        topo.graph
+                            .find_edge(va, vb)
+                            .ok_or_else(|| "a GPU is not attached to its NVSwitch".to_string())?,
+                    ]
+                }
+            };
+            let route = Route { links: route };
+            let latency = topo.route_latency(&route);
+            Ok(Placed {
+                links: route.links,
+                latency,
+                bytes: t.bytes * wire,
+            })
+        })
+        .collect()
+}
+
+fn price_schedule(
+    topo: &Topology,
+    c: &Collective,
+    algorithm: Algorithm,
+    schedule: &Schedule,
+    options: &Options,
+    tier: Tier,
+) -> Result<CollectiveCost, String> {
+    let wire = c.compression.map_or(1.0, |z| 1.0 / z.ratio);
+    let scale = (algorithm == Algorithm::Nvls).then_some(options.nvls_efficiency);
+    let capacity = tier::capacities(topo, &options.efficiency, scale);
+    let mut seconds = 0.0;
+    let mut peak_load: f64 = 0.0;
+    for phase in &schedule.phases {
+        let placed = place(topo, phase, wire)?;
+        let cost = price(tier, &capacity, &placed);
+        peak_load = peak_load.max(cost.peak_load);
+        let mut step = cost.seconds + options.step_overhead_s;
+        if let Some(z) = c.compression.filter(|z| z.per_hop) {
+            // Each rank decompresses what it received and compresses what it sends, per step.
+            let chunk = phase.transfers.iter().map(|t| t.bytes).fold(0.0, f64::max);
+            step += chunk / z.compress_bytes_per_s + chunk / z.decompress_bytes_per_s;
+        }
+        seconds += phase.repeat as f64 * step;
+    }
+    if let Some(z) = c.compression.filter(|z| !z.per_hop) {
+        seconds += c.bytes / z.compress_bytes_per_s + c.bytes / z.decompress_bytes_per_s;
+    }
+    let algbw = if seconds > 0.0 {
+        c.bytes / seconds
+    } else {
+        f64::INFINITY
+    };
+    Ok(CollectiveCost {
+        algorithm,
+        tier,
+        seconds,
+        algbw,
+        busbw: algbw * c.op.bus_factor(c.group.size()),
+        steps: schedule.steps(),
+        phases_priced: schedule.phases.len(),
+        peak_load,
+    })
+}
+
+/// Prices `c` on `topo`. `Auto` compares every algorithm that applies with the analytical tier and
+/// prices the fastest with the chosen tier.
+pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<CollectiveCost, String> {
+    if let Some(&r) = c
+        .group
+        .ranks
+        .iter()
+        .find(|&&r| r as usize >= topo.gpus.len())
+    {
+        return Err(format!(
+            "rank {r} is outside the cluster's {} GPUs",
+            topo.gpus.len()
+        ));
+    }
+    if c.algorithm != Algorithm::Auto {
+        let schedule = c.algorithm.lower(c.op, &c.group, c.bytes).ok_or_else(|| {
+            format!(
+                "the {} algorithm does not apply to {} over these {} ranks",
+                c.algorithm.name(),
+                c.op,
+                c.group.size()
+            )
+        })?;
+        return price_schedule(topo, c, c.algorithm, &schedule, options, options.tier);
+    }
+    let mut best: Option<(f64, Algorithm, Schedule)> = None;
+    for algorithm in Algorithm::CONCRETE {
+        if algorithm == Algorithm::Nvls && !options.nvls_available {
+            continue;
+        }
+        let Some(schedule) = algorithm.lower(c.op, &c.group, c.bytes) else {
+            continue;
+        };
+        let estimate = price_schedule(topo, c, algorithm, &schedule, options, Tier::Analytical)?;
+        if best.as_ref().is_none_or(|(t, _, _)| estimate.seconds < *t) {
+            best = Some((estimate.seconds, algorithm, schedule));
+        }
+    }
+    let (_, algorithm, schedule) = best.ok_or_else(|| {
+        format!(
+            "no algorithm applies to {} over {} ranks",
+            c.op,
+            c.group.size()
+        )
+    })?;
+    price_schedule(topo, c, algorithm, &schedule, options, options.tier)
+}

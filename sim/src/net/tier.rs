@@ -1,0 +1,203 @@
+//! The two network tiers behind one seam: price a phase of concurrent transfers on a topology.
+//!
+//! - Analytical: each transfer takes its route's latency plus its bytes over the slowest link of
+//!   its route, as if it were alone. No contention: fast, and exact when transfers share no link.
+//! - Flow: the transfers run on the engine as flows with max-min fair sharing of every link
+//!   (`flow::FlowModel`); each starts moving bytes after its route's latency.
+//!
+//! Both read link capacities as line rate times the fraction that transfers achieve on that kind
+//! of link (`efficiency`), so they agree exactly when no link is shared (tested).
+
+use super::flow::FlowModel;
+use super::topology::{LinkKind, Topology};
+use crate::engine::{EventId, Process, Scheduler, SimTime, Simulation};
+use petgraph::graph::{EdgeIndex, NodeIndex};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Tier {
+    Analytical,
+    Flow,
+}
+
+impl Tier {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Analytical => "analytical",
+            Tier::Flow => "flow",
+        }
+    }
+}
+
+/// Fraction of line rate that bulk transfers achieve, by kind of link.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Efficiency {
+    pub nvlink: f64,
+    pub pcie: f64,
+    pub network: f64,
+    pub wan: f64,
+}
+
+impl Efficiency {
+    /// - NVLink 0.82: NCCL's ring all-reduce on 8 H100 behind NVSwitch reaches a bus bandwidth of
+    ///   about 367 GB/s of the 450 GB/s per direction (NVIDIA/nccl issue 1455, also Vidur's H100
+    ///   table: 364 GB/s at 64 MiB);
+    /// - PCIe 0.8: PCIe Gen4/Gen5 x16 copies reach about 80% of line rate after TLP headers;
+    /// - network and WAN 0.92: InfiniBand/RoCE large messages after headers and flow control.
+    pub const DEFAULT: Efficiency = Efficiency {
+        nvlink: 0.82,
+        pcie: 0.8,
+        network: 0.92,
+        wan: 0.92,
+    };
+
+    pub fn of(&self, kind: LinkKind) -> f64 {
+        match kind {
+            LinkKind::NvLink => self.nvlink,
+            LinkKind::Pcie => self.pcie,
+            LinkKind::Network => self.network,
+            LinkKind::Wan => self.wan,
+        }
+    }
+}
+
+/// One transfer placed on the topology.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placed {
+    pub links: Vec<EdgeIndex>,
+    pub latency: f64,
+    pub bytes: f64,
+}
+
+/// What pricing a phase found.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct PhaseCost {
+    pub seconds: f64,
+    /// Largest sum of rates on a link over its effective capacity (flow tier; 0 for analytical).
+    pub peak_load: f64,
+}
+
+/// Effective capacity of every link: line rate times efficiency (or `scale` x line rate when a
+/// phase overrides the efficiency, e.g. in-switch reduction).
+pub fn capacities(topo: &Topology, efficiency: &Efficiency, scale: Option<f64>) -> Vec<f64> {
+    topo.graph
+        .edge_weights()
+        .map(|l| l.bandwidth * scale.unwrap_or_else(|| efficiency.of(l.kind)))
+        .collect()
+}
+
+pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed]) -> PhaseCost {
+    match tier {
+        Tier::Analytical => PhaseCost {
+            seconds: transfers
+                .iter()
+                .map(|t| {
+                    let bottleneck = t
+                        .links
+                        .iter()
+                        .map(|e| capacity[e.index()])
+                        .fold(f64::INFINITY, f64::min);
+                    let transfer = if t.links.is_empty() {
+                        0.0
+                    } else {
+                        t.bytes / bottleneck
+                    };
+                    t.latency + transfer
+                })
+                .fold(0.0, f64::max),
+            peak_load: 0.0,
+        },
+        Tier::Flow => flow_phase(capacity, transfers),
+    }
+}
+
+/// Events of a flow phase: a batch of transfers starts moving bytes, or flows may have finished.
+enum Ev {
+    Start(usize),
+    Due,
+}
+
+/// A phase on the flow model, run on the engine.
+struct FlowPhase<'a> {
+    transfers: &'a [Placed],
+    /// Transfers grouped by start time (their route latency), so that a symmetric phase of
+    /// thousands of flows costs one rate computation.
+    batches: Vec<(SimTime, Vec<usize>)>,
+    model: FlowModel,
+    due: Option<EventId>,
+    end: SimTime,
+}
+
+impl FlowPhase<'_> {
+    fn reschedule(&mut self, sched: &mut Scheduler<Ev>) {
+        if let Some(id) = self.due.take() {
+            sched.cancel(id);
+        }
+        if let Some(t) = self.model.next_completion() {
+            self.due = Some(sched.at(t.max(sched.now()), Ev::Due));
+        }
+    }
+}
+
+impl Process for FlowPhase<'_> {
+    type Event = Ev;
+
+    fn start(&mut self, sched: &mut Scheduler<Ev>) {
+        for (b, (at, _)) in self.batches.iter().enumerate() {
+            sched.at(*at, Ev::Start(b));
+        }
+    }
+
+    fn handle(&mut self, ev: Ev, sched: &mut Scheduler<Ev>) {
+        let now = sched.now();
+        match ev {
+            Ev::Start(b) => {
+                let transfers = self.transfers;
+                let flows = self.batches[b].1.iter().map(|&i| {
+                    let t = &transfers[i];
+                    (t.links.iter().map(|e| e.index() as u32).collect(), t.bytes)
+                });
+                self.model.start(now, flows);
+            }
+            Ev::Due => {
+                self.due = None;
+                self.model.finish_due(now);
+            }
+        }
+        self.end = self.end.max(now);
+        self.reschedule(sched);
+    }
+}
+
+fn flow_phase(capacity: &[f64], transfers: &[Placed]) -> PhaseCost {
+    let mut order: Vec<usize> = (0..transfers.len()).collect();
+    order.sort_by(|&a, &b| transfers[a].latency.total_cmp(&transfers[b].latency));
+    let mut batches: Vec<(SimTime, Vec<usize>)> = Vec::new();
+    for i in order {
+        let t = SimTime::from_secs_f64(transfers[i].latency);
+        match batches.last_mut() {
+            Some((at, list)) if *at == t => list.push(i),
+            _ => batches.push((t, vec![i])),
+        }
+    }
+    let mut sim = Simulation::new(FlowPhase {
+        transfers,
+        batches,
+        model: FlowModel::new(capacity.to_vec()),
+        due: None,
+        end: SimTime::ZERO,
+    });
+    sim.run_to_end();
+    let phase = sim.process;
+    debug_assert!(phase.model.is_idle(), "flows left unfinished");
+    PhaseCost {
+        seconds: phase.end.as_secs_f64(),
+        peak_load: phase.model.peak_load(),
+    }
+}
+
+/// The vertex of an endpoint's NVSwitch: the switch next to the node's first GPU.
+pub fn switch_of(topo: &Topology, gpu: NodeIndex) -> Option<NodeIndex> {
+    topo.graph
+        .neighbors(gpu)
+        .find(|&v| topo.graph[v].kind == super::topology::DeviceKind::NvSwitch)
+}

@@ -1,0 +1,366 @@
+//! Topologies: the cluster as a directed graph of devices and links (petgraph), and routes through it.
+//!
+//! Every physical link is two directed edges, one per direction, each with its own bandwidth
+//! (bytes/s) and latency (s). GPUs are numbered by global rank, node-major:
+//! rank = node * gpus_per_node + local index.
+//!
+//! A topology is built from a [`TopologySpec`] by [`Topology::build`] in two parts:
+//!
+//! - the **intra-node** part, one per server: [`nvswitch`], [`nvlink_mesh`] (full mesh or NVLink
+//!   pairs) or [`pcie`];
+//! - the **inter-node** part: [`nic`] vertices hang off the GPUs, and the NICs are wired by
+//!   [`fat_tree`], [`rail_optimized`], [`multi_pod`] (either of those two with `pods` > 1),
+//!   [`torus`] or [`wan`]. A [`graph`] file replaces both parts with an explicit graph.
+//!
+//! Routing ([`Topology::route`]) follows the structure: inside a server through its NVSwitch, mesh
+//! link or PCIe tree; between servers GPU -> NIC -> leaf -> [spine -> [core | WAN] -> spine ->]
+//! leaf -> NIC -> GPU, with the spine (and core) picked among equals by a fixed hash of the
+//! (source, destination) ranks (ECMP); dimension-order on tori; BFS (fewest hops, lowest vertex
+//! first) on explicit graphs. Routes are deterministic: no randomness, no hash-map iteration.
+//!
+//! Latencies are spread over the hops so that a route sums to the configured figure:
+//!
+//! | hop | latency |
+//! |---|---|
+//! | GPU <-> NVSwitch, GPU <-> PCIe switch, PCIe switch <-> host | `intra_latency / 2` |
+//! | direct NVLink (mesh, pairs) | `intra_latency` |
+//! | GPU <-> NIC (PCIe) | 0 (the NIC's share is in `inter_latency`) |
+//! | NIC <-> leaf, NIC <-> torus router | `inter_latency / 2` |
+//! | leaf <-> spine, spine <-> core, spine <-> site router, torus router <-> router | `switch_latency` |
+//! | site router <-> site router | `wan_latency` |
+//!
+//! so two GPUs behind one NVSwitch are `intra_latency` apart and two servers on one leaf
+//! `inter_latency` apart, as in the analytical [`Fabric`](crate::net::Fabric).
+//!
+//! Deliberately ignored: switch buffers and queueing, packet-level effects, adaptive routing,
+//! link failures, NVLink SHARP / in-network reduction, GPU-to-NIC paths through PCIe switches (the
+//! NIC hangs directly off its GPUs), and cross-rail forwarding over NVLink (PXN).
+
+pub mod catalog;
+pub mod clos;
+pub mod fat_tree;
+pub mod graph;
+pub mod multi_pod;
+pub mod nic;
+pub mod nvlink_mesh;
+pub mod nvswitch;
+pub mod pcie;
+pub mod rail_optimized;
+mod routing;
+pub mod spec;
+pub mod torus;
+pub mod wan;
+
+pub use catalog::{CatalogEntry, catalog};
+pub use spec::{GraphSource, InterKind, IntraKind, TopologySpec};
+
+use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use routing::Routing;
+
+/// What a vertex of the topology is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    Gpu { rank: u32 },
+    NvSwitch,
+    PcieSwitch,
+    Host,
+    Nic,
+    Leaf,
+    Spine,
+    Core,
+    Router,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Device {
+    pub kind: DeviceKind,
+    /// Unique, readable name: "node3/gpu5", "leaf12", "spine0", ...
+    pub name: String,
+    /// The server the device sits in (GPUs, NVSwitches, PCIe switches, hosts, NICs); `None` for
+    /// network switches and routers shared by servers.
+    pub node: Option<u32>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LinkKind {
+    NvLink,
+    Pcie,
+    Network,
+    Wan,
+}
+
+/// One direction of a physical link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub kind: LinkKind,
+    /// Bytes per second in this direction.
+    pub bandwidth: f64,
+    /// One-way latency, seconds.
+    pub latency: f64,
+}
+
+/// A built topology.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub name: String,
+    pub graph: DiGraph<Device, Link>,
+    /// The vertex of each GPU, by global rank.
+    pub gpus: Vec<NodeIndex>,
+    pub nodes: u32,
+    pub gpus_per_node: u32,
+    /// What was built.
+    pub spec: TopologySpec,
+    routing: Routing,
+}
+
+/// A path from one GPU to another: the directed edges in order.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Route {
+    pub links: Vec<EdgeIndex>,
+}
+
+impl Route {
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.links.len()
+    }
+}
+
+impl Topology {
+    /// Builds the graph `spec` describes, or says why it cannot be built.
+    pub fn build(spec: &TopologySpec) -> Result<Topology, String> {
+        spec.validate()?;
+        let mut b = Builder::with_capacity(spec);
+        let routing = if spec.inter == InterKind::Graph {
+            Routing::Graph(graph::build(&mut b, spec)?)
+        } else {
+            let intra = match spec.intra {
+                IntraKind::NvSwitch => nvswitch::build(&mut b, spec),
+                IntraKind::NvLinkMesh => nvlink_mesh::build(&mut b, spec),
+                IntraKind::NvLinkPairs => nvlink_mesh::build_pairs(&mut b, spec),
+                IntraKind::Pcie => pcie::build(&mut b, spec),
+            };
+            let (nics, inter) = if spec.nodes > 1 {
+                let nics = nic::build(&mut b, spec);
+                let inter = match spec.inter {
+                    InterKind::FatTree => {
+                        routing::Inter::Clos(fat_tree::build(&mut b, spec, &nics)?)
+                    }
+                    InterKind::RailOptimized => {
+                        routing::Inter::Clos(rail_optimized::build(&mut b, spec, &nics)?)
+                    }
+                    InterKind::Torus2d | InterKind::Torus3d => {
+                        routing::Inter::Torus(torus::build(&mut b, spec, &nics)?)
+                    }
+                    InterKind::Wan => routing::Inter::Clos(wan::build(&mut b, spec, &nics)?),
+                    InterKind::Graph => unreachable!("handled above"),
+                };
+                (Some(nics), inter)
+            } else {
+                (None, routing::Inter::None)
+            };
+            Routing::Structured { intra, nics, inter }
+        };
+        let gpus = std::mem::take(&mut b.gpus);
+        debug_assert!(gpus.iter().all(|g| *g != NodeIndex::end()));
+        Ok(Topology {
+            name: spec.name(),
+            graph: b.graph,
+            gpus,
+            nodes: spec.nodes,
+            gpus_per_node: spec.gpus_per_node,
+            spec: spec.clone(),
+            routing,
+        })
+    }
+
+    /// Number of GPUs.
+    pub fn gpu_count(&self) -> u32 {
+        self.gpus.len() as u32
+    }
+
+    /// The route from GPU `src_rank` to GPU `dst_rank`; empty when they are the same GPU.
+    ///
+    /// Panics when a rank is not a GPU of the topology.
+    pub fn route(&self, src_rank: u32, dst_rank: u32) -> Route {
+        let mut links = Vec::with_capacity(8);
+        self.route_into(src_rank, dst_rank, &mut links);
+        Route { links }
+    }
+
+    /// Like [`Topology::route`], appending the edges to `out` (which is not cleared), so that a
+    /// caller routing many flows can reuse one buffer.
+    pub fn route_into(&self, src_rank: u32, dst_rank: u32, out: &mut Vec<EdgeIndex>) {
+        let n = self.gpu_count();
+        assert!(
+            src_rank < n && dst_rank < n,
+            "route {src_rank} -> {dst_rank}: the topology has GPUs 0..{n}"
+        );
+        if src_rank == dst_rank {
+            return;
+        }
+        self.routing
+            .route(self.gpus_per_node, src_rank, dst_rank, out);
+    }
+
+    /// One-way latency of a route: the sum of its links' latencies, seconds.
+    pub fn route_latency(&self, route: &Route) -> f64 {
+        route.links.iter().map(|&e| self.graph[e].latency).sum()
+    }
+
+    /// The smallest bandwidth along a route (bytes/s; infinite for an empty route).
+    pub fn route_bandwidth(&self, route: &Route) -> f64 {
+        route
+            .links
+            .iter()
+            .map(|&e| self.graph[e].bandwidth)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The directed link `e`.
+    pub fn link(&self, e: EdgeIndex) -> &Link {
+        &self.graph[e]
+    }
+
+    /// The two ends (from, to) of the directed link `e`.
+    pub fn ends(&self, e: EdgeIndex) -> (NodeIndex, NodeIndex) {
+        self.graph
+            .edge_endpoints(e)
+            .expect("an edge of this topology")
+    }
+
+    /// The device named `name`, if any (linear search: for tests and tools, not hot paths).
+    pub fn find(&self, name: &str) -> Option<NodeIndex> {
+        self.graph
+            .node_indices()
+            .find(|&v| self.graph[v].name == name)
+    }
+
+    /// How many devices of each kind the graph holds, e.g. to print a summary.
+    pub fn count(&self, kind: fn(&DeviceKind) -> bool) -> usize {
+        self.graph.node_weights().filter(|d| kind(&d.kind)).count()
+    }
+}
+
+/// Accumulates the graph while the parts are built.
+pub(crate) struct Builder {
+    pub graph: DiGraph<Device, Link>,
+    /// GPU vertices by rank, filled by the intra-node part (or the graph file).
+    pub gpus: Vec<NodeIndex>,
+}
+
+impl Builder {
+    fn with_capacity(spec: &TopologySpec) -> Builder {
+        let gpus = spec.nodes as usize * spec.gpus_per_node as usize;
+        // GPUs, a switch or two and NICs per node, and a few switches: a guess, not a bound.
+        let vertices = gpus * 2 + spec.nodes as usize * (2 + spec.nics_per_node as usize);
+        Builder {
+            graph: DiGraph::with_capacity(vertices, vertices * 4),
+            gpus: vec![NodeIndex::end(); gpus],
+        }
+    }
+
+    pub fn device(&mut self, kind: DeviceKind, name: String, node: Option<u32>) -> NodeIndex {
+        self.graph.add_node(Device { kind, name, node })
+    }
+
+    /// Adds a GPU vertex of `rank` on `node` and records it.
+    pub fn gpu(&mut self, rank: u32, node: u32, local: u32) -> NodeIndex {
+        let v = self.device(
+            DeviceKind::Gpu { rank },
+            format!("node{node}/gpu{local}"),
+            Some(node),
+        );
+        self.gpus[rank as usize] = v;
+        v
+    }
+
+    /// Adds a physical link as two directed edges with the same bandwidth and latency: returns
+    /// (a -> b, b -> a).
+    pub fn link(
+        &mut self,
+        a: NodeIndex,
+        b: NodeIndex,
+        kind: LinkKind,
+        bandwidth: f64,
+        latency: f64,
+    ) -> (EdgeIndex, EdgeIndex) {
+        let link = Link {
+            kind,
+            bandwidth,
+            latency,
+        };
+        let ab = self.graph.add_edge(a, b, link.clone());
+        let ba = self.graph.add_edge(b, a, link);
+        (ab, ba)
+    }
+}
+
+/// Shared checks for the unit tests of every builder.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// Every route between every pair of GPUs starts at the source, ends at the destination and
+    /// is connected; intra-node routes stay inside the node. Returns the routes' total length.
+    pub fn check_all_routes(t: &Topology) -> usize {
+        let mut total = 0;
+        for s in 0..t.gpu_count() {
+            for d in 0..t.gpu_count() {
+                let r = t.route(s, d);
+                check_route(t, s, d, &r);
+                total += r.len();
+            }
+        }
+        total
+    }
+
+    pub fn check_route(t: &Topology, s: u32, d: u32, r: &Route) {
+        if s == d {
+            assert!(r.is_empty());
+            return;
+        }
+        assert!(!r.is_empty(), "{s} -> {d}: empty route");
+        let mut at = t.gpus[s as usize];
+        for &e in &r.links {
+            let (from, to) = t.ends(e);
+            assert_eq!(
+                from, at,
+                "{s} -> {d}: route is not connected at {}",
+                t.graph[at].name
+            );
+            at = to;
+        }
+        assert_eq!(at, t.gpus[d as usize], "{s} -> {d}: ends elsewhere");
+        let g = t.gpus_per_node;
+        if s / g == d / g && t.spec.inter != InterKind::Graph {
+            for &e in &r.links {
+                let (_, to) = t.ends(e);
+                assert_eq!(
+                    t.graph[to].node,
+                    Some(s / g),
+                    "{s} -> {d}: intra-node route leaves the node"
+                );
+            }
+        }
+        // No vertex twice.
+        let mut seen: Vec<NodeIndex> = r.links.iter().map(|&e| t.ends(e).1).collect();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), r.len(), "{s} -> {d}: route revisits a vertex");
+    }
+
+    pub fn names(t: &Topology, r: &Route) -> Vec<String> {
+        let mut v = vec![];
+        if let Some(&first) = r.links.first() {
+            v.push(t.graph[t.ends(first).0].name.clone());
+        }
+        for &e in &r.links {
+            v.push(t.graph[t.ends(e).1].name.clone());
+        }
+        v
+    }
+}

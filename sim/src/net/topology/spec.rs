@@ -1,0 +1,447 @@
+//! What to build: [`TopologySpec`], a plain description of the cluster's wiring, and how it is read
+//! from a scenario's `[cluster]` section.
+//!
+//! Units: bandwidths in bytes/s per direction, latencies in seconds. Defaults ([`TopologySpec::new`])
+//! describe an H100 HGX server (NVSwitch, 450 GB/s per GPU, 8 NICs of 400 Gb/s) on a
+//! non-blocking fat-tree.
+
+use crate::hw::gpu::{GpuSpec, IntraLinkKind};
+use crate::net::Fabric;
+use crate::scenario::cluster::{self, ClusterSection, MeshShape};
+use std::path::{Path, PathBuf};
+
+/// How the GPUs of one server are joined.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IntraKind {
+    /// One up/down link pair per GPU to a non-blocking NVSwitch vertex.
+    NvSwitch,
+    /// Direct GPU-GPU NVLinks between every pair, each GPU's bandwidth split over its peers.
+    NvLinkMesh,
+    /// GPUs 2i and 2i+1 joined by NVLink; pairs talk over PCIe through the host.
+    NvLinkPairs,
+    /// PCIe only: two GPUs per PCIe switch, switches under the host.
+    Pcie,
+}
+
+/// How servers are joined.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InterKind {
+    FatTree,
+    RailOptimized,
+    Torus2d,
+    Torus3d,
+    Wan,
+    /// An explicit graph file; replaces the intra-node part too.
+    Graph,
+}
+
+impl InterKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            InterKind::FatTree => "fat-tree",
+            InterKind::RailOptimized => "rail-optimized",
+            InterKind::Torus2d => "torus-2d",
+            InterKind::Torus3d => "torus-3d",
+            InterKind::Wan => "wan",
+            InterKind::Graph => "graph",
+        }
+    }
+}
+
+impl IntraKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            IntraKind::NvSwitch => "nvswitch",
+            IntraKind::NvLinkMesh => "nvlink-mesh",
+            IntraKind::NvLinkPairs => "nvlink-pairs",
+            IntraKind::Pcie => "pcie",
+        }
+    }
+}
+
+/// Where an explicit graph comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GraphSource {
+    File(PathBuf),
+    /// The file's text itself (tests, generated graphs).
+    Inline(String),
+}
+
+/// Everything [`Topology::build`](super::Topology::build) needs. Bandwidths are bytes/s per
+/// direction, latencies seconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopologySpec {
+    pub nodes: u32,
+    pub gpus_per_node: u32,
+
+    pub intra: IntraKind,
+    /// Per GPU: to its NVSwitch, or in total over its mesh links.
+    pub intra_bandwidth: f64,
+    /// GPU to GPU inside a server.
+    pub intra_latency: f64,
+    /// Per GPU: its PCIe link to a PCIe switch or to its NIC.
+    pub pcie_bandwidth: f64,
+
+    pub inter: InterKind,
+    /// Per NIC.
+    pub nic_bandwidth: f64,
+    pub nics_per_node: u32,
+    /// Leaf downlink capacity over uplink capacity (1.0 = non-blocking).
+    pub oversubscription: f64,
+    /// Server to server through one leaf (or to the neighbouring torus router).
+    pub inter_latency: f64,
+    /// Added by every hop between switches (leaf-spine, spine-core, router-router).
+    pub switch_latency: f64,
+    /// NIC ports per leaf switch.
+    pub leaf_downlinks: u32,
+    /// Spine switches per pod; `None`: one per leaf uplink port, ceil(leaf_downlinks / oversubscription).
+    pub spines: Option<u32>,
+    /// Pods of a fat-tree or rail-optimized network (1 = no core layer).
+    pub pods: u32,
+    /// Pod spine downlink capacity over uplink capacity to the core.
+    pub pod_oversubscription: f64,
+    /// Nodes along each torus dimension; `None`: the most square (cubic) factorisation.
+    pub torus_dims: Option<Vec<u32>>,
+    /// Each torus router-to-router link; `None`: nics_per_node x nic_bandwidth / (2 x dimensions).
+    pub torus_link_bandwidth: Option<f64>,
+    /// WAN sites.
+    pub sites: u32,
+    pub wan_bandwidth: f64,
+    pub wan_latency: f64,
+    /// Required by [`InterKind::Graph`].
+    pub graph: Option<GraphSource>,
+}
+
+/// Default PCIe bandwidth per GPU: PCIe Gen5 x16, about 64 GB/s per direction.
+pub const DEFAULT_PCIE_BANDWIDTH: f64 = 64e9;
+/// Default leaf radix towards NICs.
+pub const DEFAULT_LEAF_DOWNLINKS: u32 = 32;
+/// Default latency per switch-to-switch hop: a switch traversal and a few metres of cable.
+pub const DEFAULT_SWITCH_LATENCY_S: f64 = 0.25e-6;
+/// Default WAN link: 400 Gb/s.
+pub const DEFAULT_WAN_BANDWIDTH: f64 = 50e9;
+/// Default WAN latency: about 200 km of fibre at 5 us/km.
+pub const DEFAULT_WAN_LATENCY_S: f64 = 1e-3;
+
+impl TopologySpec {
+    /// An H100 HGX cluster of `nodes` x `gpus_per_node` on a non-blocking fat-tree.
+    pub fn new(nodes: u32, gpus_per_node: u32) -> TopologySpec {
+        TopologySpec {
+            nodes,
+            gpus_per_node,
+            intra: IntraKind::NvSwitch,
+            intra_bandwidth: 450e9,
+            intra_latency: Fabric::INTRA_LATENCY_S,
+            pcie_bandwidth: DEFAULT_PCIE_BANDWIDTH,
+            inter: InterKind::FatTree,
+            nic_bandwidth: 50e9,
+            nics_per_node: gpus_per_node,
+            oversubscription: 1.0,
+            inter_latency: Fabric::INTER_LATENCY_S,
+            switch_latency: DEFAULT_SWITCH_LATENCY_S,
+            leaf_downlinks: DEFAULT_LEAF_DOWNLINKS,
+            spines: None,
+            pods: 1,
+            pod_oversubscription: 1.0,
+            torus_dims: None,
+            torus_link_bandwidth: None,
+            sites: 2,
+            wan_bandwidth: DEFAULT_WAN_BANDWIDTH,
+            wan_latency: DEFAULT_WAN_LATENCY_S,
+            graph: None,
+        }
+    }
+
+    /// The spec of an analytical [`Fabric`] (its sizes, bandwidths and latencies), with `intra`
+    /// and `inter` wiring and the defaults of [`TopologySpec::new`] for the rest.
+    pub fn from_fabric(f: &Fabric, intra: IntraKind, inter: InterKind) -> TopologySpec {
+        TopologySpec {
+            intra,
+            intra_bandwidth: f.intra_bandwidth,
+            intra_latency: f.intra_latency,
+            inter,
+            nic_bandwidth: f.nic_bandwidth,
+            nics_per_node: f.nics_per_node,
+            oversubscription: f.oversubscription,
+            inter_latency: f.inter_latency,
+            ..TopologySpec::new(f.nodes, f.gpus_per_node)
+        }
+    }
+
+    /// The spec of a scenario's `[cluster]`: sizes, bandwidths and latencies from the resolved
+    /// `fabric` (where the workload already applied its defaults), the GPU's usual intra-node
+    /// link and PCIe bandwidth from `gpu`, and the topology keys from `cluster`. A relative
+    /// `graph_file` is taken relative to `base_dir` (the scenario file's directory).
+    pub fn from_cluster(
+        cluster: &ClusterSection,
+        fabric: &Fabric,
+        gpu: &GpuSpec,
+        base_dir: Option<&Path>,
+    ) -> Result<TopologySpec, String> {
+        let intra_s = cluster.intra_node.clone().unwrap_or_default();
+        let inter_s = cluster.inter_node.clone().unwrap_or_default();
+        let link = intra_s.link.unwrap_or(match gpu.intra_link {
+            IntraLinkKind::NvSwitch => cluster::IntraLink::Nvswitch,
+            IntraLinkKind::Mesh => cluster::IntraLink::NvlinkMesh,
+            IntraLinkKind::Pcie => cluster::IntraLink::Pcie,
+        });
+        let intra = match (link, intra_s.mesh) {
+            (cluster::IntraLink::NvlinkMesh, Some(MeshShape::Pairs)) => IntraKind::NvLinkPairs,
+            (cluster::IntraLink::NvlinkMesh, _) => IntraKind::NvLinkMesh,
+            (_, Some(_)) => {
+                return Err(
+                    "cluster.intra_node.mesh applies only to link = \"nvlink-mesh\"".to_string(),
+                );
+            }
+            (cluster::IntraLink::Nvswitch, None) => IntraKind::NvSwitch,
+            (cluster::IntraLink::Pcie, None) => IntraKind::Pcie,
+        };
+        let inter = match inter_s.topology.unwrap_or(cluster::Topology::FatTree) {
+            cluster::Topology::FatTree => InterKind::FatTree,
+            cluster::Topology::RailOptimized => InterKind::RailOptimized,
+            cluster::Topology::Torus2d => InterKind::Torus2d,
+            cluster::Topology::Torus3d => InterKind::Torus3d,
+            cluster::Topology::Wan => InterKind::Wan,
+            cluster::Topology::Graph => InterKind::Graph,
+        };
+        let mut spec = TopologySpec::from_fabric(fabric, intra, inter);
+        spec.pcie_bandwidth = intra_s.pcie_bandwidth.map_or(gpu.pcie_bandwidth, |b| b.0);
+        if let Some(n) = inter_s.leaf_downlinks {
+            spec.leaf_downlinks = n;
+        }
+        spec.spines = inter_s.spines;
+        if let Some(p) = inter_s.pods {
+            spec.pods = p;
+        }
+        if let Some(o) = inter_s.pod_oversubscription {
+            spec.pod_oversubscription = o;
+        }
+        spec.torus_dims = inter_s.torus_dims.clone();
+        spec.torus_link_bandwidth = inter_s.torus_link_bandwidth.map(|b| b.0);
+        if let Some(s) = inter_s.sites {
+            spec.sites = s;
+        }
+        if let Some(b) = inter_s.wan_bandwidth {
+            spec.wan_bandwidth = b.0;
+        }
+        if let Some(d) = inter_s.wan_latency {
+            spec.wan_latency = d.secs();
+        }
+        spec.graph = inter_s.graph_file.as_ref().map(|f| {
+            let p = Path::new(f);
+            GraphSource::File(match base_dir {
+                Some(dir) if p.is_relative() => dir.join(p),
+                _ => p.to_path_buf(),
+            })
+        });
+        if spec.inter == InterKind::Graph && spec.graph.is_none() {
+            return Err(
+                "topology = \"graph\" needs graph_file in [cluster.inter_node], e.g. graph_file = \"cluster-graph.toml\""
+                    .to_string(),
+            );
+        }
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// A readable name, e.g. "nvswitch + rail-optimized (4 pods)".
+    pub fn name(&self) -> String {
+        if self.inter == InterKind::Graph {
+            return "graph".to_string();
+        }
+        let mut s = format!("{} + {}", self.intra.name(), self.inter.name());
+        if self.pods > 1 && matches!(self.inter, InterKind::FatTree | InterKind::RailOptimized) {
+            s += &format!(" ({} pods)", self.pods);
+        }
+        if self.inter == InterKind::Wan {
+            s += &format!(" ({} sites)", self.sites);
+        }
+        s
+    }
+
+    /// Checks what every builder relies on; each builder checks its own shape.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.nodes == 0 || self.gpus_per_node == 0 {
+            return Err(format!(
+                "a cluster needs at least one node of at least one GPU, not {} x {}",
+                self.nodes, self.gpus_per_node
+            ));
+        }
+        if self.nodes as u64 * self.gpus_per_node as u64 > u32::MAX as u64 / 4 {
+            return Err(format!(
+                "{} x {} GPUs is too many to build a graph of",
+                self.nodes, self.gpus_per_node
+            ));
+        }
+        if self.inter == InterKind::Graph {
+            return match self.graph {
+                Some(_) => Ok(()),
+                None => Err("a graph topology needs a graph file".to_string()),
+            };
+        }
+        let positive = |what: &str, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(format!("{what} must be positive and finite, not {v}"))
+            }
+        };
+        let non_negative = |what: &str, v: f64| {
+            if v >= 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(format!("{what} must be non-negative and finite, not {v}"))
+            }
+        };
+        if self.gpus_per_node > 1 {
+            positive("the intra-node bandwidth", self.intra_bandwidth)?;
+        }
+        non_negative("the intra-node latency", self.intra_latency)?;
+        if matches!(self.intra, IntraKind::Pcie | IntraKind::NvLinkPairs) || self.nodes > 1 {
+            positive("the PCIe bandwidth", self.pcie_bandwidth)?;
+        }
+        if self.nodes == 1 {
+            return Ok(());
+        }
+        positive("the NIC bandwidth", self.nic_bandwidth)?;
+        if self.nics_per_node == 0 {
+            return Err("a cluster of several nodes needs at least one NIC per node".to_string());
+        }
+        if !(self.oversubscription >= 1.0 && self.oversubscription.is_finite()) {
+            return Err(format!(
+                "oversubscription {} must be 1.0 (non-blocking) or more",
+                self.oversubscription
+            ));
+        }
+        if !(self.pod_oversubscription >= 1.0 && self.pod_oversubscription.is_finite()) {
+            return Err(format!(
+                "pod_oversubscription {} must be 1.0 (non-blocking) or more",
+                self.pod_oversubscription
+            ));
+        }
+        non_negative("the inter-node latency", self.inter_latency)?;
+        non_negative("the switch latency", self.switch_latency)?;
+        if self.leaf_downlinks == 0 {
+            return Err("a leaf switch needs at least one downlink".to_string());
+        }
+        if self.spines == Some(0) {
+            return Err("spines = 0: a pod of several leaves needs at least one spine".to_string());
+        }
+        if self.pods == 0 {
+            return Err("pods must be at least 1".to_string());
+        }
+        let clos = matches!(self.inter, InterKind::FatTree | InterKind::RailOptimized);
+        if clos && self.pods > self.nodes {
+            return Err(format!(
+                "{} pods need at least {} nodes, the cluster has {}",
+                self.pods, self.pods, self.nodes
+            ));
+        }
+        if self.inter == InterKind::Wan {
+            if self.sites < 2 {
+                return Err(format!("a WAN needs at least 2 sites, not {}", self.sites));
+            }
+            if self.sites > self.nodes {
+                return Err(format!(
+                    "{} sites need at least {} nodes, the cluster has {}",
+                    self.sites, self.sites, self.nodes
+                ));
+            }
+            positive("the WAN bandwidth", self.wan_bandwidth)?;
+            non_negative("the WAN latency", self.wan_latency)?;
+        }
+        if let Some(b) = self.torus_link_bandwidth {
+            positive("the torus link bandwidth", b)?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits `n` things into `parts` contiguous blocks whose sizes differ by at most one: block `i`
+/// is `start(i)..start(i + 1)`.
+pub(crate) fn block_start(n: u32, parts: u32, i: u32) -> u32 {
+    (n as u64 * i as u64 / parts as u64) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_cluster_reads_the_new_keys() {
+        let text = r#"
+            gpu = "A100"
+            nodes = 4
+            gpus_per_node = 8
+            [intra_node]
+            link = "nvlink-mesh"
+            mesh = "pairs"
+            pcie_bandwidth = "32 GB/s"
+            [inter_node]
+            topology = "rail-optimized"
+            nic_bandwidth = "200 Gb/s"
+            pods = 2
+            pod_oversubscription = 2.0
+            leaf_downlinks = 16
+        "#;
+        let c: ClusterSection = toml::from_str(text).unwrap();
+        let gpu = crate::hw::gpu::find("A100").unwrap();
+        let fabric = Fabric {
+            nodes: 4,
+            gpus_per_node: 8,
+            intra_bandwidth: 300e9,
+            intra_latency: 1.5e-6,
+            intra_efficiency: 1.0,
+            nic_bandwidth: 25e9,
+            nics_per_node: 8,
+            oversubscription: 1.0,
+            inter_latency: 5e-6,
+            inter_efficiency: 1.0,
+        };
+        let s = TopologySpec::from_cluster(&c, &fabric, gpu, None).unwrap();
+        assert_eq!(s.intra, IntraKind::NvLinkPairs);
+        assert_eq!(s.inter, InterKind::RailOptimized);
+        assert_eq!(s.pcie_bandwidth, 32e9);
+        assert_eq!(
+            (s.pods, s.pod_oversubscription, s.leaf_downlinks),
+            (2, 2.0, 16)
+        );
+        assert_eq!(s.nic_bandwidth, 25e9);
+    }
+
+    #[test]
+    fn graph_needs_a_file_and_mesh_needs_a_mesh() {
+        let gpu = crate::hw::gpu::find("H100").unwrap();
+        let fabric = Fabric {
+            nodes: 2,
+            gpus_per_node: 8,
+            intra_bandwidth: 450e9,
+            intra_latency: 1.5e-6,
+            intra_efficiency: 1.0,
+            nic_bandwidth: 50e9,
+            nics_per_node: 8,
+            oversubscription: 1.0,
+            inter_latency: 5e-6,
+            inter_efficiency: 1.0,
+        };
+        let c: ClusterSection = toml::from_str("[inter_node]\ntopology = \"graph\"").unwrap();
+        let e = TopologySpec::from_cluster(&c, &fabric, gpu, None).unwrap_err();
+        assert!(e.contains("graph_file"), "{e}");
+        let c: ClusterSection =
+            toml::from_str("[intra_node]\nlink = \"pcie\"\nmesh = \"pairs\"").unwrap();
+        let e = TopologySpec::from_cluster(&c, &fabric, gpu, None).unwrap_err();
+        assert!(e.contains("nvlink-mesh"), "{e}");
+        let c: ClusterSection =
+            toml::from_str("[inter_node]\ntopology = \"graph\"\ngraph_file = \"g.toml\"").unwrap();
+        let s = TopologySpec::from_cluster(&c, &fabric, gpu, Some(Path::new("/x"))).unwrap();
+        assert_eq!(s.graph, Some(GraphSource::File(PathBuf::from("/x/g.toml"))));
+    }
+
+    #[test]
+    fn blocks_are_balanced() {
+        let sizes: Vec<u32> = (0..3)
+            .map(|i| block_start(10, 3, i + 1) - block_start(10, 3, i))
+            .collect();
+        assert_eq!(sizes, vec![3, 3, 4]);
+    }
+}
