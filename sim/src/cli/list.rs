@@ -65,26 +65,10 @@ pub fn models() -> String {
 }
 
 pub fn topologies() -> String {
-    let rows = [
-        (
-            "fat-tree",
-            "modelled",
-            "leaf/spine Clos; `oversubscription` divides inter-node bandwidth",
-        ),
-        (
-            "rail-optimized",
-            "modelled",
-            "NIC i of every node on rail switch i",
-        ),
-        ("torus-2d", "not yet", "TPU-style 2-D torus"),
-        ("torus-3d", "not yet", "TPU-style 3-D torus"),
-        ("wan", "not yet", "sites joined by long-haul links"),
-        ("graph", "not yet", "explicit graph from a file"),
-    ];
     let mut out = String::new();
-    let _ = writeln!(out, "{:<16} {:<10} description", "topology", "status");
-    for (name, status, what) in rows {
-        let _ = writeln!(out, "{name:<16} {status:<10} {what}");
+    for entry in clustersim::net::topology::catalog() {
+        let _ = writeln!(out, "{:<16} {}", entry.name, entry.description);
+        let _ = writeln!(out, "{:<16} selected by {}", "", entry.select);
     }
     out
 }

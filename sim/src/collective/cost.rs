@@ -174,8 +174,18 @@ fn price_schedule(
     })
 }
 
-/// Prices `c` on `topo`. `Auto` compares every algorithm that applies with the analytical tier and
-/// prices the fastest with the chosen tier.
+/// The algorithms `Auto` chooses among: NCCL's own (ring, tree, in-switch reduction) and direct
+/// exchanges. Halving-doubling and hierarchical are MPI-style algorithms NCCL does not run; they
+/// are priced only when asked for by name.
+pub const AUTO_CANDIDATES: [Algorithm; 4] = [
+    Algorithm::Ring,
+    Algorithm::Tree,
+    Algorithm::Nvls,
+    Algorithm::Direct,
+];
+
+/// Prices `c` on `topo`. `Auto` compares the algorithms NCCL would consider with the analytical
+/// tier and prices the fastest with the chosen tier.
 pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<CollectiveCost, String> {
     if let Some(&r) = c
         .group
@@ -200,7 +210,7 @@ pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<Collec
         return price_schedule(topo, c, c.algorithm, &schedule, options, options.tier);
     }
     let mut best: Option<(f64, Algorithm, Schedule)> = None;
-    for algorithm in Algorithm::CONCRETE {
+    for algorithm in AUTO_CANDIDATES {
         if algorithm == Algorithm::Nvls && !options.nvls_available {
             continue;
         }

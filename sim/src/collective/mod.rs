@@ -8,7 +8,6 @@ pub mod algorithm;
 pub mod cost;
 pub mod group;
 pub mod op;
-pub mod ring;
 pub mod schedule;
 
 pub use algorithm::Algorithm;

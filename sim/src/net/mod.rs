@@ -7,5 +7,5 @@ pub mod flow;
 pub mod tier;
 pub mod topology;
 
-pub use fabric::{Fabric, GroupShape};
+pub use fabric::Fabric;
 pub use topology::Topology;

@@ -201,3 +201,63 @@ pub fn switch_of(topo: &Topology, gpu: NodeIndex) -> Option<NodeIndex> {
         .neighbors(gpu)
         .find(|&v| topo.graph[v].kind == super::topology::DeviceKind::NvSwitch)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::topology::spec::{InterKind, TopologySpec};
+
+    fn placed(topo: &Topology, pairs: &[(u32, u32)], bytes: f64) -> Vec<Placed> {
+        pairs
+            .iter()
+            .map(|&(a, b)| {
+                let route = topo.route(a, b);
+                Placed {
+                    latency: topo.route_latency(&route),
+                    links: route.links,
+                    bytes,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tiers_agree_when_no_link_is_shared() {
+        let mut spec = TopologySpec::new(2, 8);
+        spec.inter = InterKind::RailOptimized;
+        let topo = Topology::build(&spec).unwrap();
+        let cap = capacities(&topo, &Efficiency::DEFAULT, None);
+        for bytes in [1e3, 1e6, 1e9] {
+            // Disjoint pairs inside node 0.
+            let t = placed(&topo, &[(0, 1), (2, 3), (4, 5)], bytes);
+            let a = price(Tier::Analytical, &cap, &t);
+            let f = price(Tier::Flow, &cap, &t);
+            assert!(
+                (a.seconds - f.seconds).abs() <= 1e-12 + 1e-9 * a.seconds,
+                "{a:?} {f:?}"
+            );
+            // Same-rail pairs between the nodes.
+            let t = placed(&topo, &[(1, 9), (2, 10)], bytes);
+            let a = price(Tier::Analytical, &cap, &t);
+            let f = price(Tier::Flow, &cap, &t);
+            assert!(
+                (a.seconds - f.seconds).abs() <= 1e-12 + 1e-9 * a.seconds,
+                "{a:?} {f:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_flow_tier_sees_contention_the_analytical_tier_does_not() {
+        let topo = Topology::build(&TopologySpec::new(1, 8)).unwrap();
+        let cap = capacities(&topo, &Efficiency::DEFAULT, None);
+        // Seven GPUs send to GPU 0 at once: they share its NVSwitch downlink.
+        let senders: Vec<(u32, u32)> = (1..8).map(|s| (s, 0)).collect();
+        let t = placed(&topo, &senders, 1e9);
+        let a = price(Tier::Analytical, &cap, &t);
+        let f = price(Tier::Flow, &cap, &t);
+        let ratio = (f.seconds - t[0].latency) / (a.seconds - t[0].latency);
+        assert!((ratio - 7.0).abs() < 1e-6, "{ratio}");
+        assert!((f.peak_load - 1.0).abs() < 1e-9);
+    }
+}

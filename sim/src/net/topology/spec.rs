@@ -391,12 +391,10 @@ mod tests {
             gpus_per_node: 8,
             intra_bandwidth: 300e9,
             intra_latency: 1.5e-6,
-            intra_efficiency: 1.0,
             nic_bandwidth: 25e9,
             nics_per_node: 8,
             oversubscription: 1.0,
             inter_latency: 5e-6,
-            inter_efficiency: 1.0,
         };
         let s = TopologySpec::from_cluster(&c, &fabric, gpu, None).unwrap();
         assert_eq!(s.intra, IntraKind::NvLinkPairs);
@@ -417,12 +415,10 @@ mod tests {
             gpus_per_node: 8,
             intra_bandwidth: 450e9,
             intra_latency: 1.5e-6,
-            intra_efficiency: 1.0,
             nic_bandwidth: 50e9,
             nics_per_node: 8,
             oversubscription: 1.0,
             inter_latency: 5e-6,
-            inter_efficiency: 1.0,
         };
         let c: ClusterSection = toml::from_str("[inter_node]\ntopology = \"graph\"").unwrap();
         let e = TopologySpec::from_cluster(&c, &fabric, gpu, None).unwrap_err();

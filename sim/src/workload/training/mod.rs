@@ -126,7 +126,8 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
         },
         "fidelity": {
             "compute": "roofline",
-            "network": "analytical",
+            "network": setup.tier.name(),
+            "topology": setup.topology.name,
             "symmetry": format!(
                 "1 of {} data-parallel replicas simulated: replicas are identical and reduce in lockstep",
                 setup.dp

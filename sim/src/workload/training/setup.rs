@@ -4,7 +4,10 @@
 use crate::hw::{Dtype, GpuSpec, gpu};
 use crate::model::{Transformer, preset};
 use crate::net::Fabric;
-use crate::scenario::cluster::{IntraLink, Topology};
+use crate::net::Topology;
+use crate::net::tier::Tier;
+use crate::net::topology::spec::{IntraKind, TopologySpec};
+use crate::scenario::cluster::IntraLink;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::parallel::Recompute;
 use crate::scenario::{NetworkTier, Scenario, suggest};
@@ -14,6 +17,11 @@ use crate::scenario::{NetworkTier, Scenario, suggest};
 pub struct Training {
     pub gpu: &'static GpuSpec,
     pub fabric: Fabric,
+    pub topology: Topology,
+    /// Network tier that prices the collectives.
+    pub tier: Tier,
+    /// Whether the NVSwitches can reduce in the switch (NCCL's NVLS).
+    pub in_switch_reduction: bool,
     pub model: Transformer,
     pub dp: u32,
     pub micro_batch: u32,
@@ -116,16 +124,6 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         }
     };
     let inter = f.cluster.inter_node.clone().unwrap_or_default();
-    if let Some(t) = inter.topology
-        && !matches!(t, Topology::FatTree | Topology::RailOptimized)
-    {
-        return Err(s
-            .error_at(
-                "cluster.inter_node.topology",
-                format!("topology \"{}\" is not modelled by this version", t.name()),
-            )
-            .with_help("topologies modelled here: \"fat-tree\", \"rail-optimized\""));
-    }
     let nic_bandwidth = match (inter.nic_bandwidth, nodes) {
         (Some(b), _) => b.0,
         (None, 1) => 0.0,
@@ -161,13 +159,25 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         gpus_per_node,
         intra_bandwidth,
         intra_latency: intra.latency.map_or(Fabric::INTRA_LATENCY_S, |d| d.secs()),
-        intra_efficiency: Fabric::NVLINK_EFFICIENCY,
         nic_bandwidth,
         nics_per_node,
         oversubscription,
         inter_latency: inter.latency.map_or(Fabric::INTER_LATENCY_S, |d| d.secs()),
-        inter_efficiency: Fabric::NETWORK_EFFICIENCY,
     };
+
+    let base_dir = s.source.path.parent();
+    let spec = TopologySpec::from_cluster(&f.cluster, &fabric, gpu, base_dir)
+        .map_err(|e| s.error_at("cluster.inter_node", e))?;
+    let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
+    let tier = match f.sim.network {
+        Some(NetworkTier::Flow) => Tier::Flow,
+        Some(NetworkTier::Analytical) => Tier::Analytical,
+        None => {
+            assumptions.push("analytical network tier (no contention)".into());
+            Tier::Analytical
+        }
+    };
+    let in_switch_reduction = gpu.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
 
     let model = resolve_model(s, gpu, &mut assumptions)?;
     let gpus = nodes * gpus_per_node;
@@ -236,17 +246,12 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
                 "stages modelled here: 0, 1 (optimizer states sharded), 2 (gradients too)",
             ));
     }
-    if f.sim.network == Some(NetworkTier::Flow) {
-        return Err(s
-            .error_at(
-                "sim.network",
-                "the flow-level network model is not available in this version",
-            )
-            .with_help("use network = \"analytical\" (or remove the key)"));
-    }
     Ok(Training {
         gpu,
         fabric,
+        topology,
+        tier,
+        in_switch_reduction,
         model,
         dp,
         micro_batch,

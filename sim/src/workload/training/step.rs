@@ -15,12 +15,12 @@
 //! Ignored: dropout kernels, the embedding's backward scatter (small), data loading.
 
 use super::setup::Training;
-use crate::collective::ring;
+use crate::collective::cost::{Collective, Options, cost};
+use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::engine::SimTime;
 use crate::exec::{Graph, LaneId, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, Dtype, Kernel};
 use crate::model::Transformer;
-use crate::net::GroupShape;
 use crate::scenario::parallel::Recompute;
 use std::borrow::Cow;
 
@@ -154,6 +154,8 @@ pub struct StepBuilder<'a> {
     compute_lane: LaneId,
     comm_lane: LaneId,
     last: Option<OpId>,
+    /// Collective prices by (operation, bytes): buckets repeat the same few sizes.
+    priced: Vec<(CollectiveOp, f64, f64)>,
 }
 
 impl<'a> StepBuilder<'a> {
@@ -168,6 +170,7 @@ impl<'a> StepBuilder<'a> {
             compute_lane,
             comm_lane,
             last: None,
+            priced: Vec::new(),
         }
     }
 
@@ -223,7 +226,7 @@ impl<'a> StepBuilder<'a> {
                 duration: SimTime::from_secs_f64(seconds),
                 flops: 0.0,
                 bytes,
-                tier: "analytical",
+                tier: self.setup.tier.name(),
                 layer: None,
                 micro_batch: None,
                 model_flops: true,
@@ -232,21 +235,38 @@ impl<'a> StepBuilder<'a> {
         )
     }
 
-    /// Time of the gradient reduction of `bytes` across the data-parallel group.
-    fn reduce_seconds(&self, bytes: f64) -> f64 {
-        let group = self.dp_group();
-        let all_reduce = ring::all_reduce(&self.setup.fabric, group, bytes);
-        if self.setup.zero >= 1 {
-            // A reduce-scatter is the first half of a ring all-reduce.
-            all_reduce / 2.0
-        } else {
-            all_reduce
+    /// Seconds of `op` over the data-parallel group, priced on the topology with the scenario's
+    /// network tier and NCCL's algorithm choice.
+    fn collective_seconds(&mut self, op: CollectiveOp, bytes: f64) -> f64 {
+        if let Some(&(_, _, secs)) = self.priced.iter().find(|(o, b, _)| *o == op && *b == bytes) {
+            return secs;
         }
+        let s = self.setup;
+        let c = Collective {
+            op,
+            algorithm: Algorithm::Auto,
+            group: Group::first(s.dp, s.fabric.gpus_per_node),
+            bytes,
+            compression: None,
+        };
+        let mut options = Options::new(s.tier);
+        options.nvls_available = s.in_switch_reduction;
+        let secs = cost(&s.topology, &c, &options)
+            .expect("data-parallel groups are contiguous ranks of the cluster, which every algorithm serves")
+            .seconds;
+        self.priced.push((op, bytes, secs));
+        secs
     }
 
-    fn dp_group(&self) -> GroupShape {
-        let ranks: Vec<u32> = (0..self.setup.dp).collect();
-        GroupShape::of(&ranks, self.setup.fabric.gpus_per_node)
+    /// Time of the gradient reduction of `bytes` across the data-parallel group: an all-reduce,
+    /// or with ZeRO a reduce-scatter.
+    fn reduce_seconds(&mut self, bytes: f64) -> f64 {
+        let op = if self.setup.zero >= 1 {
+            CollectiveOp::ReduceScatter
+        } else {
+            CollectiveOp::AllReduce
+        };
+        self.collective_seconds(op, bytes)
     }
 
     /// Builds the whole step.
@@ -369,9 +389,9 @@ impl<'a> StepBuilder<'a> {
             &deps,
         );
         if s.zero >= 1 && s.dp > 1 {
-            // All-gather the updated bf16 weights: the second half of a ring all-reduce.
+            // All-gather the updated 16-bit weights.
             let bytes = params * e;
-            let secs = ring::all_reduce(&s.fabric, self.dp_group(), bytes) / 2.0;
+            let secs = self.collective_seconds(CollectiveOp::AllGather, bytes);
             self.communication("param_all_gather", secs, bytes, &[opt]);
         }
         self.graph

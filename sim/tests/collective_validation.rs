@@ -1,0 +1,224 @@
+//! Collectives against measurements: NCCL's published bus bandwidths on 8 H100 (NVIDIA/nccl
+//! issue 1455, in shared/validation/published.json) and Vidur's all-reduce and send/recv tables
+//! on A100 and H100 boxes (shared/data/vidur-profiles/network). Prints every figure it compares.
+//!
+//! Only intra-box rows of the Vidur tables are compared: the tables do not say what network joined
+//! their boxes, so the multi-node rows cannot be set up honestly.
+
+use clustersim::collective::cost::{Collective, Options, cost};
+use clustersim::collective::{Algorithm, CollectiveOp, Group};
+use clustersim::hw::gpu;
+use clustersim::net::Topology;
+use clustersim::net::tier::Tier;
+use clustersim::net::topology::spec::{IntraKind, TopologySpec};
+use std::path::PathBuf;
+
+fn shared() -> PathBuf {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared"));
+    assert!(
+        p.is_dir(),
+        "shared data not found at {} (CI clones the repository beside shared/)",
+        p.display()
+    );
+    p
+}
+
+fn box_topology(
+    gpu: &str,
+    gpus: u32,
+    intra: IntraKind,
+    intra_bandwidth: Option<f64>,
+) -> (Topology, Options) {
+    let g = gpu::find(gpu).unwrap();
+    let mut spec = TopologySpec::new(1, gpus);
+    spec.intra = intra;
+    spec.intra_bandwidth = intra_bandwidth.unwrap_or(g.intra_bandwidth);
+    spec.pcie_bandwidth = g.pcie_bandwidth;
+    let mut options = Options::new(Tier::Flow);
+    options.nvls_available = g.in_switch_reduction && intra == IntraKind::NvSwitch;
+    (Topology::build(&spec).unwrap(), options)
+}
+
+fn price(
+    topo: &Topology,
+    options: &Options,
+    op: CollectiveOp,
+    algorithm: Algorithm,
+    n: u32,
+    bytes: f64,
+) -> f64 {
+    let c = Collective {
+        op,
+        algorithm,
+        group: Group::first(n, topo.gpus_per_node),
+        bytes,
+        compression: None,
+    };
+    cost(topo, &c, options).unwrap().seconds
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[test]
+fn nccl_published_bus_bandwidths_within_10_percent() {
+    let text = std::fs::read_to_string(shared().join("validation/published.json")).unwrap();
+    let cases: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let mut compared = 0;
+    println!(
+        "{:<40} {:>9} {:>10} {:>7}",
+        "case", "measured", "predicted", "error"
+    );
+    for case in cases
+        .iter()
+        .filter(|c| c["id"].as_str().unwrap().starts_with("nccl-"))
+    {
+        let n = case["hardware"]["count"].as_u64().unwrap() as u32;
+        let algorithm = match case["parallel"]["NCCL_ALGO"].as_str().unwrap() {
+            "RING" => Algorithm::Ring,
+            "NVLS" => Algorithm::Nvls,
+            other => panic!("unmapped NCCL_ALGO {other}"),
+        };
+        // all_reduce_perf -b 2G -e 4G on an 8-GPU H100 HGX board, n of its GPUs taking part.
+        let (topo, options) = box_topology("H100-SXM5-80GB", 8, IntraKind::NvSwitch, None);
+        let bytes = 4.0 * (1u64 << 30) as f64;
+        let t = price(
+            &topo,
+            &options,
+            CollectiveOp::AllReduce,
+            algorithm,
+            n,
+            bytes,
+        );
+        let busbw = bytes / t * CollectiveOp::AllReduce.bus_factor(n) / 1e9;
+        let measured = case["value"].as_f64().unwrap();
+        let error = (busbw - measured) / measured;
+        println!(
+            "{:<40} {:>9.0} {:>10.0} {:>+6.1}%",
+            case["id"].as_str().unwrap(),
+            measured,
+            busbw,
+            100.0 * error
+        );
+        assert!(
+            error.abs() <= 0.10,
+            "{}: predicted {busbw:.0} GB/s, measured {measured}",
+            case["id"]
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 7, "the seven NCCL cases of published.json");
+}
+
+/// (directory, GPU, intra-node link, per-direction bandwidth when not the GPU's datasheet one)
+const BOXES: &[(&str, &str, IntraKind, Option<f64>)] = &[
+    ("h100_dgx", "H100-SXM5-80GB", IntraKind::NvSwitch, None),
+    ("a100_dgx", "A100-SXM4-80GB", IntraKind::NvSwitch, None),
+    // PCIe cards joined in pairs by NVLink bridges (600 GB/s both ways per pair).
+    (
+        "a100_pairwise_nvlink",
+        "A100-PCIe-80GB",
+        IntraKind::NvLinkPairs,
+        Some(300e9),
+    ),
+    (
+        "h100_pairwise_nvlink",
+        "H100-PCIe-80GB",
+        IntraKind::NvLinkPairs,
+        Some(300e9),
+    ),
+];
+
+#[test]
+fn vidur_network_tables_median_error() {
+    let root = shared().join("data/vidur-profiles/network");
+    let mut all = Vec::new();
+    println!(
+        "{:<22} {:<11} {:>4} {:>6} {:>8} {:>8} {:>8}",
+        "box", "collective", "gpus", "rows", "median", "p90", "bias"
+    );
+    for &(dir, gpu, intra, bw) in BOXES {
+        for (file, op) in [
+            ("all_reduce", CollectiveOp::AllReduce),
+            ("send_recv", CollectiveOp::SendRecv),
+        ] {
+            let mut reader = csv_rows(&root.join(dir).join(format!("{file}.csv")));
+            let header = reader.remove(0);
+            let col = |name: &str| {
+                header
+                    .iter()
+                    .position(|h| h == name)
+                    .unwrap_or_else(|| panic!("no column {name}"))
+            };
+            let (median_col, workers, per_node, size) = (
+                col(&format!("time_stats.{file}.median")),
+                col("num_workers"),
+                col("devices_per_node"),
+                col("size"),
+            );
+            let mut by_workers: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+            for row in &reader {
+                let n: u32 = row[workers].parse().unwrap();
+                if row[per_node] != row[workers] {
+                    continue; // spans boxes over an unknown network
+                }
+                let gpus = if intra == IntraKind::NvLinkPairs {
+                    4
+                } else {
+                    8
+                };
+                let (topo, mut options) = box_topology(gpu, gpus, intra, bw);
+                // Vidur's boxes did not use in-switch reduction: their 8-GPU H100 all-reduce
+                // levels off at the ring's 364 GB/s bus bandwidth, where NVLS exceeds 450.
+                options.nvls_available = false;
+                let bytes: f64 = row[size].parse().unwrap();
+                let measured = row[median_col].parse::<f64>().unwrap() * 1e-3;
+                let predicted = price(&topo, &options, op, Algorithm::Auto, n, bytes);
+                by_workers
+                    .entry(n)
+                    .or_default()
+                    .push((predicted - measured) / measured);
+            }
+            for (n, errors) in by_workers {
+                let mut abs: Vec<f64> = errors.iter().map(|e| e.abs()).collect();
+                let mut signed = errors.clone();
+                let m = median(&mut abs);
+                let p90 = abs[abs.len() * 9 / 10];
+                println!(
+                    "{dir:<22} {file:<11} {n:>4} {:>6} {:>7.1}% {:>7.1}% {:>+7.1}%",
+                    errors.len(),
+                    100.0 * m,
+                    100.0 * p90,
+                    100.0 * median(&mut signed)
+                );
+                all.extend(abs);
+            }
+        }
+    }
+    let overall = median(&mut all);
+    println!(
+        "overall median absolute error {:.1}% over {} rows",
+        100.0 * overall,
+        all.len()
+    );
+    // The goal is 15%. Measured today: 25.2%, from two-GPU all-reduce (27-52% too fast: NCCL
+    // reaches only 75% of its asymptotic bandwidth at 64 MiB on two GPUs, which the step model
+    // does not capture) and the A100 box (30-42% too fast at mid sizes). This bound guards
+    // against regressions until the protocol model (LL / LL128 / Simple) lands.
+    assert!(
+        overall <= 0.27,
+        "median error {:.1}% (goal 15%, last measured 25.2%)",
+        100.0 * overall
+    );
+}
+
+fn csv_rows(path: &std::path::Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
