@@ -1,1 +1,63 @@
-fn main() {}
+//! clustersim-gui: a desktop viewer of one clustersim run.
+//!
+//! Opens a scenario, runs it in the background, and shows the report as cards and every simulated
+//! operation on a zoomable timeline. Modules, one concept each:
+//!
+//! - `args`: the command line.
+//! - `app`: the window's state and layout.
+//! - `worker`: runs on background threads.
+//! - `cards`: the report as cards.
+//! - `timeline`: the timeline widget (visible-range search, merging of sub-pixel operations).
+//! - `ruler`: the timeline's time axis.
+//! - `units`: numbers for people.
+//!
+//! Rendering is eframe with the glow (OpenGL) backend on X11; it runs under Xvfb with Mesa's
+//! software renderer (see `screenshot.sh`).
+
+mod app;
+mod args;
+mod cards;
+mod ruler;
+mod timeline;
+mod units;
+mod worker;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args = match args::parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}\n\n{}", args::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    if args.help {
+        println!("{}", args::USAGE);
+        return ExitCode::SUCCESS;
+    }
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("clustersim")
+            .with_inner_size([1400.0, 900.0])
+            .with_min_inner_size([720.0, 480.0]),
+        renderer: eframe::Renderer::Glow,
+        ..Default::default()
+    };
+    let result = eframe::run_native(
+        "clustersim-gui",
+        options,
+        Box::new(move |cc| {
+            let ctx = cc.egui_ctx.clone();
+            let worker = worker::Worker::new(move || ctx.request_repaint());
+            Ok(Box::new(app::App::new(args, worker)))
+        }),
+    );
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot open the window: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! The command line: `clustersim-gui [SCENARIO] [--set KEY=VALUE]... [--view START..END]`.
+//!
+//! `--set` is the CLI's override option, applied to the first run (and shown in the overrides
+//! field for later ones). `--view` opens the timeline on a time window of the step, with units as
+//! scenario files write durations (`--view 0ms..3ms`): a way to come back to, or share, the part
+//! of a step one was looking at. Deliberately left out: a full argument parser (four options
+//! don't need clap's compile time) and remembering the last session.
+
+use clustersim::scenario::quantity::Duration;
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+Usage: clustersim-gui [SCENARIO] [--set KEY=VALUE]... [--view START..END]
+
+Opens a viewer of one clustersim run: the report as cards and a timeline of every operation.
+
+Arguments:
+  [SCENARIO]              Scenario file to open (or type a path in the window)
+
+Options:
+      --set <KEY=VALUE>   Override a key of the scenario (repeatable), as `clustersim run --set`
+      --view <START..END> Open the timeline on this window of the step, e.g. --view 0ms..3ms
+  -h, --help              Print help";
+
+/// What the command line asked for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Args {
+    pub scenario: Option<PathBuf>,
+    pub sets: Vec<String>,
+    /// Start and end of the initial timeline window, in seconds.
+    pub view: Option<(f64, f64)>,
+    pub help: bool,
+}
+
+/// Reads the arguments after the program name. Errors are one line, for stderr.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
+    let mut out = Args::default();
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let mut value_of = |name: &str, inline: Option<&str>| -> Result<String, String> {
+            match inline {
+                Some(v) => Ok(v.to_string()),
+                None => it.next().ok_or_else(|| format!("{name} needs a value")),
+            }
+        };
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v)),
+            _ => (arg.as_str(), None),
+        };
+        match name {
+            "-h" | "--help" => out.help = true,
+            "--set" => out.sets.push(value_of("--set", inline)?),
+            "--view" => out.view = Some(parse_view(&value_of("--view", inline)?)?),
+            _ if name.starts_with('-') && name.len() > 1 => {
+                return Err(format!("unknown option `{name}` (try --help)"));
+            }
+            _ => {
+                if out.scenario.is_some() {
+                    return Err(format!("one scenario at a time: `{arg}` is a second one"));
+                }
+                out.scenario = Some(PathBuf::from(arg));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `START..END` with units, e.g. `0ms..3ms` or `1.5 ms..2 ms`.
+pub fn parse_view(text: &str) -> Result<(f64, f64), String> {
+    let (a, b) = text
+        .split_once("..")
+        .ok_or_else(|| format!("--view {text}: expected START..END, e.g. 0ms..3ms"))?;
+    let read = |s: &str| {
+        Duration::parse(s.trim())
+            .map(Duration::secs)
+            .map_err(|e| format!("--view {text}: {}", e.0))
+    };
+    let (t0, t1) = (read(a)?, read(b)?);
+    if t1 <= t0 {
+        return Err(format!("--view {text}: the end must come after the start"));
+    }
+    Ok((t0, t1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(s: &str) -> Result<Args, String> {
+        parse(s.split_whitespace().map(str::to_string))
+    }
+
+    #[test]
+    fn scenario_sets_and_view() {
+        let a =
+            parse_str("s.toml --set parallel.micro_batch=4 --set=a.b=1 --view 0ms..3ms").unwrap();
+        assert_eq!(a.scenario, Some(PathBuf::from("s.toml")));
+        assert_eq!(a.sets, ["parallel.micro_batch=4", "a.b=1"]);
+        let (t0, t1) = a.view.unwrap();
+        assert_eq!(t0, 0.0);
+        assert!((t1 - 3e-3).abs() < 1e-15);
+        assert_eq!(parse_str("").unwrap(), Args::default());
+        assert!(parse_str("--help").unwrap().help);
+    }
+
+    #[test]
+    fn mistakes_are_explained() {
+        assert!(
+            parse_str("--sett x")
+                .unwrap_err()
+                .contains("unknown option `--sett`")
+        );
+        assert!(parse_str("a.toml b.toml").unwrap_err().contains("second"));
+        assert!(parse_str("--set").unwrap_err().contains("needs a value"));
+        assert!(parse_view("3ms").unwrap_err().contains("START..END"));
+        assert!(
+            parse_view("0..3ms").is_err(),
+            "a bare number is not a duration"
+        );
+        assert!(parse_view("3ms..1ms").unwrap_err().contains("after"));
+        let (a, b) = parse_view("1.5 ms..2 ms").unwrap();
+        assert!((a - 1.5e-3).abs() < 1e-15 && (b - 2e-3).abs() < 1e-15);
+    }
+}
