@@ -227,6 +227,7 @@ pub fn run(a: &CollectiveArgs) -> Result<String, String> {
             ));
         }
     };
+    let started = std::time::Instant::now();
     let spec = spec(a, g)?;
     let topo = Topology::build(&spec)?;
     let gpus = a.nodes * a.gpus_per_node;
@@ -282,6 +283,7 @@ pub fn run(a: &CollectiveArgs) -> Result<String, String> {
             "busbw_GBps": last["busbw_GBps"],
             "algorithm": last["algorithm"],
             "results": results,
+            "sim": { "wall_s": started.elapsed().as_secs_f64() },
         });
         return Ok(format!(
             "{}\n",

@@ -144,7 +144,7 @@ fn price_schedule(
     let mut peak_load: f64 = 0.0;
     for phase in &schedule.phases {
         let placed = place(topo, phase, wire)?;
-        let cost = price(tier, &capacity, &placed);
+        let cost = price(tier, &capacity, &placed, phase.repeat > 1);
         peak_load = peak_load.max(cost.peak_load);
         let mut step = cost.seconds + options.step_overhead_s;
         if let Some(z) = c.compression.filter(|z| z.per_hop) {

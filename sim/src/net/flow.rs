@@ -13,8 +13,6 @@
 //! adaptive routing); latency is added by the caller per route, before the flow's bytes move.
 
 use crate::engine::SimTime;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 pub type FlowId = usize;
 
@@ -44,24 +42,6 @@ pub struct FlowModel {
 /// rounding noise relative to its size.
 fn finished(flow: &Flow) -> bool {
     flow.remaining <= flow.rate * 1e-12 || flow.remaining <= 1e-9
-}
-
-/// A link's fair share, ordered smallest first (ties by link index, for determinism).
-#[derive(PartialEq)]
-struct Share(f64, u32);
-
-impl Eq for Share {}
-
-impl Ord for Share {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
-    }
-}
-
-impl PartialOrd for Share {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
 }
 
 impl FlowModel {
@@ -198,7 +178,10 @@ impl FlowModel {
         self.now = now;
     }
 
-    /// Max-min fair rates for the active flows, by progressive filling.
+    /// Max-min fair rates for the active flows, by progressive filling in rounds: each round finds
+    /// the smallest fair share among the links still carrying unfrozen flows, freezes the flows of
+    /// every link at that share, and takes their rates off the other links. Rounds are as many as
+    /// the distinct rate levels, a handful in the symmetric phases of collectives.
     fn recompute(&mut self) {
         self.recomputations += 1;
         let links = self.capacity.len();
@@ -208,7 +191,7 @@ impl FlowModel {
                 count[l as usize] += 1;
             }
         }
-        // Flows on each link (CSR).
+        // Flows on each link (CSR), and the links in use.
         let mut start = vec![0u32; links + 1];
         for l in 0..links {
             start[l + 1] = start[l] + count[l];
@@ -221,43 +204,45 @@ impl FlowModel {
                 fill[l as usize] += 1;
             }
         }
-        let mut left = self.capacity.clone();
-        let mut heap: BinaryHeap<Share> = (0..links)
-            .filter(|&l| count[l] > 0)
-            .map(|l| Share(left[l] / count[l] as f64, l as u32))
+        let mut used: Vec<u32> = (0..links as u32)
+            .filter(|&l| count[l as usize] > 0)
             .collect();
+        let mut left = self.capacity.clone();
         let mut frozen = vec![false; self.flows.len()];
-        while let Some(Share(share, l)) = heap.pop() {
-            let li = l as usize;
-            if count[li] == 0 {
-                continue;
-            }
-            let current = left[li].max(0.0) / count[li] as f64;
-            if current > share {
-                // Stale: shares only grow as other links' flows freeze.
-                heap.push(Share(current, l));
-                continue;
-            }
-            for i in start[li]..start[li + 1] {
-                let f = on_link[i as usize];
-                if frozen[f] {
-                    continue;
-                }
-                frozen[f] = true;
-                self.flows[f].rate = current;
-                for &l2 in &self.flows[f].links {
-                    let l2 = l2 as usize;
-                    left[l2] -= current;
-                    count[l2] -= 1;
-                    if count[l2] > 0 && l2 != li {
-                        heap.push(Share(left[l2].max(0.0) / count[l2] as f64, l2 as u32));
+        let share = |left: &[f64], count: &[u32], l: u32| {
+            left[l as usize].max(0.0) / count[l as usize] as f64
+        };
+        while !used.is_empty() {
+            let level = used
+                .iter()
+                .map(|&l| share(&left, &count, l))
+                .fold(f64::INFINITY, f64::min);
+            // Links at the level (up to rounding) saturate together this round.
+            let saturated: Vec<u32> = used
+                .iter()
+                .copied()
+                .filter(|&l| share(&left, &count, l) <= level * (1.0 + 1e-12))
+                .collect();
+            for l in saturated {
+                let li = l as usize;
+                for i in start[li]..start[li + 1] {
+                    let f = on_link[i as usize];
+                    if frozen[f] {
+                        continue;
+                    }
+                    frozen[f] = true;
+                    self.flows[f].rate = level;
+                    for &l2 in &self.flows[f].links {
+                        left[l2 as usize] -= level;
+                        count[l2 as usize] -= 1;
                     }
                 }
             }
+            used.retain(|&l| count[l as usize] > 0);
         }
         for l in 0..links {
-            let used = self.capacity[l] - left[l];
             if start[l + 1] > start[l] {
+                let used = self.capacity[l] - left[l];
                 self.peak_load = self.peak_load.max(used / self.capacity[l]);
             }
         }

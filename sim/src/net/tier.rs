@@ -2,8 +2,12 @@
 //!
 //! - Analytical: each transfer takes its route's latency plus its bytes over the slowest link of
 //!   its route, as if it were alone. No contention: fast, and exact when transfers share no link.
-//! - Flow: the transfers run on the engine as flows with max-min fair sharing of every link
-//!   (`flow::FlowModel`); each starts moving bytes after its route's latency.
+//! - Flow: the transfers share every link max-min fairly (`flow::FlowModel`). A phase that runs
+//!   once runs on the engine: each transfer starts moving bytes after its route's latency, and
+//!   rates are recomputed as transfers start and finish. A phase that repeats is a pipelined
+//!   steady state (a ring's or a tree's steps): every transfer is always active, so the rates are
+//!   the max-min allocation with all of them present, and the step takes the slowest transfer's
+//!   latency plus bytes over rate.
 //!
 //! Both read link capacities as line rate times the fraction that transfers achieve on that kind
 //! of link (`efficiency`), so they agree exactly when no link is shared (tested).
@@ -85,7 +89,8 @@ pub fn capacities(topo: &Topology, efficiency: &Efficiency, scale: Option<f64>) 
         .collect()
 }
 
-pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed]) -> PhaseCost {
+/// Prices one phase. `steady` marks a phase repeated back to back (see the module docs).
+pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed], steady: bool) -> PhaseCost {
     match tier {
         Tier::Analytical => PhaseCost {
             seconds: transfers
@@ -106,7 +111,31 @@ pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed]) -> PhaseCost {
                 .fold(0.0, f64::max),
             peak_load: 0.0,
         },
+        Tier::Flow if steady => steady_phase(capacity, transfers),
         Tier::Flow => flow_phase(capacity, transfers),
+    }
+}
+
+/// All transfers active at once: one max-min allocation, no departures.
+fn steady_phase(capacity: &[f64], transfers: &[Placed]) -> PhaseCost {
+    let mut model = FlowModel::new(capacity.to_vec());
+    let ids = model.start(
+        SimTime::ZERO,
+        transfers
+            .iter()
+            .map(|t| (t.links.iter().map(|e| e.index() as u32).collect(), t.bytes)),
+    );
+    let seconds = transfers
+        .iter()
+        .zip(ids)
+        .map(|(t, id)| {
+            let rate = model.rate(id);
+            t.latency + if rate > 0.0 { t.bytes / rate } else { 0.0 }
+        })
+        .fold(0.0, f64::max);
+    PhaseCost {
+        seconds,
+        peak_load: model.peak_load(),
     }
 }
 
@@ -230,16 +259,16 @@ mod tests {
         for bytes in [1e3, 1e6, 1e9] {
             // Disjoint pairs inside node 0.
             let t = placed(&topo, &[(0, 1), (2, 3), (4, 5)], bytes);
-            let a = price(Tier::Analytical, &cap, &t);
-            let f = price(Tier::Flow, &cap, &t);
+            let a = price(Tier::Analytical, &cap, &t, false);
+            let f = price(Tier::Flow, &cap, &t, false);
             assert!(
                 (a.seconds - f.seconds).abs() <= 1e-12 + 1e-9 * a.seconds,
                 "{a:?} {f:?}"
             );
             // Same-rail pairs between the nodes.
             let t = placed(&topo, &[(1, 9), (2, 10)], bytes);
-            let a = price(Tier::Analytical, &cap, &t);
-            let f = price(Tier::Flow, &cap, &t);
+            let a = price(Tier::Analytical, &cap, &t, false);
+            let f = price(Tier::Flow, &cap, &t, false);
             assert!(
                 (a.seconds - f.seconds).abs() <= 1e-12 + 1e-9 * a.seconds,
                 "{a:?} {f:?}"
@@ -254,8 +283,13 @@ mod tests {
         // Seven GPUs send to GPU 0 at once: they share its NVSwitch downlink.
         let senders: Vec<(u32, u32)> = (1..8).map(|s| (s, 0)).collect();
         let t = placed(&topo, &senders, 1e9);
-        let a = price(Tier::Analytical, &cap, &t);
-        let f = price(Tier::Flow, &cap, &t);
+        let a = price(Tier::Analytical, &cap, &t, false);
+        let f = price(Tier::Flow, &cap, &t, false);
+        let steady = price(Tier::Flow, &cap, &t, true);
+        assert!(
+            (steady.seconds - f.seconds).abs() < 1e-12,
+            "equal flows: steady and dynamic agree"
+        );
         let ratio = (f.seconds - t[0].latency) / (a.seconds - t[0].latency);
         assert!((ratio - 7.0).abs() < 1e-6, "{ratio}");
         assert!((f.peak_load - 1.0).abs() < 1e-9);

@@ -96,26 +96,13 @@ fn backward(step: &Step) -> Vec<(&'static str, Kernel)> {
             (grad_name(step.name, false), gemm(m, k, n, dtype)),
             (grad_name(step.name, true), gemm(k, n, m, dtype)),
         ],
-        Kernel::Attention {
-            batch_heads,
-            q_len,
-            kv_len,
-            head_dim,
-            causal,
-            dtype,
-            ..
-        } => vec![(
-            "attention_bwd",
-            Kernel::Attention {
-                batch_heads,
-                q_len,
-                kv_len,
-                head_dim,
-                causal,
-                backward: true,
-                dtype,
-            },
-        )],
+        Kernel::Attention { .. } => {
+            let mut kernel = step.kernel;
+            if let Kernel::Attention { backward, .. } = &mut kernel {
+                *backward = true;
+            }
+            vec![("attention_bwd", kernel)]
+        }
         Kernel::Memory { bytes, flops } => {
             vec![(
                 grad_name(step.name, false),
