@@ -262,6 +262,7 @@ pub fn run(a: &CollectiveArgs) -> Result<String, String> {
                     "algbw_GBps": r.algbw / 1e9,
                     "busbw_GBps": r.busbw / 1e9,
                     "algorithm": r.algorithm.name(),
+                    "protocol": r.protocol.name(),
                     "steps": r.steps,
                     "phases_priced": r.phases_priced,
                     "peak_link_load": r.peak_load,
@@ -303,18 +304,19 @@ pub fn run(a: &CollectiveArgs) -> Result<String, String> {
     );
     let _ = writeln!(
         out,
-        "# {:>12} {:>12} {:>12} {:>12}  {:<16} {:>6}",
-        "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm", "steps"
+        "# {:>12} {:>12} {:>12} {:>12}  {:<16} {:<8} {:>6}",
+        "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm", "protocol", "steps"
     );
     for (size, r) in &rows {
         let _ = writeln!(
             out,
-            "  {:>12} {:>12.2} {:>12.2} {:>12.2}  {:<16} {:>6}",
+            "  {:>12} {:>12.2} {:>12.2} {:>12.2}  {:<16} {:<8} {:>6}",
             size,
             r.seconds * 1e6,
             r.algbw / 1e9,
             r.busbw / 1e9,
             r.algorithm.name(),
+            r.protocol.name(),
             r.steps
         );
     }

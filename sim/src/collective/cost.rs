@@ -1,9 +1,10 @@
 //! Pricing a collective on a topology: lower it to a schedule, place every transfer on its route,
 //! and price each distinct phase with the chosen network tier.
 //!
-//! Time = sum over phases of repeat x (phase time + step overhead) (+ compression work). The step
-//! overhead is the fixed cost of one algorithm step on the GPU (kernel-side synchronisation and
-//! protocol handshakes), beyond the links' own latencies. Compression, when given, divides the bytes
+//! Time = the protocol's base latency + sum over phases of repeat x phase time (+ compression
+//! work), where a phase's transfers take the larger of their route's latency and the protocol's
+//! step latency, and move bytes at the protocol's share of each link (`protocol`). The protocol is
+//! the cheapest of NCCL's three, as NCCL's tuner picks it. Compression, when given, divides the bytes
 //! on the wire by its ratio and adds compressor and decompressor time, either once (at the ends) or
 //! at every hop (data decompressed, reduced and recompressed at each step), which is what the
 //! compressed-collective papers compare.
@@ -11,9 +12,10 @@
 use super::algorithm::Algorithm;
 use super::group::Group;
 use super::op::CollectiveOp;
+use super::protocol::Protocol;
 use super::schedule::{Endpoint, Schedule};
 use crate::net::tier::{self, Efficiency, Placed, Tier, price, switch_of};
-use crate::net::topology::{Route, Topology};
+use crate::net::topology::{LinkKind, Route, Topology};
 
 /// Optional compression of a collective's payload.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -48,8 +50,8 @@ pub struct Options {
     pub nvls_efficiency: f64,
     /// Whether the NVSwitches can reduce (NVLink SHARP: Hopper and later).
     pub nvls_available: bool,
-    /// Fixed cost of one algorithm step, seconds.
-    pub step_overhead_s: f64,
+    /// A protocol forced by the user (NCCL_PROTO); None lets the tuner choose.
+    pub protocol: Option<Protocol>,
 }
 
 impl Options {
@@ -57,15 +59,13 @@ impl Options {
     ///   480 GB/s bus bandwidth; with the S(1 + 1/n) traffic of `algorithm::nvls` that is 309 GB/s
     ///   per direction of the 450 GB/s links. Taken from that one measurement; the same issue's
     ///   4 to 7 GPU figures are the check (tests/collective_validation.rs).
-    /// - Step overhead 1.5 us: Vidur's 8-GPU H100 and A100 all-reduce of 2 KiB takes 37-62 us for
-    ///   the 14 steps of a ring, after link latencies about 2 us a step.
     pub fn new(tier: Tier) -> Self {
         Options {
             tier,
             efficiency: Efficiency::DEFAULT,
             nvls_efficiency: 0.686,
             nvls_available: true,
-            step_overhead_s: 1.5e-6,
+            protocol: None,
         }
     }
 }
@@ -74,6 +74,7 @@ impl Options {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollectiveCost {
     pub algorithm: Algorithm,
+    pub protocol: Protocol,
     pub tier: Tier,
     pub seconds: f64,
     /// nccl-tests' algorithm bandwidth (size / time) and bus bandwidth, bytes/s.
@@ -86,10 +87,26 @@ pub struct CollectiveCost {
     pub peak_load: f64,
 }
 
+/// The slowest kind of link on a route (WAN, then network, PCIe, NVLink).
+fn slowest(topo: &Topology, links: &[petgraph::graph::EdgeIndex]) -> LinkKind {
+    let rank = |k: LinkKind| match k {
+        LinkKind::NvLink => 0,
+        LinkKind::Pcie => 1,
+        LinkKind::Network => 2,
+        LinkKind::Wan => 3,
+    };
+    links
+        .iter()
+        .map(|&e| topo.graph[e].kind)
+        .max_by_key(|&k| rank(k))
+        .unwrap_or(LinkKind::NvLink)
+}
+
 fn place(
     topo: &Topology,
     schedule_phase: &super::schedule::Phase,
     wire: f64,
+    step_latency: &dyn Fn(LinkKind) -> f64,
 ) -> Result<Vec<Placed>, String> {
     let vertex = |e: Endpoint| -> Result<petgraph::graph::NodeIndex, String> {
         match e {
@@ -119,7 +136,9 @@ fn place(
                 }
             };
             let route = Route { links: route };
-            let latency = topo.route_latency(&route);
+            let latency = topo
+                .route_latency(&route)
+                .max(step_latency(slowest(topo, &route.links)));
             Ok(Placed {
                 links: route.links,
                 latency,
@@ -133,20 +152,22 @@ fn price_schedule(
     topo: &Topology,
     c: &Collective,
     algorithm: Algorithm,
+    protocol: Protocol,
     schedule: &Schedule,
     options: &Options,
     tier: Tier,
 ) -> Result<CollectiveCost, String> {
-    let wire = c.compression.map_or(1.0, |z| 1.0 / z.ratio);
+    let wire = c.compression.map_or(1.0, |z| 1.0 / z.ratio) / protocol.bandwidth_factor(c.op);
     let scale = (algorithm == Algorithm::Nvls).then_some(options.nvls_efficiency);
     let capacity = tier::capacities(topo, &options.efficiency, scale);
-    let mut seconds = 0.0;
+    let step_latency = |kind: LinkKind| protocol.step_latency_s(algorithm, kind);
+    let mut seconds = protocol.base_latency_s(algorithm);
     let mut peak_load: f64 = 0.0;
     for phase in &schedule.phases {
-        let placed = place(topo, phase, wire)?;
+        let placed = place(topo, phase, wire, &step_latency)?;
         let cost = price(tier, &capacity, &placed, phase.repeat > 1);
         peak_load = peak_load.max(cost.peak_load);
-        let mut step = cost.seconds + options.step_overhead_s;
+        let mut step = cost.seconds;
         if let Some(z) = c.compression.filter(|z| z.per_hop) {
             // Each rank decompresses what it received and compresses what it sends, per step.
             let chunk = phase.transfers.iter().map(|t| t.bytes).fold(0.0, f64::max);
@@ -164,6 +185,7 @@ fn price_schedule(
     };
     Ok(CollectiveCost {
         algorithm,
+        protocol,
         tier,
         seconds,
         algbw,
@@ -172,6 +194,60 @@ fn price_schedule(
         phases_priced: schedule.phases.len(),
         peak_load,
     })
+}
+
+/// The protocols worth pricing for a schedule: the forced one, in-switch reduction's Simple, or
+/// those that run over the slowest link the schedule crosses.
+fn protocols(
+    topo: &Topology,
+    algorithm: Algorithm,
+    schedule: &Schedule,
+    options: &Options,
+) -> Vec<Protocol> {
+    if let Some(p) = options.protocol {
+        return vec![p];
+    }
+    if algorithm == Algorithm::Nvls {
+        return vec![Protocol::Simple];
+    }
+    let slowest_kind = schedule
+        .phases
+        .iter()
+        .flat_map(|p| &p.transfers)
+        .filter_map(|t| match (t.src, t.dst) {
+            (Endpoint::Gpu(a), Endpoint::Gpu(b)) => Some(slowest(topo, &topo.route(a, b).links)),
+            _ => None,
+        })
+        .max_by_key(|k| match k {
+            LinkKind::NvLink => 0,
+            LinkKind::Pcie => 1,
+            LinkKind::Network => 2,
+            LinkKind::Wan => 3,
+        })
+        .unwrap_or(LinkKind::NvLink);
+    Protocol::ALL
+        .into_iter()
+        .filter(|p| p.usable(slowest_kind))
+        .collect()
+}
+
+/// The cheapest protocol for a schedule, priced with `tier`.
+fn best_protocol(
+    topo: &Topology,
+    c: &Collective,
+    algorithm: Algorithm,
+    schedule: &Schedule,
+    options: &Options,
+    tier: Tier,
+) -> Result<CollectiveCost, String> {
+    let mut best: Option<CollectiveCost> = None;
+    for protocol in protocols(topo, algorithm, schedule, options) {
+        let priced = price_schedule(topo, c, algorithm, protocol, schedule, options, tier)?;
+        if best.as_ref().is_none_or(|b| priced.seconds < b.seconds) {
+            best = Some(priced);
+        }
+    }
+    best.ok_or_else(|| "no protocol applies".to_string())
 }
 
 /// The algorithms `Auto` chooses among: NCCL's own (ring, tree, in-switch reduction) and direct
@@ -207,9 +283,9 @@ pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<Collec
                 c.group.size()
             )
         })?;
-        return price_schedule(topo, c, c.algorithm, &schedule, options, options.tier);
+        return best_protocol(topo, c, c.algorithm, &schedule, options, options.tier);
     }
-    let mut best: Option<(f64, Algorithm, Schedule)> = None;
+    let mut best: Option<(f64, Algorithm, Protocol, Schedule)> = None;
     for algorithm in AUTO_CANDIDATES {
         if algorithm == Algorithm::Nvls && !options.nvls_available {
             continue;
@@ -217,17 +293,25 @@ pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<Collec
         let Some(schedule) = algorithm.lower(c.op, &c.group, c.bytes) else {
             continue;
         };
-        let estimate = price_schedule(topo, c, algorithm, &schedule, options, Tier::Analytical)?;
-        if best.as_ref().is_none_or(|(t, _, _)| estimate.seconds < *t) {
-            best = Some((estimate.seconds, algorithm, schedule));
+        let estimate = best_protocol(topo, c, algorithm, &schedule, options, Tier::Analytical)?;
+        if best.as_ref().is_none_or(|(t, ..)| estimate.seconds < *t) {
+            best = Some((estimate.seconds, algorithm, estimate.protocol, schedule));
         }
     }
-    let (_, algorithm, schedule) = best.ok_or_else(|| {
+    let (_, algorithm, protocol, schedule) = best.ok_or_else(|| {
         format!(
             "no algorithm applies to {} over {} ranks",
             c.op,
             c.group.size()
         )
     })?;
-    price_schedule(topo, c, algorithm, &schedule, options, options.tier)
+    price_schedule(
+        topo,
+        c,
+        algorithm,
+        protocol,
+        &schedule,
+        options,
+        options.tier,
+    )
 }

@@ -8,9 +8,11 @@ pub mod algorithm;
 pub mod cost;
 pub mod group;
 pub mod op;
+pub mod protocol;
 pub mod schedule;
 
 pub use algorithm::Algorithm;
 pub use group::Group;
 pub use op::CollectiveOp;
+pub use protocol::Protocol;
 pub use schedule::{Endpoint, Phase, Schedule, Transfer};

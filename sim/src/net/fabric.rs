@@ -20,11 +20,12 @@ pub struct Fabric {
 }
 
 impl Fabric {
-    /// One-way latencies when a scenario gives none: about 1.5 us between GPUs through NVSwitch and
-    /// 5 us between nodes through NICs and a leaf switch (first estimates from small-message
-    /// nccl-tests latencies; the collective layer adds a per-step overhead of its own).
-    pub const INTRA_LATENCY_S: f64 = 1.5e-6;
-    pub const INTER_LATENCY_S: f64 = 5e-6;
+    /// One-way link latencies when a scenario gives none: 0.5 us between GPUs through NVSwitch and
+    /// 2.5 us between nodes through NICs and a leaf switch. These are the wires' share; NCCL's
+    /// per-step latencies (at least 0.47 us over NVLink and 2.7 us over the network for its LL
+    /// protocol, `collective::protocol`) include them, and a step takes the larger of the two.
+    pub const INTRA_LATENCY_S: f64 = 0.5e-6;
+    pub const INTER_LATENCY_S: f64 = 2.5e-6;
 
     pub fn gpus(&self) -> u32 {
         self.nodes * self.gpus_per_node

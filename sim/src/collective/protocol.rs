@@ -1,0 +1,100 @@
+//! NCCL's three wire protocols, which trade bandwidth for latency.
+//!
+//! - LL (low latency): 8-byte stores that carry their own flag, no synchronisation between steps;
+//!   the lowest latency and a fraction of the bandwidth.
+//! - LL128: the same idea on 128-byte lines with 8 bytes of flag; most of the bandwidth, medium
+//!   latency. Used over NVLink only (NCCL enables it by default only there).
+//! - Simple: bulk copies with a synchronisation per chunk; the full bandwidth, the highest latency.
+//!
+//! A collective costs `base + sum over steps (step latency + transfer time at the protocol's
+//! share of bandwidth)`, with NCCL's model constants (src/graph/tuning.cc of NCCL 2.7, the
+//! `baseLat` and `hwLat` tables, microseconds, and the bandwidth factors of its tuner), and the
+//! tuner's choice is the cheapest protocol. Step latencies are per kind of link the step crosses.
+
+use super::algorithm::Algorithm;
+use super::op::CollectiveOp;
+use crate::net::topology::LinkKind;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    Ll,
+    Ll128,
+    Simple,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 3] = [Protocol::Ll, Protocol::Ll128, Protocol::Simple];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Ll => "LL",
+            Protocol::Ll128 => "LL128",
+            Protocol::Simple => "Simple",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Protocol> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(text))
+    }
+
+    /// Whether the protocol runs over the slowest link kind a collective crosses.
+    pub fn usable(self, slowest: LinkKind) -> bool {
+        self != Protocol::Ll128 || slowest == LinkKind::NvLink
+    }
+
+    /// Share of the links' bandwidth carrying data (NCCL's tuner: LL a quarter for reductions and
+    /// a third otherwise, LL128 120/128 less overhead, 0.92).
+    pub fn bandwidth_factor(self, op: CollectiveOp) -> f64 {
+        match self {
+            Protocol::Ll => match op {
+                CollectiveOp::AllReduce | CollectiveOp::Reduce => 0.25,
+                _ => 1.0 / 3.0,
+            },
+            Protocol::Ll128 => 0.92,
+            Protocol::Simple => 1.0,
+        }
+    }
+
+    /// Fixed cost of launching the collective, seconds (`baseLat`). Point-to-point exchanges
+    /// (send/recv, all-to-all) set up no ring or tree and pay none.
+    pub fn base_latency_s(self, algorithm: Algorithm) -> f64 {
+        let us = match (algorithm, self) {
+            (Algorithm::Direct, _) => 0.0,
+            (Algorithm::Tree, Protocol::Ll | Protocol::Ll128) => 4.4,
+            (Algorithm::Tree, Protocol::Simple) => 0.0,
+            (_, Protocol::Ll) => 3.6,
+            (_, Protocol::Ll128) => 10.0,
+            (_, Protocol::Simple) => 8.4,
+        };
+        us * 1e-6
+    }
+
+    /// Latency of one step over links of `kind`, seconds (`hwLat`; a tree's Simple step is the
+    /// latency of a 256 KiB chunk). WAN steps take their route's latency instead.
+    pub fn step_latency_s(self, algorithm: Algorithm, kind: LinkKind) -> f64 {
+        let tree = algorithm == Algorithm::Tree;
+        let us = match (kind, tree, self) {
+            (LinkKind::NvLink, false, Protocol::Ll) => 0.47,
+            (LinkKind::NvLink, false, Protocol::Ll128) => 1.9,
+            (LinkKind::NvLink, false, Protocol::Simple) => 3.4,
+            (LinkKind::NvLink, true, Protocol::Ll) => 0.52,
+            (LinkKind::NvLink, true, Protocol::Ll128) => 1.2,
+            (LinkKind::NvLink, true, Protocol::Simple) => 28.0,
+            (LinkKind::Pcie, false, Protocol::Ll) => 1.0,
+            (LinkKind::Pcie, false, Protocol::Ll128) => 2.5,
+            (LinkKind::Pcie, false, Protocol::Simple) => 5.7,
+            (LinkKind::Pcie, true, Protocol::Ll) => 1.0,
+            (LinkKind::Pcie, true, Protocol::Ll128) => 1.9,
+            (LinkKind::Pcie, true, Protocol::Simple) => 28.0,
+            (LinkKind::Network | LinkKind::Wan, false, Protocol::Ll) => 2.7,
+            (LinkKind::Network | LinkKind::Wan, false, Protocol::Ll128) => 4.0,
+            (LinkKind::Network | LinkKind::Wan, false, Protocol::Simple) => 9.6,
+            (LinkKind::Network | LinkKind::Wan, true, Protocol::Ll) => 5.0,
+            (LinkKind::Network | LinkKind::Wan, true, Protocol::Ll128) => 8.5,
+            (LinkKind::Network | LinkKind::Wan, true, Protocol::Simple) => 50.0,
+        };
+        us * 1e-6
+    }
+}
