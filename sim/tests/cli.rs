@@ -242,3 +242,148 @@ fn lists_print_the_catalogs() {
         assert!(text(&out.stdout).contains(needle), "{what}");
     }
 }
+
+#[test]
+fn collective_prints_nccl_tests_columns_and_json() {
+    let out = run(&[
+        "collective",
+        "--gpu",
+        "H100",
+        "--nodes",
+        "1",
+        "--gpus-per-node",
+        "8",
+        "--op",
+        "all-reduce",
+        "-b",
+        "8K",
+        "-e",
+        "8M",
+        "-f",
+        "8",
+        "--algo",
+        "ring",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("busbw(GB/s)"), "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| !l.starts_with('#')).count(),
+        4,
+        "8K, 64K, 512K, 4M:\n{stdout}"
+    );
+    let out = run(&[
+        "collective",
+        "--gpu",
+        "H100",
+        "--nodes",
+        "2",
+        "--gpus-per-node",
+        "8",
+        "--op",
+        "all-gather",
+        "--size",
+        "1G",
+        "--nic-bandwidth",
+        "400 Gb/s",
+        "--topology",
+        "rail-optimized",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "time_s",
+        "algbw_GBps",
+        "busbw_GBps",
+        "algorithm",
+        "fidelity",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    // Across two nodes the NICs (8 x 50 GB/s x 0.92 per node) bound an all-gather's bus bandwidth.
+    let busbw = v["busbw_GBps"].as_f64().unwrap();
+    assert!(busbw > 100.0 && busbw < 8.0 * 50.0, "{busbw}");
+}
+
+#[test]
+fn collective_bad_input_exits_2() {
+    let base = [
+        "collective",
+        "--gpu",
+        "H100",
+        "--nodes",
+        "1",
+        "--gpus-per-node",
+        "8",
+    ];
+    for (extra, phrase) in [
+        (vec!["--op", "gossip", "--size", "8"], "valid operations"),
+        (
+            vec!["--op", "all-reduce", "--size", "8X"],
+            "not a size suffix",
+        ),
+        (vec!["--op", "all-reduce"], "give either --size"),
+        (
+            vec!["--op", "all-reduce", "--size", "8", "--algo", "magic"],
+            "valid algorithms",
+        ),
+        (
+            vec!["--op", "all-reduce", "--size", "8", "--tier", "packet"],
+            "valid tiers",
+        ),
+        (
+            vec!["--op", "all-reduce", "--size", "8", "--ranks", "9"],
+            "between 2 and",
+        ),
+        (
+            vec![
+                "--op",
+                "all-reduce",
+                "--size",
+                "8",
+                "--algo",
+                "halving-doubling",
+                "--ranks",
+                "6",
+            ],
+            "does not apply",
+        ),
+        (
+            vec![
+                "--op",
+                "all-reduce",
+                "--size",
+                "8",
+                "--compressor",
+                "1 GB/s",
+            ],
+            "need --compress-ratio",
+        ),
+    ] {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let out = run(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(phrase),
+            "{args:?}: no `{phrase}` in {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let out = run(&[
+        "collective",
+        "--gpu",
+        "H100",
+        "--nodes",
+        "2",
+        "--gpus-per-node",
+        "8",
+        "--op",
+        "all-reduce",
+        "--size",
+        "8",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--nic-bandwidth"));
+}
