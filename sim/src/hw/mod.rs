@@ -1,9 +1,12 @@
-//! Hardware: the GPU catalog, numeric formats, and the cost of compute on one GPU.
+//! Hardware: the GPU catalog, numeric formats, and the cost of compute on one GPU (roofline, and
+//! calibration profiles of measured kernel times).
 
 pub mod dtype;
 pub mod gpu;
+pub mod profile;
 pub mod roofline;
 
 pub use dtype::Dtype;
 pub use gpu::{GpuSpec, IntraLinkKind};
+pub use profile::{Profile, ProfileError};
 pub use roofline::{ComputeModel, ComputeTier, Efficiency, Kernel, KernelCost};

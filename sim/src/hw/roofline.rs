@@ -13,7 +13,9 @@
 //!   infinity is the ideal roofline, `p = 1` no overlap at all).
 //!
 //! The constants are physical and shared by every GPU and case (see [`Efficiency::DEFAULT`] for where
-//! each comes from); a calibration profile, when one exists, replaces them with measurements.
+//! each comes from). A calibration profile ([`super::profile`]), when the model has one, takes
+//! precedence: its measurements price the kernels it has suitable measurements for (tier
+//! "profile"), the roofline prices the rest (tier "roofline").
 //! `sim/tests/vidur_compute.rs` checks the GEMM prices against Vidur's measured A100 and H100
 //! operator times (docs/COMPUTE-VALIDATION.md has the error tables).
 //! Ignored here: wave quantisation (the SM count is not a datasheet field of [`GpuSpec`]), the
@@ -22,6 +24,8 @@
 
 use super::dtype::Dtype;
 use super::gpu::GpuSpec;
+use super::profile::Profile;
+use std::sync::Arc;
 
 /// A unit of work on one GPU.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -109,6 +113,8 @@ impl Kernel {
 /// Which cost tier priced a kernel.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ComputeTier {
+    /// Measurements of a calibration profile, interpolated ([`super::profile`]).
+    Profile,
     /// Datasheet peaks with the shared efficiency constants.
     Roofline,
 }
@@ -116,6 +122,7 @@ pub enum ComputeTier {
 impl ComputeTier {
     pub fn name(self) -> &'static str {
         match self {
+            ComputeTier::Profile => "profile",
             ComputeTier::Roofline => "roofline",
         }
     }
@@ -181,11 +188,14 @@ impl Efficiency {
     };
 }
 
-/// Prices kernels on one GPU model.
+/// Prices kernels on one GPU model: from its calibration profile where that has something
+/// suitable, else from the roofline.
 #[derive(Clone, Debug)]
 pub struct ComputeModel {
     pub gpu: &'static GpuSpec,
     pub efficiency: Efficiency,
+    /// Measurements that take precedence over the roofline; None prices everything by roofline.
+    pub profile: Option<Arc<Profile>>,
 }
 
 /// The price of one kernel.
@@ -200,11 +210,32 @@ pub struct KernelCost {
 }
 
 impl ComputeModel {
+    /// The roofline alone.
     pub fn new(gpu: &'static GpuSpec) -> Self {
         ComputeModel {
             gpu,
             efficiency: Efficiency::DEFAULT,
+            profile: None,
         }
+    }
+
+    /// Measurements of `profile` first, the roofline for what it lacks. Refused when the profile
+    /// was measured on another GPU model.
+    pub fn with_profile(
+        gpu: &'static GpuSpec,
+        profile: impl Into<Arc<Profile>>,
+    ) -> Result<Self, String> {
+        let profile = profile.into();
+        if profile.gpu != gpu.name {
+            return Err(format!(
+                "the profile was measured on {}, not on {}",
+                profile.gpu, gpu.name
+            ));
+        }
+        Ok(ComputeModel {
+            profile: Some(profile),
+            ..ComputeModel::new(gpu)
+        })
     }
 
     fn saturation(&self, x: u64) -> f64 {
@@ -255,8 +286,27 @@ impl ComputeModel {
         hi * (1.0 + (lo / hi).powf(p)).powf(1.0 / p)
     }
 
-    /// The time of `kernel`; None when the GPU cannot compute in the kernel's format.
+    /// The time of `kernel`; None when the GPU cannot compute in the kernel's format. The profile
+    /// prices it when it has something suitable (`tier` says which did); `flops`, `bytes` and
+    /// `memory_bound` are the kernel's own and the roofline's judgement either way.
     pub fn cost(&self, kernel: &Kernel) -> Option<KernelCost> {
+        let roofline = self.roofline_cost(kernel)?;
+        if let Some(seconds) = self
+            .profile
+            .as_ref()
+            .and_then(|p| p.seconds(self.gpu, kernel))
+        {
+            return Some(KernelCost {
+                seconds,
+                tier: ComputeTier::Profile,
+                ..roofline
+            });
+        }
+        Some(roofline)
+    }
+
+    /// The roofline's price of `kernel`, ignoring any profile.
+    pub fn roofline_cost(&self, kernel: &Kernel) -> Option<KernelCost> {
         let e = &self.efficiency;
         let flops = kernel.flops();
         let bytes = kernel.bytes();

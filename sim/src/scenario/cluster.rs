@@ -12,6 +12,10 @@ pub struct ClusterSection {
     pub gpus_per_node: Option<u32>,
     pub intra_node: Option<IntraNodeSection>,
     pub inter_node: Option<InterNodeSection>,
+    /// Calibration profile of measured kernel times that prices kernels before the roofline: a
+    /// shipped profile's name (e.g. "h100-sxm5-80gb-vidur") or a profile file, relative to the
+    /// scenario file (docs/PROFILES.md). Default: none, the roofline prices every kernel.
+    pub profile: Option<String>,
 }
 
 /// Links inside one server. Defaults come from the GPU's usual server.

@@ -16,12 +16,13 @@ pub mod setup;
 pub mod step;
 
 use crate::exec::{Graph, OpKind, Timeline, execute};
-use crate::hw::ComputeModel;
+use crate::hw::{ComputeModel, ComputeTier};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::parallel::Recompute;
 use serde_json::{Value, json};
 pub use setup::Training;
+use std::collections::BTreeMap;
 
 /// What a simulated training step produced.
 pub struct TrainingRun {
@@ -58,9 +59,76 @@ pub fn hardware_flops(s: &Training) -> f64 {
     model_flops(s) + recomputed_forward
 }
 
+/// Which compute tiers priced the step, read from the tiers of its compute-lane operations: the
+/// tier's name when one priced everything ("roofline"), else each tier with the kinds of kernel
+/// it priced, the roofline (the fallback) last, e.g. "profile (GEMM), roofline (other kernels)",
+/// or "profile (GEMM: 96 of 144 ops), roofline (GEMM: 48 of 144 ops, other kernels)" when a kind
+/// was split between tiers.
+pub fn compute_fidelity(graph: &Graph) -> String {
+    const CLASSES: [&str; 3] = ["GEMM", "attention", "memory-bound"];
+    let fallback = ComputeTier::Roofline.name();
+    // tier -> kernel class -> operations
+    let mut by_tier: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    let mut totals: BTreeMap<&str, usize> = BTreeMap::new();
+    for op in &graph.ops {
+        if let Some(class) = step::kernel_class(op) {
+            *by_tier
+                .entry(op.tier)
+                .or_default()
+                .entry(class)
+                .or_default() += 1;
+            *totals.entry(class).or_default() += 1;
+        }
+    }
+    if by_tier.len() <= 1 {
+        return by_tier
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(fallback)
+            .to_string();
+    }
+    let mut tiers: Vec<&str> = by_tier.keys().copied().filter(|t| *t != fallback).collect();
+    if by_tier.contains_key(fallback) {
+        tiers.push(fallback);
+    }
+    let parts: Vec<String> = tiers
+        .iter()
+        .enumerate()
+        .map(|(i, tier)| {
+            let counts = &by_tier[tier];
+            let last = i + 1 == tiers.len();
+            let mut items = Vec::new();
+            let mut whole_classes = false;
+            for class in CLASSES {
+                let (Some(&n), Some(&total)) = (counts.get(class), totals.get(class)) else {
+                    continue;
+                };
+                if n < total {
+                    items.push(format!("{class}: {n} of {total} ops"));
+                } else if last {
+                    whole_classes = true;
+                } else {
+                    items.push(class.to_string());
+                }
+            }
+            // The last tier priced whatever the others did not.
+            if whole_classes {
+                items.push("other kernels".to_string());
+            }
+            format!("{tier} ({})", items.join(", "))
+        })
+        .collect();
+    parts.join(", ")
+}
+
 pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
     let setup = setup::resolve(scenario)?;
-    let compute = ComputeModel::new(setup.gpu);
+    let compute = match &setup.profile {
+        Some(p) => ComputeModel::with_profile(setup.gpu, p.profile.clone())
+            .expect("the set-up checked that the profile was measured on the cluster's GPU"),
+        None => ComputeModel::new(setup.gpu),
+    };
     let graph = step::StepBuilder::new(&setup, &compute).build();
     let (timeline, stats) = execute(&graph);
     let iteration = timeline.makespan().as_secs_f64();
@@ -107,6 +175,7 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "nodes": setup.fabric.nodes,
             "gpus_per_node": setup.fabric.gpus_per_node,
             "peak_tflops_per_gpu": peak / 1e12,
+            "profile": setup.profile.as_ref().map(|p| p.name.clone()),
         },
         "model": {
             "name": setup.model.name,
@@ -125,7 +194,7 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "zero": setup.zero,
         },
         "fidelity": {
-            "compute": "roofline",
+            "compute": compute_fidelity(&graph),
             "network": setup.tier.name(),
             "topology": setup.topology.name,
             "symmetry": format!(

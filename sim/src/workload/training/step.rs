@@ -133,6 +133,18 @@ fn grad_name(forward: &'static str, weights: bool) -> &'static str {
     }
 }
 
+/// The kind of kernel a compute-lane operation of this graph runs, for saying which compute tier
+/// priced what: "GEMM", "attention" (the fused attention kernels) or "memory-bound" (elementwise
+/// kernels and the optimizer step). None for communication.
+pub fn kernel_class(op: &Op) -> Option<&'static str> {
+    match op.kind {
+        OpKind::Communication => None,
+        OpKind::Memory => Some("memory-bound"),
+        OpKind::Compute if op.name.starts_with("attention") => Some("attention"),
+        OpKind::Compute => Some("GEMM"),
+    }
+}
+
 /// Builds the step graph of one replica, with durations priced by `compute` and the fabric.
 pub struct StepBuilder<'a> {
     pub setup: &'a Training,

@@ -1,0 +1,974 @@
+//! Calibration profiles: measured kernel times of one GPU model, which price kernels in place of
+//! the roofline wherever they have something suitable (the "profile" compute tier).
+//!
+//! # File format (TOML, `schema_version = 1`)
+//!
+//! Units are part of the field names (`time_s` is seconds, `bytes` is bytes). Unknown keys are
+//! refused, every field below is required unless marked optional, and errors name the file and
+//! the table at fault.
+//!
+//! ```toml
+//! schema_version = 1            # this format; other versions are refused, not guessed at
+//! gpu = "H100-SXM5-80GB"        # catalog name or alias (`clustersim list gpus`); the profile
+//!                               # may only be used for a cluster of this GPU
+//!
+//! [provenance]                  # where the numbers come from; all free text, none may be empty
+//! device = "..."                # the device as the measuring tool saw it
+//! driver = "..."                # driver version ("not recorded" is a valid answer, "" is not)
+//! cuda = "..."                  # CUDA (and library) versions
+//! clocks = "..."                # SM and memory clocks, or how they were set (locked, default)
+//! date = "..."                  # when it was measured
+//! tool = "..."                  # what measured it and what wrote this file
+//! method = "..."                # how: timer, repetitions, statistic kept, merging, rounding
+//! source = "..."                # origin and licence of the data
+//!
+//! [[gemm]]                      # one table per weight shape: C (m x n) = A (m x k) B (k x n)
+//! dtype = "fp16"                # format of inputs and output (fp32, tf32, bf16, fp16, fp8, int8)
+//! n = 4096                      # output columns (the weight's output features)
+//! k = 4096                      # reduction dimension (the weight's input features)
+//! m = [1, 2, 4, 8]              # rows (tokens), strictly increasing, at least 1
+//! time_s = [5.1e-6, 5.2e-6, 5.2e-6, 5.4e-6]   # measured time at each m, seconds, > 0
+//!
+//! [memory]                      # optional: bandwidth-bound kernels (norms, activations, copies)
+//! bytes = [1048576, 16777216]   # bytes read plus written, strictly increasing, at least 1
+//! time_s = [4.0e-6, 1.2e-5]     # measured time at each size, seconds, > 0
+//! ```
+//!
+//! A profile needs at least one `[[gemm]]` table or a `[memory]` table. No two `[[gemm]]` tables
+//! may share (dtype, n, k). Batched GEMMs (`batch > 1`) and fused attention have no tables: the
+//! roofline prices them.
+//!
+//! # How measurements price a kernel
+//!
+//! GEMM `(m, n, k)` in `dtype` (batch 1):
+//! 1. Rows of `dtype` are used; when the profile has none of that format, rows of a format with
+//!    the same element size and the same datasheet peak on this GPU stand in (bf16 for fp16 and
+//!    back on A100 and H100: the shipped Vidur profiles were measured in fp16).
+//! 2. The table with the same (n, k), the weight shape: time is interpolated linearly in `m`
+//!    between the two nearest measured `m` (exact at a measured `m`); beyond the largest measured
+//!    `m` it grows in proportion to `m` from the last point; below the smallest measured `m` it is
+//!    the time measured at the smallest `m` (a GEMM is not faster than its smallest measured one).
+//! 3. No table with that (n, k): the nearest weight shape (distance `|ln(n/n')| + |ln(k/k')|`,
+//!    ties to the smaller shape) is priced at this `m` as in 2 and scaled by the FLOP ratio
+//!    `(n k) / (n' k')`, which is also the ratio of weight bytes, so it holds both for
+//!    memory-bound skinny products and for compute-bound large ones. It assumes the same
+//!    efficiency for both shapes; it is only used when each of `n / n'` and `k / k'` lies within
+//!    a factor of [`NEAREST_SHAPE_MAX_RATIO`].
+//! 4. Nothing suitable (no rows of a usable format, or no weight shape close enough): the roofline
+//!    prices the kernel, and says so in its `tier`.
+//!
+//! Memory-bound kernel of `bytes`: the achieved bandwidth `bytes / time_s` of the measured points
+//! is interpolated linearly in bytes, and time is `bytes / bandwidth` (exact at measured points;
+//! monotonic between two points whenever the measured times are). Beyond the largest size the
+//! largest size's bandwidth is kept; below the smallest size the smallest size's time is used.
+//!
+//! # Shipped profiles
+//!
+//! [`shipped`] returns profiles compiled into the binary from `sim/profiles/*.toml`, built by
+//! [`import_vidur_dir`] from Vidur's published operator timings (docs/PROFILES.md; the test
+//! `sim/tests/vidur_profile.rs` checks that the shipped files equal a fresh import and, with
+//! `CLUSTERSIM_WRITE_PROFILES=1`, rewrites them).
+
+use super::dtype::Dtype;
+use super::gpu::{self, GpuSpec};
+use super::roofline::Kernel;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+use std::path::Path;
+
+/// The format version this build reads and writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// How far (as a factor in n and in k) the nearest measured weight shape may be from a GEMM's
+/// for its time to be scaled by the FLOP ratio; farther, the roofline prices the GEMM.
+///
+/// Chosen on held-out data: building the Vidur profiles without one model at a time and
+/// predicting that model's GEMMs (all models, both GPUs; docs/PROFILES.md), the pooled median
+/// error is nearly flat in this limit (A100 2.9-3.0%, H100 4.0-4.9% for limits 1 to 4), lowest
+/// on H100 at 1.25-1.3; scaled from shapes further than 1.5x away, predictions were worse than
+/// the roofline's on both GPUs (the FLOP ratio assumes both shapes equally efficient, which at
+/// 64-511 tokens they are not).
+pub const NEAREST_SHAPE_MAX_RATIO: f64 = 1.25;
+
+/// A calibration profile, checked (see the module docs for the format).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    /// Catalog name of the GPU it was measured on.
+    pub gpu: &'static str,
+    pub provenance: Provenance,
+    /// GEMM tables, one per (dtype, n, k).
+    pub gemm: Vec<GemmSeries>,
+    /// Bandwidth-bound kernels, if measured.
+    pub memory: Option<MemorySeries>,
+}
+
+/// Where a profile's numbers come from.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    pub device: String,
+    pub driver: String,
+    pub cuda: String,
+    pub clocks: String,
+    pub date: String,
+    pub tool: String,
+    pub method: String,
+    pub source: String,
+}
+
+impl Provenance {
+    fn fields(&self) -> [(&'static str, &str); 8] {
+        [
+            ("device", &self.device),
+            ("driver", &self.driver),
+            ("cuda", &self.cuda),
+            ("clocks", &self.clocks),
+            ("date", &self.date),
+            ("tool", &self.tool),
+            ("method", &self.method),
+            ("source", &self.source),
+        ]
+    }
+}
+
+/// Measured times of GEMMs with one weight shape (n, k) over several m.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GemmSeries {
+    pub dtype: Dtype,
+    pub n: u64,
+    pub k: u64,
+    /// Strictly increasing.
+    pub m: Vec<u64>,
+    /// Seconds, one per `m`.
+    pub time_s: Vec<f64>,
+}
+
+/// Measured times of bandwidth-bound kernels by bytes moved.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySeries {
+    /// Bytes read plus written, strictly increasing.
+    pub bytes: Vec<u64>,
+    /// Seconds, one per size.
+    pub time_s: Vec<f64>,
+}
+
+/// A profile that cannot be read or used: which file (or source) and what is wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProfileError {
+    /// The file path, or the name of the source (a shipped profile, an imported table).
+    pub origin: String,
+    pub message: String,
+}
+
+impl ProfileError {
+    fn new(origin: &str, message: impl Into<String>) -> Self {
+        ProfileError {
+            origin: origin.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.origin, self.message)
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+/// The file as written, before checking.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileFile {
+    #[allow(dead_code)]
+    schema_version: i64,
+    gpu: String,
+    provenance: Provenance,
+    #[serde(default)]
+    gemm: Vec<GemmSeries>,
+    memory: Option<MemorySeries>,
+}
+
+/// Only the version, read first so that a file of another version is refused for its version
+/// rather than for the first key this build does not know.
+#[derive(Deserialize)]
+struct VersionOnly {
+    schema_version: Option<toml::Value>,
+}
+
+impl Profile {
+    /// Reads a profile from a file.
+    pub fn load(path: &Path) -> Result<Profile, ProfileError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file".to_string(),
+                _ => e.to_string(),
+            };
+            ProfileError::new(&origin, format!("cannot read the profile: {why}"))
+        })?;
+        Profile::parse(&text, &origin)
+    }
+
+    /// Reads a profile from TOML text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Profile, ProfileError> {
+        let toml_error = |e: toml::de::Error| {
+            ProfileError::new(
+                origin,
+                format!("not a valid profile: {}", e.to_string().trim()),
+            )
+        };
+        let version = toml::from_str::<VersionOnly>(text).map_err(toml_error)?;
+        match version.schema_version {
+            None => {
+                return Err(ProfileError::new(
+                    origin,
+                    format!(
+                        "missing `schema_version` (this clustersim reads schema_version = \
+                         {SCHEMA_VERSION})"
+                    ),
+                ));
+            }
+            Some(toml::Value::Integer(SCHEMA_VERSION)) => {}
+            Some(other) => {
+                return Err(ProfileError::new(
+                    origin,
+                    format!(
+                        "schema_version = {other} is not supported (this clustersim reads \
+                         schema_version = {SCHEMA_VERSION})"
+                    ),
+                ));
+            }
+        }
+        let file: ProfileFile = toml::from_str(text).map_err(toml_error)?;
+        let spec = gpu::find(&file.gpu).map_err(|close| {
+            ProfileError::new(
+                origin,
+                format!(
+                    "unknown GPU \"{}\" in `gpu` (closest catalog names: {})",
+                    file.gpu,
+                    close.join(", ")
+                ),
+            )
+        })?;
+        let profile = Profile {
+            gpu: spec.name,
+            provenance: file.provenance,
+            gemm: file.gemm,
+            memory: file.memory,
+        };
+        profile.check().map_err(|m| ProfileError::new(origin, m))?;
+        Ok(profile)
+    }
+
+    /// The checks of the format that serde cannot express.
+    fn check(&self) -> Result<(), String> {
+        for (key, value) in self.provenance.fields() {
+            if value.trim().is_empty() {
+                return Err(format!(
+                    "provenance.{key} is empty: write what is known, or \"not recorded\""
+                ));
+            }
+        }
+        if self.gemm.is_empty() && self.memory.is_none() {
+            return Err("no measurements: add [[gemm]] tables or a [memory] table".into());
+        }
+        let mut shapes = BTreeMap::new();
+        for (i, g) in self.gemm.iter().enumerate() {
+            let what = format!(
+                "[[gemm]] #{} ({}, n = {}, k = {})",
+                i + 1,
+                g.dtype,
+                g.n,
+                g.k
+            );
+            if g.n == 0 || g.k == 0 {
+                return Err(format!("{what}: n and k must be at least 1"));
+            }
+            if let Some(first) = shapes.insert((g.dtype.name(), g.n, g.k), i + 1) {
+                return Err(format!(
+                    "{what}: the same dtype and weight shape as [[gemm]] #{first}; merge them"
+                ));
+            }
+            let m: Vec<f64> = g.m.iter().map(|&m| m as f64).collect();
+            check_series(&what, "m", &m, &g.time_s)?;
+        }
+        if let Some(mem) = &self.memory {
+            let bytes: Vec<f64> = mem.bytes.iter().map(|&b| b as f64).collect();
+            check_series("[memory]", "bytes", &bytes, &mem.time_s)?;
+        }
+        Ok(())
+    }
+
+    /// The catalog entry of the GPU it was measured on.
+    pub fn gpu_spec(&self) -> &'static GpuSpec {
+        gpu::find(self.gpu).expect("checked when the profile was read")
+    }
+
+    /// The measured format whose GEMM tables price `dtype` on `gpu`: `dtype` itself when the
+    /// profile has tables of it, else a format of the same element size and the same datasheet
+    /// peak on `gpu` (fp16 for bf16 on A100 and H100); None when neither exists.
+    pub fn gemm_dtype_for(&self, gpu: &GpuSpec, dtype: Dtype) -> Option<Dtype> {
+        if self.gemm.iter().any(|g| g.dtype == dtype) {
+            return Some(dtype);
+        }
+        let peak = gpu.peak_flops(dtype)?;
+        let mut stand_ins: Vec<Dtype> = self
+            .gemm
+            .iter()
+            .map(|g| g.dtype)
+            .filter(|d| d.bytes() == dtype.bytes() && gpu.peak_flops(*d) == Some(peak))
+            .collect();
+        stand_ins.sort_by_key(|d| d.name());
+        stand_ins.first().copied()
+    }
+
+    /// Measured time of a GEMM (batch 1), or None when nothing suitable was measured (see the
+    /// module docs for the rules).
+    pub fn gemm_seconds(&self, gpu: &GpuSpec, m: u64, n: u64, k: u64, dtype: Dtype) -> Option<f64> {
+        let dtype = self.gemm_dtype_for(gpu, dtype)?;
+        let tables = self.gemm.iter().filter(|g| g.dtype == dtype);
+        if let Some(exact) = tables.clone().find(|g| g.n == n && g.k == k) {
+            return Some(gemm_at(exact, m));
+        }
+        let distance = |g: &GemmSeries| {
+            (n as f64 / g.n as f64).ln().abs() + (k as f64 / g.k as f64).ln().abs()
+        };
+        let nearest = tables.min_by(|a, b| {
+            distance(a)
+                .total_cmp(&distance(b))
+                .then((a.n * a.k).cmp(&(b.n * b.k)))
+                .then(a.n.cmp(&b.n))
+        })?;
+        let within = |x: u64, y: u64| {
+            let r = x as f64 / y as f64;
+            r.max(1.0 / r) <= NEAREST_SHAPE_MAX_RATIO * (1.0 + 1e-12)
+        };
+        if !(within(n, nearest.n) && within(k, nearest.k)) {
+            return None;
+        }
+        let flop_ratio = (n as f64 * k as f64) / (nearest.n as f64 * nearest.k as f64);
+        Some(gemm_at(nearest, m) * flop_ratio)
+    }
+
+    /// Measured time of a bandwidth-bound kernel moving `bytes`, or None without a [memory] table.
+    pub fn memory_seconds(&self, bytes: f64) -> Option<f64> {
+        let mem = self.memory.as_ref()?;
+        let (xs, ts) = (&mem.bytes, &mem.time_s);
+        let last = xs.len() - 1;
+        if bytes <= xs[0] as f64 {
+            return Some(ts[0]);
+        }
+        if bytes >= xs[last] as f64 {
+            if bytes == xs[last] as f64 {
+                return Some(ts[last]);
+            }
+            return Some(bytes / (xs[last] as f64 / ts[last]));
+        }
+        // xs[i] < bytes < xs[i + 1], or bytes == xs[i].
+        let i = xs.partition_point(|&x| (x as f64) <= bytes) - 1;
+        if xs[i] as f64 == bytes {
+            return Some(ts[i]);
+        }
+        let (x0, x1) = (xs[i] as f64, xs[i + 1] as f64);
+        let (bw0, bw1) = (x0 / ts[i], x1 / ts[i + 1]);
+        let bw = bw0 + (bw1 - bw0) * (bytes - x0) / (x1 - x0);
+        Some(bytes / bw)
+    }
+
+    /// The time of `kernel` from measurements, or None when the roofline must price it.
+    pub fn seconds(&self, gpu: &GpuSpec, kernel: &Kernel) -> Option<f64> {
+        match *kernel {
+            Kernel::Gemm {
+                m,
+                n,
+                k,
+                batch: 1,
+                dtype,
+            } => self.gemm_seconds(gpu, m, n, k, dtype),
+            Kernel::Gemm { .. } | Kernel::Attention { .. } => None,
+            Kernel::Memory { bytes, .. } => self.memory_seconds(bytes),
+        }
+    }
+
+    /// Number of measured points (GEMM and memory).
+    pub fn points(&self) -> usize {
+        self.gemm.iter().map(|g| g.m.len()).sum::<usize>()
+            + self.memory.as_ref().map_or(0, |m| m.bytes.len())
+    }
+
+    /// The profile as TOML, in the layout of the shipped files (parsing it gives the profile back).
+    pub fn to_toml(&self) -> String {
+        let mut out = String::new();
+        out.push_str(
+            "# clustersim calibration profile: measured kernel times of one GPU model.\n\
+             # Format and field meanings: docs/PROFILES.md and sim/src/hw/profile.rs.\n",
+        );
+        let _ = writeln!(out, "schema_version = {SCHEMA_VERSION}");
+        let _ = writeln!(out, "gpu = {}", toml_string(self.gpu));
+        out.push_str("\n[provenance]\n");
+        for (key, value) in self.provenance.fields() {
+            let _ = writeln!(out, "{key} = {}", toml_string(value));
+        }
+        if !self.gemm.is_empty() {
+            out.push_str(
+                "\n# GEMMs C (m x n) = A (m x k) B (k x n): one table per weight shape (dtype, n, \
+                 k); time_s[i] is the time at m[i].\n",
+            );
+        }
+        for g in &self.gemm {
+            let _ = writeln!(
+                out,
+                "\n[[gemm]]\ndtype = \"{}\"\nn = {}\nk = {}",
+                g.dtype, g.n, g.k
+            );
+            write_array(&mut out, "m", g.m.iter().map(|m| m.to_string()));
+            write_array(
+                &mut out,
+                "time_s",
+                g.time_s.iter().map(|t| format!("{t:e}")),
+            );
+        }
+        if let Some(mem) = &self.memory {
+            out.push_str("\n[memory]\n");
+            write_array(&mut out, "bytes", mem.bytes.iter().map(|b| b.to_string()));
+            write_array(
+                &mut out,
+                "time_s",
+                mem.time_s.iter().map(|t| format!("{t:e}")),
+            );
+        }
+        out
+    }
+}
+
+/// Checks one measured series: same lengths, non-empty, x strictly increasing from 1, times
+/// positive and finite.
+fn check_series(what: &str, x_name: &str, xs: &[f64], ts: &[f64]) -> Result<(), String> {
+    if xs.is_empty() {
+        return Err(format!("{what}: `{x_name}` is empty"));
+    }
+    if xs.len() != ts.len() {
+        return Err(format!(
+            "{what}: {} values in `{x_name}` but {} in `time_s`; they pair up one to one",
+            xs.len(),
+            ts.len()
+        ));
+    }
+    if xs[0] < 1.0 {
+        return Err(format!(
+            "{what}: {x_name}[0] = {} must be at least 1",
+            xs[0]
+        ));
+    }
+    for i in 1..xs.len() {
+        if xs[i] <= xs[i - 1] {
+            return Err(format!(
+                "{what}: `{x_name}` must increase strictly, but {x_name}[{i}] = {} follows {}",
+                xs[i],
+                xs[i - 1]
+            ));
+        }
+    }
+    for (i, t) in ts.iter().enumerate() {
+        if !(t.is_finite() && *t > 0.0) {
+            return Err(format!(
+                "{what}: time_s[{i}] = {t} (at {x_name} = {}) must be a positive number of seconds",
+                xs[i]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Time of one GEMM table at `m` (rule 2 of the module docs).
+fn gemm_at(g: &GemmSeries, m: u64) -> f64 {
+    let (ms, ts) = (&g.m, &g.time_s);
+    let last = ms.len() - 1;
+    if m <= ms[0] {
+        return ts[0];
+    }
+    if m >= ms[last] {
+        return ts[last] * m as f64 / ms[last] as f64;
+    }
+    let i = ms.partition_point(|&x| x <= m) - 1;
+    if ms[i] == m {
+        return ts[i];
+    }
+    let f = (m - ms[i]) as f64 / (ms[i + 1] - ms[i]) as f64;
+    ts[i] + (ts[i + 1] - ts[i]) * f
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Values per line of the arrays in [`Profile::to_toml`], the same for `m` and `time_s` so that
+/// line i of one pairs with line i of the other.
+const PER_LINE: usize = 10;
+
+fn write_array(out: &mut String, key: &str, values: impl Iterator<Item = String>) {
+    let values: Vec<String> = values.collect();
+    let _ = writeln!(out, "{key} = [");
+    for chunk in values.chunks(PER_LINE) {
+        let _ = writeln!(out, "  {},", chunk.join(", "));
+    }
+    out.push_str("]\n");
+}
+
+// ---- Shipped profiles ----
+
+/// Profiles compiled into the binary: (name, catalog GPU, TOML text). The GPU is repeated here so
+/// that listing the profiles of a GPU needs no parsing; a unit test checks it against the file.
+const SHIPPED: &[(&str, &str, &str)] = &[
+    (
+        "a100-sxm4-80gb-vidur",
+        "A100-SXM4-80GB",
+        include_str!("../../profiles/a100-sxm4-80gb-vidur.toml"),
+    ),
+    (
+        "h100-sxm5-80gb-vidur",
+        "H100-SXM5-80GB",
+        include_str!("../../profiles/h100-sxm5-80gb-vidur.toml"),
+    ),
+];
+
+/// Names of the shipped profiles, as a scenario's `cluster.profile` names them.
+pub fn shipped_names() -> Vec<&'static str> {
+    SHIPPED.iter().map(|(name, _, _)| *name).collect()
+}
+
+/// Names of the shipped profiles measured on `gpu`.
+pub fn shipped_for(gpu: &GpuSpec) -> Vec<&'static str> {
+    SHIPPED
+        .iter()
+        .filter(|(_, g, _)| *g == gpu.name)
+        .map(|(name, _, _)| *name)
+        .collect()
+}
+
+/// The TOML text of a shipped profile.
+pub fn shipped_text(name: &str) -> Option<&'static str> {
+    SHIPPED
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, t)| *t)
+}
+
+/// A shipped profile by name, parsed.
+pub fn shipped_profile(name: &str) -> Option<Profile> {
+    let text = shipped_text(name)?;
+    Some(
+        Profile::parse(text, &format!("shipped profile {name}"))
+            .expect("shipped profiles are valid (checked by the test suite)"),
+    )
+}
+
+/// Every shipped profile, parsed.
+pub fn shipped() -> Vec<(&'static str, Profile)> {
+    SHIPPED
+        .iter()
+        .map(|(name, _, _)| (*name, shipped_profile(name).expect("listed")))
+        .collect()
+}
+
+// ---- Importing Vidur's operator timings ----
+
+/// How the shipped Vidur profiles are built: (profile name, Vidur's GPU directory, catalog GPU).
+pub const VIDUR_SHIPPED: &[(&str, &str, &str)] = &[
+    ("a100-sxm4-80gb-vidur", "a100", "A100-SXM4-80GB"),
+    ("h100-sxm5-80gb-vidur", "h100", "H100-SXM5-80GB"),
+];
+
+/// The GEMM operators of Vidur's MLP profiler, by their `time_stats.OP` column names.
+pub const VIDUR_GEMM_OPS: [&str; 4] = [
+    "attn_pre_proj",
+    "attn_post_proj",
+    "mlp_up_proj",
+    "mlp_down_proj",
+];
+
+/// One GEMM of one row of a Vidur `mlp.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VidurGemm {
+    /// One of [`VIDUR_GEMM_OPS`].
+    pub operator: &'static str,
+    pub tokens: u64,
+    pub tp: u64,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    /// The row's median time (`time_stats.OP.median`, converted from ms), seconds.
+    pub time_s: f64,
+}
+
+/// The GEMMs of every row of a Vidur `mlp.csv`, with (m, n, k) of one tensor-parallel shard
+/// (Megatron column/row split) from the row's model-shape columns, head_dim = n_embd / n_head:
+///
+/// | operator       | m      | n                                       | k                    |
+/// |----------------|--------|-----------------------------------------|----------------------|
+/// | attn_pre_proj  | tokens | (n_head + 2 n_kv_head) / TP x head_dim  | n_embd               |
+/// | attn_post_proj | tokens | n_embd                                  | n_embd / TP          |
+/// | mlp_up_proj    | tokens | n_expanded_embd x (2 if gated) / TP     | n_embd               |
+/// | mlp_down_proj  | tokens | n_embd                                  | n_expanded_embd / TP |
+///
+/// (the mapping of `sim/tests/vidur_compute.rs`). Rows are returned as written, duplicates
+/// included. Errors name the line and what is wrong.
+pub fn vidur_mlp_gemms(csv: &str) -> Result<Vec<VidurGemm>, String> {
+    let mut lines = csv
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines.next().ok_or("empty file")?;
+    let header: Vec<&str> = header.split(',').map(str::trim).collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .ok_or_else(|| format!("no column `{name}`"))
+    };
+    let c_tokens = col("num_tokens")?;
+    let c_tp = col("num_tensor_parallel_workers")?;
+    let c_heads = col("n_head")?;
+    let c_kv = col("n_kv_head")?;
+    let c_hidden = col("n_embd")?;
+    let c_ffn = col("n_expanded_embd")?;
+    let c_gated = col("use_gated_mlp")?;
+    let op_cols = VIDUR_GEMM_OPS
+        .iter()
+        .map(|op| Ok((*op, col(&format!("time_stats.{op}.median"))?)))
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut out = Vec::new();
+    for (i, line) in lines {
+        let at = |m: String| format!("line {}: {m}", i + 1);
+        if line.contains('"') {
+            return Err(at("quoted fields are not expected".into()));
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() != header.len() {
+            return Err(at(format!(
+                "{} fields, the header has {}",
+                fields.len(),
+                header.len()
+            )));
+        }
+        let int = |c: usize| -> Result<u64, String> {
+            fields[c]
+                .parse::<u64>()
+                .ok()
+                .filter(|&v| v > 0)
+                .ok_or_else(|| {
+                    at(format!(
+                        "`{}` = {:?} is not a positive integer",
+                        header[c], fields[c]
+                    ))
+                })
+        };
+        let (tokens, tp) = (int(c_tokens)?, int(c_tp)?);
+        let (heads, kv_heads, hidden, ffn) =
+            (int(c_heads)?, int(c_kv)?, int(c_hidden)?, int(c_ffn)?);
+        let gated = match fields[c_gated] {
+            "True" | "true" => true,
+            "False" | "false" => false,
+            other => {
+                return Err(at(format!(
+                    "use_gated_mlp = {other:?} is not True or False"
+                )));
+            }
+        };
+        let div = |a: u64, b: u64, what: &str| {
+            if a.is_multiple_of(b) {
+                Ok(a / b)
+            } else {
+                Err(at(format!("{what} {a} does not split over {b}")))
+            }
+        };
+        let head_dim = div(hidden, heads, "n_embd over n_head:")?;
+        let ffn_out = ffn * if gated { 2 } else { 1 };
+        for &(op, c) in &op_cols {
+            let (n, k) = match op {
+                "attn_pre_proj" => {
+                    let q = div(heads, tp, "n_head over TP:")?;
+                    let kv = div(kv_heads, tp, "n_kv_head over TP:")?;
+                    ((q + 2 * kv) * head_dim, hidden)
+                }
+                "attn_post_proj" => (hidden, div(hidden, tp, "n_embd over TP:")?),
+                "mlp_up_proj" => (div(ffn_out, tp, "MLP width over TP:")?, hidden),
+                "mlp_down_proj" => (hidden, div(ffn, tp, "n_expanded_embd over TP:")?),
+                _ => unreachable!("{op}"),
+            };
+            let ms: f64 = fields[c]
+                .parse()
+                .map_err(|_| at(format!("`{}` = {:?} is not a number", header[c], fields[c])))?;
+            if !(ms.is_finite() && ms > 0.0) {
+                return Err(at(format!("`{}` = {ms} is not a positive time", header[c])));
+            }
+            out.push(VidurGemm {
+                operator: op,
+                tokens,
+                tp,
+                m: tokens,
+                n,
+                k,
+                time_s: ms * 1e-3,
+            });
+        }
+    }
+    if out.is_empty() {
+        return Err("no rows".into());
+    }
+    Ok(out)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        0.5 * (values[n / 2 - 1] + values[n / 2])
+    }
+}
+
+/// Builds a profile of `gpu` (catalog name) from Vidur `mlp.csv` tables, given as (model name,
+/// CSV text). Every row's GEMMs become points (m, n, k) in fp16; points with identical (m, n, k),
+/// from duplicate rows or from several models, are merged by the median of their medians; times
+/// are rounded to 1 ns (the tables resolve 1 us, so this only removes floating-point noise of the
+/// ms-to-s conversion). Nothing is subsampled.
+pub fn from_vidur_mlp_csv(
+    gpu_name: &str,
+    tables: &[(&str, &str)],
+) -> Result<Profile, ProfileError> {
+    let spec = gpu::find(gpu_name)
+        .map_err(|_| ProfileError::new("Vidur import", format!("unknown GPU \"{gpu_name}\"")))?;
+    let mut points: BTreeMap<(u64, u64), BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
+    let mut rows = 0;
+    for (model, csv) in tables {
+        let gemms = vidur_mlp_gemms(csv).map_err(|m| ProfileError::new(model, m))?;
+        rows += gemms.len() / VIDUR_GEMM_OPS.len();
+        for g in gemms {
+            points
+                .entry((g.n, g.k))
+                .or_default()
+                .entry(g.m)
+                .or_default()
+                .push(g.time_s);
+        }
+    }
+    let gemm: Vec<GemmSeries> = points
+        .into_iter()
+        .map(|((n, k), by_m)| {
+            let (m, time_s) = by_m
+                .into_iter()
+                .map(|(m, mut times)| (m, (median(&mut times) * 1e9).round() / 1e9))
+                .unzip();
+            GemmSeries {
+                dtype: Dtype::Fp16,
+                n,
+                k,
+                m,
+                time_s,
+            }
+        })
+        .collect();
+    let models: Vec<&str> = tables.iter().map(|(model, _)| *model).collect();
+    let profile = Profile {
+        gpu: spec.name,
+        provenance: Provenance {
+            device: format!(
+                "{} (as Vidur labels its profiles; the device string was not recorded)",
+                spec.name
+            ),
+            driver: "not recorded by Vidur".into(),
+            cuda: "not recorded by Vidur (PyTorch with cuBLAS, fp16)".into(),
+            clocks: "not recorded by Vidur".into(),
+            date: "not recorded by Vidur (tables as published in microsoft/vidur)".into(),
+            tool:
+                "measured by Vidur's MLP profiler (vidur/profiling/mlp, sarathi layers); imported \
+                   by clustersim::hw::profile::import_vidur_dir"
+                    .into(),
+            method: format!(
+                "one transformer layer per model run in fp16 at tensor-parallel degrees 1-8, timed \
+                 with CUDA events; per operator the median of the repetitions \
+                 (time_stats.OP.median, ms). GEMM operators {} become (m = tokens, n, k) of one \
+                 tensor-parallel shard; identical (m, n, k) from duplicate rows or several models \
+                 merged by the median of their medians; times rounded to 1 ns (the tables resolve \
+                 1 us). {rows} rows imported, nothing subsampled, elementwise operators not \
+                 imported.",
+                VIDUR_GEMM_OPS.join(", ")
+            ),
+            source: format!(
+                "Vidur (microsoft/vidur, MIT license) mlp.csv tables, fp16, CUDA events; imported by \
+                 clustersim. GPU: {}. Models: {}.",
+                spec.name,
+                models.join(", ")
+            ),
+        },
+        gemm,
+        memory: None,
+    };
+    profile
+        .check()
+        .map_err(|m| ProfileError::new("Vidur import", m))?;
+    Ok(profile)
+}
+
+fn sorted_subdirs(dir: &Path) -> Result<Vec<std::path::PathBuf>, ProfileError> {
+    let origin = dir.display().to_string();
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| ProfileError::new(&origin, format!("cannot list the directory: {e}")))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| ProfileError::new(&origin, format!("cannot list the directory: {e}")))?
+            .path();
+        if path.is_dir() {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Imports every `ORG/MODEL/mlp.csv` under `compute_dir/gpu_dir` (Vidur's layout, e.g.
+/// `data/vidur-profiles/compute` and `h100`) into a profile of `gpu`, in sorted order, leaving
+/// out the models named in `exclude` (directory names, e.g. "Llama-2-7b-hf").
+pub fn import_vidur_dir(
+    compute_dir: &Path,
+    gpu_dir: &str,
+    gpu_name: &str,
+    exclude: &[&str],
+) -> Result<Profile, ProfileError> {
+    let dir = compute_dir.join(gpu_dir);
+    let mut tables: Vec<(String, String)> = Vec::new();
+    for org in sorted_subdirs(&dir)? {
+        for model_dir in sorted_subdirs(&org)? {
+            let name = model_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if exclude.contains(&name.as_str()) {
+                continue;
+            }
+            let csv = model_dir.join("mlp.csv");
+            let text = std::fs::read_to_string(&csv).map_err(|e| {
+                ProfileError::new(&csv.display().to_string(), format!("cannot read: {e}"))
+            })?;
+            tables.push((name, text));
+        }
+    }
+    if tables.is_empty() {
+        return Err(ProfileError::new(
+            &dir.display().to_string(),
+            "no ORG/MODEL/mlp.csv tables",
+        ));
+    }
+    let refs: Vec<(&str, &str)> = tables
+        .iter()
+        .map(|(m, t)| (m.as_str(), t.as_str()))
+        .collect();
+    from_vidur_mlp_csv(gpu_name, &refs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(gemm: Vec<GemmSeries>, memory: Option<MemorySeries>) -> Profile {
+        Profile {
+            gpu: "H100-SXM5-80GB",
+            provenance: Provenance {
+                device: "d".into(),
+                driver: "d".into(),
+                cuda: "c".into(),
+                clocks: "c".into(),
+                date: "d".into(),
+                tool: "t".into(),
+                method: "m".into(),
+                source: "s".into(),
+            },
+            gemm,
+            memory,
+        }
+    }
+
+    fn series(n: u64, k: u64, m: &[u64], t: &[f64]) -> GemmSeries {
+        GemmSeries {
+            dtype: Dtype::Fp16,
+            n,
+            k,
+            m: m.to_vec(),
+            time_s: t.to_vec(),
+        }
+    }
+
+    #[test]
+    fn gemm_rules() {
+        let h100 = gpu::find("H100").unwrap();
+        let p = profile(vec![series(1000, 1000, &[2, 10], &[1.0, 3.0])], None);
+        let t = |m, n, k, d| p.gemm_seconds(h100, m, n, k, d);
+        assert_eq!(t(2, 1000, 1000, Dtype::Fp16), Some(1.0));
+        assert_eq!(t(1, 1000, 1000, Dtype::Fp16), Some(1.0));
+        assert_eq!(t(6, 1000, 1000, Dtype::Fp16), Some(2.0));
+        assert_eq!(t(20, 1000, 1000, Dtype::Fp16), Some(6.0));
+        // bf16 stands in for fp16 on H100 (same size, same peak); fp8 does not.
+        assert_eq!(t(6, 1000, 1000, Dtype::Bf16), Some(2.0));
+        assert_eq!(t(6, 1000, 1000, Dtype::Fp8), None);
+        // Nearest shape, scaled by the FLOP ratio; too far: none.
+        assert_eq!(t(6, 1250, 1000, Dtype::Fp16), Some(2.5));
+        assert_eq!(t(6, 1000, 800, Dtype::Fp16), Some(1.6));
+        assert_eq!(t(6, 1300, 1000, Dtype::Fp16), None);
+    }
+
+    #[test]
+    fn memory_rules() {
+        let p = profile(
+            vec![],
+            Some(MemorySeries {
+                bytes: vec![100, 300],
+                time_s: vec![1.0, 1.5],
+            }),
+        );
+        assert_eq!(p.memory_seconds(50.0), Some(1.0));
+        assert_eq!(p.memory_seconds(100.0), Some(1.0));
+        assert_eq!(p.memory_seconds(300.0), Some(1.5));
+        // bandwidth 100 at 100 bytes, 200 at 300: 150 at 200 bytes.
+        let mid = p.memory_seconds(200.0).unwrap();
+        assert!((mid - 200.0 / 150.0).abs() < 1e-12, "{mid}");
+        assert_eq!(p.memory_seconds(600.0), Some(3.0));
+    }
+
+    #[test]
+    fn shipped_profiles_parse_and_name_their_gpu() {
+        for (name, gpu_name, _) in SHIPPED {
+            let p = shipped_profile(name).unwrap();
+            assert_eq!(p.gpu, *gpu_name, "{name}");
+            assert_eq!(shipped_for(p.gpu_spec()), vec![*name]);
+        }
+    }
+
+    #[test]
+    fn toml_strings_escape() {
+        assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+    }
+}
