@@ -315,3 +315,71 @@ pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<Collec
         options.tier,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::topology::spec::TopologySpec;
+
+    fn all_reduce(compression: Option<Compression>) -> f64 {
+        let topo = Topology::build(&TopologySpec::new(1, 8)).unwrap();
+        let c = Collective {
+            op: CollectiveOp::AllReduce,
+            algorithm: Algorithm::Ring,
+            group: Group::first(8, 8),
+            bytes: 4e9,
+            compression,
+        };
+        let mut options = Options::new(Tier::Flow);
+        options.protocol = Some(Protocol::Simple);
+        cost(&topo, &c, &options).unwrap().seconds
+    }
+
+    #[test]
+    fn compression_shrinks_the_wire_and_costs_compressor_time() {
+        let plain = all_reduce(None);
+        let free = |per_hop| Compression {
+            ratio: 4.0,
+            compress_bytes_per_s: f64::INFINITY,
+            decompress_bytes_per_s: f64::INFINITY,
+            per_hop,
+        };
+        // A bandwidth-bound all-reduce with an infinitely fast 4x compressor takes about a quarter.
+        let quarter = all_reduce(Some(free(false))) / plain;
+        assert!((quarter - 0.25).abs() < 0.01, "{quarter}");
+        // A real compressor costs time once at the ends, or at every one of the 14 steps.
+        let slow = |per_hop| Compression {
+            compress_bytes_per_s: 200e9,
+            decompress_bytes_per_s: 400e9,
+            ..free(per_hop)
+        };
+        let once = all_reduce(Some(slow(false)));
+        let every_hop = all_reduce(Some(slow(true)));
+        let ends = 4e9 / 200e9 + 4e9 / 400e9;
+        assert!((once - all_reduce(Some(free(false))) - ends).abs() < 1e-9);
+        assert!(every_hop > once, "{every_hop} {once}");
+    }
+
+    #[test]
+    fn auto_picks_the_in_switch_reduction_for_large_messages_on_h100() {
+        let topo = Topology::build(&TopologySpec::new(1, 8)).unwrap();
+        let c = Collective {
+            op: CollectiveOp::AllReduce,
+            algorithm: Algorithm::Auto,
+            group: Group::first(8, 8),
+            bytes: 1e9,
+            compression: None,
+        };
+        let priced = cost(&topo, &c, &Options::new(Tier::Flow)).unwrap();
+        assert_eq!(priced.algorithm, Algorithm::Nvls);
+        let mut no_nvls = Options::new(Tier::Flow);
+        no_nvls.nvls_available = false;
+        let ring = cost(&topo, &c, &no_nvls).unwrap();
+        assert_eq!(
+            (ring.algorithm, ring.protocol),
+            (Algorithm::Ring, Protocol::Simple)
+        );
+        let tiny = Collective { bytes: 1024.0, ..c };
+        assert_eq!(cost(&topo, &tiny, &no_nvls).unwrap().protocol, Protocol::Ll);
+    }
+}
