@@ -146,9 +146,14 @@ fn bad_input_exits_2_with_a_located_message() {
         ),
         ("unknown-kind", ":1:8", "did you mean \"training\"?"),
         (
-            "unmodelled-tp",
+            "unmodelled-pp",
             ":15:6",
-            "tensor parallelism (tp = 8) is not modelled",
+            "pipeline parallelism (pp = 8) is not modelled",
+        ),
+        (
+            "tp-not-dividing",
+            ":15:6",
+            "tp = 3 does not divide the cluster's 16 GPUs",
         ),
         ("unknown-table", ":14:2", "did you mean `parallel`?"),
         ("negative", ":5:9", "expected a whole number"),

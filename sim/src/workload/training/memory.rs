@@ -13,6 +13,12 @@
 //! Full recomputation keeps only each layer's input (2th) plus one layer's activations while it
 //! is recomputed. The logits and their fp32 softmax take 6tV bytes.
 //!
+//! Tensor parallelism over tp ranks (Korthikanti et al. Section 4.2): weights, gradients and
+//! optimizer states divide by tp; of the activations, Q, K, V, the attention output and the MLP's
+//! intermediates divide by tp (24th/tp for GPT shapes), while the layer-norm inputs, the QKV and MLP
+//! inputs and the dropout masks (10th) do not, unless sequence parallelism splits them too
+//! (everything divides by tp: 34th/tp). The logits divide by tp (split vocabulary).
+//!
 //! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
 //! temporary workspaces of individual kernels.
 
@@ -60,27 +66,46 @@ impl MemoryUse {
     }
 }
 
-/// Activation bytes of one layer for one micro-batch, kept for the backward pass.
+/// Activation bytes of one layer for one micro-batch on one tensor-parallel rank, kept for the
+/// backward pass.
 pub fn layer_activations(s: &Training) -> f64 {
     let m = &s.model;
     let t = (s.micro_batch * m.seq_len) as f64;
     let h = m.hidden as f64;
-    let attention = 2.0 * t * h + 2.0 * t * m.qkv_width() as f64 + 2.0 * t * h + t * h;
-    let mlp = 2.0 * t * h + 2.0 * t * m.up_width() as f64 + 2.0 * t * m.ffn as f64 + t * h;
-    let norms = 4.0 * t * h;
-    (attention + mlp + norms) * m.dtype.bytes() / 2.0
+    let tp = s.tp as f64;
+    // Split by tensor parallelism: Q, K, V, the attention output, the MLP intermediates.
+    let split = 2.0 * t * m.qkv_width() as f64
+        + 2.0 * t * h
+        + 2.0 * t * m.up_width() as f64
+        + 2.0 * t * m.ffn as f64;
+    // Split only by sequence parallelism: QKV and MLP inputs, dropout masks, layer-norm inputs.
+    let replicated = 2.0 * t * h + t * h + 2.0 * t * h + t * h + 4.0 * t * h;
+    let replicated = if s.sequence_parallel {
+        replicated / tp
+    } else {
+        replicated
+    };
+    (split / tp + replicated) * m.dtype.bytes() / 2.0
 }
 
 pub fn memory(s: &Training) -> MemoryUse {
     let m = &s.model;
-    let params = m.params() as f64;
+    let params = m.params() as f64 / s.tp as f64;
     let dp = s.dp as f64;
     let t = (s.micro_batch * m.seq_len) as f64;
     let layer = layer_activations(s);
     let layers = m.layers as f64;
     let activations = match s.recompute {
         Recompute::None | Recompute::Selective => layers * layer,
-        Recompute::Full => layers * 2.0 * t * m.hidden as f64 * m.dtype.bytes() / 2.0 + layer,
+        Recompute::Full => {
+            let input = 2.0 * t * m.hidden as f64 * m.dtype.bytes() / 2.0;
+            let input = if s.sequence_parallel {
+                input / s.tp as f64
+            } else {
+                input
+            };
+            layers * input + layer
+        }
     };
     MemoryUse {
         weights: params * m.dtype.bytes(),
@@ -95,7 +120,7 @@ pub fn memory(s: &Training) -> MemoryUse {
             12.0 * params
         },
         activations,
-        logits: 6.0 * t * m.vocab as f64,
+        logits: 6.0 * t * m.vocab as f64 / s.tp as f64,
         buffers: if s.dp > 1 { 2.0 * BUCKET_BYTES } else { 0.0 },
     }
 }

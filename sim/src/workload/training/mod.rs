@@ -1,10 +1,14 @@
-//! LLM training: one optimizer step of a dense decoder transformer, with data parallelism,
-//! gradient accumulation, activation recomputation and ZeRO 1/2.
+//! LLM training: one optimizer step of a dense decoder transformer, with data and tensor
+//! parallelism (and sequence parallelism), gradient accumulation, activation recomputation and
+//! ZeRO 1/2.
 //!
-//! Symmetry: every data-parallel replica runs the same graph on the same hardware, and their
-//! gradient reductions proceed in lockstep, so one replica is simulated and stands for all (the
-//! report says so under `fidelity.symmetry`). Contention between collectives of different groups
-//! does not arise with data parallelism alone.
+//! Symmetry: every tensor-parallel rank does the same work on its shard, and every data-parallel
+//! replica runs the same graph on the same hardware, their collectives in lockstep; so one GPU is
+//! simulated and stands for all (the report says so under `fidelity.symmetry`). Each collective is
+//! priced over its whole group on the topology, so contention inside a group is seen; contention
+//! between different groups' collectives running at once (other tensor-parallel groups on the same
+//! links) is not, which matters only where groups share links, e.g. tensor parallelism across
+//! nodes.
 //!
 //! FLOP conventions (the report's `flops` section): model FLOPs count each GEMM of the forward pass
 //! twice per multiply-add, attention as non-causal (4 s^2 h per layer and sequence, as Megatron-LM's
@@ -137,6 +141,13 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
     let communication = timeline
         .busy(&graph, 1, Some(OpKind::Communication))
         .as_secs_f64();
+    let tensor_communication = if graph.lanes.len() > 2 {
+        timeline
+            .busy(&graph, 2, Some(OpKind::Communication))
+            .as_secs_f64()
+    } else {
+        0.0
+    };
     let gpus = setup.gpus() as f64;
     let model = model_flops(&setup);
     let hardware = hardware_flops(&setup);
@@ -162,7 +173,10 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "exposed_communication": (iteration - busy).max(0.0),
             "pipeline_bubble": 0.0,
         },
-        "communication_s": { "data_parallel": communication },
+        "communication_s": {
+            "data_parallel": communication,
+            "tensor_parallel": tensor_communication,
+        },
         "memory": mem.report(setup.gpu.memory_bytes),
         "flops": {
             "model_per_step": model,
@@ -186,7 +200,8 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "dtype": setup.model.dtype.name(),
         },
         "parallel": {
-            "dp": setup.dp, "tp": 1, "pp": 1, "cp": 1, "ep": 1,
+            "dp": setup.dp, "tp": setup.tp, "pp": 1, "cp": 1, "ep": 1,
+            "sequence_parallel": setup.sequence_parallel,
             "micro_batch": setup.micro_batch,
             "global_batch": setup.global_batch,
             "accumulation_steps": setup.accumulation,
@@ -198,7 +213,9 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "network": setup.tier.name(),
             "topology": setup.topology.name,
             "symmetry": format!(
-                "1 of {} data-parallel replicas simulated: replicas are identical and reduce in lockstep",
+                "1 GPU simulated for {} ({} tensor-parallel ranks x {} data-parallel replicas): ranks do identical work and their collectives run in lockstep",
+                setup.gpus(),
+                setup.tp,
                 setup.dp
             ),
         },

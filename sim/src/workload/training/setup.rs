@@ -28,6 +28,11 @@ pub struct Training {
     /// Whether the NVSwitches can reduce in the switch (NCCL's NVLS).
     pub in_switch_reduction: bool,
     pub model: Transformer,
+    /// Tensor-parallel degree (Megatron-LM's column/row split), innermost in rank order.
+    pub tp: u32,
+    /// Sequence parallelism: layer norms and dropout split over the tensor-parallel ranks by
+    /// tokens, all-reduces replaced by reduce-scatter and all-gather.
+    pub sequence_parallel: bool,
     pub dp: u32,
     pub micro_batch: u32,
     pub global_batch: u32,
@@ -199,7 +204,6 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     // Parallelism.
     let p = &f.parallel;
     for (key, value, what) in [
-        ("parallel.tp", p.tp, "tensor parallelism"),
         ("parallel.pp", p.pp, "pipeline parallelism"),
         ("parallel.cp", p.cp, "context parallelism"),
         ("parallel.ep", p.ep, "expert parallelism"),
@@ -209,19 +213,43 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             Some(n) if n > 1 => {
                 return Err(s
                     .error_at(key, format!("{what} ({} = {n}) is not modelled by this version", key.trim_start_matches("parallel.")))
-                    .with_help("this version models data parallelism with gradient accumulation and ZeRO 1/2; set it to 1 or remove it"));
+                    .with_help("this version models data and tensor parallelism (with sequence parallelism), gradient accumulation and ZeRO 1/2; set it to 1 or remove it"));
             }
             _ => {}
         }
     }
-    let dp = match p.dp {
-        Some(dp) if dp != gpus => {
+    let tp = positive(s, p.tp.unwrap_or(1), "parallel.tp")?;
+    if !gpus.is_multiple_of(tp) {
+        return Err(s.error_at(
+            "parallel.tp",
+            format!("tp = {tp} does not divide the cluster's {gpus} GPUs"),
+        ));
+    }
+    for (what, count) in [
+        ("heads", model.heads),
+        ("kv_heads", model.kv_heads),
+        ("ffn", model.ffn),
+        ("vocab", model.vocab),
+    ] {
+        if !count.is_multiple_of(tp) {
             return Err(s
-                .error_at("parallel.dp", format!("dp = {dp} does not use the cluster's {gpus} GPUs"))
-                .with_help(format!("with tp = pp = 1, dp must be nodes x gpus_per_node = {gpus}; or remove dp to derive it")));
+                .error_at("parallel.tp", format!("tp = {tp} does not divide the model's {what} = {count}"))
+                .with_help("Megatron-LM splits heads, KV heads, the MLP width and the vocabulary evenly over tensor-parallel ranks"));
+        }
+    }
+    if tp > gpus_per_node {
+        assumptions.push(format!(
+            "tensor-parallel groups of {tp} span nodes (more than the {gpus_per_node} GPUs of a node)"
+        ));
+    }
+    let dp = match p.dp {
+        Some(dp) if dp * tp != gpus => {
+            return Err(s
+                .error_at("parallel.dp", format!("dp = {dp} with tp = {tp} does not use the cluster's {gpus} GPUs"))
+                .with_help(format!("dp x tp must be nodes x gpus_per_node = {gpus}: dp = {}; or remove dp to derive it", gpus / tp)));
         }
         Some(dp) => dp,
-        None => gpus,
+        None => gpus / tp,
     };
     let micro_batch = positive(s, p.micro_batch.unwrap_or(1), "parallel.micro_batch")?;
     let global_batch = match p.global_batch {
@@ -246,7 +274,8 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         assumptions
             .push("schedule and virtual_stages have no effect without pipeline parallelism".into());
     }
-    if p.sequence_parallel == Some(true) {
+    let sequence_parallel = p.sequence_parallel.unwrap_or(false);
+    if sequence_parallel && tp == 1 {
         assumptions.push("sequence_parallel has no effect without tensor parallelism".into());
     }
     let zero = p.zero.unwrap_or(0);
@@ -261,6 +290,8 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             ));
     }
     Ok(Training {
+        tp,
+        sequence_parallel: sequence_parallel && tp > 1,
         gpu,
         profile,
         fabric,

@@ -1,4 +1,5 @@
-//! One training step of one data-parallel replica as a graph of operations.
+//! One training step of one GPU, standing for its tensor-parallel and data-parallel peers, as a
+//! graph of operations.
 //!
 //! Each micro-batch runs the embedding, every layer's forward, the output projection and loss, then
 //! the backward in reverse; full recomputation re-runs a layer's forward just before its backward.
@@ -12,6 +13,15 @@
 //! (t x h by h x h), residual add, layer norm, up projection (h x ffn, doubled when gated),
 //! activation, down projection (ffn x h), residual add. A GEMM's backward is two GEMMs (input
 //! gradient and weight gradient); an elementwise operation's backward moves twice the bytes.
+//!
+//! Tensor parallelism splits them as Megatron-LM does: QKV and up projections by columns, output
+//! and down projections by rows, attention by heads, the vocabulary of the embedding and output
+//! projection by rows. Its conjugate operators sit around each half-layer: `f` before a column-split
+//! GEMM (identity forward, all-reduce backward) and `g` after a row-split one (all-reduce forward,
+//! identity backward). With sequence parallelism layer norms and residual adds run on 1/tp of the
+//! tokens and the all-reduces become all-gathers (`f` forward, `g` backward) and reduce-scatters (`g`
+//! forward, `f` backward), the same bytes. Tensor-parallel collectives block the compute stream, as
+//! Megatron-LM runs them by default; they are drawn on a lane of their own.
 //! Ignored: dropout kernels, the embedding's backward scatter (small), data loading.
 
 use super::setup::Training;
@@ -38,6 +48,21 @@ struct Step {
     kernel: Kernel,
 }
 
+/// Megatron-LM's tensor-parallel conjugate operators.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Sync {
+    /// Before a column-split GEMM: identity forward, all-reduce backward.
+    F,
+    /// After a row-split GEMM: all-reduce forward, identity backward.
+    G,
+}
+
+/// One position in a layer: a kernel, or a tensor-parallel synchronisation.
+enum Item {
+    Kernel(Step),
+    Sync(Sync),
+}
+
 fn gemm(m: u64, n: u64, k: u64, dtype: Dtype) -> Kernel {
     Kernel::Gemm {
         m,
@@ -52,19 +77,27 @@ fn elementwise(bytes: f64, flops: f64) -> Kernel {
     Kernel::Memory { bytes, flops }
 }
 
-fn layer_forward(m: &Transformer, micro_batch: u64) -> Vec<Step> {
+/// The forward of one layer on one tensor-parallel rank.
+fn layer_forward(m: &Transformer, micro_batch: u64, tp: u64, sequence_parallel: bool) -> Vec<Item> {
     let t = micro_batch * m.seq_len as u64;
+    // Tokens that layer norms and residual adds see.
+    let tn = if sequence_parallel { t / tp.max(1) } else { t };
     let h = m.hidden as u64;
     let e = m.dtype.bytes();
-    let act = |width: u64| (t * width) as f64 * e;
-    let s = |name, kernel| Step { name, kernel };
+    let act = |tokens: u64, width: u64| (tokens * width) as f64 * e;
+    let ffn = m.ffn as u64 / tp;
+    let k = |name, kernel| Item::Kernel(Step { name, kernel });
     vec![
-        s("layernorm", elementwise(2.0 * act(h), 8.0 * (t * h) as f64)),
-        s("qkv_proj", gemm(t, m.qkv_width(), h, m.dtype)),
-        s(
+        k(
+            "layernorm",
+            elementwise(2.0 * act(tn, h), 8.0 * (tn * h) as f64),
+        ),
+        Item::Sync(Sync::F),
+        k("qkv_proj", gemm(t, m.qkv_width() / tp, h, m.dtype)),
+        k(
             "attention",
             Kernel::Attention {
-                batch_heads: micro_batch * m.heads as u64,
+                batch_heads: micro_batch * m.heads as u64 / tp,
                 q_len: m.seq_len as u64,
                 kv_len: m.seq_len as u64,
                 head_dim: m.head_dim(),
@@ -73,19 +106,31 @@ fn layer_forward(m: &Transformer, micro_batch: u64) -> Vec<Step> {
                 dtype: m.dtype,
             },
         ),
-        s("out_proj", gemm(t, h, h, m.dtype)),
-        s("residual_add", elementwise(3.0 * act(h), (t * h) as f64)),
-        s("layernorm", elementwise(2.0 * act(h), 8.0 * (t * h) as f64)),
-        s("mlp_up", gemm(t, m.up_width(), h, m.dtype)),
-        s(
+        k("out_proj", gemm(t, h, h / tp, m.dtype)),
+        Item::Sync(Sync::G),
+        k(
+            "residual_add",
+            elementwise(3.0 * act(tn, h), (tn * h) as f64),
+        ),
+        k(
+            "layernorm",
+            elementwise(2.0 * act(tn, h), 8.0 * (tn * h) as f64),
+        ),
+        Item::Sync(Sync::F),
+        k("mlp_up", gemm(t, m.up_width() / tp, h, m.dtype)),
+        k(
             "mlp_act",
             elementwise(
-                act(m.up_width()) + act(m.ffn as u64),
-                8.0 * (t * m.ffn as u64) as f64,
+                act(t, m.up_width() / tp) + act(t, ffn),
+                8.0 * (t * ffn) as f64,
             ),
         ),
-        s("mlp_down", gemm(t, h, m.ffn as u64, m.dtype)),
-        s("residual_add", elementwise(3.0 * act(h), (t * h) as f64)),
+        k("mlp_down", gemm(t, h, ffn, m.dtype)),
+        Item::Sync(Sync::G),
+        k(
+            "residual_add",
+            elementwise(3.0 * act(tn, h), (tn * h) as f64),
+        ),
     ]
 }
 
@@ -152,9 +197,19 @@ pub struct StepBuilder<'a> {
     graph: Graph,
     compute_lane: LaneId,
     comm_lane: LaneId,
+    tp_lane: Option<LaneId>,
     last: Option<OpId>,
-    /// Collective prices by (operation, bytes): buckets repeat the same few sizes.
-    priced: Vec<(CollectiveOp, f64, f64)>,
+    /// Collective prices by (group, operation, bytes): buckets and layers repeat a few sizes.
+    priced: Vec<(Comm, CollectiveOp, f64, f64)>,
+}
+
+/// Which communicator a collective runs on.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Comm {
+    /// The tensor-parallel group of rank 0: ranks 0..tp.
+    Tensor,
+    /// The data-parallel group of rank 0: ranks 0, tp, 2 tp, ...
+    Data,
 }
 
 impl<'a> StepBuilder<'a> {
@@ -162,12 +217,14 @@ impl<'a> StepBuilder<'a> {
         let mut graph = Graph::new();
         let compute_lane = graph.add_lane("compute", "GPU 0");
         let comm_lane = graph.add_lane("data-parallel comm", "GPU 0");
+        let tp_lane = (setup.tp > 1).then(|| graph.add_lane("tensor-parallel comm", "GPU 0"));
         StepBuilder {
             setup,
             compute,
             graph,
             compute_lane,
             comm_lane,
+            tp_lane,
             last: None,
             priced: Vec::new(),
         }
@@ -217,10 +274,22 @@ impl<'a> StepBuilder<'a> {
         bytes: f64,
         after: &[OpId],
     ) -> OpId {
+        let lane = self.comm_lane;
+        self.comm_op(lane, name, seconds, bytes, after)
+    }
+
+    fn comm_op(
+        &mut self,
+        lane: LaneId,
+        name: &'static str,
+        seconds: f64,
+        bytes: f64,
+        after: &[OpId],
+    ) -> OpId {
         self.graph.add(
             Op {
                 name: Cow::Borrowed(name),
-                lane: self.comm_lane,
+                lane,
                 kind: OpKind::Communication,
                 duration: SimTime::from_secs_f64(seconds),
                 flops: 0.0,
@@ -234,26 +303,63 @@ impl<'a> StepBuilder<'a> {
         )
     }
 
-    /// Seconds of `op` over the data-parallel group, priced on the topology with the scenario's
-    /// network tier and NCCL's algorithm choice.
-    fn collective_seconds(&mut self, op: CollectiveOp, bytes: f64) -> f64 {
-        if let Some(&(_, _, secs)) = self.priced.iter().find(|(o, b, _)| *o == op && *b == bytes) {
+    /// A tensor-parallel collective of `bytes` in the compute stream's path: it starts after the
+    /// last kernel and the next kernel waits for it.
+    fn tensor_sync(&mut self, name: &'static str, op: CollectiveOp, bytes: f64) {
+        let Some(lane) = self.tp_lane else {
+            return;
+        };
+        let secs = self.collective_seconds(Comm::Tensor, op, bytes);
+        let after: Vec<OpId> = self.last.into_iter().collect();
+        let id = self.comm_op(lane, name, secs, bytes, &after);
+        self.last = Some(id);
+    }
+
+    /// The collective a conjugate operator runs in the forward or the backward pass, if any.
+    fn sync(&mut self, sync: Sync, forward: bool, bytes: f64) {
+        let sp = self.setup.sequence_parallel;
+        let op = match (sync, forward, sp) {
+            (Sync::F, true, false) | (Sync::G, false, false) => return,
+            (Sync::F, true, true) | (Sync::G, false, true) => CollectiveOp::AllGather,
+            (Sync::G, true, true) | (Sync::F, false, true) => CollectiveOp::ReduceScatter,
+            (Sync::G, true, false) | (Sync::F, false, false) => CollectiveOp::AllReduce,
+        };
+        let name = match op {
+            CollectiveOp::AllGather => "tp_all_gather",
+            CollectiveOp::ReduceScatter => "tp_reduce_scatter",
+            _ => "tp_all_reduce",
+        };
+        self.tensor_sync(name, op, bytes);
+    }
+
+    /// Seconds of `op` over a group of rank 0, priced on the topology with the scenario's network
+    /// tier and NCCL's algorithm choice.
+    fn collective_seconds(&mut self, comm: Comm, op: CollectiveOp, bytes: f64) -> f64 {
+        if let Some(&(.., secs)) = self
+            .priced
+            .iter()
+            .find(|(c, o, b, _)| *c == comm && *o == op && *b == bytes)
+        {
             return secs;
         }
         let s = self.setup;
+        let ranks: Vec<u32> = match comm {
+            Comm::Tensor => (0..s.tp).collect(),
+            Comm::Data => (0..s.dp).map(|i| i * s.tp).collect(),
+        };
         let c = Collective {
             op,
             algorithm: Algorithm::Auto,
-            group: Group::first(s.dp, s.fabric.gpus_per_node),
+            group: Group::new(ranks, s.fabric.gpus_per_node),
             bytes,
             compression: None,
         };
         let mut options = Options::new(s.tier);
         options.nvls_available = s.in_switch_reduction;
         let secs = cost(&s.topology, &c, &options)
-            .expect("data-parallel groups are contiguous ranks of the cluster, which every algorithm serves")
+            .expect("ring and tree serve any group of the cluster's ranks")
             .seconds;
-        self.priced.push((op, bytes, secs));
+        self.priced.push((comm, op, bytes, secs));
         secs
     }
 
@@ -265,20 +371,42 @@ impl<'a> StepBuilder<'a> {
         } else {
             CollectiveOp::AllReduce
         };
-        self.collective_seconds(op, bytes)
+        self.collective_seconds(Comm::Data, op, bytes)
+    }
+
+    /// Runs the items of one layer forward (kernels and the syncs' forward collectives).
+    fn forward_layer(
+        &mut self,
+        items: &[Item],
+        layer: u32,
+        micro: u32,
+        model_flops: bool,
+        act: f64,
+    ) {
+        for item in items {
+            match item {
+                Item::Kernel(step) => {
+                    self.kernel(step.name, step.kernel, Some(layer), micro, model_flops);
+                }
+                Item::Sync(sync) => self.sync(*sync, true, act),
+            }
+        }
     }
 
     /// Builds the whole step.
     pub fn build(mut self) -> Graph {
         let s = self.setup;
         let m = &s.model;
+        let tp = s.tp as u64;
         let mb = s.micro_batch as u64;
         let t = mb * m.seq_len as u64;
         let h = m.hidden as u64;
-        let v = m.vocab as u64;
+        let v = m.vocab as u64 / tp;
         let e = m.dtype.bytes();
-        let forward = layer_forward(m, mb);
-        let layer_grad_bytes = m.layer_params() as f64 * GRAD_BYTES;
+        // Bytes of one micro-batch's activations at a tensor-parallel synchronisation.
+        let act = (t * h) as f64 * e;
+        let forward = layer_forward(m, mb, tp, s.sequence_parallel);
+        let layer_grad_bytes = m.layer_params() as f64 / tp as f64 * GRAD_BYTES;
         let mut buckets: Vec<OpId> = Vec::new();
         for micro in 0..s.accumulation {
             let last_micro = micro + 1 == s.accumulation;
@@ -289,10 +417,10 @@ impl<'a> StepBuilder<'a> {
                 micro,
                 true,
             );
+            // The vocabulary-split embedding adds up its parts across the tensor-parallel ranks.
+            self.sync(Sync::G, true, act);
             for layer in 0..m.layers {
-                for step in &forward {
-                    self.kernel(step.name, step.kernel, Some(layer), micro, true);
-                }
+                self.forward_layer(&forward, layer, micro, true, act);
             }
             self.kernel(
                 "layernorm",
@@ -301,35 +429,44 @@ impl<'a> StepBuilder<'a> {
                 micro,
                 true,
             );
+            self.sync(Sync::F, true, act);
             let output = gemm(t, v, h, m.dtype);
             self.kernel("output_proj", output, None, micro, true);
-            // Softmax cross-entropy reads the logits and writes their gradient in fp32.
+            // Softmax cross-entropy reads the logits and writes their gradient in fp32; with a
+            // split vocabulary it all-reduces the maxima, sums and target logits (3 floats a token).
             let loss = elementwise((t * v) as f64 * (e + 4.0), 5.0 * (t * v) as f64);
             self.kernel("loss", loss, None, micro, true);
+            self.tensor_sync(
+                "tp_loss_all_reduce",
+                CollectiveOp::AllReduce,
+                12.0 * t as f64,
+            );
             for (name, k) in backward(&Step {
                 name: "output_proj",
                 kernel: output,
             }) {
                 self.kernel(name, k, None, micro, true);
             }
+            self.sync(Sync::F, false, act);
             // An untied output projection's gradient is complete now; a tied one only after the
             // embedding's backward.
             let table_grad = (v * h) as f64 * GRAD_BYTES;
             let mut pending = if m.tied_embeddings { 0.0 } else { table_grad };
             for layer in (0..m.layers).rev() {
                 match s.recompute {
-                    Recompute::Full => {
-                        for step in &forward {
-                            self.kernel(step.name, step.kernel, Some(layer), micro, false);
-                        }
-                    }
+                    Recompute::Full => self.forward_layer(&forward, layer, micro, false, act),
                     // Fused attention already recomputes its scores inside its backward kernel,
                     // which is what selective recomputation asks for.
                     Recompute::Selective | Recompute::None => {}
                 }
-                for step in forward.iter().rev() {
-                    for (name, k) in backward(step) {
-                        self.kernel(name, k, Some(layer), micro, true);
+                for item in forward.iter().rev() {
+                    match item {
+                        Item::Kernel(step) => {
+                            for (name, k) in backward(step) {
+                                self.kernel(name, k, Some(layer), micro, true);
+                            }
+                        }
+                        Item::Sync(sync) => self.sync(*sync, false, act),
                     }
                 }
                 if last_micro && s.dp > 1 {
@@ -357,8 +494,8 @@ impl<'a> StepBuilder<'a> {
                 buckets.push(self.communication("grad_reduce", secs, pending, &after));
             }
         }
-        // The optimizer step on this replica's share of the parameters.
-        let params = m.params() as f64;
+        // The optimizer step on this rank's share of the parameters.
+        let params = m.params() as f64 / tp as f64;
         let shard = if s.zero >= 1 {
             params / s.dp as f64
         } else {
@@ -390,7 +527,7 @@ impl<'a> StepBuilder<'a> {
         if s.zero >= 1 && s.dp > 1 {
             // All-gather the updated 16-bit weights.
             let bytes = params * e;
-            let secs = self.collective_seconds(CollectiveOp::AllGather, bytes);
+            let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
             self.communication("param_all_gather", secs, bytes, &[opt]);
         }
         self.graph

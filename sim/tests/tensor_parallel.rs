@@ -1,0 +1,98 @@
+//! Tensor parallelism in the training workload: Megatron-LM's split of work, memory and
+//! communication, checked on the report and the operation graph of small runs.
+
+use clustersim::Scenario;
+use std::path::Path;
+
+fn run(tp: u32, sequence_parallel: bool, recompute: &str) -> clustersim::RunOutput {
+    let text = format!(
+        r#"
+kind = "training"
+[cluster]
+gpu = "H100"
+nodes = 1
+gpus_per_node = 8
+[model]
+preset = "gpt3-1.3b"
+[parallel]
+tp = {tp}
+sequence_parallel = {sequence_parallel}
+micro_batch = 2
+global_batch = {}
+recompute = "{recompute}"
+"#,
+        2 * 8 / tp
+    );
+    let scenario =
+        Scenario::parse(Path::new("tp.toml"), text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    clustersim::run(&scenario).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn count(out: &clustersim::RunOutput, name: &str) -> usize {
+    out.graph.ops.iter().filter(|o| o.name == name).count()
+}
+
+fn activations(out: &clustersim::RunOutput) -> f64 {
+    out.report["memory"]["breakdown_bytes"]["activations"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn activations_follow_korthikanti_for_gpt_shapes() {
+    // Per layer: 34 sbh unsplit; with tp = 8, 10 + 24/8 = 13 sbh; with sequence parallelism 34/8.
+    let one = activations(&run(1, false, "none"));
+    let tp8 = activations(&run(8, false, "none"));
+    let sp8 = activations(&run(8, true, "none"));
+    assert!((one / tp8 - 34.0 / 13.0).abs() < 1e-9, "{}", one / tp8);
+    assert!((one / sp8 - 8.0).abs() < 1e-9, "{}", one / sp8);
+}
+
+#[test]
+fn model_state_divides_by_tp() {
+    let one = run(1, false, "none").report;
+    let tp4 = run(4, false, "none").report;
+    for part in ["weights", "gradients", "optimizer"] {
+        let a = one["memory"]["breakdown_bytes"][part].as_f64().unwrap();
+        let b = tp4["memory"]["breakdown_bytes"][part].as_f64().unwrap();
+        assert!((a / b - 4.0).abs() < 1e-6, "{part}: {}", a / b);
+    }
+}
+
+#[test]
+fn four_all_reduces_per_layer_or_their_sequence_parallel_pairs() {
+    let layers = 24;
+    // One micro-batch per replica (global batch 2 over dp 1 with micro-batch 2).
+    let plain = run(8, false, "none");
+    // Two forward (after the attention and MLP output projections), two backward, plus the
+    // embedding's forward and the output layer's input gradient.
+    assert_eq!(count(&plain, "tp_all_reduce"), 4 * layers + 2);
+    assert_eq!(count(&plain, "tp_loss_all_reduce"), 1);
+    let sp = run(8, true, "none");
+    assert_eq!(count(&sp, "tp_all_reduce"), 0);
+    // Each all-reduce becomes an all-gather on one side and a reduce-scatter on the other: per
+    // layer two of each forward and two of each backward (the same bytes as four all-reduces).
+    assert_eq!(count(&sp, "tp_all_gather"), 4 * layers + 1);
+    assert_eq!(count(&sp, "tp_reduce_scatter"), 4 * layers + 2);
+    // Full recomputation runs each layer's forward collectives again.
+    let full = run(8, false, "full");
+    assert_eq!(count(&full, "tp_all_reduce"), 6 * layers + 2);
+    // Without tensor parallelism there is neither the lane nor its collectives.
+    let none = run(1, false, "none");
+    assert_eq!(none.graph.lanes.len(), 2);
+    assert_eq!(none.report["communication_s"]["tensor_parallel"], 0.0);
+}
+
+#[test]
+fn tensor_parallel_communication_blocks_compute() {
+    let out = run(8, false, "none");
+    let r = &out.report;
+    let tp_comm = r["communication_s"]["tensor_parallel"].as_f64().unwrap();
+    let exposed = r["breakdown_s"]["exposed_communication"].as_f64().unwrap();
+    assert!(tp_comm > 0.0);
+    // Every tensor-parallel collective waits for the compute before it and holds up the next.
+    assert!(
+        exposed >= tp_comm * 0.999,
+        "exposed {exposed} < tp {tp_comm}"
+    );
+}
