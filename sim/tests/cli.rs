@@ -146,9 +146,9 @@ fn bad_input_exits_2_with_a_located_message() {
         ),
         ("unknown-kind", ":1:8", "did you mean \"training\"?"),
         (
-            "unmodelled-pp",
+            "unmodelled-cp",
             ":15:6",
-            "pipeline parallelism (pp = 8) is not modelled",
+            "context parallelism (cp = 8) is not modelled",
         ),
         (
             "tp-not-dividing",

@@ -22,6 +22,7 @@
 //! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
 //! temporary workspaces of individual kernels.
 
+use super::schedule;
 use super::setup::Training;
 use super::step::BUCKET_BYTES;
 use crate::scenario::parallel::Recompute;
@@ -88,15 +89,30 @@ pub fn layer_activations(s: &Training) -> f64 {
     (split / tp + replicated) * m.dtype.bytes() / 2.0
 }
 
-pub fn memory(s: &Training) -> MemoryUse {
+/// Memory of the GPU of pipeline stage `stage`. With pipeline parallelism a stage keeps the
+/// activations of the micro-batches in flight under its schedule (1F1B: pp - s for stage s;
+/// GPipe: all of them; interleaved: its warm-up plus one, per model chunk of L / (pp v) layers),
+/// the first stage holds the embedding and the last the output projection and the logits.
+pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
     let m = &s.model;
-    let params = m.params() as f64 / s.tp as f64;
+    let params = s.stage_params(stage);
     let dp = s.dp as f64;
     let t = (s.micro_batch * m.seq_len) as f64;
     let layer = layer_activations(s);
-    let layers = m.layers as f64;
+    // Layers of the stage's largest chunk: the in-flight micro-batches hold one chunk each.
+    let per_chunk = (0..s.virtual_stages)
+        .map(|c| s.chunk_layers(c * s.pp + stage).len())
+        .max()
+        .unwrap_or(0) as f64;
+    let total = s.accumulation * s.virtual_stages;
+    let in_flight = if s.pp > 1 {
+        (schedule::warmup(s.schedule, s.pp, s.virtual_stages, s.accumulation, stage) + 1).min(total)
+    } else {
+        1
+    } as f64;
+    let layers_held = in_flight * per_chunk;
     let activations = match s.recompute {
-        Recompute::None | Recompute::Selective => layers * layer,
+        Recompute::None | Recompute::Selective => layers_held * layer,
         Recompute::Full => {
             let input = 2.0 * t * m.hidden as f64 * m.dtype.bytes() / 2.0;
             let input = if s.sequence_parallel {
@@ -104,9 +120,10 @@ pub fn memory(s: &Training) -> MemoryUse {
             } else {
                 input
             };
-            layers * input + layer
+            layers_held * input + layer
         }
     };
+    let last = stage == s.pp - 1;
     MemoryUse {
         weights: params * m.dtype.bytes(),
         gradients: if s.zero >= 2 {
@@ -120,7 +137,19 @@ pub fn memory(s: &Training) -> MemoryUse {
             12.0 * params
         },
         activations,
-        logits: 6.0 * t * m.vocab as f64 / s.tp as f64,
+        logits: if last {
+            6.0 * t * m.vocab as f64 / s.tp as f64
+        } else {
+            0.0
+        },
         buffers: if s.dp > 1 { 2.0 * BUCKET_BYTES } else { 0.0 },
     }
+}
+
+/// The stage that needs the most memory, and its memory.
+pub fn memory(s: &Training) -> (u32, MemoryUse) {
+    (0..s.pp)
+        .map(|st| (st, stage_memory(s, st)))
+        .max_by(|a, b| a.1.peak().total_cmp(&b.1.peak()))
+        .expect("at least one stage")
 }

@@ -16,6 +16,7 @@
 //! recomputed forward passes. Time is priced on the work really done (causal attention is half).
 
 pub mod memory;
+pub mod schedule;
 pub mod setup;
 pub mod step;
 
@@ -23,7 +24,7 @@ use crate::exec::{Graph, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, ComputeTier};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::parallel::Recompute;
+use crate::scenario::parallel::{Recompute, Schedule};
 use serde_json::{Value, json};
 pub use setup::Training;
 use std::collections::BTreeMap;
@@ -133,21 +134,41 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             .expect("the set-up checked that the profile was measured on the cluster's GPU"),
         None => ComputeModel::new(setup.gpu),
     };
-    let graph = step::StepBuilder::new(&setup, &compute).build();
+    let (graph, stages) = step::StepBuilder::new(&setup, &compute).build();
     let (timeline, stats) = execute(&graph);
     let iteration = timeline.makespan().as_secs_f64();
-    let compute_lane = 0;
-    let busy = timeline.busy(&graph, compute_lane, None).as_secs_f64();
-    let communication = timeline
-        .busy(&graph, 1, Some(OpKind::Communication))
-        .as_secs_f64();
-    let tensor_communication = if graph.lanes.len() > 2 {
-        timeline
-            .busy(&graph, 2, Some(OpKind::Communication))
-            .as_secs_f64()
-    } else {
-        0.0
+    let busy = |lane: Option<crate::exec::LaneId>, kind: Option<OpKind>| {
+        lane.map_or(0.0, |l| timeline.busy(&graph, l, kind).as_secs_f64())
     };
+    // The stage that computes longest sets the breakdown.
+    let critical = stages
+        .iter()
+        .max_by(|a, b| busy(Some(a.compute), None).total_cmp(&busy(Some(b.compute), None)))
+        .expect("at least one stage");
+    let compute_busy = busy(Some(critical.compute), None);
+    let tensor_communication = busy(critical.tensor, Some(OpKind::Communication));
+    let pipeline_communication = busy(critical.send, Some(OpKind::Communication));
+    let communication = stages
+        .iter()
+        .map(|st| busy(Some(st.data), Some(OpKind::Communication)))
+        .fold(0.0, f64::max);
+    // Exposed communication on the critical stage: tensor-parallel collectives (they block
+    // compute), the wait for the last gradient buckets before the optimizer step, and the weight
+    // all-gather after it. Whatever else its compute stream idles is the pipeline bubble.
+    let opt = critical
+        .optimizer
+        .expect("every stage has an optimizer step") as usize;
+    let lane_ops = &graph.lane_ops[critical.compute as usize];
+    let before_opt = lane_ops[lane_ops.len() - 2] as usize;
+    let bucket_wait = (timeline.start[opt] - timeline.end[before_opt]).as_secs_f64();
+    // The weight all-gather that follows the optimizer step (ZeRO), if any.
+    let after_opt = graph.lane_ops[critical.data as usize]
+        .iter()
+        .filter(|&&op| graph.ops[op as usize].name == "param_all_gather")
+        .map(|&op| (timeline.end[op as usize].saturating_sub(timeline.end[opt])).as_secs_f64())
+        .fold(0.0, f64::max);
+    let exposed = tensor_communication + bucket_wait + after_opt;
+    let bubble = (iteration - compute_busy - exposed).max(0.0);
     let gpus = setup.gpus() as f64;
     let model = model_flops(&setup);
     let hardware = hardware_flops(&setup);
@@ -158,7 +179,9 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
     let tflops = model / iteration / gpus / 1e12;
     let hardware_tflops = hardware / iteration / gpus / 1e12;
     let tokens = setup.global_batch as f64 * setup.model.seq_len as f64;
-    let mem = memory::memory(&setup);
+    let (memory_stage, mem) = memory::memory(&setup);
+    let mut memory_report = mem.report(setup.gpu.memory_bytes);
+    memory_report["stage"] = json!(memory_stage);
     let report = json!({
         "kind": "training",
         "scenario": scenario.name(),
@@ -169,15 +192,16 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
         "mfu": tflops * 1e12 / peak,
         "hfu": hardware_tflops * 1e12 / peak,
         "breakdown_s": {
-            "compute": busy,
-            "exposed_communication": (iteration - busy).max(0.0),
-            "pipeline_bubble": 0.0,
+            "compute": compute_busy,
+            "exposed_communication": exposed,
+            "pipeline_bubble": bubble,
         },
         "communication_s": {
             "data_parallel": communication,
             "tensor_parallel": tensor_communication,
+            "pipeline": pipeline_communication,
         },
-        "memory": mem.report(setup.gpu.memory_bytes),
+        "memory": memory_report,
         "flops": {
             "model_per_step": model,
             "hardware_per_step": hardware,
@@ -200,7 +224,13 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "dtype": setup.model.dtype.name(),
         },
         "parallel": {
-            "dp": setup.dp, "tp": setup.tp, "pp": 1, "cp": 1, "ep": 1,
+            "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": 1, "ep": 1,
+            "schedule": match setup.schedule {
+                Schedule::Gpipe => "gpipe",
+                Schedule::OneFOneB => "1f1b",
+                Schedule::Interleaved1F1B => "interleaved-1f1b",
+            },
+            "virtual_stages": setup.virtual_stages,
             "sequence_parallel": setup.sequence_parallel,
             "micro_batch": setup.micro_batch,
             "global_batch": setup.global_batch,
@@ -213,7 +243,9 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "network": setup.tier.name(),
             "topology": setup.topology.name,
             "symmetry": format!(
-                "1 GPU simulated for {} ({} tensor-parallel ranks x {} data-parallel replicas): ranks do identical work and their collectives run in lockstep",
+                "{} GPU{} simulated (one per pipeline stage) for {} ({} tensor-parallel ranks x {} data-parallel replicas each): ranks of a stage do identical work and their collectives run in lockstep",
+                setup.pp,
+                if setup.pp == 1 { "" } else { "s" },
                 setup.gpus(),
                 setup.tp,
                 setup.dp

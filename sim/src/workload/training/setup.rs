@@ -10,7 +10,7 @@ use crate::net::tier::Tier;
 use crate::net::topology::spec::{IntraKind, TopologySpec};
 use crate::scenario::cluster::IntraLink;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::parallel::Recompute;
+use crate::scenario::parallel::{Recompute, Schedule};
 use crate::scenario::{NetworkTier, Scenario, suggest};
 use std::path::Path;
 use std::sync::Arc;
@@ -33,6 +33,11 @@ pub struct Training {
     /// Sequence parallelism: layer norms and dropout split over the tensor-parallel ranks by
     /// tokens, all-reduces replaced by reduce-scatter and all-gather.
     pub sequence_parallel: bool,
+    /// Pipeline stages, outermost in rank order; each runs `layers / (pp x virtual_stages)`
+    /// layers per model chunk.
+    pub pp: u32,
+    pub schedule: Schedule,
+    pub virtual_stages: u32,
     pub dp: u32,
     pub micro_batch: u32,
     pub global_batch: u32,
@@ -57,6 +62,46 @@ pub struct ComputeProfile {
 impl Training {
     pub fn gpus(&self) -> u32 {
         self.fabric.gpus()
+    }
+
+    /// Global rank of tensor-parallel rank 0, data-parallel replica 0 of pipeline stage `stage`
+    /// (rank order: tensor innermost, then data, then pipeline, as Megatron-LM places them).
+    pub fn stage_rank(&self, stage: u32) -> u32 {
+        stage * self.tp * self.dp
+    }
+
+    /// The layers of model chunk `chunk` (of pp x virtual_stages): as even a split as the layer
+    /// count allows, the first chunks taking one more when it does not divide.
+    pub fn chunk_layers(&self, chunk: u32) -> std::ops::Range<u32> {
+        let chunks = self.pp * self.virtual_stages;
+        let (base, extra) = (self.model.layers / chunks, self.model.layers % chunks);
+        let start = chunk * base + chunk.min(extra);
+        start..start + base + u32::from(chunk < extra)
+    }
+
+    /// Layers held by the GPU of pipeline stage `stage` (all its chunks).
+    pub fn stage_layers(&self, stage: u32) -> u32 {
+        (0..self.virtual_stages)
+            .map(|c| self.chunk_layers(c * self.pp + stage).len() as u32)
+            .sum()
+    }
+
+    /// Parameters a GPU of pipeline stage `stage` holds: its chunks' layers split over the
+    /// tensor-parallel ranks, the embedding on the first stage and the output projection on the
+    /// last (a copy of the embedding when tied and on another stage, as Megatron-LM keeps it).
+    pub fn stage_params(&self, stage: u32) -> f64 {
+        let m = &self.model;
+        let tp = self.tp as f64;
+        let table = m.vocab as f64 * m.hidden as f64 / tp;
+        let layers = self.stage_layers(stage) as f64;
+        let mut params = layers * m.layer_params() as f64 / tp;
+        if stage == 0 {
+            params += table;
+        }
+        if stage == self.pp - 1 && (!m.tied_embeddings || self.pp > 1) {
+            params += table;
+        }
+        params
     }
 }
 
@@ -204,7 +249,6 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     // Parallelism.
     let p = &f.parallel;
     for (key, value, what) in [
-        ("parallel.pp", p.pp, "pipeline parallelism"),
         ("parallel.cp", p.cp, "context parallelism"),
         ("parallel.ep", p.ep, "expert parallelism"),
     ] {
@@ -213,7 +257,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             Some(n) if n > 1 => {
                 return Err(s
                     .error_at(key, format!("{what} ({} = {n}) is not modelled by this version", key.trim_start_matches("parallel.")))
-                    .with_help("this version models data and tensor parallelism (with sequence parallelism), gradient accumulation and ZeRO 1/2; set it to 1 or remove it"));
+                    .with_help("this version models data, tensor (with sequence) and pipeline parallelism, gradient accumulation and ZeRO 1/2; set it to 1 or remove it"));
             }
             _ => {}
         }
@@ -223,6 +267,62 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         return Err(s.error_at(
             "parallel.tp",
             format!("tp = {tp} does not divide the cluster's {gpus} GPUs"),
+        ));
+    }
+    let pp = positive(s, p.pp.unwrap_or(1), "parallel.pp")?;
+    if !gpus.is_multiple_of(tp * pp) {
+        return Err(s.error_at(
+            "parallel.pp",
+            format!("tp x pp = {tp} x {pp} does not divide the cluster's {gpus} GPUs"),
+        ));
+    }
+    let virtual_stages = positive(s, p.virtual_stages.unwrap_or(1), "parallel.virtual_stages")?;
+    let schedule = match (p.schedule, pp) {
+        (Some(Schedule::Interleaved1F1B), _) if virtual_stages < 2 => {
+            return Err(s
+                .error_at(
+                    "parallel.schedule",
+                    "the interleaved schedule needs virtual_stages of 2 or more",
+                )
+                .with_help(
+                    "add virtual_stages = 2 (model chunks per GPU), or use schedule = \"1f1b\"",
+                ));
+        }
+        (Some(sch), _) => sch,
+        (None, 1) => Schedule::OneFOneB,
+        (None, _) if virtual_stages > 1 => Schedule::Interleaved1F1B,
+        (None, _) => {
+            assumptions.push("1F1B pipeline schedule".into());
+            Schedule::OneFOneB
+        }
+    };
+    if virtual_stages > 1 && schedule != Schedule::Interleaved1F1B {
+        return Err(s
+            .error_at(
+                "parallel.virtual_stages",
+                format!("virtual_stages = {virtual_stages} needs schedule = \"interleaved-1f1b\""),
+            )
+            .with_help("set schedule = \"interleaved-1f1b\", or virtual_stages = 1"));
+    }
+    let chunks = pp * virtual_stages;
+    if chunks > model.layers {
+        return Err(s.error_at(
+            if virtual_stages > 1 {
+                "parallel.virtual_stages"
+            } else {
+                "parallel.pp"
+            },
+            format!(
+                "pp x virtual_stages = {chunks} chunks is more than the model's {} layers",
+                model.layers
+            ),
+        ));
+    }
+    if !model.layers.is_multiple_of(chunks) {
+        assumptions.push(format!(
+            "{} layers split unevenly over {chunks} pipeline chunks (the first {} take one more)",
+            model.layers,
+            model.layers % chunks
         ));
     }
     for (what, count) in [
@@ -243,13 +343,13 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         ));
     }
     let dp = match p.dp {
-        Some(dp) if dp * tp != gpus => {
+        Some(dp) if dp * tp * pp != gpus => {
             return Err(s
-                .error_at("parallel.dp", format!("dp = {dp} with tp = {tp} does not use the cluster's {gpus} GPUs"))
-                .with_help(format!("dp x tp must be nodes x gpus_per_node = {gpus}: dp = {}; or remove dp to derive it", gpus / tp)));
+                .error_at("parallel.dp", format!("dp = {dp} with tp = {tp} and pp = {pp} does not use the cluster's {gpus} GPUs"))
+                .with_help(format!("dp x tp x pp must be nodes x gpus_per_node = {gpus}: dp = {}; or remove dp to derive it", gpus / (tp * pp))));
         }
         Some(dp) => dp,
-        None => gpus / tp,
+        None => gpus / (tp * pp),
     };
     let micro_batch = positive(s, p.micro_batch.unwrap_or(1), "parallel.micro_batch")?;
     let global_batch = match p.global_batch {
@@ -270,9 +370,17 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             ))
             .with_help(format!("use a multiple of {}, e.g. {}", micro_batch * dp, micro_batch * dp * (global_batch / (micro_batch * dp)).max(1))));
     }
-    if p.schedule.is_some() || p.virtual_stages.is_some_and(|v| v > 1) {
+    if pp == 1 && (p.schedule.is_some() || virtual_stages > 1) {
         assumptions
             .push("schedule and virtual_stages have no effect without pipeline parallelism".into());
+    }
+    let accumulation = global_batch / (micro_batch * dp);
+    if schedule == Schedule::Interleaved1F1B && pp > 1 && !accumulation.is_multiple_of(pp) {
+        return Err(s
+            .error_at("parallel.global_batch", format!(
+                "the interleaved schedule needs the {accumulation} micro-batches per replica to be a multiple of pp = {pp}"
+            ))
+            .with_help(format!("use a global batch of a multiple of micro_batch x dp x pp = {}", micro_batch * dp * pp)));
     }
     let sequence_parallel = p.sequence_parallel.unwrap_or(false);
     if sequence_parallel && tp == 1 {
@@ -302,7 +410,10 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         dp,
         micro_batch,
         global_batch,
-        accumulation: global_batch / (micro_batch * dp),
+        accumulation,
+        pp,
+        schedule,
+        virtual_stages: if pp > 1 { virtual_stages } else { 1 },
         recompute: p.recompute.unwrap_or(Recompute::None),
         zero,
         seed: f.sim.seed.unwrap_or(1),

@@ -24,6 +24,7 @@
 //! Megatron-LM runs them by default; they are drawn on a lane of their own.
 //! Ignored: dropout kernels, the embedding's backward scatter (small), data loading.
 
+use super::schedule::{self, Pass, Work};
 use super::setup::Training;
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
@@ -33,6 +34,7 @@ use crate::hw::{ComputeModel, Dtype, Kernel};
 use crate::model::Transformer;
 use crate::scenario::parallel::Recompute;
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 /// Gradient bucket size, bytes: PyTorch DDP's default of 25 MiB.
 pub const BUCKET_BYTES: f64 = 25.0 * 1024.0 * 1024.0;
@@ -190,44 +192,94 @@ pub fn kernel_class(op: &Op) -> Option<&'static str> {
     }
 }
 
-/// Builds the step graph of one replica, with durations priced by `compute` and the fabric.
+/// The lanes of one pipeline stage's GPU, and where its work stands.
+#[derive(Clone, Debug)]
+pub struct Stage {
+    /// Global rank of the GPU that stands for the stage.
+    pub rank: u32,
+    pub compute: LaneId,
+    pub tensor: Option<LaneId>,
+    pub data: LaneId,
+    pub send: Option<LaneId>,
+    /// The optimizer step, once built.
+    pub optimizer: Option<OpId>,
+    /// The last operation on the compute stream, which the next one follows.
+    last: Option<OpId>,
+    /// Gradient bytes waiting for the next data-parallel bucket.
+    pending: f64,
+    buckets: Vec<OpId>,
+}
+
+/// Which communicator a collective runs on, relative to a stage's GPU.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Comm {
+    /// Its tensor-parallel group: `rank .. rank + tp`.
+    Tensor,
+    /// Its data-parallel group: `rank, rank + tp, rank + 2 tp, ...`.
+    Data,
+    /// From it to the GPU of the same tensor and data index in another stage.
+    Pipe(u32),
+}
+
+/// Builds the step graph: one GPU per pipeline stage, standing for its tensor-parallel peers and
+/// data-parallel replicas, with durations priced by `compute` and the network.
 pub struct StepBuilder<'a> {
     pub setup: &'a Training,
     pub compute: &'a ComputeModel,
     graph: Graph,
-    compute_lane: LaneId,
-    comm_lane: LaneId,
-    tp_lane: Option<LaneId>,
-    last: Option<OpId>,
-    /// Collective prices by (group, operation, bytes): buckets and layers repeat a few sizes.
-    priced: Vec<(Comm, CollectiveOp, f64, f64)>,
-}
-
-/// Which communicator a collective runs on.
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Comm {
-    /// The tensor-parallel group of rank 0: ranks 0..tp.
-    Tensor,
-    /// The data-parallel group of rank 0: ranks 0, tp, 2 tp, ...
-    Data,
+    stages: Vec<Stage>,
+    /// The stage the kernel and collective helpers write to.
+    at: usize,
+    /// A cross-stage dependency for the next kernel (a received activation or gradient).
+    waiting_on: Option<OpId>,
+    priced: Vec<(u32, Comm, CollectiveOp, f64, f64)>,
 }
 
 impl<'a> StepBuilder<'a> {
     pub fn new(setup: &'a Training, compute: &'a ComputeModel) -> Self {
         let mut graph = Graph::new();
-        let compute_lane = graph.add_lane("compute", "GPU 0");
-        let comm_lane = graph.add_lane("data-parallel comm", "GPU 0");
-        let tp_lane = (setup.tp > 1).then(|| graph.add_lane("tensor-parallel comm", "GPU 0"));
+        let stages = (0..setup.pp)
+            .map(|st| {
+                let rank = setup.stage_rank(st);
+                let group = format!("GPU {rank} (stage {st})");
+                let group = if setup.pp == 1 {
+                    "GPU 0".to_string()
+                } else {
+                    group
+                };
+                Stage {
+                    rank,
+                    compute: graph.add_lane("compute", group.clone()),
+                    data: graph.add_lane("data-parallel comm", group.clone()),
+                    tensor: (setup.tp > 1)
+                        .then(|| graph.add_lane("tensor-parallel comm", group.clone())),
+                    send: (setup.pp > 1).then(|| graph.add_lane("pipeline send", group.clone())),
+                    optimizer: None,
+                    last: None,
+                    pending: 0.0,
+                    buckets: Vec::new(),
+                }
+            })
+            .collect();
         StepBuilder {
             setup,
             compute,
             graph,
-            compute_lane,
-            comm_lane,
-            tp_lane,
-            last: None,
+            stages,
+            at: 0,
+            waiting_on: None,
             priced: Vec::new(),
         }
+    }
+
+    fn stage(&mut self) -> &mut Stage {
+        &mut self.stages[self.at]
+    }
+
+    /// Dependencies of the next operation on the compute stream.
+    fn compute_deps(&mut self) -> Vec<OpId> {
+        let last = self.stage().last;
+        last.into_iter().chain(self.waiting_on.take()).collect()
     }
 
     fn kernel(
@@ -247,11 +299,12 @@ impl<'a> StepBuilder<'a> {
         } else {
             OpKind::Compute
         };
-        let deps: Vec<OpId> = self.last.into_iter().collect();
+        let deps = self.compute_deps();
+        let lane = self.stage().compute;
         let id = self.graph.add(
             Op {
                 name: Cow::Borrowed(name),
-                lane: self.compute_lane,
+                lane,
                 kind,
                 duration: SimTime::from_secs_f64(cost.seconds),
                 flops: cost.flops,
@@ -263,19 +316,8 @@ impl<'a> StepBuilder<'a> {
             },
             &deps,
         );
-        self.last = Some(id);
+        self.stage().last = Some(id);
         id
-    }
-
-    fn communication(
-        &mut self,
-        name: &'static str,
-        seconds: f64,
-        bytes: f64,
-        after: &[OpId],
-    ) -> OpId {
-        let lane = self.comm_lane;
-        self.comm_op(lane, name, seconds, bytes, after)
     }
 
     fn comm_op(
@@ -306,13 +348,13 @@ impl<'a> StepBuilder<'a> {
     /// A tensor-parallel collective of `bytes` in the compute stream's path: it starts after the
     /// last kernel and the next kernel waits for it.
     fn tensor_sync(&mut self, name: &'static str, op: CollectiveOp, bytes: f64) {
-        let Some(lane) = self.tp_lane else {
+        let Some(lane) = self.stage().tensor else {
             return;
         };
         let secs = self.collective_seconds(Comm::Tensor, op, bytes);
-        let after: Vec<OpId> = self.last.into_iter().collect();
+        let after = self.compute_deps();
         let id = self.comm_op(lane, name, secs, bytes, &after);
-        self.last = Some(id);
+        self.stage().last = Some(id);
     }
 
     /// The collective a conjugate operator runs in the forward or the backward pass, if any.
@@ -332,20 +374,22 @@ impl<'a> StepBuilder<'a> {
         self.tensor_sync(name, op, bytes);
     }
 
-    /// Seconds of `op` over a group of rank 0, priced on the topology with the scenario's network
-    /// tier and NCCL's algorithm choice.
+    /// Seconds of `op` over a communicator of the current stage's GPU, priced on the topology with
+    /// the scenario's network tier and NCCL's algorithm and protocol choice.
     fn collective_seconds(&mut self, comm: Comm, op: CollectiveOp, bytes: f64) -> f64 {
+        let base = self.stages[self.at].rank;
         if let Some(&(.., secs)) = self
             .priced
             .iter()
-            .find(|(c, o, b, _)| *c == comm && *o == op && *b == bytes)
+            .find(|(r, c, o, b, _)| *r == base && *c == comm && *o == op && *b == bytes)
         {
             return secs;
         }
         let s = self.setup;
         let ranks: Vec<u32> = match comm {
-            Comm::Tensor => (0..s.tp).collect(),
-            Comm::Data => (0..s.dp).map(|i| i * s.tp).collect(),
+            Comm::Tensor => (base..base + s.tp).collect(),
+            Comm::Data => (0..s.dp).map(|i| base + i * s.tp).collect(),
+            Comm::Pipe(to) => vec![base, to],
         };
         let c = Collective {
             op,
@@ -357,21 +401,35 @@ impl<'a> StepBuilder<'a> {
         let mut options = Options::new(s.tier);
         options.nvls_available = s.in_switch_reduction;
         let secs = cost(&s.topology, &c, &options)
-            .expect("ring and tree serve any group of the cluster's ranks")
+            .expect("ring, tree and direct serve any group of the cluster's ranks")
             .seconds;
-        self.priced.push((comm, op, bytes, secs));
+        self.priced.push((base, comm, op, bytes, secs));
         secs
     }
 
-    /// Time of the gradient reduction of `bytes` across the data-parallel group: an all-reduce,
-    /// or with ZeRO a reduce-scatter.
-    fn reduce_seconds(&mut self, bytes: f64) -> f64 {
+    /// Adds `bytes` of finished gradients to the current stage's bucket, reducing it across the
+    /// data-parallel group once it is full (or when `flush`).
+    fn gradients(&mut self, bytes: f64, flush: bool) {
+        if self.setup.dp < 2 {
+            return;
+        }
+        self.stage().pending += bytes;
+        let pending = self.stage().pending;
+        if pending <= 0.0 || (!flush && pending < BUCKET_BYTES) {
+            return;
+        }
         let op = if self.setup.zero >= 1 {
             CollectiveOp::ReduceScatter
         } else {
             CollectiveOp::AllReduce
         };
-        self.collective_seconds(Comm::Data, op, bytes)
+        let secs = self.collective_seconds(Comm::Data, op, pending);
+        let after: Vec<OpId> = self.stage().last.into_iter().collect();
+        let lane = self.stage().data;
+        let id = self.comm_op(lane, "grad_reduce", secs, pending, &after);
+        let stage = self.stage();
+        stage.buckets.push(id);
+        stage.pending = 0.0;
     }
 
     /// Runs the items of one layer forward (kernels and the syncs' forward collectives).
@@ -393,126 +451,209 @@ impl<'a> StepBuilder<'a> {
         }
     }
 
+    /// Sends an activation (or its gradient) to the stage that runs model chunk `to_chunk`, after
+    /// the last kernel; the send runs beside the compute stream.
+    fn send(&mut self, to_chunk: u32, bytes: f64) -> OpId {
+        let to_stage = to_chunk % self.setup.pp;
+        let to = self.setup.stage_rank(to_stage);
+        let secs = self.collective_seconds(Comm::Pipe(to), CollectiveOp::SendRecv, bytes);
+        let after: Vec<OpId> = self.stage().last.into_iter().collect();
+        let lane = self
+            .stage()
+            .send
+            .expect("stages have a send lane when pp > 1");
+        self.comm_op(lane, "pp_send", secs, bytes, &after)
+    }
+
     /// Builds the whole step.
-    pub fn build(mut self) -> Graph {
+    pub fn build(mut self) -> (Graph, Vec<Stage>) {
         let s = self.setup;
         let m = &s.model;
-        let tp = s.tp as u64;
+        let (tp, pp, v) = (s.tp as u64, s.pp, s.virtual_stages);
         let mb = s.micro_batch as u64;
         let t = mb * m.seq_len as u64;
         let h = m.hidden as u64;
-        let v = m.vocab as u64 / tp;
+        let vocab = m.vocab as u64 / tp;
         let e = m.dtype.bytes();
-        // Bytes of one micro-batch's activations at a tensor-parallel synchronisation.
+        // Bytes of one micro-batch's activations at a tensor-parallel synchronisation, and what a
+        // stage sends to the next: its 1/tp share (Megatron-LM's scatter/gather optimisation).
         let act = (t * h) as f64 * e;
+        let p2p = act / tp as f64;
         let forward = layer_forward(m, mb, tp, s.sequence_parallel);
         let layer_grad_bytes = m.layer_params() as f64 / tp as f64 * GRAD_BYTES;
-        let mut buckets: Vec<OpId> = Vec::new();
-        for micro in 0..s.accumulation {
-            let last_micro = micro + 1 == s.accumulation;
-            self.kernel(
-                "embedding",
-                elementwise(2.0 * (t * h) as f64 * e, 0.0),
-                None,
-                micro,
-                true,
-            );
-            // The vocabulary-split embedding adds up its parts across the tensor-parallel ranks.
-            self.sync(Sync::G, true, act);
-            for layer in 0..m.layers {
-                self.forward_layer(&forward, layer, micro, true, act);
-            }
-            self.kernel(
-                "layernorm",
-                elementwise(2.0 * (t * h) as f64 * e, 8.0 * (t * h) as f64),
-                None,
-                micro,
-                true,
-            );
-            self.sync(Sync::F, true, act);
-            let output = gemm(t, v, h, m.dtype);
-            self.kernel("output_proj", output, None, micro, true);
-            // Softmax cross-entropy reads the logits and writes their gradient in fp32; with a
-            // split vocabulary it all-reduces the maxima, sums and target logits (3 floats a token).
-            let loss = elementwise((t * v) as f64 * (e + 4.0), 5.0 * (t * v) as f64);
-            self.kernel("loss", loss, None, micro, true);
-            self.tensor_sync(
-                "tp_loss_all_reduce",
-                CollectiveOp::AllReduce,
-                12.0 * t as f64,
-            );
-            for (name, k) in backward(&Step {
-                name: "output_proj",
-                kernel: output,
-            }) {
-                self.kernel(name, k, None, micro, true);
-            }
-            self.sync(Sync::F, false, act);
-            // An untied output projection's gradient is complete now; a tied one only after the
-            // embedding's backward.
-            let table_grad = (v * h) as f64 * GRAD_BYTES;
-            let mut pending = if m.tied_embeddings { 0.0 } else { table_grad };
-            for layer in (0..m.layers).rev() {
-                match s.recompute {
-                    Recompute::Full => self.forward_layer(&forward, layer, micro, false, act),
-                    // Fused attention already recomputes its scores inside its backward kernel,
-                    // which is what selective recomputation asks for.
-                    Recompute::Selective | Recompute::None => {}
-                }
-                for item in forward.iter().rev() {
-                    match item {
-                        Item::Kernel(step) => {
-                            for (name, k) in backward(step) {
-                                self.kernel(name, k, Some(layer), micro, true);
+        let table_grad = (vocab * h) as f64 * GRAD_BYTES;
+        let chunks = pp * v;
+        let last_chunk = chunks - 1;
+        let final_micro = s.accumulation - 1;
+        let output = gemm(t, vocab, h, m.dtype);
+        let orders: Vec<Vec<Work>> = (0..pp)
+            .map(|st| schedule::order(s.schedule, pp, v, s.accumulation, st))
+            .collect();
+        let mut next = vec![0usize; pp as usize];
+        // Sends by (micro-batch, model chunk that sent).
+        let mut forward_sent: BTreeMap<(u32, u32), OpId> = BTreeMap::new();
+        let mut backward_sent: BTreeMap<(u32, u32), OpId> = BTreeMap::new();
+        loop {
+            let mut progressed = false;
+            for st in 0..pp as usize {
+                while let Some(&work) = orders[st].get(next[st]) {
+                    let chunk = work.chunk * pp + st as u32;
+                    let needs = match work.pass {
+                        Pass::Forward if chunk > 0 => {
+                            Some(forward_sent.get(&(work.micro, chunk - 1)))
+                        }
+                        Pass::Backward if chunk < last_chunk => {
+                            Some(backward_sent.get(&(work.micro, chunk + 1)))
+                        }
+                        _ => None,
+                    };
+                    let received = match needs {
+                        Some(None) => break,
+                        Some(Some(&id)) => Some(id),
+                        None => None,
+                    };
+                    self.at = st;
+                    self.waiting_on = received;
+                    let micro = work.micro;
+                    let layers = s.chunk_layers(chunk);
+                    match work.pass {
+                        Pass::Forward => {
+                            if chunk == 0 {
+                                self.kernel(
+                                    "embedding",
+                                    elementwise(2.0 * act, 0.0),
+                                    None,
+                                    micro,
+                                    true,
+                                );
+                                // The vocabulary-split embedding adds up its parts.
+                                self.sync(Sync::G, true, act);
+                            }
+                            for layer in layers {
+                                self.forward_layer(&forward, layer, micro, true, act);
+                            }
+                            if chunk == last_chunk {
+                                let norm = elementwise(2.0 * act, 8.0 * (t * h) as f64);
+                                self.kernel("layernorm", norm, None, micro, true);
+                                self.sync(Sync::F, true, act);
+                                self.kernel("output_proj", output, None, micro, true);
+                                // Softmax cross-entropy reads the logits and writes their gradient
+                                // in fp32; a split vocabulary all-reduces the maxima, sums and
+                                // target logits (3 floats a token).
+                                let loss = elementwise(
+                                    (t * vocab) as f64 * (e + 4.0),
+                                    5.0 * (t * vocab) as f64,
+                                );
+                                self.kernel("loss", loss, None, micro, true);
+                                self.tensor_sync(
+                                    "tp_loss_all_reduce",
+                                    CollectiveOp::AllReduce,
+                                    12.0 * t as f64,
+                                );
+                            } else {
+                                let id = self.send(chunk + 1, p2p);
+                                forward_sent.insert((micro, chunk), id);
                             }
                         }
-                        Item::Sync(sync) => self.sync(*sync, false, act),
+                        Pass::Backward => {
+                            let finishing = micro == final_micro;
+                            if chunk == last_chunk {
+                                for (name, k) in backward(&Step {
+                                    name: "output_proj",
+                                    kernel: output,
+                                }) {
+                                    self.kernel(name, k, None, micro, true);
+                                }
+                                self.sync(Sync::F, false, act);
+                                // The output projection's own copy of the table: untied, or on
+                                // another stage than the embedding.
+                                if finishing && (!m.tied_embeddings || pp > 1) {
+                                    self.gradients(table_grad, false);
+                                }
+                            }
+                            for layer in layers.rev() {
+                                if s.recompute == Recompute::Full {
+                                    self.forward_layer(&forward, layer, micro, false, act);
+                                }
+                                // Fused attention already recomputes its scores inside its
+                                // backward kernel, which is what selective recomputation asks for.
+                                for item in forward.iter().rev() {
+                                    match item {
+                                        Item::Kernel(step) => {
+                                            for (name, k) in backward(step) {
+                                                self.kernel(name, k, Some(layer), micro, true);
+                                            }
+                                        }
+                                        Item::Sync(sync) => self.sync(*sync, false, act),
+                                    }
+                                }
+                                if finishing {
+                                    self.gradients(layer_grad_bytes, false);
+                                }
+                            }
+                            if chunk == 0 {
+                                self.kernel(
+                                    "embedding_bwd",
+                                    elementwise(2.0 * act, 0.0),
+                                    None,
+                                    micro,
+                                    true,
+                                );
+                                if finishing {
+                                    self.gradients(table_grad, false);
+                                }
+                            } else {
+                                let id = self.send(chunk - 1, p2p);
+                                backward_sent.insert((micro, chunk), id);
+                            }
+                        }
                     }
-                }
-                if last_micro && s.dp > 1 {
-                    pending += layer_grad_bytes;
-                    if pending >= BUCKET_BYTES {
-                        let after: Vec<OpId> = self.last.into_iter().collect();
-                        let secs = self.reduce_seconds(pending);
-                        buckets.push(self.communication("grad_reduce", secs, pending, &after));
-                        pending = 0.0;
-                    }
+                    self.waiting_on = None;
+                    next[st] += 1;
+                    progressed = true;
                 }
             }
-            self.kernel(
-                "embedding_bwd",
-                elementwise(2.0 * (t * h) as f64 * e, 0.0),
-                None,
-                micro,
-                true,
+            if next.iter().zip(&orders).all(|(n, o)| *n == o.len()) {
+                break;
+            }
+            assert!(
+                progressed,
+                "pipeline schedule {:?} deadlocked with stages at {next:?}",
+                s.schedule
             );
-            if last_micro && s.dp > 1 {
-                // The embedding table's gradient, with whatever the last bucket holds.
-                pending += table_grad;
-                let after: Vec<OpId> = self.last.into_iter().collect();
-                let secs = self.reduce_seconds(pending);
-                buckets.push(self.communication("grad_reduce", secs, pending, &after));
-            }
         }
-        // The optimizer step on this rank's share of the parameters.
-        let params = m.params() as f64 / tp as f64;
+        for st in 0..pp as usize {
+            self.at = st;
+            self.gradients(0.0, true);
+            self.optimizer(st as u32);
+        }
+        (self.graph, self.stages)
+    }
+
+    /// The optimizer step of the current stage on its share of the parameters, after its last
+    /// kernel and every gradient bucket; with ZeRO the updated weights are then all-gathered.
+    fn optimizer(&mut self, stage: u32) {
+        let s = self.setup;
+        let m = &s.model;
+        let params = s.stage_params(stage);
         let shard = if s.zero >= 1 {
             params / s.dp as f64
         } else {
             params
         };
+        let adam = elementwise(shard * ADAM_BYTES_PER_PARAM, 12.0 * shard);
+        let cost = self.compute.cost(&adam).expect("fp32 arithmetic exists");
         let deps: Vec<OpId> = self
+            .stage()
             .last
             .into_iter()
-            .chain(buckets.iter().copied())
+            .chain(self.stage().buckets.iter().copied())
             .collect();
-        let adam = elementwise(shard * ADAM_BYTES_PER_PARAM, 12.0 * shard);
-        self.last = None;
-        let cost = self.compute.cost(&adam).expect("fp32 arithmetic exists");
+        let lane = self.stage().compute;
         let opt = self.graph.add(
             Op {
                 name: Cow::Borrowed("optimizer_step"),
-                lane: self.compute_lane,
+                lane,
                 kind: OpKind::Memory,
                 duration: SimTime::from_secs_f64(cost.seconds),
                 flops: cost.flops,
@@ -524,12 +665,14 @@ impl<'a> StepBuilder<'a> {
             },
             &deps,
         );
+        self.stage().optimizer = Some(opt);
+        self.stage().last = Some(opt);
         if s.zero >= 1 && s.dp > 1 {
             // All-gather the updated 16-bit weights.
-            let bytes = params * e;
+            let bytes = params * m.dtype.bytes();
             let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
-            self.communication("param_all_gather", secs, bytes, &[opt]);
+            let lane = self.stage().data;
+            self.comm_op(lane, "param_all_gather", secs, bytes, &[opt]);
         }
-        self.graph
     }
 }
