@@ -54,11 +54,7 @@ pub fn models() -> String {
             m.ffn,
             m.vocab,
             m.seq_len,
-            if m.gated {
-                "gated (SwiGLU)"
-            } else {
-                "plain (GELU)"
-            }
+            m.activation.describe(m.gated)
         );
     }
     out

@@ -1,6 +1,10 @@
-//! Model descriptions: transformer shapes and named presets.
+//! Model descriptions: transformer shapes (dense or mixture-of-experts), named presets, Hugging
+//! Face `config.json` import, and the resolution of a scenario's `[model]` (docs/MODELS.md).
 
+mod hf;
 pub mod preset;
+pub mod resolve;
 pub mod transformer;
 
-pub use transformer::Transformer;
+pub use resolve::{ModelError, Resolved, resolve, resolve_noted};
+pub use transformer::{Activation, Mla, Moe, Transformer};

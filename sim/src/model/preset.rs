@@ -1,11 +1,43 @@
 //! Named models with their published shapes (`clustersim list models`).
 //!
-//! Sources: GPT-3 (Brown et al. 2020, Table 2.1; vocabulary padded to 51,200 as Megatron-LM does),
-//! the Megatron-LM SC21 weak-scaling models (Narayanan et al. 2021, Table 1), Llama 2 (Touvron et
-//! al. 2023) and Llama 3 / 3.1 (the models' published `config.json`). Sequence lengths are the
-//! training context of each family.
+//! Sources (docs/MODELS.md has the table, with total and active parameter counts):
+//!
+//! - GPT-3: Brown et al. 2020, Table 2.1; vocabulary padded to 51,200 as Megatron-LM does.
+//! - Megatron-LM SC21 weak-scaling models: Narayanan et al. 2021, Table 1.
+//! - Llama 2: Touvron et al. 2023. Llama 3 / 3.1: the models' published `config.json`.
+//! - Mixtral 8x7B: `mistralai/Mixtral-8x7B-v0.1` `config.json` (32 layers, hidden 4096, 32/8 heads,
+//!   experts of width 14336, 8 experts top-2, vocabulary 32000); Jiang et al. 2024 (46.7 B total,
+//!   12.9 B active, 32k-token context).
+//! - Mixtral 8x22B: `mistralai/Mixtral-8x22B-Instruct-v0.1` `config.json` (56 layers, hidden 6144,
+//!   48/8 heads, experts of width 16384, 8 top-2, vocabulary 32768 — the base model's community
+//!   conversion has 32000, 0.01% fewer parameters; 64k context); Mistral AI's announcement
+//!   (141 B total, 39 B active).
+//! - DeepSeek-V3: `deepseek-ai/DeepSeek-V3` `config.json` (61 layers, hidden 7168, 128 heads, MLA
+//!   with q/kv ranks 1536/512 and head widths 128+64/128, 3 dense layers of width 18432, then 256
+//!   routed experts of width 2048 top-8 and 1 shared, vocabulary 129280); DeepSeek-AI 2024
+//!   (671 B total without the 14 B multi-token-prediction module, 37 B active; 4k pre-training
+//!   sequences). Attention is counted with MLA's own projections; the workload prices it as GQA
+//!   with 128 KV heads of width hidden/heads = 56 (docs/MODELS.md).
+//! - Qwen3-30B-A3B and Qwen3-235B-A22B: `Qwen/Qwen3-30B-A3B` and `Qwen/Qwen3-235B-A22B`
+//!   `config.json` (head width 128 set apart from hidden/heads; 128 experts top-8 of width 768 /
+//!   1536, no shared expert, every layer sparse; vocabulary 151936, untied); Qwen3 technical
+//!   report (Yang et al. 2025: 30.5 B / 3.3 B and 235 B / 22 B; pre-training sequences of 4096
+//!   before the long-context stage).
+//! - Nemotron-4 340B: NVIDIA 2024 technical report and NeMo's `Nemotron4Config340B` (96 layers,
+//!   hidden 18432, 96 heads, 8 KV heads, squared-ReLU plain MLP of width 73728, vocabulary
+//!   256000, untied, 4096-token sequences).
+//! - GPT-NeoX-20B: `EleutherAI/gpt-neox-20b` `config.json`; Black et al. 2022 (20.55 B).
+//! - BLOOM-176B: `bigscience/bloom` `config.json` (70 layers, hidden 14336, 112 heads, vocabulary
+//!   250880, tied); BigScience 2022 (176 B).
+//! - OPT-175B: Zhang et al. 2022, Table 1 (96 layers, hidden 12288, 96 heads, ReLU MLP of
+//!   4 x hidden); vocabulary 50272 and tied embeddings as in the `facebook/opt-*` configs.
+//! - MPT-7B and MPT-30B: `mosaicml/mpt-7b` and `mosaicml/mpt-30b` `config.json` (d_model 4096 /
+//!   7168, 32 / 64 heads, 32 / 48 layers, expansion ratio 4, vocabulary 50432, tied, no biases;
+//!   2048 / 8192 tokens). MosaicML published no MPT-70B, so there is none here.
+//!
+//! Sequence lengths are each family's main pre-training context.
 
-use super::transformer::Transformer;
+use super::transformer::{Activation, Mla, Moe, Transformer};
 use crate::hw::Dtype;
 
 struct Shape {
@@ -19,9 +51,26 @@ struct Shape {
     vocab: u32,
     seq_len: u32,
     tied: bool,
+    activation: Activation,
+    head_dim: Option<u32>,
+    mla: Option<Mla>,
+    moe: Option<Moe>,
 }
 
 const fn gpt(name: &'static str, layers: u32, hidden: u32, heads: u32) -> Shape {
+    plain(name, layers, hidden, heads, 51200, 2048, true)
+}
+
+/// A GPT-style model: multi-head attention, a GELU MLP of 4 x hidden.
+const fn plain(
+    name: &'static str,
+    layers: u32,
+    hidden: u32,
+    heads: u32,
+    vocab: u32,
+    seq_len: u32,
+    tied: bool,
+) -> Shape {
     Shape {
         name,
         layers,
@@ -30,9 +79,13 @@ const fn gpt(name: &'static str, layers: u32, hidden: u32, heads: u32) -> Shape 
         kv_heads: heads,
         ffn: 4 * hidden,
         gated: false,
-        vocab: 51200,
-        seq_len: 2048,
-        tied: true,
+        vocab,
+        seq_len,
+        tied,
+        activation: Activation::Gelu,
+        head_dim: None,
+        mla: None,
+        moe: None,
     }
 }
 
@@ -58,8 +111,56 @@ const fn llama(
         vocab,
         seq_len,
         tied: false,
+        activation: Activation::Silu,
+        head_dim: None,
+        mla: None,
+        moe: None,
     }
 }
+
+impl Shape {
+    const fn with_moe(mut self, experts: u32, top_k: u32, expert_ffn: u32) -> Shape {
+        self.moe = Some(Moe {
+            experts,
+            top_k,
+            shared_experts: 0,
+            expert_ffn,
+            capacity_factor: None,
+            dense_layers: 0,
+        });
+        self
+    }
+
+    const fn with_head_dim(mut self, head_dim: u32) -> Shape {
+        self.head_dim = Some(head_dim);
+        self
+    }
+
+    const fn with_activation(mut self, activation: Activation) -> Shape {
+        self.activation = activation;
+        self
+    }
+}
+
+const DEEPSEEK_V3: Shape = {
+    let mut s = llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096);
+    s.mla = Some(Mla {
+        q_lora_rank: Some(1536),
+        kv_lora_rank: 512,
+        qk_nope_head_dim: 128,
+        qk_rope_head_dim: 64,
+        v_head_dim: 128,
+    });
+    s.moe = Some(Moe {
+        experts: 256,
+        top_k: 8,
+        shared_experts: 1,
+        expert_ffn: 2048,
+        capacity_factor: None,
+        dense_layers: 3,
+    });
+    s
+};
 
 const PRESETS: &[Shape] = &[
     gpt("gpt3-125m", 12, 768, 12),
@@ -87,6 +188,25 @@ const PRESETS: &[Shape] = &[
     llama("llama-3.1-8b", 32, 4096, 32, 8, 14336, 128256, 8192),
     llama("llama-3.1-70b", 80, 8192, 64, 8, 28672, 128256, 8192),
     llama("llama-3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192),
+    llama("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 32768).with_moe(8, 2, 14336),
+    llama("mixtral-8x22b", 56, 6144, 48, 8, 16384, 32768, 65536).with_moe(8, 2, 16384),
+    DEEPSEEK_V3,
+    llama("qwen3-30b-a3b", 48, 2048, 32, 4, 6144, 151936, 4096)
+        .with_head_dim(128)
+        .with_moe(128, 8, 768),
+    llama("qwen3-235b-a22b", 94, 4096, 64, 4, 12288, 151936, 4096)
+        .with_head_dim(128)
+        .with_moe(128, 8, 1536),
+    Shape {
+        kv_heads: 8,
+        ..plain("nemotron-4-340b", 96, 18432, 96, 256000, 4096, false)
+    }
+    .with_activation(Activation::SquaredRelu),
+    plain("gpt-neox-20b", 44, 6144, 64, 50432, 2048, false),
+    plain("bloom-176b", 70, 14336, 112, 250880, 2048, true),
+    plain("opt-175b", 96, 12288, 96, 50272, 2048, true).with_activation(Activation::Relu),
+    plain("mpt-7b", 32, 4096, 32, 50432, 2048, true),
+    plain("mpt-30b", 48, 7168, 64, 50432, 8192, true),
 ];
 
 impl Shape {
@@ -103,6 +223,10 @@ impl Shape {
             seq_len: self.seq_len,
             tied_embeddings: self.tied,
             dtype: Dtype::Bf16,
+            activation: self.activation,
+            head_dim_override: self.head_dim,
+            mla: self.mla,
+            moe: self.moe.clone(),
         }
     }
 }

@@ -1,20 +1,39 @@
-//! `[model]`: a preset by name, or the shape written out (explicit keys override a preset's).
+//! `[model]`: a preset by name, a Hugging Face `config.json` (`hf_config`), or the shape written
+//! out; explicit keys override what a preset or a config says. `crate::model::resolve` turns it
+//! into a [`crate::model::Transformer`].
 
 use crate::hw::Dtype;
+use crate::model::Activation;
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
     pub preset: Option<String>,
+    /// A Hugging Face `config.json`, relative to the scenario.
+    pub hf_config: Option<String>,
     pub layers: Option<u32>,
     pub hidden: Option<u32>,
     pub heads: Option<u32>,
     pub kv_heads: Option<u32>,
+    /// Per-head width, when not hidden / heads.
+    pub head_dim: Option<u32>,
     pub ffn: Option<u32>,
     pub gated: Option<bool>,
+    pub activation: Option<Activation>,
     pub vocab: Option<u32>,
     pub seq_len: Option<u32>,
     pub tied_embeddings: Option<bool>,
     pub dtype: Option<Dtype>,
+    /// Routed experts per mixture-of-experts layer.
+    pub experts: Option<u32>,
+    /// Routed experts per token.
+    pub top_k: Option<u32>,
+    pub shared_experts: Option<u32>,
+    /// Intermediate width of one expert (default: `ffn`).
+    pub expert_ffn: Option<u32>,
+    /// Expert capacity as a multiple of an even share; absent: dropless.
+    pub capacity_factor: Option<f64>,
+    /// Leading layers that keep a dense MLP.
+    pub dense_layers: Option<u32>,
 }

@@ -2,7 +2,8 @@
 //!
 //! Model state with mixed-precision Adam (as Megatron-LM keeps it): 16-bit weights (2 bytes per
 //! parameter), fp32 gradients (4) and fp32 master weights with two moments (12); ZeRO 1 shards the
-//! 12 over data-parallel ranks, ZeRO 2 the gradients too.
+//! 12 over data-parallel ranks, ZeRO 2 the gradients too, ZeRO 3 (FSDP) the weights as well, less
+//! the two layers gathered at a time and one layer's gradients before they are reduce-scattered.
 //!
 //! Activations follow Korthikanti et al. 2022 (Eq. 1 and Section 4), generalised to grouped-query
 //! attention, any MLP width and gated MLPs. Per layer and micro-batch of t tokens, in bytes with
@@ -124,13 +125,20 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
         }
     };
     let last = stage == s.pp - 1;
+    // ZeRO-3 keeps 1/dp of the weights, plus the gathered layer in use and the one prefetched,
+    // and one layer's unsharded gradients before their reduce-scatter.
+    let layer_params = m.layer_params() as f64 / s.tp as f64;
+    let (weights, gradients) = match s.zero {
+        3 => (
+            params * m.dtype.bytes() / dp + 2.0 * layer_params * m.dtype.bytes(),
+            4.0 * params / dp + 4.0 * layer_params,
+        ),
+        2 => (params * m.dtype.bytes(), 4.0 * params / dp),
+        _ => (params * m.dtype.bytes(), 4.0 * params),
+    };
     MemoryUse {
-        weights: params * m.dtype.bytes(),
-        gradients: if s.zero >= 2 {
-            4.0 * params / dp
-        } else {
-            4.0 * params
-        },
+        weights,
+        gradients,
         optimizer: if s.zero >= 1 {
             12.0 * params / dp
         } else {

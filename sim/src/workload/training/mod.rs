@@ -20,6 +20,7 @@ pub mod schedule;
 pub mod setup;
 pub mod step;
 
+use crate::engine::SimTime;
 use crate::exec::{Graph, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, ComputeTier};
 use crate::scenario::Scenario;
@@ -35,6 +36,46 @@ pub struct TrainingRun {
     pub graph: Graph,
     pub timeline: Timeline,
     pub report: Value,
+}
+
+/// Why the compute stream of `stage` stood idle: each gap before a compute operation is charged to
+/// the dependency that ended last before it started, to the pipeline bubble when that was a
+/// point-to-point receive and to exposed communication when it was another collective; the gap
+/// after its last operation is communication up to the end of the stage's own collectives and
+/// bubble (the pipeline draining) after that.
+fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f64) {
+    let (mut exposed, mut bubble) = (SimTime::ZERO, SimTime::ZERO);
+    let mut previous_end = SimTime::ZERO;
+    let ops = &graph.lane_ops[stage.compute as usize];
+    for &op in ops {
+        let start = timeline.start[op as usize];
+        let gap = start.saturating_sub(previous_end);
+        if gap > SimTime::ZERO {
+            let gate = graph
+                .deps(op)
+                .iter()
+                .copied()
+                .max_by_key(|&d| timeline.end[d as usize]);
+            match gate {
+                Some(d) if graph.ops[d as usize].name == step::PIPELINE_SEND => bubble += gap,
+                Some(d) if graph.ops[d as usize].kind == OpKind::Communication => exposed += gap,
+                _ => bubble += gap,
+            }
+        }
+        previous_end = timeline.end[op as usize];
+    }
+    let own_comm_end = [Some(stage.data), stage.tensor, stage.gather]
+        .into_iter()
+        .flatten()
+        .flat_map(|lane| graph.lane_ops[lane as usize].iter())
+        .map(|&op| timeline.end[op as usize])
+        .max()
+        .unwrap_or(SimTime::ZERO);
+    let makespan = timeline.makespan();
+    let comm_tail = own_comm_end.max(previous_end).saturating_sub(previous_end);
+    exposed += comm_tail;
+    bubble += makespan.saturating_sub(previous_end + comm_tail);
+    (exposed.as_secs_f64(), bubble.as_secs_f64())
 }
 
 /// Model FLOPs of one step (see the module docs for the convention).
@@ -152,23 +193,7 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
         .iter()
         .map(|st| busy(Some(st.data), Some(OpKind::Communication)))
         .fold(0.0, f64::max);
-    // Exposed communication on the critical stage: tensor-parallel collectives (they block
-    // compute), the wait for the last gradient buckets before the optimizer step, and the weight
-    // all-gather after it. Whatever else its compute stream idles is the pipeline bubble.
-    let opt = critical
-        .optimizer
-        .expect("every stage has an optimizer step") as usize;
-    let lane_ops = &graph.lane_ops[critical.compute as usize];
-    let before_opt = lane_ops[lane_ops.len() - 2] as usize;
-    let bucket_wait = (timeline.start[opt] - timeline.end[before_opt]).as_secs_f64();
-    // The weight all-gather that follows the optimizer step (ZeRO), if any.
-    let after_opt = graph.lane_ops[critical.data as usize]
-        .iter()
-        .filter(|&&op| graph.ops[op as usize].name == "param_all_gather")
-        .map(|&op| (timeline.end[op as usize].saturating_sub(timeline.end[opt])).as_secs_f64())
-        .fold(0.0, f64::max);
-    let exposed = tensor_communication + bucket_wait + after_opt;
-    let bubble = (iteration - compute_busy - exposed).max(0.0);
+    let (exposed, bubble) = idle_time(&graph, &timeline, critical);
     let gpus = setup.gpus() as f64;
     let model = model_flops(&setup);
     let hardware = hardware_flops(&setup);

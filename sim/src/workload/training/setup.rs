@@ -3,7 +3,7 @@
 
 use crate::hw::profile::{self, Profile};
 use crate::hw::{Dtype, GpuSpec, gpu};
-use crate::model::{Transformer, preset};
+use crate::model::Transformer;
 use crate::net::Fabric;
 use crate::net::Topology;
 use crate::net::tier::Tier;
@@ -387,14 +387,14 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         assumptions.push("sequence_parallel has no effect without tensor parallelism".into());
     }
     let zero = p.zero.unwrap_or(0);
-    if zero > 2 {
+    if zero > 3 {
         return Err(s
             .error_at(
                 "parallel.zero",
                 format!("ZeRO stage {zero} is not modelled by this version"),
             )
             .with_help(
-                "stages modelled here: 0, 1 (optimizer states sharded), 2 (gradients too)",
+                "stages: 0, 1 (optimizer states sharded), 2 (gradients too), 3 (weights too, as FSDP)",
             ));
     }
     Ok(Training {
@@ -516,71 +516,17 @@ fn resolve_model(
     assumptions: &mut Vec<String>,
 ) -> Result<Transformer, ScenarioError> {
     let m = &s.file.model;
-    let base = match &m.preset {
-        Some(name) => Some(preset::find(name).ok_or_else(|| {
-            let hint = suggest::closest(name, preset::names())
-                .map(|c| format!("did you mean \"{c}\"? "))
-                .unwrap_or_default();
-            s.error_at("model.preset", format!("unknown model preset \"{name}\""))
-                .with_help(format!("{hint}`clustersim list models` shows the presets"))
-        })?),
-        None => None,
-    };
-    let pick = |v: Option<u32>, from: Option<u32>, key: &str, example: &str| {
-        v.or(from).ok_or_else(|| {
-            s.error_at("model", format!("missing key `{key}` in [model]"))
-                .with_help(format!(
-                    "add {example}, or name a preset (preset = \"llama-3-8b\")"
-                ))
-        })
-    };
-    let b = base.as_ref();
-    let hidden = pick(m.hidden, b.map(|b| b.hidden), "hidden", "hidden = 4096")?;
-    let heads = pick(m.heads, b.map(|b| b.heads), "heads", "heads = 32")?;
-    let model = Transformer {
-        name: m.preset.clone().unwrap_or_else(|| s.name()),
-        layers: pick(m.layers, b.map(|b| b.layers), "layers", "layers = 32")?,
-        hidden,
-        heads,
-        kv_heads: m.kv_heads.or(b.map(|b| b.kv_heads)).unwrap_or(heads),
-        ffn: m.ffn.or(b.map(|b| b.ffn)).unwrap_or(4 * hidden),
-        gated: m.gated.or(b.map(|b| b.gated)).unwrap_or(false),
-        vocab: pick(m.vocab, b.map(|b| b.vocab), "vocab", "vocab = 32000")?,
-        seq_len: pick(m.seq_len, b.map(|b| b.seq_len), "seq_len", "seq_len = 4096")?,
-        tied_embeddings: m
-            .tied_embeddings
-            .or(b.map(|b| b.tied_embeddings))
-            .unwrap_or(true),
-        dtype: m.dtype.unwrap_or(Dtype::Bf16),
-    };
-    for (key, v) in [
-        ("model.layers", model.layers),
-        ("model.hidden", model.hidden),
-        ("model.heads", model.heads),
-        ("model.kv_heads", model.kv_heads),
-        ("model.ffn", model.ffn),
-        ("model.vocab", model.vocab),
-        ("model.seq_len", model.seq_len),
-    ] {
-        positive(s, v, key)?;
+    let resolved =
+        crate::model::resolve_noted(m, s.source.path.parent()).map_err(|e| e.locate(s))?;
+    let mut model = resolved.model;
+    if model.name.is_empty() {
+        model.name = s.name();
     }
-    if !model.hidden.is_multiple_of(model.heads) {
-        return Err(s.error_at(
-            "model.heads",
-            format!(
-                "hidden = {} is not divisible by heads = {}",
-                model.hidden, model.heads
-            ),
-        ));
-    }
-    if !model.heads.is_multiple_of(model.kv_heads) {
-        return Err(s.error_at(
-            "model.kv_heads",
-            format!(
-                "heads = {} is not a multiple of kv_heads = {}",
-                model.heads, model.kv_heads
-            ),
-        ));
+    assumptions.extend(resolved.notes);
+    if model.moe.is_some() {
+        return Err(s
+            .error_at("model", format!("{} is a mixture-of-experts model, which the training workload does not price yet", model.name))
+            .with_help("expert parallelism and expert layers land with a later version; dense models run today"));
     }
     if gpu.peak_flops(model.dtype).is_none() {
         return Err(s

@@ -36,6 +36,9 @@ use crate::scenario::parallel::Recompute;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+/// Name of the point-to-point sends between pipeline stages (waits for them are the bubble).
+pub const PIPELINE_SEND: &str = "pp_send";
+
 /// Gradient bucket size, bytes: PyTorch DDP's default of 25 MiB.
 pub const BUCKET_BYTES: f64 = 25.0 * 1024.0 * 1024.0;
 /// Gradients are reduced in fp32, Megatron-LM's default.
@@ -108,7 +111,7 @@ fn layer_forward(m: &Transformer, micro_batch: u64, tp: u64, sequence_parallel: 
                 dtype: m.dtype,
             },
         ),
-        k("out_proj", gemm(t, h, h / tp, m.dtype)),
+        k("out_proj", gemm(t, h, m.q_width() / tp, m.dtype)),
         Item::Sync(Sync::G),
         k(
             "residual_add",
@@ -201,6 +204,8 @@ pub struct Stage {
     pub tensor: Option<LaneId>,
     pub data: LaneId,
     pub send: Option<LaneId>,
+    /// ZeRO-3's parameter all-gathers, on a stream of their own (as FSDP runs them).
+    pub gather: Option<LaneId>,
     /// The optimizer step, once built.
     pub optimizer: Option<OpId>,
     /// The last operation on the compute stream, which the next one follows.
@@ -230,8 +235,11 @@ pub struct StepBuilder<'a> {
     stages: Vec<Stage>,
     /// The stage the kernel and collective helpers write to.
     at: usize,
-    /// A cross-stage dependency for the next kernel (a received activation or gradient).
-    waiting_on: Option<OpId>,
+    /// Dependencies of the next kernel beyond the stream order: a received activation or
+    /// gradient, gathered parameters.
+    waiting_on: Vec<OpId>,
+    /// ZeRO-3: the all-gather of each layer's parameters in the current pass.
+    gathers: BTreeMap<u32, OpId>,
     priced: Vec<(u32, Comm, CollectiveOp, f64, f64)>,
 }
 
@@ -254,6 +262,8 @@ impl<'a> StepBuilder<'a> {
                     tensor: (setup.tp > 1)
                         .then(|| graph.add_lane("tensor-parallel comm", group.clone())),
                     send: (setup.pp > 1).then(|| graph.add_lane("pipeline send", group.clone())),
+                    gather: (setup.zero == 3 && setup.dp > 1)
+                        .then(|| graph.add_lane("parameter all-gather", group.clone())),
                     optimizer: None,
                     last: None,
                     pending: 0.0,
@@ -267,7 +277,8 @@ impl<'a> StepBuilder<'a> {
             graph,
             stages,
             at: 0,
-            waiting_on: None,
+            waiting_on: Vec::new(),
+            gathers: BTreeMap::new(),
             priced: Vec::new(),
         }
     }
@@ -279,7 +290,7 @@ impl<'a> StepBuilder<'a> {
     /// Dependencies of the next operation on the compute stream.
     fn compute_deps(&mut self) -> Vec<OpId> {
         let last = self.stage().last;
-        last.into_iter().chain(self.waiting_on.take()).collect()
+        last.into_iter().chain(self.waiting_on.drain(..)).collect()
     }
 
     fn kernel(
@@ -432,6 +443,27 @@ impl<'a> StepBuilder<'a> {
         stage.pending = 0.0;
     }
 
+    /// ZeRO-3: the next kernels need `layer`'s parameters gathered from the data-parallel group;
+    /// the gather of `next` is issued right behind it, so that it overlaps this layer's compute
+    /// (FSDP's one-layer prefetch).
+    fn gather_params(&mut self, layer: u32, next: Option<u32>) {
+        let Some(lane) = self.stage().gather else {
+            return;
+        };
+        let bytes = self.setup.model.layer_params() as f64 / self.setup.tp as f64
+            * self.setup.model.dtype.bytes();
+        for l in std::iter::once(layer).chain(next) {
+            if !self.gathers.contains_key(&l) {
+                let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
+                let after: Vec<OpId> = self.stage().last.into_iter().collect();
+                let id = self.comm_op(lane, "param_all_gather", secs, bytes, &after);
+                self.gathers.insert(l, id);
+            }
+        }
+        let id = self.gathers[&layer];
+        self.waiting_on.push(id);
+    }
+
     /// Runs the items of one layer forward (kernels and the syncs' forward collectives).
     fn forward_layer(
         &mut self,
@@ -462,7 +494,7 @@ impl<'a> StepBuilder<'a> {
             .stage()
             .send
             .expect("stages have a send lane when pp > 1");
-        self.comm_op(lane, "pp_send", secs, bytes, &after)
+        self.comm_op(lane, PIPELINE_SEND, secs, bytes, &after)
     }
 
     /// Builds the whole step.
@@ -513,7 +545,8 @@ impl<'a> StepBuilder<'a> {
                         None => None,
                     };
                     self.at = st;
-                    self.waiting_on = received;
+                    self.waiting_on = received.into_iter().collect();
+                    self.gathers.clear();
                     let micro = work.micro;
                     let layers = s.chunk_layers(chunk);
                     match work.pass {
@@ -529,7 +562,9 @@ impl<'a> StepBuilder<'a> {
                                 // The vocabulary-split embedding adds up its parts.
                                 self.sync(Sync::G, true, act);
                             }
-                            for layer in layers {
+                            for layer in layers.clone() {
+                                let next = (layer + 1 < layers.end).then_some(layer + 1);
+                                self.gather_params(layer, next);
                                 self.forward_layer(&forward, layer, micro, true, act);
                             }
                             if chunk == last_chunk {
@@ -571,7 +606,9 @@ impl<'a> StepBuilder<'a> {
                                     self.gradients(table_grad, false);
                                 }
                             }
-                            for layer in layers.rev() {
+                            for layer in layers.clone().rev() {
+                                let next = (layer > layers.start).then(|| layer - 1);
+                                self.gather_params(layer, next);
                                 if s.recompute == Recompute::Full {
                                     self.forward_layer(&forward, layer, micro, false, act);
                                 }
@@ -587,7 +624,11 @@ impl<'a> StepBuilder<'a> {
                                         Item::Sync(sync) => self.sync(*sync, false, act),
                                     }
                                 }
-                                if finishing {
+                                if s.zero == 3 {
+                                    // Sharded gradients: reduce-scatter each layer's, every
+                                    // micro-batch.
+                                    self.gradients(layer_grad_bytes, true);
+                                } else if finishing {
                                     self.gradients(layer_grad_bytes, false);
                                 }
                             }
@@ -608,7 +649,7 @@ impl<'a> StepBuilder<'a> {
                             }
                         }
                     }
-                    self.waiting_on = None;
+                    self.waiting_on.clear();
                     next[st] += 1;
                     progressed = true;
                 }
@@ -667,8 +708,9 @@ impl<'a> StepBuilder<'a> {
         );
         self.stage().optimizer = Some(opt);
         self.stage().last = Some(opt);
-        if s.zero >= 1 && s.dp > 1 {
-            // All-gather the updated 16-bit weights.
+        if matches!(s.zero, 1 | 2) && s.dp > 1 {
+            // All-gather the updated 16-bit weights (ZeRO-3 gathers them layer by layer at the
+            // next step instead).
             let bytes = params * m.dtype.bytes();
             let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
             let lane = self.stage().data;
