@@ -55,10 +55,25 @@ pub fn render(r: &Value) -> String {
         &mut out,
         "parallel",
         format!(
-            "dp {} tp {} pp {}, micro-batch {}, global batch {} ({} accumulation steps), recompute {}, ZeRO {}",
+            "dp {} tp {} pp {} ep {}{}{}, micro-batch {}, global batch {} ({} accumulation steps), recompute {}, ZeRO {}",
             p["dp"],
             p["tp"],
             p["pp"],
+            p["ep"],
+            if p["sequence_parallel"] == true {
+                " (sequence parallel)"
+            } else {
+                ""
+            },
+            if p["pp"].as_u64().unwrap_or(1) > 1 {
+                format!(
+                    ", {} schedule with {} virtual stages",
+                    p["schedule"].as_str().unwrap_or("?"),
+                    p["virtual_stages"]
+                )
+            } else {
+                String::new()
+            },
             p["micro_batch"],
             p["global_batch"],
             p["accumulation_steps"],

@@ -64,7 +64,7 @@ fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f
         }
         previous_end = timeline.end[op as usize];
     }
-    let own_comm_end = [Some(stage.data), stage.tensor, stage.gather]
+    let own_comm_end = [Some(stage.data), stage.tensor, stage.gather, stage.expert]
         .into_iter()
         .flatten()
         .flat_map(|lane| graph.lane_ops[lane as usize].iter())
@@ -84,7 +84,10 @@ pub fn model_flops(s: &Training) -> f64 {
     let seq = m.seq_len as f64;
     let h = m.hidden as f64;
     let sequences = s.global_batch as f64;
-    let gemm = 2.0 * seq * (m.layers as f64 * m.layer_params() as f64 + m.vocab as f64 * h);
+    // The layers' weights one token goes through (its top-k experts in a mixture-of-experts
+    // layer), and the output projection.
+    let layer_weights = (m.active_params() - m.embedding_params()) as f64;
+    let gemm = 2.0 * seq * (layer_weights + m.vocab as f64 * h);
     let attention = m.layers as f64 * 4.0 * seq * seq * h;
     3.0 * sequences * (gemm + attention)
 }
@@ -98,7 +101,8 @@ pub fn hardware_flops(s: &Training) -> f64 {
         Recompute::Full => {
             s.global_batch as f64
                 * m.layers as f64
-                * (2.0 * seq * m.layer_params() as f64 + 4.0 * seq * seq * h)
+                * (2.0 * seq * (m.active_params() - m.embedding_params()) as f64 / m.layers as f64
+                    + 4.0 * seq * seq * h)
         }
         Recompute::None | Recompute::Selective => 0.0,
     };
@@ -189,6 +193,7 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
     let compute_busy = busy(Some(critical.compute), None);
     let tensor_communication = busy(critical.tensor, Some(OpKind::Communication));
     let pipeline_communication = busy(critical.send, Some(OpKind::Communication));
+    let expert_communication = busy(critical.expert, Some(OpKind::Communication));
     let communication = stages
         .iter()
         .map(|st| busy(Some(st.data), Some(OpKind::Communication)))
@@ -225,6 +230,7 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "data_parallel": communication,
             "tensor_parallel": tensor_communication,
             "pipeline": pipeline_communication,
+            "expert_parallel": expert_communication,
         },
         "memory": memory_report,
         "flops": {
@@ -243,13 +249,14 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
         "model": {
             "name": setup.model.name,
             "params": setup.model.params(),
+            "active_params": setup.model.active_params(),
             "layers": setup.model.layers,
             "hidden": setup.model.hidden,
             "seq_len": setup.model.seq_len,
             "dtype": setup.model.dtype.name(),
         },
         "parallel": {
-            "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": 1, "ep": 1,
+            "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": 1, "ep": setup.ep,
             "schedule": match setup.schedule {
                 Schedule::Gpipe => "gpipe",
                 Schedule::OneFOneB => "1f1b",

@@ -39,6 +39,9 @@ pub struct Training {
     pub schedule: Schedule,
     pub virtual_stages: u32,
     pub dp: u32,
+    /// Expert parallelism: each group of `ep` consecutive data-parallel replicas shares out the
+    /// experts of every mixture-of-experts layer.
+    pub ep: u32,
     pub micro_batch: u32,
     pub global_batch: u32,
     /// Micro-batches each data-parallel replica runs per step (gradient accumulation).
@@ -79,6 +82,19 @@ impl Training {
         start..start + base + u32::from(chunk < extra)
     }
 
+    /// Weights of layer `layer` that one GPU holds: its tensor-parallel share, and of a
+    /// mixture-of-experts layer's routed experts only its expert-parallel share.
+    pub fn layer_params_here(&self, layer: u32) -> f64 {
+        let m = &self.model;
+        let tp = self.tp as f64;
+        if m.is_moe_layer(layer) {
+            (m.moe_layer_params() - m.layer_expert_params()) as f64 / tp
+                + m.layer_expert_params() as f64 / (tp * self.ep as f64)
+        } else {
+            m.layer_params() as f64 / tp
+        }
+    }
+
     /// Layers held by the GPU of pipeline stage `stage` (all its chunks).
     pub fn stage_layers(&self, stage: u32) -> u32 {
         (0..self.virtual_stages)
@@ -93,8 +109,10 @@ impl Training {
         let m = &self.model;
         let tp = self.tp as f64;
         let table = m.vocab as f64 * m.hidden as f64 / tp;
-        let layers = self.stage_layers(stage) as f64;
-        let mut params = layers * m.layer_params() as f64 / tp;
+        let mut params: f64 = (0..self.virtual_stages)
+            .flat_map(|c| self.chunk_layers(c * self.pp + stage))
+            .map(|layer| self.layer_params_here(layer))
+            .sum();
         if stage == 0 {
             params += table;
         }
@@ -248,10 +266,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
 
     // Parallelism.
     let p = &f.parallel;
-    for (key, value, what) in [
-        ("parallel.cp", p.cp, "context parallelism"),
-        ("parallel.ep", p.ep, "expert parallelism"),
-    ] {
+    for (key, value, what) in [("parallel.cp", p.cp, "context parallelism")] {
         match value {
             Some(0) => return Err(s.error_at(key, format!("`{key}` must be at least 1"))),
             Some(n) if n > 1 => {
@@ -351,6 +366,48 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         Some(dp) => dp,
         None => gpus / (tp * pp),
     };
+    let ep = positive(s, p.ep.unwrap_or(1), "parallel.ep")?;
+    match &model.moe {
+        None if ep > 1 => {
+            return Err(s
+                .error_at(
+                    "parallel.ep",
+                    format!(
+                        "ep = {ep} needs a mixture-of-experts model; {} is dense",
+                        model.name
+                    ),
+                )
+                .with_help(
+                    "remove ep, or choose a model with experts (e.g. preset = \"mixtral-8x7b\")",
+                ));
+        }
+        Some(moe) if !moe.experts.is_multiple_of(ep) => {
+            return Err(s.error_at(
+                "parallel.ep",
+                format!(
+                    "ep = {ep} does not divide the model's {} experts",
+                    moe.experts
+                ),
+            ));
+        }
+        _ => {}
+    }
+    if !dp.is_multiple_of(ep) {
+        return Err(s
+            .error_at("parallel.ep", format!("ep = {ep} does not divide dp = {dp}"))
+            .with_help("expert-parallel groups are carved out of the data-parallel replicas (as Megatron-LM does by default)"));
+    }
+    if let Some(moe) = &model.moe
+        && !moe.expert_ffn.is_multiple_of(tp)
+    {
+        return Err(s.error_at(
+            "parallel.tp",
+            format!(
+                "tp = {tp} does not divide the experts' width expert_ffn = {}",
+                moe.expert_ffn
+            ),
+        ));
+    }
     let micro_batch = positive(s, p.micro_batch.unwrap_or(1), "parallel.micro_batch")?;
     let global_batch = match p.global_batch {
         Some(g) => positive(s, g, "parallel.global_batch")?,
@@ -398,6 +455,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             ));
     }
     Ok(Training {
+        ep,
         tp,
         sequence_parallel: sequence_parallel && tp > 1,
         gpu,
@@ -523,11 +581,6 @@ fn resolve_model(
         model.name = s.name();
     }
     assumptions.extend(resolved.notes);
-    if model.moe.is_some() {
-        return Err(s
-            .error_at("model", format!("{} is a mixture-of-experts model, which the training workload does not price yet", model.name))
-            .with_help("expert parallelism and expert layers land with a later version; dense models run today"));
-    }
     if gpu.peak_flops(model.dtype).is_none() {
         return Err(s
             .error_at(

@@ -62,10 +62,12 @@ enum Sync {
     G,
 }
 
-/// One position in a layer: a kernel, or a tensor-parallel synchronisation.
+/// One position in a layer: a kernel, a tensor-parallel synchronisation, or an expert-parallel
+/// all-to-all (dispatching tokens to their experts, or combining them back; its own conjugate).
 enum Item {
     Kernel(Step),
     Sync(Sync),
+    Exchange(&'static str),
 }
 
 fn gemm(m: u64, n: u64, k: u64, dtype: Dtype) -> Kernel {
@@ -139,12 +141,119 @@ fn layer_forward(m: &Transformer, micro_batch: u64, tp: u64, sequence_parallel: 
     ]
 }
 
+/// The forward of one mixture-of-experts layer on one tensor-parallel rank of one
+/// expert-parallel group: attention as in a dense layer, then the router, an all-to-all that sends
+/// each token to its `top_k` experts, the local experts' GEMMs batched (the experts split over the
+/// `ep` ranks and, like a dense MLP, over the `tp` ranks), the shared experts as a dense MLP, and
+/// an all-to-all that brings the results back. Routing is assumed balanced: each local expert
+/// gets `tokens x top_k x ep / experts` tokens (padded to the capacity when a capacity factor is
+/// set).
+fn moe_layer_forward(
+    m: &Transformer,
+    micro_batch: u64,
+    tp: u64,
+    ep: u64,
+    sequence_parallel: bool,
+) -> Vec<Item> {
+    let moe = m.moe.as_ref().expect("a mixture-of-experts layer");
+    let mut items = layer_forward(m, micro_batch, tp, sequence_parallel);
+    // Keep attention and its residual add; replace the dense MLP half (from the second layer norm).
+    let mlp_start = items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| matches!(item, Item::Kernel(step) if step.name == "layernorm"))
+        .map(|(i, _)| i)
+        .nth(1)
+        .expect("a layer has two layer norms");
+    let norm = items.remove(mlp_start);
+    items.truncate(mlp_start);
+    items.push(norm);
+    let t = micro_batch * m.seq_len as u64;
+    let tn = if sequence_parallel { t / tp.max(1) } else { t };
+    let h = m.hidden as u64;
+    let e = m.dtype.bytes();
+    let act = |tokens: u64, width: u64| (tokens * width) as f64 * e;
+    let local = moe.experts as u64 / ep;
+    let routed = t * moe.top_k as u64 * ep;
+    let per_expert = match m.expert_capacity(t * ep) {
+        Some(capacity) => capacity,
+        None => routed.div_ceil(moe.experts as u64),
+    };
+    let ffn = moe.expert_ffn as u64 / tp;
+    let up = m.expert_up_width() / tp;
+    let batched = |m_: u64, n: u64, k: u64| Kernel::Gemm {
+        m: m_,
+        n,
+        k,
+        batch: local,
+        dtype: m.dtype,
+    };
+    let k = |name, kernel| Item::Kernel(Step { name, kernel });
+    items.push(k("router", gemm(t, moe.experts as u64, h, m.dtype)));
+    items.push(Item::Exchange("ep_dispatch"));
+    items.push(Item::Sync(Sync::F));
+    items.push(k("expert_up", batched(per_expert, up, h)));
+    items.push(k(
+        "expert_act",
+        elementwise(
+            act(per_expert * local, up) + act(per_expert * local, ffn),
+            8.0 * (per_expert * local * ffn) as f64,
+        ),
+    ));
+    items.push(k("expert_down", batched(per_expert, h, ffn)));
+    items.push(Item::Sync(Sync::G));
+    items.push(Item::Exchange("ep_combine"));
+    if moe.shared_experts > 0 {
+        let width = moe.shared_experts as u64;
+        items.push(Item::Sync(Sync::F));
+        items.push(k("shared_up", gemm(t, width * up, h, m.dtype)));
+        items.push(k(
+            "shared_act",
+            elementwise(
+                act(t, width * up) + act(t, width * ffn),
+                8.0 * (t * width * ffn) as f64,
+            ),
+        ));
+        items.push(k("shared_down", gemm(t, h, width * ffn, m.dtype)));
+        items.push(Item::Sync(Sync::G));
+    }
+    items.push(k(
+        "residual_add",
+        elementwise(3.0 * act(tn, h), (tn * h) as f64),
+    ));
+    items
+}
+
 /// The backward kernels of one forward kernel, with their names.
 fn backward(step: &Step) -> Vec<(&'static str, Kernel)> {
     match step.kernel {
-        Kernel::Gemm { m, n, k, dtype, .. } => vec![
-            (grad_name(step.name, false), gemm(m, k, n, dtype)),
-            (grad_name(step.name, true), gemm(k, n, m, dtype)),
+        Kernel::Gemm {
+            m,
+            n,
+            k,
+            batch,
+            dtype,
+        } => vec![
+            (
+                grad_name(step.name, false),
+                Kernel::Gemm {
+                    m,
+                    n: k,
+                    k: n,
+                    batch,
+                    dtype,
+                },
+            ),
+            (
+                grad_name(step.name, true),
+                Kernel::Gemm {
+                    m: k,
+                    n,
+                    k: m,
+                    batch,
+                    dtype,
+                },
+            ),
         ],
         Kernel::Attention { .. } => {
             let mut kernel = step.kernel;
@@ -172,6 +281,18 @@ fn grad_name(forward: &'static str, weights: bool) -> &'static str {
         ("mlp_up", true) => "mlp_up_wgrad",
         ("mlp_down", false) => "mlp_down_dgrad",
         ("mlp_down", true) => "mlp_down_wgrad",
+        ("router", false) => "router_dgrad",
+        ("router", true) => "router_wgrad",
+        ("expert_up", false) => "expert_up_dgrad",
+        ("expert_up", true) => "expert_up_wgrad",
+        ("expert_down", false) => "expert_down_dgrad",
+        ("expert_down", true) => "expert_down_wgrad",
+        ("expert_act", _) => "expert_act_bwd",
+        ("shared_up", false) => "shared_up_dgrad",
+        ("shared_up", true) => "shared_up_wgrad",
+        ("shared_down", false) => "shared_down_dgrad",
+        ("shared_down", true) => "shared_down_wgrad",
+        ("shared_act", _) => "shared_act_bwd",
         ("output_proj", false) => "output_proj_dgrad",
         ("output_proj", true) => "output_proj_wgrad",
         ("layernorm", _) => "layernorm_bwd",
@@ -206,12 +327,16 @@ pub struct Stage {
     pub send: Option<LaneId>,
     /// ZeRO-3's parameter all-gathers, on a stream of their own (as FSDP runs them).
     pub gather: Option<LaneId>,
+    /// Expert-parallel all-to-alls (they block compute, like tensor-parallel collectives).
+    pub expert: Option<LaneId>,
     /// The optimizer step, once built.
     pub optimizer: Option<OpId>,
     /// The last operation on the compute stream, which the next one follows.
     last: Option<OpId>,
-    /// Gradient bytes waiting for the next data-parallel bucket.
+    /// Gradient bytes waiting for the next data-parallel bucket, and expert gradients waiting
+    /// for the next bucket of the expert-data-parallel group.
     pending: f64,
+    pending_expert: f64,
     buckets: Vec<OpId>,
 }
 
@@ -224,6 +349,10 @@ enum Comm {
     Data,
     /// From it to the GPU of the same tensor and data index in another stage.
     Pipe(u32),
+    /// Its expert-parallel group: `ep` consecutive data-parallel replicas.
+    Expert,
+    /// The replicas that hold the same experts: `rank, rank + ep tp, rank + 2 ep tp, ...`.
+    ExpertData,
 }
 
 /// Builds the step graph: one GPU per pipeline stage, standing for its tensor-parallel peers and
@@ -240,6 +369,9 @@ pub struct StepBuilder<'a> {
     waiting_on: Vec<OpId>,
     /// ZeRO-3: the all-gather of each layer's parameters in the current pass.
     gathers: BTreeMap<u32, OpId>,
+    /// Bytes one rank exchanges in an expert-parallel all-to-all: its micro-batch's tokens, each
+    /// sent to `top_k` experts.
+    routed_bytes: f64,
     priced: Vec<(u32, Comm, CollectiveOp, f64, f64)>,
 }
 
@@ -264,9 +396,12 @@ impl<'a> StepBuilder<'a> {
                     send: (setup.pp > 1).then(|| graph.add_lane("pipeline send", group.clone())),
                     gather: (setup.zero == 3 && setup.dp > 1)
                         .then(|| graph.add_lane("parameter all-gather", group.clone())),
+                    expert: (setup.ep > 1)
+                        .then(|| graph.add_lane("expert-parallel comm", group.clone())),
                     optimizer: None,
                     last: None,
                     pending: 0.0,
+                    pending_expert: 0.0,
                     buckets: Vec::new(),
                 }
             })
@@ -279,6 +414,12 @@ impl<'a> StepBuilder<'a> {
             at: 0,
             waiting_on: Vec::new(),
             gathers: BTreeMap::new(),
+            routed_bytes: setup.model.moe.as_ref().map_or(0.0, |moe| {
+                (setup.micro_batch * setup.model.seq_len) as f64
+                    * moe.top_k as f64
+                    * setup.model.hidden as f64
+                    * setup.model.dtype.bytes()
+            }),
             priced: Vec::new(),
         }
     }
@@ -401,6 +542,8 @@ impl<'a> StepBuilder<'a> {
             Comm::Tensor => (base..base + s.tp).collect(),
             Comm::Data => (0..s.dp).map(|i| base + i * s.tp).collect(),
             Comm::Pipe(to) => vec![base, to],
+            Comm::Expert => (0..s.ep).map(|j| base + j * s.tp).collect(),
+            Comm::ExpertData => (0..s.dp / s.ep).map(|i| base + i * s.ep * s.tp).collect(),
         };
         let c = Collective {
             op,
@@ -419,28 +562,51 @@ impl<'a> StepBuilder<'a> {
     }
 
     /// Adds `bytes` of finished gradients to the current stage's bucket, reducing it across the
-    /// data-parallel group once it is full (or when `flush`).
-    fn gradients(&mut self, bytes: f64, flush: bool) {
-        if self.setup.dp < 2 {
+    /// data-parallel group once it is full (or when `flush`); `expert` gradients go to a bucket
+    /// of their own, reduced across the replicas that hold the same experts.
+    fn gradients(&mut self, bytes: f64, flush: bool, expert: bool) {
+        let (replicas, comm) = if expert {
+            (self.setup.dp / self.setup.ep, Comm::ExpertData)
+        } else {
+            (self.setup.dp, Comm::Data)
+        };
+        if replicas < 2 {
             return;
         }
-        self.stage().pending += bytes;
-        let pending = self.stage().pending;
-        if pending <= 0.0 || (!flush && pending < BUCKET_BYTES) {
+        let stage = self.stage();
+        let pending = if expert {
+            &mut stage.pending_expert
+        } else {
+            &mut stage.pending
+        };
+        *pending += bytes;
+        let total = *pending;
+        if total <= 0.0 || (!flush && total < BUCKET_BYTES) {
             return;
         }
+        *pending = 0.0;
         let op = if self.setup.zero >= 1 {
             CollectiveOp::ReduceScatter
         } else {
             CollectiveOp::AllReduce
         };
-        let secs = self.collective_seconds(Comm::Data, op, pending);
+        let secs = self.collective_seconds(comm, op, total);
         let after: Vec<OpId> = self.stage().last.into_iter().collect();
         let lane = self.stage().data;
-        let id = self.comm_op(lane, "grad_reduce", secs, pending, &after);
-        let stage = self.stage();
-        stage.buckets.push(id);
-        stage.pending = 0.0;
+        let id = self.comm_op(lane, "grad_reduce", secs, total, &after);
+        self.stage().buckets.push(id);
+    }
+
+    /// An expert-parallel all-to-all of one micro-batch's routed tokens, in the compute stream's
+    /// path.
+    fn exchange(&mut self, name: &'static str, bytes: f64) {
+        let Some(lane) = self.stage().expert else {
+            return;
+        };
+        let secs = self.collective_seconds(Comm::Expert, CollectiveOp::AllToAll, bytes);
+        let after = self.compute_deps();
+        let id = self.comm_op(lane, name, secs, bytes, &after);
+        self.stage().last = Some(id);
     }
 
     /// ZeRO-3: the next kernels need `layer`'s parameters gathered from the data-parallel group;
@@ -479,6 +645,7 @@ impl<'a> StepBuilder<'a> {
                     self.kernel(step.name, step.kernel, Some(layer), micro, model_flops);
                 }
                 Item::Sync(sync) => self.sync(*sync, true, act),
+                Item::Exchange(name) => self.exchange(name, self.routed_bytes),
             }
         }
     }
@@ -511,8 +678,23 @@ impl<'a> StepBuilder<'a> {
         // stage sends to the next: its 1/tp share (Megatron-LM's scatter/gather optimisation).
         let act = (t * h) as f64 * e;
         let p2p = act / tp as f64;
-        let forward = layer_forward(m, mb, tp, s.sequence_parallel);
-        let layer_grad_bytes = m.layer_params() as f64 / tp as f64 * GRAD_BYTES;
+        let dense = layer_forward(m, mb, tp, s.sequence_parallel);
+        let experts = m
+            .moe
+            .as_ref()
+            .map(|_| moe_layer_forward(m, mb, tp, s.ep as u64, s.sequence_parallel));
+        // Gradient bytes of a layer: the part every data-parallel replica holds, and the routed
+        // experts' share that only the replicas with the same experts hold.
+        let grads = |layer: u32| {
+            let here = s.layer_params_here(layer) * GRAD_BYTES;
+            if m.is_moe_layer(layer) {
+                let expert =
+                    m.layer_expert_params() as f64 / (tp * s.ep as u64) as f64 * GRAD_BYTES;
+                (here - expert, expert)
+            } else {
+                (here, 0.0)
+            }
+        };
         let table_grad = (vocab * h) as f64 * GRAD_BYTES;
         let chunks = pp * v;
         let last_chunk = chunks - 1;
@@ -565,7 +747,11 @@ impl<'a> StepBuilder<'a> {
                             for layer in layers.clone() {
                                 let next = (layer + 1 < layers.end).then_some(layer + 1);
                                 self.gather_params(layer, next);
-                                self.forward_layer(&forward, layer, micro, true, act);
+                                let items = match &experts {
+                                    Some(moe) if m.is_moe_layer(layer) => moe,
+                                    _ => &dense,
+                                };
+                                self.forward_layer(items, layer, micro, true, act);
                             }
                             if chunk == last_chunk {
                                 let norm = elementwise(2.0 * act, 8.0 * (t * h) as f64);
@@ -603,18 +789,22 @@ impl<'a> StepBuilder<'a> {
                                 // The output projection's own copy of the table: untied, or on
                                 // another stage than the embedding.
                                 if finishing && (!m.tied_embeddings || pp > 1) {
-                                    self.gradients(table_grad, false);
+                                    self.gradients(table_grad, false, false);
                                 }
                             }
                             for layer in layers.clone().rev() {
                                 let next = (layer > layers.start).then(|| layer - 1);
                                 self.gather_params(layer, next);
+                                let items = match &experts {
+                                    Some(moe) if m.is_moe_layer(layer) => moe,
+                                    _ => &dense,
+                                };
                                 if s.recompute == Recompute::Full {
-                                    self.forward_layer(&forward, layer, micro, false, act);
+                                    self.forward_layer(items, layer, micro, false, act);
                                 }
                                 // Fused attention already recomputes its scores inside its
                                 // backward kernel, which is what selective recomputation asks for.
-                                for item in forward.iter().rev() {
+                                for item in items.iter().rev() {
                                     match item {
                                         Item::Kernel(step) => {
                                             for (name, k) in backward(step) {
@@ -622,14 +812,17 @@ impl<'a> StepBuilder<'a> {
                                             }
                                         }
                                         Item::Sync(sync) => self.sync(*sync, false, act),
+                                        Item::Exchange(name) => {
+                                            self.exchange(name, self.routed_bytes)
+                                        }
                                     }
                                 }
-                                if s.zero == 3 {
-                                    // Sharded gradients: reduce-scatter each layer's, every
-                                    // micro-batch.
-                                    self.gradients(layer_grad_bytes, true);
-                                } else if finishing {
-                                    self.gradients(layer_grad_bytes, false);
+                                let (shared, expert) = grads(layer);
+                                // ZeRO-3 shards gradients: each layer's are reduce-scattered
+                                // every micro-batch.
+                                if s.zero == 3 || finishing {
+                                    self.gradients(shared, s.zero == 3, false);
+                                    self.gradients(expert, s.zero == 3, true);
                                 }
                             }
                             if chunk == 0 {
@@ -641,7 +834,7 @@ impl<'a> StepBuilder<'a> {
                                     true,
                                 );
                                 if finishing {
-                                    self.gradients(table_grad, false);
+                                    self.gradients(table_grad, false, false);
                                 }
                             } else {
                                 let id = self.send(chunk - 1, p2p);
@@ -665,7 +858,8 @@ impl<'a> StepBuilder<'a> {
         }
         for st in 0..pp as usize {
             self.at = st;
-            self.gradients(0.0, true);
+            self.gradients(0.0, true, false);
+            self.gradients(0.0, true, true);
             self.optimizer(st as u32);
         }
         (self.graph, self.stages)
