@@ -145,11 +145,7 @@ fn bad_input_exits_2_with_a_located_message() {
             "missing key `gpus_per_node` in [cluster]",
         ),
         ("unknown-kind", ":1:8", "did you mean \"training\"?"),
-        (
-            "unmodelled-cp",
-            ":15:6",
-            "context parallelism (cp = 8) is not modelled",
-        ),
+        ("zero-stage", ":15:8", "ZeRO has stages 0 to 3, not 4"),
         (
             "tp-not-dividing",
             ":15:6",

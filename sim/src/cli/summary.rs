@@ -55,10 +55,11 @@ pub fn render(r: &Value) -> String {
         &mut out,
         "parallel",
         format!(
-            "dp {} tp {} pp {} ep {}{}{}, micro-batch {}, global batch {} ({} accumulation steps), recompute {}, ZeRO {}",
+            "dp {} tp {} pp {} cp {} ep {}{}{}, micro-batch {}, global batch {} ({} accumulation steps), recompute {}, ZeRO {}",
             p["dp"],
             p["tp"],
             p["pp"],
+            p["cp"],
             p["ep"],
             if p["sequence_parallel"] == true {
                 " (sequence parallel)"

@@ -9,6 +9,8 @@ pub struct ParallelSection {
     pub pp: Option<u32>,
     pub dp: Option<u32>,
     pub cp: Option<u32>,
+    /// How context-parallel ranks share keys and values: "ring" or "all-gather".
+    pub cp_algorithm: Option<ContextAlgorithm>,
     pub ep: Option<u32>,
     pub micro_batch: Option<u32>,
     pub global_batch: Option<u32>,
@@ -27,6 +29,17 @@ pub enum Schedule {
     OneFOneB,
     #[serde(rename = "interleaved-1f1b")]
     Interleaved1F1B,
+}
+
+/// How context parallelism exchanges keys and values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContextAlgorithm {
+    /// Ring attention (Megatron-LM's default): KV blocks pass around the ring, overlapped with
+    /// the attention of the block in hand.
+    Ring,
+    /// All-gather the keys and values before attention, reduce-scatter their gradients (Llama 3).
+    AllGather,
 }
 
 /// Activation recomputation, as Korthikanti et al. 2022 define it.

@@ -18,7 +18,9 @@
 //! optimizer states divide by tp; of the activations, Q, K, V, the attention output and the MLP's
 //! intermediates divide by tp (24th/tp for GPT shapes), while the layer-norm inputs, the QKV and MLP
 //! inputs and the dropout masks (10th) do not, unless sequence parallelism splits them too
-//! (everything divides by tp: 34th/tp). The logits divide by tp (split vocabulary).
+//! (everything divides by tp: 34th/tp). The logits divide by tp (split vocabulary). Context
+//! parallelism divides every activation by cp (each rank holds seq_len / cp tokens); the keys and
+//! values gathered from other ranks during attention are transient and not counted.
 //!
 //! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
 //! temporary workspaces of individual kernels.
@@ -72,7 +74,7 @@ impl MemoryUse {
 /// backward pass.
 pub fn layer_activations(s: &Training) -> f64 {
     let m = &s.model;
-    let t = (s.micro_batch * m.seq_len) as f64;
+    let t = (s.micro_batch * m.seq_len) as f64 / s.cp as f64;
     let h = m.hidden as f64;
     let tp = s.tp as f64;
     // Split by tensor parallelism: Q, K, V, the attention output, the MLP intermediates.
@@ -98,7 +100,7 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
     let m = &s.model;
     let params = s.stage_params(stage);
     let dp = s.dp as f64;
-    let t = (s.micro_batch * m.seq_len) as f64;
+    let t = (s.micro_batch * m.seq_len) as f64 / s.cp as f64;
     let layer = layer_activations(s);
     // Layers of the stage's largest chunk: the in-flight micro-batches hold one chunk each.
     let per_chunk = (0..s.virtual_stages)

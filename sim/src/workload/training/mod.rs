@@ -64,13 +64,19 @@ fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f
         }
         previous_end = timeline.end[op as usize];
     }
-    let own_comm_end = [Some(stage.data), stage.tensor, stage.gather, stage.expert]
-        .into_iter()
-        .flatten()
-        .flat_map(|lane| graph.lane_ops[lane as usize].iter())
-        .map(|&op| timeline.end[op as usize])
-        .max()
-        .unwrap_or(SimTime::ZERO);
+    let own_comm_end = [
+        Some(stage.data),
+        stage.tensor,
+        stage.gather,
+        stage.expert,
+        stage.context,
+    ]
+    .into_iter()
+    .flatten()
+    .flat_map(|lane| graph.lane_ops[lane as usize].iter())
+    .map(|&op| timeline.end[op as usize])
+    .max()
+    .unwrap_or(SimTime::ZERO);
     let makespan = timeline.makespan();
     let comm_tail = own_comm_end.max(previous_end).saturating_sub(previous_end);
     exposed += comm_tail;
@@ -194,6 +200,7 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
     let tensor_communication = busy(critical.tensor, Some(OpKind::Communication));
     let pipeline_communication = busy(critical.send, Some(OpKind::Communication));
     let expert_communication = busy(critical.expert, Some(OpKind::Communication));
+    let context_communication = busy(critical.context, Some(OpKind::Communication));
     let communication = stages
         .iter()
         .map(|st| busy(Some(st.data), Some(OpKind::Communication)))
@@ -231,6 +238,7 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "tensor_parallel": tensor_communication,
             "pipeline": pipeline_communication,
             "expert_parallel": expert_communication,
+            "context_parallel": context_communication,
         },
         "memory": memory_report,
         "flops": {
@@ -256,7 +264,11 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "dtype": setup.model.dtype.name(),
         },
         "parallel": {
-            "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": 1, "ep": setup.ep,
+            "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": setup.cp, "ep": setup.ep,
+            "cp_algorithm": match setup.cp_algorithm {
+                crate::scenario::parallel::ContextAlgorithm::Ring => "ring",
+                crate::scenario::parallel::ContextAlgorithm::AllGather => "all-gather",
+            },
             "schedule": match setup.schedule {
                 Schedule::Gpipe => "gpipe",
                 Schedule::OneFOneB => "1f1b",
@@ -275,11 +287,12 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
             "network": setup.tier.name(),
             "topology": setup.topology.name,
             "symmetry": format!(
-                "{} GPU{} simulated (one per pipeline stage) for {} ({} tensor-parallel ranks x {} data-parallel replicas each): ranks of a stage do identical work and their collectives run in lockstep",
+                "{} GPU{} simulated (one per pipeline stage) for {} ({} tensor-parallel x {} context-parallel ranks x {} data-parallel replicas each): ranks of a stage do identical work and their collectives run in lockstep",
                 setup.pp,
                 if setup.pp == 1 { "" } else { "s" },
                 setup.gpus(),
                 setup.tp,
+                setup.cp,
                 setup.dp
             ),
         },

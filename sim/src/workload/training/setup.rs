@@ -10,7 +10,7 @@ use crate::net::tier::Tier;
 use crate::net::topology::spec::{IntraKind, TopologySpec};
 use crate::scenario::cluster::IntraLink;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::parallel::{Recompute, Schedule};
+use crate::scenario::parallel::{ContextAlgorithm, Recompute, Schedule};
 use crate::scenario::{NetworkTier, Scenario, suggest};
 use std::path::Path;
 use std::sync::Arc;
@@ -39,6 +39,9 @@ pub struct Training {
     pub schedule: Schedule,
     pub virtual_stages: u32,
     pub dp: u32,
+    /// Context parallelism: each sequence split over `cp` ranks (two balanced chunks each).
+    pub cp: u32,
+    pub cp_algorithm: ContextAlgorithm,
     /// Expert parallelism: each group of `ep` consecutive data-parallel replicas shares out the
     /// experts of every mixture-of-experts layer.
     pub ep: u32,
@@ -67,10 +70,11 @@ impl Training {
         self.fabric.gpus()
     }
 
-    /// Global rank of tensor-parallel rank 0, data-parallel replica 0 of pipeline stage `stage`
-    /// (rank order: tensor innermost, then data, then pipeline, as Megatron-LM places them).
+    /// Global rank of tensor-parallel rank 0, context rank 0, data-parallel replica 0 of pipeline
+    /// stage `stage` (rank order: tensor innermost, then context, data, pipeline, as Megatron-LM
+    /// places them).
     pub fn stage_rank(&self, stage: u32) -> u32 {
-        stage * self.tp * self.dp
+        stage * self.tp * self.cp * self.dp
     }
 
     /// The layers of model chunk `chunk` (of pp x virtual_stages): as even a split as the layer
@@ -266,17 +270,6 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
 
     // Parallelism.
     let p = &f.parallel;
-    for (key, value, what) in [("parallel.cp", p.cp, "context parallelism")] {
-        match value {
-            Some(0) => return Err(s.error_at(key, format!("`{key}` must be at least 1"))),
-            Some(n) if n > 1 => {
-                return Err(s
-                    .error_at(key, format!("{what} ({} = {n}) is not modelled by this version", key.trim_start_matches("parallel.")))
-                    .with_help("this version models data, tensor (with sequence) and pipeline parallelism, gradient accumulation and ZeRO 1/2; set it to 1 or remove it"));
-            }
-            _ => {}
-        }
-    }
     let tp = positive(s, p.tp.unwrap_or(1), "parallel.tp")?;
     if !gpus.is_multiple_of(tp) {
         return Err(s.error_at(
@@ -291,6 +284,27 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             format!("tp x pp = {tp} x {pp} does not divide the cluster's {gpus} GPUs"),
         ));
     }
+    let cp = positive(s, p.cp.unwrap_or(1), "parallel.cp")?;
+    if !gpus.is_multiple_of(tp * pp * cp) {
+        return Err(s.error_at(
+            "parallel.cp",
+            format!("tp x pp x cp = {tp} x {pp} x {cp} does not divide the cluster's {gpus} GPUs"),
+        ));
+    }
+    if !model.seq_len.is_multiple_of(2 * cp) {
+        return Err(s
+            .error_at("parallel.cp", format!("cp = {cp} needs the sequence of {} tokens to split into 2 x cp = {} equal chunks", model.seq_len, 2 * cp))
+            .with_help("context parallelism gives each rank two chunks (one early, one late) so that causal attention is balanced"));
+    }
+    let cp_algorithm = match (p.cp_algorithm, cp) {
+        (Some(a), _) => a,
+        (None, 1) => ContextAlgorithm::Ring,
+        (None, _) => {
+            assumptions
+                .push("ring attention for context parallelism (Megatron-LM's default)".into());
+            ContextAlgorithm::Ring
+        }
+    };
     let virtual_stages = positive(s, p.virtual_stages.unwrap_or(1), "parallel.virtual_stages")?;
     let schedule = match (p.schedule, pp) {
         (Some(Schedule::Interleaved1F1B), _) if virtual_stages < 2 => {
@@ -358,13 +372,13 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         ));
     }
     let dp = match p.dp {
-        Some(dp) if dp * tp * pp != gpus => {
+        Some(dp) if dp * tp * pp * cp != gpus => {
             return Err(s
-                .error_at("parallel.dp", format!("dp = {dp} with tp = {tp} and pp = {pp} does not use the cluster's {gpus} GPUs"))
-                .with_help(format!("dp x tp x pp must be nodes x gpus_per_node = {gpus}: dp = {}; or remove dp to derive it", gpus / (tp * pp))));
+                .error_at("parallel.dp", format!("dp = {dp} with tp = {tp}, pp = {pp} and cp = {cp} does not use the cluster's {gpus} GPUs"))
+                .with_help(format!("dp x tp x pp x cp must be nodes x gpus_per_node = {gpus}: dp = {}; or remove dp to derive it", gpus / (tp * pp * cp))));
         }
         Some(dp) => dp,
-        None => gpus / (tp * pp),
+        None => gpus / (tp * pp * cp),
     };
     let ep = positive(s, p.ep.unwrap_or(1), "parallel.ep")?;
     match &model.moe {
@@ -448,13 +462,15 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         return Err(s
             .error_at(
                 "parallel.zero",
-                format!("ZeRO stage {zero} is not modelled by this version"),
+                format!("ZeRO has stages 0 to 3, not {zero}"),
             )
             .with_help(
-                "stages: 0, 1 (optimizer states sharded), 2 (gradients too), 3 (weights too, as FSDP)",
+                "0 none, 1 optimizer states sharded, 2 gradients too, 3 weights too (FSDP)",
             ));
     }
     Ok(Training {
+        cp,
+        cp_algorithm,
         ep,
         tp,
         sequence_parallel: sequence_parallel && tp > 1,

@@ -32,7 +32,7 @@ use crate::engine::SimTime;
 use crate::exec::{Graph, LaneId, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, Dtype, Kernel};
 use crate::model::Transformer;
-use crate::scenario::parallel::Recompute;
+use crate::scenario::parallel::{ContextAlgorithm, Recompute};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -85,8 +85,17 @@ fn elementwise(bytes: f64, flops: f64) -> Kernel {
 }
 
 /// The forward of one layer on one tensor-parallel rank.
-fn layer_forward(m: &Transformer, micro_batch: u64, tp: u64, sequence_parallel: bool) -> Vec<Item> {
-    let t = micro_batch * m.seq_len as u64;
+/// With context parallelism over `cp` ranks each rank holds `seq_len / cp` tokens of every
+/// sequence; its attention kernel stands for its queries against all keys (how the keys arrive is
+/// up to the builder).
+fn layer_forward(
+    m: &Transformer,
+    micro_batch: u64,
+    cp: u64,
+    tp: u64,
+    sequence_parallel: bool,
+) -> Vec<Item> {
+    let t = micro_batch * m.seq_len as u64 / cp;
     // Tokens that layer norms and residual adds see.
     let tn = if sequence_parallel { t / tp.max(1) } else { t };
     let h = m.hidden as u64;
@@ -105,7 +114,7 @@ fn layer_forward(m: &Transformer, micro_batch: u64, tp: u64, sequence_parallel: 
             "attention",
             Kernel::Attention {
                 batch_heads: micro_batch * m.heads as u64 / tp,
-                q_len: m.seq_len as u64,
+                q_len: m.seq_len as u64 / cp,
                 kv_len: m.seq_len as u64,
                 head_dim: m.head_dim(),
                 causal: true,
@@ -151,12 +160,13 @@ fn layer_forward(m: &Transformer, micro_batch: u64, tp: u64, sequence_parallel: 
 fn moe_layer_forward(
     m: &Transformer,
     micro_batch: u64,
+    cp: u64,
     tp: u64,
     ep: u64,
     sequence_parallel: bool,
 ) -> Vec<Item> {
     let moe = m.moe.as_ref().expect("a mixture-of-experts layer");
-    let mut items = layer_forward(m, micro_batch, tp, sequence_parallel);
+    let mut items = layer_forward(m, micro_batch, cp, tp, sequence_parallel);
     // Keep attention and its residual add; replace the dense MLP half (from the second layer norm).
     let mlp_start = items
         .iter()
@@ -168,7 +178,7 @@ fn moe_layer_forward(
     let norm = items.remove(mlp_start);
     items.truncate(mlp_start);
     items.push(norm);
-    let t = micro_batch * m.seq_len as u64;
+    let t = micro_batch * m.seq_len as u64 / cp;
     let tn = if sequence_parallel { t / tp.max(1) } else { t };
     let h = m.hidden as u64;
     let e = m.dtype.bytes();
@@ -329,6 +339,8 @@ pub struct Stage {
     pub gather: Option<LaneId>,
     /// Expert-parallel all-to-alls (they block compute, like tensor-parallel collectives).
     pub expert: Option<LaneId>,
+    /// Context-parallel key and value exchanges.
+    pub context: Option<LaneId>,
     /// The optimizer step, once built.
     pub optimizer: Option<OpId>,
     /// The last operation on the compute stream, which the next one follows.
@@ -349,6 +361,10 @@ enum Comm {
     Data,
     /// From it to the GPU of the same tensor and data index in another stage.
     Pipe(u32),
+    /// Its context-parallel group: `rank, rank + tp, ..., rank + (cp - 1) tp`.
+    Context,
+    /// Its next context-parallel rank (ring attention's neighbour).
+    ContextPeer,
     /// Its expert-parallel group: `ep` consecutive data-parallel replicas.
     Expert,
     /// The replicas that hold the same experts: `rank, rank + ep tp, rank + 2 ep tp, ...`.
@@ -398,6 +414,8 @@ impl<'a> StepBuilder<'a> {
                         .then(|| graph.add_lane("parameter all-gather", group.clone())),
                     expert: (setup.ep > 1)
                         .then(|| graph.add_lane("expert-parallel comm", group.clone())),
+                    context: (setup.cp > 1)
+                        .then(|| graph.add_lane("context-parallel comm", group.clone())),
                     optimizer: None,
                     last: None,
                     pending: 0.0,
@@ -415,7 +433,7 @@ impl<'a> StepBuilder<'a> {
             waiting_on: Vec::new(),
             gathers: BTreeMap::new(),
             routed_bytes: setup.model.moe.as_ref().map_or(0.0, |moe| {
-                (setup.micro_batch * setup.model.seq_len) as f64
+                (setup.micro_batch * setup.model.seq_len / setup.cp) as f64
                     * moe.top_k as f64
                     * setup.model.hidden as f64
                     * setup.model.dtype.bytes()
@@ -540,10 +558,15 @@ impl<'a> StepBuilder<'a> {
         let s = self.setup;
         let ranks: Vec<u32> = match comm {
             Comm::Tensor => (base..base + s.tp).collect(),
-            Comm::Data => (0..s.dp).map(|i| base + i * s.tp).collect(),
+            // Context-parallel ranks hold the same weights: gradients reduce over dp x cp.
+            Comm::Data => (0..s.dp * s.cp).map(|i| base + i * s.tp).collect(),
+            Comm::Context => (0..s.cp).map(|c| base + c * s.tp).collect(),
+            Comm::ContextPeer => vec![base, base + s.tp],
             Comm::Pipe(to) => vec![base, to],
-            Comm::Expert => (0..s.ep).map(|j| base + j * s.tp).collect(),
-            Comm::ExpertData => (0..s.dp / s.ep).map(|i| base + i * s.ep * s.tp).collect(),
+            Comm::Expert => (0..s.ep).map(|j| base + j * s.tp * s.cp).collect(),
+            Comm::ExpertData => (0..s.dp / s.ep)
+                .flat_map(|i| (0..s.cp).map(move |c| base + (i * s.ep * s.cp + c) * s.tp))
+                .collect(),
         };
         let c = Collective {
             op,
@@ -597,6 +620,108 @@ impl<'a> StepBuilder<'a> {
         self.stage().buckets.push(id);
     }
 
+    /// Attention over a sequence split across the context-parallel group (`forward` or its
+    /// backward). The all-gather variant gathers every rank's keys and values first (and
+    /// reduce-scatters their gradients after the backward); ring attention computes one block per
+    /// ring step while the next block's keys and values (and, backward, their gradients) travel to
+    /// the neighbour, so the exchange hides behind the blocks' compute.
+    fn context_attention(
+        &mut self,
+        kernel: Kernel,
+        forward: bool,
+        layer: u32,
+        micro: u32,
+        model_flops: bool,
+    ) {
+        let s = self.setup;
+        let m = &s.model;
+        let Kernel::Attention {
+            batch_heads,
+            q_len,
+            kv_len,
+            head_dim,
+            dtype,
+            ..
+        } = kernel
+        else {
+            unreachable!("context attention splits an attention kernel")
+        };
+        let lane = self.stage().context.expect("a context lane when cp > 1");
+        // Keys and values of this rank's tokens (its share of the KV heads under tensor
+        // parallelism).
+        let local_kv = 2.0
+            * (s.micro_batch as f64 * q_len as f64)
+            * (m.kv_heads / s.tp) as f64
+            * head_dim as f64
+            * dtype.bytes();
+        let name = if forward {
+            "attention"
+        } else {
+            "attention_bwd"
+        };
+        match s.cp_algorithm {
+            ContextAlgorithm::AllGather => {
+                let full = local_kv * s.cp as f64;
+                let secs = self.collective_seconds(Comm::Context, CollectiveOp::AllGather, full);
+                let after = self.compute_deps();
+                let id = self.comm_op(lane, "cp_kv_all_gather", secs, full, &after);
+                self.stage().last = Some(id);
+                let mut k = kernel;
+                if let Kernel::Attention { backward, .. } = &mut k {
+                    *backward = !forward;
+                }
+                self.kernel(name, k, Some(layer), micro, model_flops);
+                if !forward {
+                    let secs =
+                        self.collective_seconds(Comm::Context, CollectiveOp::ReduceScatter, full);
+                    let after = self.compute_deps();
+                    let id = self.comm_op(lane, "cp_dkv_reduce_scatter", secs, full, &after);
+                    self.stage().last = Some(id);
+                }
+            }
+            ContextAlgorithm::Ring => {
+                let block = Kernel::Attention {
+                    batch_heads,
+                    q_len,
+                    kv_len: kv_len / s.cp as u64,
+                    head_dim,
+                    causal: true,
+                    backward: !forward,
+                    dtype,
+                };
+                // Backward passes carry the keys and values and their gradients.
+                let bytes = if forward { local_kv } else { 2.0 * local_kv };
+                let secs =
+                    self.collective_seconds(Comm::ContextPeer, CollectiveOp::SendRecv, bytes);
+                let mut pass: Option<OpId> = None;
+                for step in 0..s.cp {
+                    let previous_pass = pass;
+                    if step + 1 < s.cp {
+                        let after: Vec<OpId> = match previous_pass {
+                            Some(p) => vec![p],
+                            None => self.compute_deps_peek(),
+                        };
+                        pass = Some(self.comm_op(lane, "cp_ring_pass", secs, bytes, &after));
+                    }
+                    if let Some(p) = previous_pass {
+                        self.waiting_on.push(p);
+                    }
+                    self.kernel(name, block, Some(layer), micro, model_flops);
+                }
+            }
+        }
+    }
+
+    /// The dependencies the next compute operation will have, without consuming them.
+    fn compute_deps_peek(&self) -> Vec<OpId> {
+        let stage = &self.stages[self.at];
+        stage
+            .last
+            .into_iter()
+            .chain(self.waiting_on.iter().copied())
+            .collect()
+    }
+
     /// An expert-parallel all-to-all of one micro-batch's routed tokens, in the compute stream's
     /// path.
     fn exchange(&mut self, name: &'static str, bytes: f64) {
@@ -641,6 +766,9 @@ impl<'a> StepBuilder<'a> {
     ) {
         for item in items {
             match item {
+                Item::Kernel(step) if step.name == "attention" && self.setup.cp > 1 => {
+                    self.context_attention(step.kernel, true, layer, micro, model_flops);
+                }
                 Item::Kernel(step) => {
                     self.kernel(step.name, step.kernel, Some(layer), micro, model_flops);
                 }
@@ -670,7 +798,7 @@ impl<'a> StepBuilder<'a> {
         let m = &s.model;
         let (tp, pp, v) = (s.tp as u64, s.pp, s.virtual_stages);
         let mb = s.micro_batch as u64;
-        let t = mb * m.seq_len as u64;
+        let t = mb * m.seq_len as u64 / s.cp as u64;
         let h = m.hidden as u64;
         let vocab = m.vocab as u64 / tp;
         let e = m.dtype.bytes();
@@ -678,11 +806,12 @@ impl<'a> StepBuilder<'a> {
         // stage sends to the next: its 1/tp share (Megatron-LM's scatter/gather optimisation).
         let act = (t * h) as f64 * e;
         let p2p = act / tp as f64;
-        let dense = layer_forward(m, mb, tp, s.sequence_parallel);
+        let cp = s.cp as u64;
+        let dense = layer_forward(m, mb, cp, tp, s.sequence_parallel);
         let experts = m
             .moe
             .as_ref()
-            .map(|_| moe_layer_forward(m, mb, tp, s.ep as u64, s.sequence_parallel));
+            .map(|_| moe_layer_forward(m, mb, cp, tp, s.ep as u64, s.sequence_parallel));
         // Gradient bytes of a layer: the part every data-parallel replica holds, and the routed
         // experts' share that only the replicas with the same experts hold.
         let grads = |layer: u32| {
@@ -806,6 +935,17 @@ impl<'a> StepBuilder<'a> {
                                 // backward kernel, which is what selective recomputation asks for.
                                 for item in items.iter().rev() {
                                     match item {
+                                        Item::Kernel(step)
+                                            if step.name == "attention" && s.cp > 1 =>
+                                        {
+                                            self.context_attention(
+                                                step.kernel,
+                                                false,
+                                                layer,
+                                                micro,
+                                                true,
+                                            );
+                                        }
                                         Item::Kernel(step) => {
                                             for (name, k) in backward(step) {
                                                 self.kernel(name, k, Some(layer), micro, true);
