@@ -6,6 +6,7 @@
 mod collective;
 mod list;
 mod summary;
+mod validate;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use clustersim::check;
@@ -55,6 +56,8 @@ enum Command {
     Collective(Box<collective::CollectiveArgs>),
     /// List what the simulator knows.
     List { what: ListWhat },
+    /// Run published measurements; print measured vs predicted and the errors.
+    Validate(validate::ValidateArgs),
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -93,6 +96,7 @@ pub fn main() -> ExitCode {
             print!("{text}");
             ExitCode::SUCCESS
         }
+        Command::Validate(args) => validate::run(&args),
     }
 }
 

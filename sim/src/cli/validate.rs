@@ -1,0 +1,320 @@
+//! `clustersim validate`: published measurements against the simulator's predictions. The work is
+//! in `clustersim::validate`; this prints the table, the JSON or the Markdown.
+
+use clap::Args;
+use clustersim::validate::{self, DEFAULT_FILE, Row, Stats, Status, Validation};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// The published cases (JSON). Default: ../shared/validation/published.json, relative to the
+    /// current directory (the repository root, cloned beside shared/).
+    #[arg(value_name = "FILE.json")]
+    file: Option<PathBuf>,
+    /// Print exactly one JSON object (rows, summary) on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Also write the results as Markdown to this path (e.g. docs/VALIDATION.md).
+    #[arg(long, value_name = "PATH")]
+    write: Option<PathBuf>,
+}
+
+pub fn run(args: &ValidateArgs) -> ExitCode {
+    let file = args
+        .file
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
+    let cases = match validate::load(&file) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let file_name = file.file_name().map_or("published.json".into(), |n| {
+        n.to_string_lossy().into_owned()
+    });
+    let result = validate::validate(&cases, &file_name);
+    if let Some(path) = &args.write {
+        let command = format!(
+            "clustersim validate {} --write {}",
+            file.display(),
+            path.display()
+        );
+        if let Err(e) = std::fs::write(path, markdown(&result, &command)) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result.to_json(&file)).expect("rows serialise")
+        );
+    } else {
+        print!("{}", table(&result));
+        if let Some(path) = &args.write {
+            println!("written to {}", path.display());
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// A value with about four significant digits.
+fn value(v: f64) -> String {
+    match v.abs() {
+        a if a >= 1000.0 => format!("{v:.0}"),
+        a if a >= 100.0 => format!("{v:.1}"),
+        a if a >= 10.0 => format!("{v:.2}"),
+        _ => format!("{v:.3}"),
+    }
+}
+
+fn percent(e: f64) -> String {
+    format!("{:+.1}%", 100.0 * e)
+}
+
+fn opt_percent(e: Option<f64>) -> String {
+    e.map_or("-".into(), |e| format!("{:.1}%", 100.0 * e))
+}
+
+fn worst(s: &Stats) -> String {
+    s.worst
+        .as_ref()
+        .map_or("-".into(), |(id, e)| format!("{id} ({})", percent(*e)))
+}
+
+fn summary_line(s: &Stats) -> String {
+    format!(
+        "{} cases, {} compared, {} not expressible, {} failed; median |error| {} (median error {}), worst {}",
+        s.cases,
+        s.compared,
+        s.not_expressible,
+        s.failed,
+        opt_percent(s.median_abs_error),
+        s.median_error.map_or("-".into(), percent),
+        worst(s)
+    )
+}
+
+fn table(v: &Validation) -> String {
+    let mut out = String::new();
+    let w = v.rows.iter().map(|r| r.id.len()).max().unwrap_or(0).max(12);
+    let _ = writeln!(
+        out,
+        "{:<w$} {:<17} {:>10} {:>10} {:>8}  status",
+        "case", "metric", "measured", "predicted", "error"
+    );
+    for r in &v.rows {
+        let id = if r.primary {
+            r.id.clone()
+        } else {
+            "  + same row".to_string()
+        };
+        let status = match (&r.status, r.fits) {
+            (Status::Compared, Some(false)) => "does not fit in memory".to_string(),
+            (Status::Compared, _) => String::new(),
+            (other, _) => other.to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "{id:<w$} {:<17} {:>10} {:>10} {:>8}  {status}",
+            r.short,
+            value(r.measured),
+            r.predicted.map_or("-".into(), value),
+            r.error.map_or("-".into(), percent),
+        );
+    }
+    let s = &v.summary;
+    let _ = writeln!(out);
+    for (group, g) in &s.groups {
+        let _ = writeln!(
+            out,
+            "  {group:<14} {}/{} compared, median |error| {}, worst {}",
+            g.compared,
+            g.cases,
+            opt_percent(g.median_abs_error),
+            worst(g)
+        );
+    }
+    if s.secondary.cases > 0 {
+        let _ = writeln!(
+            out,
+            "  secondary figures (extra_metrics): {}/{} compared, median |error| {}",
+            s.secondary.compared,
+            s.secondary.cases,
+            opt_percent(s.secondary.median_abs_error)
+        );
+    }
+    let _ = writeln!(out, "summary: {}", summary_line(&s.all));
+    let _ = writeln!(out, "validated in {:.1} s", v.wall_s);
+    out
+}
+
+/// Escapes the characters that would break a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn markdown(v: &Validation, command: &str) -> String {
+    let s = &v.summary;
+    let mut md = String::new();
+    let _ = writeln!(md, "# Validation against published measurements\n");
+    let _ = writeln!(
+        md,
+        "Generated by `{command}` (run from the repository root); do not edit by hand, run the \
+         command again. `clustersim validate --json` prints the same rows with the scenario each \
+         case became.\n"
+    );
+    let _ = writeln!(
+        md,
+        "Each case of the file is a measurement from a paper, a vendor report or a public \
+         benchmark (see `shared/validation/README.md`). It is set up as its source states it and \
+         run through the normal scenario pipeline; the predicted value is read in the case's own \
+         convention. Nothing is tuned per case: where a source is silent, one documented default \
+         applies to every case and is listed under the case's assumptions below. Error is \
+         (predicted - measured) / measured.\n"
+    );
+    let _ = writeln!(md, "## Summary\n");
+    let _ = writeln!(md, "- {}", summary_line(&s.all));
+    if s.secondary.cases > 0 {
+        let _ = writeln!(
+            md,
+            "- secondary figures of the same rows (`extra_metrics`): {} of {} compared, median \
+             |error| {}, worst {}",
+            s.secondary.compared,
+            s.secondary.cases,
+            opt_percent(s.secondary.median_abs_error),
+            worst(&s.secondary)
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n| group | cases | compared | not expressible | failed | median \\|error\\| | median error | worst |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---|");
+    for (group, g) in &s.groups {
+        let _ = writeln!(
+            md,
+            "| {group} | {} | {} | {} | {} | {} | {} | {} |",
+            g.cases,
+            g.compared,
+            g.not_expressible,
+            g.failed,
+            opt_percent(g.median_abs_error),
+            g.median_error.map_or("-".into(), percent),
+            cell(&worst(g))
+        );
+    }
+    let _ = writeln!(md, "\n## Results\n");
+    let _ = writeln!(
+        md,
+        "| case | metric | unit | measured | predicted | error | status |"
+    );
+    let _ = writeln!(md, "|---|---|---|---:|---:|---:|---|");
+    for r in &v.rows {
+        let id = if r.primary {
+            format!("`{}`", r.id)
+        } else {
+            format!("`{}` (extra)", r.id)
+        };
+        let status = match &r.status {
+            Status::Compared if r.fits == Some(false) => {
+                "compared; does not fit in memory".to_string()
+            }
+            Status::Compared => "compared".to_string(),
+            Status::NotExpressible(_) => "not expressible".to_string(),
+            Status::Failed(_) => "failed".to_string(),
+        };
+        let _ = writeln!(
+            md,
+            "| {id} | {} | {} | {} | {} | {} | {status} |",
+            cell(&r.short),
+            cell(&r.unit),
+            value(r.measured),
+            r.predicted.map_or("-".into(), value),
+            r.error.map_or("-".into(), percent)
+        );
+    }
+    let not_expressible = v.not_expressible();
+    if !not_expressible.is_empty() {
+        let _ = writeln!(md, "\n## Not expressible\n");
+        let _ = writeln!(
+            md,
+            "The reason is the simulator's own refusal of the scenario the case became (or of a \
+             minimal scenario of its kind), so a case becomes expressible when the feature lands.\n"
+        );
+        for (why, ids) in &not_expressible {
+            let ids: Vec<String> = ids.iter().map(|i| format!("`{i}`")).collect();
+            let _ = writeln!(md, "- **{}**: {}", cell(why), ids.join(", "));
+        }
+    }
+    let failed: Vec<&Row> = v
+        .rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed(_)))
+        .collect();
+    if !failed.is_empty() {
+        let _ = writeln!(md, "\n## Failed\n");
+        for r in failed {
+            let _ = writeln!(md, "- `{}`: {}", r.id, cell(&r.status.to_string()));
+        }
+    }
+    md.push_str(CONVENTIONS);
+    let _ = writeln!(md, "\n## Assumptions per case\n");
+    for r in v.rows.iter().filter(|r| r.primary) {
+        let _ = writeln!(md, "### `{}`\n", r.id);
+        let _ = writeln!(md, "Metric: {} ({}).\n", r.metric, r.unit);
+        if r.assumptions.is_empty() {
+            let _ = writeln!(md, "- none\n");
+        } else {
+            for a in &r.assumptions {
+                let _ = writeln!(md, "- {a}");
+            }
+            let _ = writeln!(md);
+        }
+    }
+    // One trailing newline.
+    while md.ends_with("\n\n") {
+        md.pop();
+    }
+    md
+}
+
+const CONVENTIONS: &str = "
+## How cases are mapped
+
+- **GPU**: the source's name through the catalog (`clustersim list gpus`): as written, without its
+  parenthesis, or its longest leading words the catalog knows (\"H100-SXM 80GB (DGX H100)\" is
+  H100-SXM5-80GB). A variant the catalog lacks (torchtitan's 96 GB HBM2e H100 at 500 W) is read as
+  the nearest entry and the case says so.
+- **Links**: intra-node bandwidth from the GPU's datasheet unless the source states another figure
+  (\"600 GB/s bidirectional\" is 300 GB/s per direction, the datasheet's). Inter-node: the count
+  and rate as written (\"8x ... 200 Gb/s HCAs per node\": 8 NICs of 200 Gb/s; \"400 Gb/s per GPU\":
+  one NIC per GPU); a fat tree unless stated otherwise; when not stated at all, 8 x 400 Gb/s for
+  H100 and 8 x 200 Gb/s for A100. The flow-level network tier prices every case.
+- **Model**: the stated shape; `ffn = 4 x hidden` when not stated; `ffn_expansion` times hidden;
+  vocabulary 51200 when not stated (it does not enter a layer's time); Llama architectures have a
+  gated (SwiGLU) MLP and untied embeddings.
+- **Parallelism**: TP, PP, DP (or the FSDP degree), CP, EP as stated (1 when not stated);
+  micro-batch 1 when not stated (torchtitan's `local_batch` when there is no pipeline); the
+  interleaved schedule with the stated VP, or 2 model chunks (the fewest it allows) when VP is
+  not stated; \"full\"/\"selective\" recomputation as worded, `activation_checkpointing = true` as
+  full, none when not stated; ZeRO-3/FSDP FULL_SHARD as `zero = 3`. A feature the simulator does
+  not model is refused by the scenario pipeline, and that refusal is the case's reason (above).
+  A configuration the simulator's memory model says does not fit is still compared, and marked.
+- **Metrics**: Megatron-LM's TFLOP/s per GPU count FLOPs by its Eq. 3, which includes the
+  recomputed forward pass: `hardware_tflops_per_gpu`. A plain \"achieved TFLOP/s per GPU\" (Table 2)
+  is `hardware_tflops_per_gpu` when recomputation is on (the paper counts every figure by Eq. 3),
+  else `tflops_per_gpu` (the two are then equal). MPT's \"MFU (incl. attention FLOPs)\" is `mfu` x
+  100 (both count non-causal attention, 12 s^2 h per layer and sequence), with
+  `tokens_per_s_per_gpu` as a second, convention-free row. \"training step time\" is
+  `iteration_time_s`; \"tokens/s/GPU\" is `tokens_per_s` over the GPU count. Korthikanti et al.'s
+  per-layer time is read from the simulated timeline of one micro-batch: from the start of a
+  middle layer's forward to the start of the next layer's, plus the same in the backward (which
+  with full recomputation begins with the recomputed forward); forward and backward are second
+  rows. NCCL's all-reduce busBW is the bus bandwidth (nccl-tests' definition) of the collective
+  priced at the sweep's largest size (4 GiB) on an 8-GPU H100 board, with the stated NCCL_ALGO.
+";

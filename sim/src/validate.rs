@@ -1,0 +1,1564 @@
+//! Validation against published measurements: every case of a `published.json` (see
+//! shared/validation/README.md) set up as the source states it, run, and its predicted value read
+//! in the case's own convention.
+//!
+//! Each training case becomes the TOML text of a scenario, parsed with [`Scenario::parse`] and run
+//! with [`crate::run`], so every check of the normal pipeline applies and a feature the simulator
+//! lacks is refused with its own message (the row is then "not expressible", and becomes
+//! expressible when the feature lands). Collective cases are priced with
+//! [`crate::collective::cost`] on an 8-GPU board, as nccl-tests runs them. Nothing is tuned per
+//! case: where a source leaves a field unstated, one documented default applies to every case, and
+//! the row lists it in `assumptions`, followed by the simulator's own.
+//!
+//! Conventions (the predicted value is read so that it means what the source measured):
+//! - "TFLOP/s per GPU" counting the recomputed forward (Megatron-LM's Eq. 3) is
+//!   `hardware_tflops_per_gpu`; a plain "achieved TFLOP/s per GPU" is too when recomputation is
+//!   on (Megatron-LM's paper counts every figure by Eq. 3), else `tflops_per_gpu` (they are equal
+//!   then).
+//! - "MFU (incl. attention FLOPs)" is `mfu` x 100: the simulator counts non-causal attention
+//!   (4 s^2 h per layer and sequence, forward), as llm-foundry's MFU does.
+//! - "training step time" is `iteration_time_s`; "tokens/s/GPU" is `tokens_per_s` over the GPUs.
+//! - "forward+backward time of ONE transformer layer" is read from the simulated timeline of one
+//!   micro-batch: the time from the start of a middle layer's forward to the start of the next
+//!   layer's forward, plus the same for its backward (with full recomputation the recomputed
+//!   forward runs at the start of the layer's backward, as in Korthikanti et al.'s Table 4).
+//! - NCCL's "busBW" is the bus bandwidth of the priced collective (nccl-tests' definition).
+
+use crate::collective::cost::{Collective, Options, cost};
+use crate::collective::{Algorithm, CollectiveOp, Group, Protocol};
+use crate::exec::Graph;
+use crate::exec::Timeline;
+use crate::hw::gpu::{self, GpuSpec, IntraLinkKind};
+use crate::net::Topology;
+use crate::net::tier::Tier;
+use crate::net::topology::spec::{IntraKind, TopologySpec};
+use crate::scenario::Scenario;
+use serde_json::{Map, Value, json};
+use std::fmt;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Where `clustersim validate` looks when given no file: the shared data beside the repository,
+/// relative to the current directory (the repository root).
+pub const DEFAULT_FILE: &str = "../shared/validation/published.json";
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// One published case, as the file states it.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub id: String,
+    pub metric: String,
+    pub unit: String,
+    pub value: f64,
+    /// The whole JSON object.
+    pub raw: Value,
+}
+
+impl Case {
+    fn get(&self, section: &str, key: &str) -> Option<&Value> {
+        self.raw.get(section).and_then(|s| s.get(key))
+    }
+
+    fn notes(&self) -> &str {
+        self.raw.get("notes").and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// The id up to its first '-': "megatron", "nccl", "mpt".
+    pub fn group(&self) -> String {
+        group_of(&self.id)
+    }
+}
+
+fn group_of(id: &str) -> String {
+    id.split('-').next().unwrap_or(id).to_string()
+}
+
+/// Why a file of cases could not be used.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoadError {
+    /// No file at the path.
+    Missing(PathBuf),
+    /// The file exists but could not be read.
+    Unreadable { path: PathBuf, message: String },
+    /// Not valid JSON, at a line and column.
+    Json {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// Valid JSON, but not a list of cases.
+    Shape { path: PathBuf, message: String },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Missing(path) => write!(
+                f,
+                "error: the file of published measurements was not found: {}\n  = help: give its \
+                 path: clustersim validate PATH/TO/published.json (the default, {DEFAULT_FILE}, is \
+                 relative to the current directory: run from the repository root, cloned beside \
+                 shared/)",
+                path.display()
+            ),
+            LoadError::Unreadable { path, message } => {
+                write!(f, "error: cannot read {}: {message}", path.display())
+            }
+            LoadError::Json {
+                path,
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "error: {} is not valid JSON: {message}\n  --> {}:{line}:{column}",
+                path.display(),
+                path.display()
+            ),
+            LoadError::Shape { path, message } => write!(
+                f,
+                "error: {} is not a list of published cases: {message}\n  --> {}\n  = help: see \
+                 shared/validation/README.md for the fields of a case",
+                path.display(),
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Reads a file of cases: a JSON array of objects, each with a string `id`, `metric` and `unit` and
+/// a numeric `value`.
+pub fn load(path: &Path) -> Result<Vec<Case>, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => LoadError::Missing(path.to_path_buf()),
+        _ => LoadError::Unreadable {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        },
+    })?;
+    parse(path, &text)
+}
+
+/// Reads cases from JSON text; `path` names the file in errors.
+pub fn parse(path: &Path, text: &str) -> Result<Vec<Case>, LoadError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| LoadError::Json {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let shape = |message: String| LoadError::Shape {
+        path: path.to_path_buf(),
+        message,
+    };
+    let Value::Array(items) = value else {
+        return Err(shape("the top level is not an array".into()));
+    };
+    let mut cases = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        if !item.is_object() {
+            return Err(shape(format!("case {i} is not an object")));
+        }
+        let id = item
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| shape(format!("case {i} has no string `id`")))?
+            .to_string();
+        let text_field = |key: &str| {
+            item.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| shape(format!("case {i} ({id}) has no string `{key}`")))
+        };
+        let metric = text_field("metric")?;
+        let unit = text_field("unit")?;
+        let value = item
+            .get("value")
+            .and_then(Value::as_f64)
+            .ok_or_else(|| shape(format!("case {i} ({id}) has no numeric `value`")))?;
+        if cases.iter().any(|c: &Case| c.id == id) {
+            return Err(shape(format!("case {i}: the id \"{id}\" is used twice")));
+        }
+        cases.push(Case {
+            id,
+            metric,
+            unit,
+            value,
+            raw: item,
+        });
+    }
+    Ok(cases)
+}
+
+/// What became of a row.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    /// Set up, run, and compared.
+    Compared,
+    /// The simulator cannot express the case (yet); the reason.
+    NotExpressible(String),
+    /// The case could not be set up or run; the error.
+    Failed(String),
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::Compared => write!(f, "compared"),
+            Status::NotExpressible(why) => write!(f, "not expressible: {why}"),
+            Status::Failed(why) => write!(f, "failed: {why}"),
+        }
+    }
+}
+
+/// One comparison: a case's headline metric (`primary`) or another figure of the same row.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub id: String,
+    pub group: String,
+    /// The metric as the source words it, and a short name for tables.
+    pub metric: String,
+    pub short: String,
+    pub unit: String,
+    pub measured: f64,
+    pub predicted: Option<f64>,
+    /// (predicted - measured) / measured.
+    pub error: Option<f64>,
+    pub status: Status,
+    /// Every choice made where the source is silent, then the simulator's own assumptions.
+    pub assumptions: Vec<String>,
+    /// Seconds the row took to set up and run.
+    pub wall_s: f64,
+    /// The case's headline metric (false for secondary figures from `extra_metrics`).
+    pub primary: bool,
+    /// The scenario the case became, when it became one.
+    pub scenario: Option<String>,
+    /// Whether the simulator's memory model says the configuration fits (training cases).
+    pub fits: Option<bool>,
+}
+
+impl Row {
+    pub fn compared(&self) -> bool {
+        self.status == Status::Compared
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "group": self.group,
+            "metric": self.metric,
+            "metric_short": self.short,
+            "unit": self.unit,
+            "measured": self.measured,
+            "predicted": self.predicted,
+            "error": self.error,
+            "status": self.status.to_string(),
+            "primary": self.primary,
+            "assumptions": self.assumptions,
+            "wall_s": self.wall_s,
+            "scenario": self.scenario,
+            "fits_in_memory": self.fits,
+        })
+    }
+}
+
+/// Figures over a set of primary rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    pub cases: usize,
+    pub compared: usize,
+    pub not_expressible: usize,
+    pub failed: usize,
+    /// Median of |error| over compared rows (the upper median for an even count).
+    pub median_abs_error: Option<f64>,
+    /// Median signed error: the bias.
+    pub median_error: Option<f64>,
+    /// The compared row with the largest |error|: id and error.
+    pub worst: Option<(String, f64)>,
+}
+
+impl Stats {
+    fn of<'a>(rows: impl Iterator<Item = &'a Row>) -> Stats {
+        let mut s = Stats {
+            cases: 0,
+            compared: 0,
+            not_expressible: 0,
+            failed: 0,
+            median_abs_error: None,
+            median_error: None,
+            worst: None,
+        };
+        let mut errors = Vec::new();
+        for r in rows {
+            s.cases += 1;
+            match (&r.status, r.error) {
+                (Status::Compared, Some(e)) => {
+                    s.compared += 1;
+                    errors.push(e);
+                    if s.worst.as_ref().is_none_or(|(_, w)| e.abs() > w.abs()) {
+                        s.worst = Some((r.id.clone(), e));
+                    }
+                }
+                (Status::Compared, None) | (Status::Failed(_), _) => s.failed += 1,
+                (Status::NotExpressible(_), _) => s.not_expressible += 1,
+            }
+        }
+        s.median_error = median(errors.clone());
+        s.median_abs_error = median(errors.iter().map(|e| e.abs()).collect());
+        s
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "cases": self.cases,
+            "compared": self.compared,
+            "not_expressible": self.not_expressible,
+            "failed": self.failed,
+            "median_abs_error": self.median_abs_error,
+            "median_error": self.median_error,
+            "worst": self.worst.as_ref().map(|(id, e)| json!({"id": id, "error": e})),
+        })
+    }
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// The summary of a validation: over all cases (their primary rows), by group, and over the
+/// secondary rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub all: Stats,
+    pub groups: Vec<(String, Stats)>,
+    pub secondary: Stats,
+}
+
+/// Every row of a file, and the summary.
+#[derive(Clone, Debug)]
+pub struct Validation {
+    pub rows: Vec<Row>,
+    pub summary: Summary,
+    pub wall_s: f64,
+}
+
+impl Validation {
+    pub fn to_json(&self, file: &Path) -> Value {
+        let groups: Map<String, Value> = self
+            .summary
+            .groups
+            .iter()
+            .map(|(g, s)| (g.clone(), s.to_json()))
+            .collect();
+        json!({
+            "file": file.display().to_string(),
+            "summary": {
+                "all": self.summary.all.to_json(),
+                "groups": groups,
+                "secondary": self.summary.secondary.to_json(),
+            },
+            "rows": self.rows.iter().map(Row::to_json).collect::<Vec<_>>(),
+            "wall_s": self.wall_s,
+        })
+    }
+
+    /// Reasons of the not-expressible cases, each with the ids it applies to, in first-seen order.
+    pub fn not_expressible(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for r in self.rows.iter().filter(|r| r.primary) {
+            if let Status::NotExpressible(why) = &r.status {
+                match out.iter_mut().find(|(w, _)| w == why) {
+                    Some((_, ids)) => ids.push(r.id.clone()),
+                    None => out.push((why.clone(), vec![r.id.clone()])),
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Summarises rows: primary rows by case and by group (in first-seen order), secondary apart.
+pub fn summarize(rows: &[Row]) -> Summary {
+    let mut groups: Vec<String> = Vec::new();
+    for r in rows {
+        if !groups.contains(&r.group) {
+            groups.push(r.group.clone());
+        }
+    }
+    Summary {
+        all: Stats::of(rows.iter().filter(|r| r.primary)),
+        groups: groups
+            .into_iter()
+            .map(|g| {
+                let s = Stats::of(rows.iter().filter(|r| r.primary && r.group == g));
+                (g, s)
+            })
+            .collect(),
+        secondary: Stats::of(rows.iter().filter(|r| !r.primary)),
+    }
+}
+
+/// Runs every case. `file_name` names the scenarios built from the cases ("published.json#id").
+pub fn validate(cases: &[Case], file_name: &str) -> Validation {
+    let started = Instant::now();
+    let rows: Vec<Row> = cases
+        .iter()
+        .flat_map(|c| validate_case(c, file_name))
+        .collect();
+    Validation {
+        summary: summarize(&rows),
+        rows,
+        wall_s: started.elapsed().as_secs_f64(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classification
+
+/// What a case measures, read from its fields.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum CaseKind {
+    Training(TrainingMetric),
+    LayerTime,
+    Collective,
+    Serving,
+    Diffusion,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum TrainingMetric {
+    /// TFLOP/s per GPU that count the recomputed forward (Megatron-LM Eq. 3).
+    HardwareTflops,
+    /// "achieved TFLOP/s per GPU" without a stated convention.
+    Tflops,
+    MfuPercent,
+    StepTime,
+    TokensPerGpu,
+}
+
+fn classify(c: &Case) -> Result<CaseKind, String> {
+    let metric = c.metric.to_lowercase();
+    let unit = c.unit.to_lowercase();
+    let has = |section: &str, key: &str| c.get(section, key).is_some();
+    if has("parallel", "collective") || metric.contains("busbw") {
+        return Ok(CaseKind::Collective);
+    }
+    if metric.contains("one transformer layer") {
+        return Ok(CaseKind::LayerTime);
+    }
+    if has("model", "steps")
+        || has("model", "frames")
+        || has("model", "resolution")
+        || metric.contains("generation latency")
+    {
+        return Ok(CaseKind::Diffusion);
+    }
+    if has("parallel", "engine") || metric.contains("output throughput") || unit.contains("output")
+    {
+        return Ok(CaseKind::Serving);
+    }
+    let training = if metric.contains("mfu") {
+        TrainingMetric::MfuPercent
+    } else if metric.contains("tflop/s") {
+        let notes = c.notes().to_lowercase();
+        if metric.contains("incl. recompute") || notes.contains("counts the recompute") {
+            TrainingMetric::HardwareTflops
+        } else {
+            TrainingMetric::Tflops
+        }
+    } else if metric.contains("step time") {
+        TrainingMetric::StepTime
+    } else if metric.contains("tokens/s/gpu") || unit == "tokens/s/gpu" {
+        TrainingMetric::TokensPerGpu
+    } else {
+        return Err(format!(
+            "no reading of the metric \"{}\" ({}) is defined",
+            c.metric, c.unit
+        ));
+    };
+    Ok(CaseKind::Training(training))
+}
+
+fn short_name(kind: &Result<CaseKind, String>, c: &Case) -> String {
+    match kind {
+        Ok(CaseKind::Training(TrainingMetric::HardwareTflops)) => "HW TFLOP/s/GPU".into(),
+        Ok(CaseKind::Training(TrainingMetric::Tflops)) => "TFLOP/s/GPU".into(),
+        Ok(CaseKind::Training(TrainingMetric::MfuPercent)) => "MFU %".into(),
+        Ok(CaseKind::Training(TrainingMetric::StepTime)) => "step time s".into(),
+        Ok(CaseKind::Training(TrainingMetric::TokensPerGpu)) => "tokens/s/GPU".into(),
+        Ok(CaseKind::LayerTime) => "layer fwd+bwd ms".into(),
+        Ok(CaseKind::Collective) => "busBW GB/s".into(),
+        Ok(CaseKind::Serving) => "output tok/s".into(),
+        Ok(CaseKind::Diffusion) => "latency s".into(),
+        Err(_) => c.unit.clone(),
+    }
+}
+
+/// The rows of one case: its headline metric, and comparable figures of `extra_metrics`.
+pub fn validate_case(c: &Case, file_name: &str) -> Vec<Row> {
+    let started = Instant::now();
+    let kind = classify(c);
+    let row = |status: Status, predicted: Option<f64>, assumptions: Vec<String>| Row {
+        id: c.id.clone(),
+        group: c.group(),
+        metric: c.metric.clone(),
+        short: short_name(&kind, c),
+        unit: c.unit.clone(),
+        measured: c.value,
+        predicted,
+        error: None,
+        status,
+        assumptions,
+        wall_s: 0.0,
+        primary: true,
+        scenario: None,
+        fits: None,
+    };
+    // A panic is a bug in the simulator; it fails this case's row rather than the whole run (the
+    // panic message is printed on stderr as usual).
+    let rows = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &kind {
+        Err(e) => vec![row(Status::Failed(e.clone()), None, Vec::new())],
+        Ok(k @ (CaseKind::Serving | CaseKind::Diffusion)) => {
+            let which = if *k == CaseKind::Serving {
+                "serving"
+            } else {
+                "diffusion"
+            };
+            vec![row(
+                Status::NotExpressible(unsupported_kind(which, file_name, &c.id)),
+                None,
+                Vec::new(),
+            )]
+        }
+        Ok(CaseKind::Collective) => vec![match collective(c) {
+            Ok((busbw, assumptions)) => row(Status::Compared, Some(busbw), assumptions),
+            Err(Refusal {
+                status,
+                assumptions,
+            }) => row(status, None, assumptions),
+        }],
+        Ok(CaseKind::Training(metric)) => training_rows(c, file_name, *metric, &row),
+        Ok(CaseKind::LayerTime) => layer_rows(c, file_name, &row),
+    }));
+    let mut rows = rows.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        vec![row(
+            Status::Failed(format!("the simulator panicked: {message}")),
+            None,
+            Vec::new(),
+        )]
+    });
+    let wall = started.elapsed().as_secs_f64();
+    for r in &mut rows {
+        r.wall_s = wall;
+        if r.status == Status::Compared {
+            match r.predicted {
+                Some(p) if p.is_finite() && p > 0.0 => {
+                    r.error = Some((p - r.measured) / r.measured);
+                }
+                Some(p) => {
+                    r.status = Status::Failed(format!(
+                        "the predicted value {p} is not a finite positive number"
+                    ));
+                    r.predicted = None;
+                }
+                None => r.status = Status::Failed("no predicted value".into()),
+            }
+        }
+    }
+    rows
+}
+
+/// The reason a kind of workload is not expressible: the scenario pipeline's own refusal of a
+/// minimal scenario of that kind.
+fn unsupported_kind(kind: &str, file_name: &str, id: &str) -> String {
+    let path = format!("{file_name}#{id}");
+    match Scenario::parse(Path::new(&path), format!("kind = \"{kind}\"\n"), &[]) {
+        Err(e) => e.message,
+        Ok(_) => format!(
+            "{kind} scenarios parse, but validate.rs does not yet map {kind} cases onto them"
+        ),
+    }
+}
+
+struct Refusal {
+    status: Status,
+    assumptions: Vec<String>,
+}
+
+impl Refusal {
+    fn failed(message: impl Into<String>, assumptions: &[String]) -> Self {
+        Refusal {
+            status: Status::Failed(message.into()),
+            assumptions: assumptions.to_vec(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the sources' prose
+
+/// A number in a field, when the field holds one (prose such as "not stated" is None).
+fn number(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_f64)
+}
+
+fn whole(v: Option<&Value>) -> Option<u32> {
+    v.and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+fn text(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str)
+}
+
+/// Numbers in prose that stand on their own ("200 Gb/s", not the "3" of "NVLink3"), each with the
+/// text that follows it.
+fn numbers(text: &str) -> Vec<(f64, &str)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = bytes[i].is_ascii_digit()
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'.'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+            i += 1;
+        }
+        if let Ok(v) = text[start..i].parse::<f64>() {
+            out.push((v, &text[i..]));
+        }
+    }
+    out
+}
+
+/// A bandwidth in prose, in bytes/s: "200 Gb/s", "400Gbps", "900 GB/s".
+fn bandwidth_in(text: &str) -> Option<(f64, String)> {
+    numbers(text).into_iter().find_map(|(v, rest)| {
+        let rest = rest.trim_start();
+        [
+            ("Gb/s", 1e9 / 8.0),
+            ("Gbps", 1e9 / 8.0),
+            ("GB/s", 1e9),
+            ("GBps", 1e9),
+            ("Tb/s", 1e12 / 8.0),
+        ]
+        .into_iter()
+        .find(|(unit, _)| rest.starts_with(unit))
+        .map(|(unit, scale)| (v * scale, format!("{v} {unit}")))
+    })
+}
+
+/// A count written "8x" or "8 x" in prose.
+fn count_in(text: &str) -> Option<u32> {
+    numbers(text).into_iter().find_map(|(v, rest)| {
+        let rest = rest.trim_start();
+        let after = rest.strip_prefix('x').or_else(|| rest.strip_prefix('×'))?;
+        let word_ends = after.chars().next().is_none_or(|c| !c.is_alphanumeric());
+        (word_ends && v.fract() == 0.0 && v >= 1.0).then_some(v as u32)
+    })
+}
+
+fn not_stated(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.to_lowercase().contains("not stated"),
+        _ => false,
+    }
+}
+
+/// A catalog GPU for a source's name: the name as written, without its parenthesis, or its
+/// longest leading words that the catalog knows ("H100 SXM 96GB HBM2e" -> "H100 SXM"). A note
+/// says how it was read when it was not a catalog name as written.
+fn find_gpu(name: &str) -> Result<(&'static GpuSpec, Option<String>), String> {
+    if let Ok(g) = gpu::find(name) {
+        let note = (g.name != name).then(|| format!("GPU \"{name}\" is the catalog's {}", g.name));
+        return Ok((g, note));
+    }
+    let bare = name.split('(').next().unwrap_or(name).trim();
+    let words: Vec<&str> = bare.split_whitespace().collect();
+    for n in (1..=words.len()).rev() {
+        let candidate = words[..n].join(" ");
+        let Ok(g) = gpu::find(&candidate) else {
+            continue;
+        };
+        let mut note = format!(
+            "GPU \"{name}\" read as the catalog's {} (from \"{candidate}\")",
+            g.name
+        );
+        // A memory size the source states that the catalog entry does not have.
+        let catalog_gb = (g.memory_bytes as f64 / GIB).round();
+        for (v, rest) in numbers(bare) {
+            if rest.trim_start().starts_with("GB") && (v - catalog_gb).abs() > 0.5 {
+                let _ = write!(
+                    note,
+                    "; the source's GPU has {v} GB, not {catalog_gb} GB, and is not in the \
+                     catalog: the {} datasheet figures stand in for it",
+                    g.name
+                );
+            }
+        }
+        return Ok((g, Some(note)));
+    }
+    let close = gpu::find(bare).err().unwrap_or_default();
+    Err(format!(
+        "GPU \"{name}\" is not in the catalog (closest: {})",
+        close.join(", ")
+    ))
+}
+
+/// TOML for a string.
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Training cases
+
+/// A case set up as a scenario.
+struct Built {
+    toml: String,
+    assumptions: Vec<String>,
+    gpus: u32,
+    recompute: &'static str,
+}
+
+/// The scenario TOML of a training case (or a per-layer micro-benchmark), with every choice made
+/// where the source is silent.
+fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
+    let mut a: Vec<String> = Vec::new();
+    let hw = |k: &str| c.get("hardware", k);
+    let md = |k: &str| c.get("model", k);
+    let par = |k: &str| c.get("parallel", k);
+
+    // Cluster.
+    let gpu_name = text(hw("gpu")).ok_or_else(|| Refusal::failed("hardware.gpu is missing", &a))?;
+    let (gpu, note) = find_gpu(gpu_name).map_err(|e| Refusal::failed(e, &a))?;
+    a.extend(note);
+    let count =
+        whole(hw("count")).ok_or_else(|| Refusal::failed("hardware.count is missing", &a))?;
+    let gpus_per_node = match whole(hw("gpus_per_node")) {
+        Some(n) => n,
+        None => {
+            let n = count.min(8);
+            a.push(format!("{n} GPUs per node (not stated)"));
+            n
+        }
+    };
+    if gpus_per_node == 0 || !count.is_multiple_of(gpus_per_node) {
+        return Err(Refusal::failed(
+            format!("{count} GPUs do not fill nodes of {gpus_per_node}"),
+            &a,
+        ));
+    }
+    let nodes = count / gpus_per_node;
+    if let Some(stated) = whole(hw("nodes"))
+        && stated != nodes
+    {
+        return Err(Refusal::failed(
+            format!(
+                "hardware.nodes = {stated}, but {count} GPUs at {gpus_per_node} a node make {nodes}"
+            ),
+            &a,
+        ));
+    }
+    let mut cluster = format!(
+        "[cluster]\ngpu = {}\nnodes = {nodes}\ngpus_per_node = {gpus_per_node}\n",
+        quote(gpu.name)
+    );
+    let intra = intra_node(text(hw("intra_node")), gpu, &mut a);
+    if !intra.is_empty() {
+        let _ = write!(cluster, "\n[cluster.intra_node]\n{intra}");
+    }
+    if nodes > 1 {
+        let inter = inter_node(text(hw("inter_node")), gpu, gpus_per_node, &mut a)
+            .map_err(|e| Refusal::failed(e, &a))?;
+        let _ = write!(cluster, "\n[cluster.inter_node]\n{inter}");
+    }
+
+    // Model.
+    let mut model = String::from("[model]\n");
+    for key in ["layers", "hidden", "heads", "seq_len"] {
+        let v = whole(md(key))
+            .ok_or_else(|| Refusal::failed(format!("model.{key} is not stated as a number"), &a))?;
+        let _ = writeln!(model, "{key} = {v}");
+    }
+    let hidden = whole(md("hidden")).unwrap_or(0);
+    if let Some(kv) = whole(md("kv_heads")) {
+        let _ = writeln!(model, "kv_heads = {kv}");
+    }
+    match (whole(md("ffn")), number(md("ffn_expansion"))) {
+        (Some(f), _) => {
+            let _ = writeln!(model, "ffn = {f}");
+        }
+        (None, Some(x)) => {
+            let _ = writeln!(model, "ffn = {}", (x * hidden as f64).round() as u64);
+        }
+        (None, None) => a.push("ffn = 4 x hidden (not stated; GPT's standard MLP)".into()),
+    }
+    match whole(md("vocab")) {
+        Some(v) => {
+            let _ = writeln!(model, "vocab = {v}");
+        }
+        None => {
+            let _ = writeln!(model, "vocab = 51200");
+            a.push("vocab = 51200 (not stated; Megatron-LM's padded GPT-2 vocabulary)".into());
+        }
+    }
+    let arch = text(md("arch")).unwrap_or("").to_lowercase();
+    let activation = text(md("activation")).unwrap_or("").to_lowercase();
+    if activation.contains("swiglu") || activation.contains("geglu") {
+        model.push_str("gated = true\n");
+    } else if arch.contains("llama") {
+        model.push_str("gated = true\n");
+        a.push("gated (SwiGLU) MLP: the Llama architecture's (activation not stated)".into());
+    }
+    if arch.contains("llama") {
+        model.push_str("tied_embeddings = false\n");
+        a.push("untied input and output embeddings: the Llama architecture's".into());
+    }
+    let precision = text(par("precision")).unwrap_or("").to_lowercase();
+    let dtype = if precision.contains("fp8") || precision.contains("float8") {
+        a.push(format!(
+            "precision \"{}\" modelled as fp8 weights and activations",
+            text(par("precision")).unwrap_or("")
+        ));
+        Some("fp8")
+    } else if precision.contains("bf16") {
+        Some("bf16")
+    } else if precision.contains("fp16") {
+        Some("fp16")
+    } else if precision.contains("16-bit") {
+        a.push("16-bit format not named: fp16 (the same datasheet peak as bf16)".into());
+        Some("fp16")
+    } else {
+        None
+    };
+    if let Some(d) = dtype {
+        let _ = writeln!(model, "dtype = \"{d}\"");
+    }
+
+    // Parallelism.
+    let mut p = String::from("[parallel]\n");
+    let fsdp = par("FSDP");
+    let degree = |key: &str, a: &mut Vec<String>| match whole(par(key)) {
+        Some(n) => n,
+        None => {
+            a.push(format!("{key} = 1 (not stated)"));
+            1
+        }
+    };
+    let tp = degree("TP", &mut a);
+    let pp = degree("PP", &mut a);
+    let _ = writeln!(p, "tp = {tp}\npp = {pp}");
+    match whole(par("DP")).or(whole(fsdp)) {
+        Some(dp) => {
+            let _ = writeln!(p, "dp = {dp}");
+        }
+        None => a.push("dp derived: GPUs / (tp x pp) (not stated)".into()),
+    }
+    for key in ["CP", "EP"] {
+        if let Some(n) = whole(par(key)) {
+            let _ = writeln!(p, "{} = {n}", key.to_lowercase());
+        }
+    }
+    let dp = whole(par("DP"))
+        .or(whole(fsdp))
+        .unwrap_or(count / (tp * pp).max(1));
+    let (micro_batch, global_batch) = if one_micro_batch {
+        let mb = whole(par("micro_batch"))
+            .ok_or_else(|| Refusal::failed("parallel.micro_batch is not stated as a number", &a))?;
+        a.push(format!(
+            "one micro-batch per step (global batch {} = micro_batch x dp), so that one layer's \
+             passes are read from a single forward and backward",
+            mb * dp
+        ));
+        (mb, Some(mb * dp))
+    } else {
+        let mb = match (whole(par("micro_batch")), whole(par("local_batch"))) {
+            (Some(mb), _) => mb,
+            (None, Some(local)) if pp == 1 => {
+                a.push(format!(
+                    "micro_batch = local_batch = {local} (no gradient accumulation stated)"
+                ));
+                local
+            }
+            _ => {
+                a.push("micro_batch = 1 (not stated)".into());
+                1
+            }
+        };
+        let gb = whole(par("global_batch")).or(whole(par("global_batch_seqs")));
+        if gb.is_none() {
+            a.push("global batch: one micro-batch per replica (not stated)".into());
+        }
+        if let (Some(acc), Some(g)) = (whole(par("grad_accum")), gb)
+            && acc * mb * dp != g
+        {
+            a.push(format!(
+                "stated grad_accum = {acc} differs from global_batch / (micro_batch x dp) = {g} / \
+                 ({mb} x {dp}); the global batch is kept"
+            ));
+        }
+        (mb, gb)
+    };
+    let _ = writeln!(p, "micro_batch = {micro_batch}");
+    if let Some(g) = global_batch {
+        let _ = writeln!(p, "global_batch = {g}");
+    }
+    // Pipeline schedule.
+    let schedule = text(par("schedule")).unwrap_or("").to_lowercase();
+    let vp = whole(par("VP"));
+    if pp > 1 {
+        if schedule.contains("interleaved") || vp.is_some_and(|v| v > 1) {
+            let v = match vp {
+                Some(v) => v,
+                None => {
+                    a.push(
+                        "virtual_stages = 2 (interleaved schedule without a stated number of \
+                         model chunks: the fewest it allows)"
+                            .into(),
+                    );
+                    2
+                }
+            };
+            if schedule.is_empty() {
+                a.push(format!(
+                    "interleaved 1F1B schedule (not stated; VP = {v} implies it)"
+                ));
+            }
+            let _ = writeln!(p, "schedule = \"interleaved-1f1b\"\nvirtual_stages = {v}");
+        } else if schedule.contains("1f1b") {
+            p.push_str("schedule = \"1f1b\"\n");
+        } else if schedule.contains("gpipe") {
+            p.push_str("schedule = \"gpipe\"\n");
+        } else {
+            p.push_str("schedule = \"1f1b\"\n");
+            a.push("1F1B pipeline schedule (not stated)".into());
+        }
+    } else if !schedule.is_empty() {
+        a.push(format!(
+            "schedule \"{}\" has no effect with PP = 1",
+            text(par("schedule")).unwrap_or("")
+        ));
+    }
+    // Activation recomputation.
+    let variant = text(par("variant")).unwrap_or("").to_lowercase();
+    let recompute_field = par("recompute")
+        .or(par("AC"))
+        .or(par("activation_checkpointing"));
+    let recompute = match recompute_field {
+        Some(Value::Bool(true)) => {
+            a.push(
+                "activation_checkpointing = true read as full recomputation (whole blocks \
+                 checkpointed)"
+                    .into(),
+            );
+            "full"
+        }
+        Some(Value::Bool(false)) => "none",
+        Some(Value::String(s)) if !not_stated(recompute_field) => {
+            let s = s.to_lowercase();
+            if s.contains("full") {
+                "full"
+            } else if s.contains("selective") {
+                "selective"
+            } else if s.contains("none") || s.starts_with("no") {
+                "none"
+            } else {
+                return Err(Refusal::failed(
+                    format!("no reading of the recomputation \"{s}\""),
+                    &a,
+                ));
+            }
+        }
+        _ if !variant.is_empty() => {
+            if variant.contains("full") {
+                "full"
+            } else if variant.contains("selective") {
+                "selective"
+            } else {
+                "none"
+            }
+        }
+        _ => {
+            a.push("no activation recomputation (not stated)".into());
+            "none"
+        }
+    };
+    let _ = writeln!(p, "recompute = \"{recompute}\"");
+    let sequence_parallel = variant.contains("sequence")
+        || par("sequence_parallel").and_then(Value::as_bool) == Some(true);
+    if sequence_parallel {
+        p.push_str("sequence_parallel = true\n");
+    } else if tp > 1 && par("sequence_parallel").is_none() && variant.is_empty() {
+        a.push("no sequence parallelism (not stated)".into());
+    }
+    // ZeRO / FSDP.
+    let zero_text = text(par("zero")).unwrap_or("").to_lowercase();
+    let zero = if zero_text.contains("zero-3")
+        || zero_text.contains("zero3")
+        || zero_text.contains("full_shard")
+        || zero_text.contains("fsdp")
+    {
+        Some(3)
+    } else if zero_text.contains("zero-2") || zero_text.contains("shard_grad_op") {
+        Some(2)
+    } else if zero_text.contains("zero-1") {
+        Some(1)
+    } else if fsdp.is_some() {
+        a.push("FSDP read as ZeRO-3 (FSDP's default FULL_SHARD)".into());
+        Some(3)
+    } else {
+        None
+    };
+    if let Some(z) = zero {
+        let _ = writeln!(p, "zero = {z}");
+    }
+
+    let toml = format!(
+        "# {}: {}\nname = {}\nkind = \"training\"\n\n{cluster}\n{model}\n{p}\n[sim]\nnetwork = \"flow\"\n",
+        c.id,
+        c.raw.get("table").and_then(Value::as_str).unwrap_or(""),
+        quote(&c.id),
+    );
+    Ok(Built {
+        toml,
+        assumptions: a,
+        gpus: count,
+        recompute,
+    })
+}
+
+/// `[cluster.intra_node]` keys for the source's description (empty: the GPU's datasheet).
+fn intra_node(stated: Option<&str>, gpu: &GpuSpec, a: &mut Vec<String>) -> String {
+    let usual = match gpu.intra_link {
+        IntraLinkKind::NvSwitch => "NVSwitch",
+        IntraLinkKind::Mesh => "NVLink mesh",
+        IntraLinkKind::Pcie => "PCIe",
+    };
+    let Some(t) = stated else {
+        a.push(format!(
+            "intra-node link: the {}'s usual {usual} (not stated)",
+            gpu.name
+        ));
+        return String::new();
+    };
+    let lower = t.to_lowercase();
+    if !lower.contains(&usual.to_lowercase()) {
+        a.push(format!(
+            "intra-node \"{t}\" modelled as the {}'s usual {usual}",
+            gpu.name
+        ));
+    }
+    let Some((bw, written)) = bandwidth_in(t) else {
+        return String::new();
+    };
+    let datasheet = gpu.intra_bandwidth;
+    let close = |x: f64| (x - datasheet).abs() <= 0.01 * datasheet;
+    let per_direction = if lower.contains("bidirectional") || close(bw / 2.0) {
+        if !lower.contains("bidirectional") {
+            a.push(format!(
+                "intra-node {written} read as the bidirectional total ({} GB/s per direction)",
+                bw / 2e9
+            ));
+        }
+        bw / 2.0
+    } else {
+        a.push(format!("intra-node {written} read as per direction"));
+        bw
+    };
+    if close(per_direction) {
+        String::new()
+    } else {
+        format!("bandwidth = \"{} GB/s\"\n", per_direction / 1e9)
+    }
+}
+
+/// `[cluster.inter_node]` keys for the source's description; the assumed network when it is not
+/// stated.
+fn inter_node(
+    stated: Option<&str>,
+    gpu: &GpuSpec,
+    gpus_per_node: u32,
+    a: &mut Vec<String>,
+) -> Result<String, String> {
+    let stated = stated.filter(|t| !t.to_lowercase().contains("not stated"));
+    let Some(t) = stated else {
+        let rate = if gpu.name.starts_with("H100")
+            || gpu.name.starts_with("H800")
+            || gpu.name.starts_with("H200")
+        {
+            400
+        } else if gpu.name.starts_with("A100") {
+            200
+        } else {
+            return Err(format!(
+                "the inter-node network is not stated and there is no default for {}",
+                gpu.name
+            ));
+        };
+        a.push(format!(
+            "inter-node network not stated: 8 x {rate} Gb/s NICs per node on a non-blocking fat \
+             tree (usual for {} clusters)",
+            gpu.name
+        ));
+        return Ok(format!(
+            "topology = \"fat-tree\"\nnic_bandwidth = \"{rate} Gb/s\"\nnics_per_node = 8\n"
+        ));
+    };
+    let lower = t.to_lowercase();
+    let (bw, _) = bandwidth_in(t)
+        .ok_or_else(|| format!("no NIC bandwidth in the inter-node description \"{t}\""))?;
+    let nics = if lower.contains("per gpu") {
+        gpus_per_node
+    } else if let Some(n) = count_in(t) {
+        n
+    } else {
+        a.push(format!(
+            "{gpus_per_node} NICs per node, one per GPU (count not stated in \"{t}\")"
+        ));
+        gpus_per_node
+    };
+    let topology = if lower.contains("fat tree") || lower.contains("fat-tree") {
+        "fat-tree"
+    } else if lower.contains("rail") {
+        "rail-optimized"
+    } else {
+        a.push("non-blocking fat tree between nodes (topology not stated)".into());
+        "fat-tree"
+    };
+    Ok(format!(
+        "topology = \"{topology}\"\nnic_bandwidth = \"{} Gb/s\"\nnics_per_node = {nics}\n",
+        bw * 8.0 / 1e9
+    ))
+}
+
+/// Whether a scenario error says the simulator lacks a feature (rather than a bad set-up).
+fn lacks_feature(message: &str) -> bool {
+    message.contains("not modelled by this version")
+}
+
+/// Parses and runs a built scenario.
+fn run_built(
+    c: &Case,
+    file_name: &str,
+    built: &Built,
+) -> Result<crate::RunOutput, (Status, Vec<String>)> {
+    let path = format!("{file_name}#{}", c.id);
+    let outcome =
+        Scenario::parse(Path::new(&path), built.toml.clone(), &[]).and_then(|s| crate::run(&s));
+    outcome.map_err(|e| {
+        let mut message = e.message.clone();
+        if let Some(help) = &e.help
+            && !lacks_feature(&message)
+        {
+            let _ = write!(message, " ({help})");
+        }
+        let status = if lacks_feature(&e.message) {
+            Status::NotExpressible(e.message.clone())
+        } else {
+            Status::Failed(message)
+        };
+        (status, built.assumptions.clone())
+    })
+}
+
+/// The row's assumptions: the mapping's, then the simulator's (from the report), then whether the
+/// configuration fits.
+fn with_report_notes(mut assumptions: Vec<String>, report: &Value) -> Vec<String> {
+    if let Some(list) = report["assumptions"].as_array() {
+        assumptions.extend(
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(|s| format!("simulator: {s}")),
+        );
+    }
+    if report["memory"]["fits"] == false {
+        assumptions.push(format!(
+            "simulator: does not fit in memory ({:.1} GiB a GPU of {:.1} GiB); the time is still \
+             reported",
+            report["memory"]["peak_bytes_per_gpu"]
+                .as_f64()
+                .unwrap_or(0.0)
+                / GIB,
+            report["memory"]["capacity_bytes"].as_f64().unwrap_or(0.0) / GIB
+        ));
+    }
+    assumptions
+}
+
+type RowFn<'a> = dyn Fn(Status, Option<f64>, Vec<String>) -> Row + 'a;
+
+fn training_rows(c: &Case, file_name: &str, metric: TrainingMetric, row: &RowFn) -> Vec<Row> {
+    let built = match build_training(c, false) {
+        Ok(b) => b,
+        Err(r) => return vec![row(r.status, None, r.assumptions)],
+    };
+    let output = match run_built(c, file_name, &built) {
+        Ok(o) => o,
+        Err((status, assumptions)) => {
+            let mut r = row(status, None, assumptions);
+            r.scenario = Some(built.toml);
+            return vec![r];
+        }
+    };
+    let report = &output.report;
+    let f = |key: &str| report[key].as_f64();
+    let mut assumptions = built.assumptions.clone();
+    let predicted = match metric {
+        TrainingMetric::HardwareTflops => {
+            assumptions.push(
+                "metric read as hardware_tflops_per_gpu (the stated convention counts the \
+                 recomputed forward)"
+                    .into(),
+            );
+            f("hardware_tflops_per_gpu")
+        }
+        TrainingMetric::Tflops if built.recompute == "full" => {
+            assumptions.push(
+                "metric read as hardware_tflops_per_gpu: recomputation is on and the source \
+                 counts FLOPs by Megatron-LM's Eq. 3, which includes the recomputed forward"
+                    .into(),
+            );
+            f("hardware_tflops_per_gpu")
+        }
+        TrainingMetric::Tflops => {
+            assumptions.push(
+                "metric read as tflops_per_gpu (no recomputed forward to count: model and \
+                 hardware FLOPs are equal)"
+                    .into(),
+            );
+            f("tflops_per_gpu")
+        }
+        TrainingMetric::MfuPercent => f("mfu").map(|m| 100.0 * m),
+        TrainingMetric::StepTime => f("iteration_time_s"),
+        TrainingMetric::TokensPerGpu => f("tokens_per_s").map(|t| t / built.gpus as f64),
+    };
+    let assumptions = with_report_notes(assumptions, report);
+    let fits = report["memory"]["fits"].as_bool();
+    let mut rows = vec![row(Status::Compared, predicted, assumptions.clone())];
+    rows[0].scenario = Some(built.toml.clone());
+    rows[0].fits = fits;
+    // A second, convention-free figure of the same row: tokens per second per GPU.
+    if metric == TrainingMetric::MfuPercent
+        && let Some(measured) = number(c.get("extra_metrics", "tokens_per_s_per_gpu"))
+    {
+        let mut r = row(
+            Status::Compared,
+            f("tokens_per_s").map(|t| t / built.gpus as f64),
+            assumptions,
+        );
+        r.metric = "tokens/s per GPU (extra_metrics.tokens_per_s_per_gpu)".into();
+        r.short = "tokens/s/GPU".into();
+        r.unit = "tokens/s/GPU".into();
+        r.measured = measured;
+        r.primary = false;
+        r.fits = fits;
+        rows.push(r);
+    }
+    rows
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-layer micro-benchmarks
+
+/// Forward and backward time of layer `layer` for micro-batch 0, from the timeline: from the start
+/// of the layer's first operation in a pass to the start of the next layer's (which includes the
+/// tensor-parallel collectives between the layer's kernels, and in the backward the recomputed
+/// forward).
+fn layer_times(graph: &Graph, timeline: &Timeline, layer: u32) -> Option<(f64, f64)> {
+    let loss = graph.ops.iter().position(|op| op.name == "loss")?;
+    let first = |l: u32, backward: bool| {
+        graph
+            .ops
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (*i > loss) == backward)
+            .find(|(_, op)| op.layer == Some(l) && op.micro_batch == Some(0))
+            .map(|(i, _)| timeline.start[i].as_secs_f64())
+    };
+    let forward = first(layer + 1, false)? - first(layer, false)?;
+    let backward = first(layer - 1, true)? - first(layer, true)?;
+    Some((forward, backward))
+}
+
+fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
+    let built = match build_training(c, true) {
+        Ok(b) => b,
+        Err(r) => return vec![row(r.status, None, r.assumptions)],
+    };
+    let output = match run_built(c, file_name, &built) {
+        Ok(o) => o,
+        Err((status, assumptions)) => {
+            let mut r = row(status, None, assumptions);
+            r.scenario = Some(built.toml);
+            return vec![r];
+        }
+    };
+    let layers = output.report["model"]["layers"].as_u64().unwrap_or(0) as u32;
+    if layers < 3 || output.report["parallel"]["pp"] != 1 {
+        let mut r = row(
+            Status::Failed(
+                "a layer's time is read only without pipeline parallelism and with 3 layers or more"
+                    .into(),
+            ),
+            None,
+            built.assumptions.clone(),
+        );
+        r.scenario = Some(built.toml);
+        return vec![r];
+    }
+    let layer = layers / 2;
+    let mut assumptions = built.assumptions.clone();
+    assumptions.push(format!(
+        "layer time read from the simulated timeline: layer {layer} of {layers}, from the start \
+         of its forward (backward) to the start of the next layer's, tensor-parallel collectives \
+         included"
+    ));
+    let assumptions = with_report_notes(assumptions, &output.report);
+    let fits = output.report["memory"]["fits"].as_bool();
+    let Some((forward, backward)) = layer_times(&output.graph, &output.timeline, layer) else {
+        let mut r = row(
+            Status::Failed("the timeline has no per-layer operations to read".into()),
+            None,
+            assumptions,
+        );
+        r.scenario = Some(built.toml);
+        return vec![r];
+    };
+    let mut rows = vec![row(
+        Status::Compared,
+        Some(1e3 * (forward + backward)),
+        assumptions.clone(),
+    )];
+    rows[0].scenario = Some(built.toml.clone());
+    rows[0].fits = fits;
+    for (key, value, short) in [
+        ("forward_ms", forward, "layer fwd ms"),
+        ("backward_ms", backward, "layer bwd ms"),
+    ] {
+        if let Some(measured) = number(c.get("extra_metrics", key)) {
+            let mut r = row(Status::Compared, Some(1e3 * value), assumptions.clone());
+            r.metric = format!("{short} (extra_metrics.{key})");
+            r.short = short.into();
+            r.measured = measured;
+            r.primary = false;
+            r.fits = fits;
+            rows.push(r);
+        }
+    }
+    rows
+}
+
+// ---------------------------------------------------------------------------------------------
+// Collectives
+
+/// nccl-tests' size suffixes are binary: "4G" is 4 GiB.
+fn nccl_size(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let (digits, scale) = match t.chars().last()? {
+        'K' | 'k' => (&t[..t.len() - 1], 1024.0),
+        'M' | 'm' => (&t[..t.len() - 1], 1024.0 * 1024.0),
+        'G' | 'g' => (&t[..t.len() - 1], GIB),
+        _ => (t, 1.0),
+    };
+    digits.parse::<f64>().ok().map(|v| v * scale)
+}
+
+/// Bus bandwidth in GB/s of the case's collective, priced on the flow tier.
+fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
+    let mut a = Vec::new();
+    let gpu_name = text(c.get("hardware", "gpu"))
+        .ok_or_else(|| Refusal::failed("hardware.gpu is missing", &a))?;
+    let (g, note) = find_gpu(gpu_name).map_err(|e| Refusal::failed(e, &a))?;
+    a.extend(note);
+    let n = whole(c.get("hardware", "count"))
+        .ok_or_else(|| Refusal::failed("hardware.count is missing", &a))?;
+    let board = match whole(c.get("hardware", "gpus_per_node")) {
+        Some(b) => b,
+        None => {
+            a.push(format!(
+                "an 8-GPU board ({} usual server), {n} of its GPUs taking part",
+                g.name
+            ));
+            8
+        }
+    };
+    if n < 2 || n > board {
+        return Err(Refusal {
+            status: Status::NotExpressible(format!(
+                "a collective over {n} GPUs spans boards whose network the case does not state"
+            )),
+            assumptions: a,
+        });
+    }
+    let intra = match g.intra_link {
+        IntraLinkKind::NvSwitch => IntraKind::NvSwitch,
+        IntraLinkKind::Mesh => IntraKind::NvLinkMesh,
+        IntraLinkKind::Pcie => IntraKind::Pcie,
+    };
+    a.push(format!(
+        "intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
+        g.intra_bandwidth / 1e9,
+        g.name
+    ));
+    let command = text(c.get("parallel", "collective")).unwrap_or("");
+    let op_word = command
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_end_matches("_perf");
+    let op = CollectiveOp::parse(op_word)
+        .or_else(|| {
+            c.metric
+                .to_lowercase()
+                .contains("all-reduce")
+                .then_some(CollectiveOp::AllReduce)
+        })
+        .ok_or_else(|| Refusal::failed(format!("no collective named in \"{command}\""), &a))?;
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let bytes = match words
+        .iter()
+        .position(|w| *w == "-e")
+        .and_then(|i| words.get(i + 1))
+        .and_then(|s| nccl_size(s))
+    {
+        Some(b) => {
+            a.push(format!(
+                "priced at the sweep's largest size, {} GiB (all_reduce_perf -e)",
+                b / GIB
+            ));
+            b
+        }
+        None => {
+            a.push("priced at 4 GiB (size not stated)".into());
+            4.0 * GIB
+        }
+    };
+    let algorithm = match text(c.get("parallel", "NCCL_ALGO")) {
+        Some(name) => Algorithm::parse(name).ok_or_else(|| {
+            Refusal::failed(
+                format!("NCCL_ALGO \"{name}\" is not an algorithm the simulator has"),
+                &a,
+            )
+        })?,
+        None => {
+            a.push("NCCL's choice of algorithm (NCCL_ALGO not stated)".into());
+            Algorithm::Auto
+        }
+    };
+    let mut options = Options::new(Tier::Flow);
+    options.nvls_available = g.in_switch_reduction && intra == IntraKind::NvSwitch;
+    if let Some(name) = text(c.get("parallel", "NCCL_PROTO")) {
+        options.protocol = Some(Protocol::parse(name).ok_or_else(|| {
+            Refusal::failed(format!("NCCL_PROTO \"{name}\" is not a protocol"), &a)
+        })?);
+    }
+    let mut spec = TopologySpec::new(1, board);
+    spec.intra = intra;
+    spec.intra_bandwidth = g.intra_bandwidth;
+    spec.pcie_bandwidth = g.pcie_bandwidth;
+    let topo = Topology::build(&spec).map_err(|e| Refusal::failed(e, &a))?;
+    let priced = cost(
+        &topo,
+        &Collective {
+            op,
+            algorithm,
+            group: Group::first(n, board),
+            bytes,
+            compression: None,
+        },
+        &options,
+    )
+    .map_err(|e| Refusal::failed(e, &a))?;
+    a.push(format!(
+        "flow network tier; {} algorithm, {} protocol",
+        priced.algorithm.name(),
+        priced.protocol.name()
+    ));
+    Ok((priced.busbw / 1e9, a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prose_is_read_honestly() {
+        let (bw, _) = bandwidth_in("8x Mellanox HDR InfiniBand 200 Gb/s HCAs per node").unwrap();
+        assert_eq!(bw, 25e9);
+        assert_eq!(count_in("8x Mellanox HDR InfiniBand 200 Gb/s"), Some(8));
+        assert_eq!(count_in("8 x 400 Gb/s"), Some(8));
+        assert_eq!(count_in("RDMA backend network 400 Gb/s per GPU"), None);
+        let (bw, _) = bandwidth_in("NVLink3 + NVSwitch (600 GB/s bidirectional per GPU)").unwrap();
+        assert_eq!(bw, 600e9);
+        assert_eq!(nccl_size("4G"), Some(4.0 * GIB));
+    }
+
+    #[test]
+    fn gpu_names_are_normalised_to_the_catalog() {
+        assert_eq!(find_gpu("h100_80gb").unwrap().0.name, "H100-SXM5-80GB");
+        assert_eq!(
+            find_gpu("H100-SXM 80GB (DGX H100 / DGX Cloud)")
+                .unwrap()
+                .0
+                .name,
+            "H100-SXM5-80GB"
+        );
+        let (g, note) = find_gpu("H100 SXM 96GB HBM2e (500W power limit)").unwrap();
+        assert_eq!(g.name, "H100-SXM5-80GB");
+        assert!(note.unwrap().contains("96 GB"));
+        assert!(find_gpu("Z9000").is_err());
+    }
+
+    #[test]
+    fn medians_and_worst_cases() {
+        let row = |id: &str, e: Option<f64>, status: Status| Row {
+            id: id.into(),
+            group: group_of(id),
+            metric: String::new(),
+            short: String::new(),
+            unit: String::new(),
+            measured: 1.0,
+            predicted: e.map(|e| 1.0 + e),
+            error: e,
+            status,
+            assumptions: vec![],
+            wall_s: 0.0,
+            primary: true,
+            scenario: None,
+            fits: None,
+        };
+        let rows = vec![
+            row("a-1", Some(0.1), Status::Compared),
+            row("a-2", Some(-0.3), Status::Compared),
+            row("b-1", Some(0.2), Status::Compared),
+            row("b-2", None, Status::NotExpressible("x".into())),
+        ];
+        let s = summarize(&rows);
+        assert_eq!(s.all.compared, 3);
+        assert_eq!(s.all.not_expressible, 1);
+        assert_eq!(s.all.median_abs_error, Some(0.2));
+        assert_eq!(s.all.worst, Some(("a-2".to_string(), -0.3)));
+        assert_eq!(s.groups[0].0, "a");
+        assert_eq!(s.groups[1].1.compared, 1);
+    }
+}

@@ -1,0 +1,269 @@
+//! `clustersim validate` on the shipped published measurements (shared/validation/published.json,
+//! beside the repository) and on broken files. Accuracy is not asserted here: only that the cases
+//! the simulator can express are run and compared, and that the others say why not.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_clustersim"))
+}
+
+/// The repository root, the directory `clustersim validate` resolves its default file from.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn published() -> PathBuf {
+    let p = root().join("../shared/validation/published.json");
+    assert!(
+        p.is_file(),
+        "published measurements not found at {} (CI clones the repository beside shared/)",
+        p.display()
+    );
+    p
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A scratch directory of this test binary.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("validate-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn status(row: &Value) -> &str {
+    row["status"].as_str().unwrap()
+}
+
+#[test]
+fn json_on_the_shipped_file_compares_what_the_simulator_expresses() {
+    published();
+    // No file argument: the default, ../shared/validation/published.json from the repository root.
+    let out = run_in(&root(), &["validate", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let mut stream = serde_json::Deserializer::from_str(&stdout).into_iter::<Value>();
+    let report = stream.next().expect("one object").expect("valid JSON");
+    assert!(
+        stream.next().is_none(),
+        "more than one JSON value on stdout"
+    );
+
+    let rows = report["rows"].as_array().unwrap();
+    let primary: Vec<&Value> = rows.iter().filter(|r| r["primary"] == true).collect();
+    assert_eq!(primary.len(), 43, "one primary row per case");
+    let row = |id: &str| {
+        *primary
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no row {id}"))
+    };
+
+    // Every row is compared, not expressible or failed; none failed on the shipped file.
+    for r in rows {
+        let s = status(r);
+        assert!(
+            s == "compared" || s.starts_with("not expressible: "),
+            "{}: {s}",
+            r["id"]
+        );
+    }
+    // Compared rows have a finite, positive prediction and the error that goes with it.
+    for r in rows.iter().filter(|r| status(r) == "compared") {
+        let predicted = r["predicted"].as_f64().unwrap();
+        let measured = r["measured"].as_f64().unwrap();
+        assert!(
+            predicted.is_finite() && predicted > 0.0,
+            "{}: predicted {predicted}",
+            r["id"]
+        );
+        let error = r["error"].as_f64().unwrap();
+        assert!(((predicted - measured) / measured - error).abs() < 1e-9);
+    }
+    // NCCL bus bandwidths: all seven compared.
+    let nccl: Vec<&&Value> = primary
+        .iter()
+        .filter(|r| r["id"].as_str().unwrap().starts_with("nccl-"))
+        .collect();
+    assert_eq!(nccl.len(), 7);
+    for r in nccl {
+        assert_eq!(status(r), "compared", "{}", r["id"]);
+        assert_eq!(r["metric_short"], "busBW GB/s");
+    }
+    // Megatron-LM SC21 Table 1, tensor and pipeline parallel rows: compared, as hardware FLOPs.
+    for id in [
+        "megatron-sc21-t1-1p7B",
+        "megatron-sc21-t1-3p6B",
+        "megatron-sc21-t1-7p5B",
+        "megatron-sc21-t1-18p4B",
+        "megatron-sc21-t1-39p1B",
+        "megatron-sc21-t1-76p1B",
+        "megatron-sc21-t1-1008p0B",
+    ] {
+        let r = row(id);
+        assert_eq!(status(r), "compared", "{id}: {}", r["assumptions"]);
+        assert_eq!(r["metric_short"], "HW TFLOP/s/GPU", "{id}");
+        let scenario = r["scenario"].as_str().unwrap();
+        assert!(scenario.contains("recompute = \"full\""), "{scenario}");
+        let assumptions = r["assumptions"].to_string();
+        assert!(assumptions.contains("micro_batch = 1 (not stated)"), "{id}");
+    }
+    // Serving and diffusion: not expressible, with the scenario pipeline's reason.
+    for r in primary
+        .iter()
+        .filter(|r| r["id"].as_str().unwrap().starts_with("trtllm-"))
+    {
+        assert_eq!(
+            status(r),
+            "not expressible: serving workloads are not modelled by this version"
+        );
+        assert!(r["predicted"].is_null() && r["error"].is_null());
+    }
+    for r in primary
+        .iter()
+        .filter(|r| r["id"].as_str().unwrap().starts_with("xdit-"))
+    {
+        assert!(
+            status(r).starts_with("not expressible: diffusion"),
+            "{}",
+            status(r)
+        );
+    }
+    // Context parallelism is refused by the simulator itself (until it lands).
+    let cp = row("dgxc-llama3.1-70b-bf16-24.09-64gpu");
+    assert!(
+        status(cp) == "compared" || status(cp).contains("context parallelism"),
+        "{}",
+        status(cp)
+    );
+
+    let all = &report["summary"]["all"];
+    assert_eq!(all["cases"], 43);
+    let compared = all["compared"].as_u64().unwrap();
+    assert!(compared >= 18, "compared {compared}");
+    assert_eq!(
+        compared + all["not_expressible"].as_u64().unwrap() + all["failed"].as_u64().unwrap(),
+        43
+    );
+    assert!(all["median_abs_error"].as_f64().unwrap().is_finite());
+    assert!(all["worst"]["id"].is_string());
+    assert!(report["summary"]["groups"]["nccl"]["compared"] == 7);
+}
+
+#[test]
+fn text_output_ends_with_a_summary_and_write_makes_markdown() {
+    let file = published();
+    let md = scratch("write").join("VALIDATION.md");
+    let _ = std::fs::remove_file(&md);
+    let out = run_in(
+        &root(),
+        &[
+            "validate",
+            file.to_str().unwrap(),
+            "--write",
+            md.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("summary: 43 cases, "))
+        .unwrap_or_else(|| panic!("no summary line in\n{stdout}"));
+    assert!(summary.contains("compared") && summary.contains("median |error|"));
+    assert!(stdout.contains("nccl-i1455-h100-8gpu-nvls-allreduce"));
+    let written = std::fs::read_to_string(&md).expect("--write wrote the file");
+    assert!(written.starts_with("# Validation against published measurements"));
+    assert!(written.contains("Generated by `clustersim validate "));
+    for section in [
+        "## Summary",
+        "## Results",
+        "## Not expressible",
+        "## Assumptions per case",
+    ] {
+        assert!(written.contains(section), "no {section}");
+    }
+    assert!(written.contains("serving workloads are not modelled by this version"));
+}
+
+#[test]
+fn without_write_no_file_is_written() {
+    // An empty list of cases runs at once; no Markdown may appear unless asked for.
+    let dir = scratch("nowrite");
+    let bad = dir.join("empty.json");
+    std::fs::write(&bad, "[]").unwrap();
+    let out = run_in(&dir, &["validate", "empty.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("summary: 0 cases"));
+    let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(entries.len(), 1, "validate wrote a file without --write");
+}
+
+#[test]
+fn malformed_json_exits_2_naming_the_file_and_position() {
+    let dir = scratch("malformed");
+    let bad = dir.join("broken.json");
+    std::fs::write(&bad, "[\n  {\"id\": \"x\",\n   \"value\": 12,,\n  }\n]\n").unwrap();
+    let out = run_in(&dir, &["validate", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&bad.display().to_string()), "{stderr}");
+    assert!(stderr.contains("not valid JSON"), "{stderr}");
+    assert!(
+        stderr.contains("broken.json:3:"),
+        "line and column: {stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_case_without_a_value_exits_2() {
+    let dir = scratch("shape");
+    let bad = dir.join("novalue.json");
+    std::fs::write(&bad, r#"[{"id": "a", "metric": "m", "unit": "u"}]"#).unwrap();
+    let out = run_in(&dir, &["validate", bad.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("novalue.json") && stderr.contains("`value`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_file_exits_2_and_says_a_path_can_be_given() {
+    let dir = scratch("missing");
+    let out = run_in(&dir, &["validate", "nowhere/published.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("not found: nowhere/published.json"),
+        "{stderr}"
+    );
+    // The default path, from a directory that has no ../shared beside it.
+    let deep = dir.join("a/b");
+    std::fs::create_dir_all(&deep).unwrap();
+    let out = run_in(&deep, &["validate"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("../shared/validation/published.json") && stderr.contains("give its path"),
+        "{stderr}"
+    );
+}
