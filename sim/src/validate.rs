@@ -738,6 +738,8 @@ struct Built {
     assumptions: Vec<String>,
     gpus: u32,
     recompute: &'static str,
+    /// Whether the source states the recomputation (else it may be raised to make the run fit).
+    recompute_stated: bool,
 }
 
 /// The scenario TOML of a training case (or a per-layer micro-benchmark), with every choice made
@@ -1003,6 +1005,8 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
             "none"
         }
     };
+    let recompute_stated =
+        recompute_field.is_some_and(|f| !not_stated(Some(f))) || !variant.is_empty();
     let _ = writeln!(p, "recompute = \"{recompute}\"");
     let sequence_parallel = variant.contains("sequence")
         || par("sequence_parallel").and_then(Value::as_bool) == Some(true);
@@ -1044,6 +1048,7 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
         assumptions: a,
         gpus: count,
         recompute,
+        recompute_stated,
     })
 }
 
@@ -1207,6 +1212,51 @@ fn with_report_notes(mut assumptions: Vec<String>, report: &Value) -> Vec<String
 
 type RowFn<'a> = dyn Fn(Status, Option<f64>, Vec<String>) -> Row + 'a;
 
+/// When the source does not state the recomputation and the run does not fit without it, the run
+/// that was measured must have recomputed: try selective, then full recomputation, and say so.
+fn fit_by_recomputation(
+    c: &Case,
+    file_name: &str,
+    built: Built,
+    output: crate::RunOutput,
+) -> (Built, crate::RunOutput) {
+    if built.recompute_stated || output.report["memory"]["fits"] != false {
+        return (built, output);
+    }
+    for level in ["selective", "full"] {
+        if output.report["memory"]["fits"] != false {
+            break;
+        }
+        let peak = output.report["memory"]["peak_bytes_per_gpu"]
+            .as_f64()
+            .unwrap_or(0.0);
+        let from = built.recompute;
+        let toml = built.toml.replace(
+            &format!("recompute = \"{from}\""),
+            &format!("recompute = \"{level}\""),
+        );
+        let mut candidate = Built {
+            toml,
+            assumptions: built.assumptions.clone(),
+            gpus: built.gpus,
+            recompute: level,
+            recompute_stated: false,
+        };
+        candidate.assumptions.push(format!(
+            "recomputation raised from {from} to {level}: not stated, and {from} does not fit \
+             ({:.0} GiB a GPU), so the measured run must have recomputed",
+            peak / (1u64 << 30) as f64
+        ));
+        match run_built(c, file_name, &candidate) {
+            // Keep the raised level only where it makes the run fit.
+            Ok(o) if o.report["memory"]["fits"] != false => return (candidate, o),
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    (built, output)
+}
+
 fn training_rows(c: &Case, file_name: &str, metric: TrainingMetric, row: &RowFn) -> Vec<Row> {
     let built = match build_training(c, false) {
         Ok(b) => b,
@@ -1220,6 +1270,7 @@ fn training_rows(c: &Case, file_name: &str, metric: TrainingMetric, row: &RowFn)
             return vec![r];
         }
     };
+    let (built, output) = fit_by_recomputation(c, file_name, built, output);
     let report = &output.report;
     let f = |key: &str| report[key].as_f64();
     let mut assumptions = built.assumptions.clone();

@@ -256,7 +256,7 @@ fn gemm_shape(row: &Row, op: &str) -> (u64, u64, u64) {
 fn elementwise_kernels(row: &Row, op: &str) -> Vec<Kernel> {
     let (t, e) = (row.tokens as f64, row.hidden as f64);
     let f = div(row.ffn, row.tp, "ffn") as f64;
-    let mem = |elements: f64, flops: f64| Kernel::Memory {
+    let mem = |elements: f64, flops: f64| Kernel::Elementwise {
         bytes: elements * ELEM,
         flops,
     };

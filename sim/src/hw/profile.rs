@@ -391,7 +391,9 @@ impl Profile {
                 dtype,
             } => self.gemm_seconds(gpu, m, n, k, dtype),
             Kernel::Gemm { .. } | Kernel::Attention { .. } => None,
-            Kernel::Memory { bytes, .. } => self.memory_seconds(bytes),
+            Kernel::Memory { bytes, .. } | Kernel::Elementwise { bytes, .. } => {
+                self.memory_seconds(bytes)
+            }
         }
     }
 

@@ -5,8 +5,10 @@
 //! the fraction. Achieved bandwidth is the datasheet HBM bandwidth times a fraction. From those, a
 //! compute time `c = flops / achieved FLOP/s` and a memory time `m = bytes / achieved bandwidth`.
 //!
-//! - Streaming kernels ([`Kernel::Memory`]) hide their arithmetic under the memory traffic:
-//!   `max(c, m) + overhead`.
+//! - Streaming kernels ([`Kernel::Memory`]: fused optimizer steps, copies) hide their arithmetic
+//!   under the memory traffic: `max(c, m) + overhead`. Framework elementwise kernels
+//!   ([`Kernel::Elementwise`]: normalisation, activation, rotary embedding, residual add, loss)
+//!   are priced the same way at the lower bandwidth fraction such kernels reach.
 //! - Tiled tensor-core kernels ([`Kernel::Gemm`], [`Kernel::Attention`]) overlap loads and math
 //!   only partly, so near the ridge point (`c` close to `m`) they take longer than `max(c, m)`:
 //!   `(c^p + m^p)^(1/p) + overhead + tensor-core latency`, with `p` the overlap exponent (`p` to
@@ -49,9 +51,12 @@ pub enum Kernel {
         backward: bool,
         dtype: Dtype,
     },
-    /// Bandwidth-bound work (normalisation, activation, residual add, optimizer step) touching
-    /// `bytes` of device memory, with `flops` of arithmetic that it hides under the memory traffic.
+    /// Bandwidth-bound streaming work (a fused optimizer step, a copy) touching `bytes` of device
+    /// memory, with `flops` of arithmetic that it hides under the memory traffic.
     Memory { bytes: f64, flops: f64 },
+    /// A framework's elementwise kernel (normalisation, activation, rotary embedding, residual add,
+    /// softmax cross-entropy): bandwidth-bound like `Memory`, at a lower achieved bandwidth.
+    Elementwise { bytes: f64, flops: f64 },
 }
 
 impl Kernel {
@@ -77,7 +82,7 @@ impl Kernel {
                 };
                 if backward { 2.5 * done } else { done }
             }
-            Kernel::Memory { flops, .. } => flops,
+            Kernel::Memory { flops, .. } | Kernel::Elementwise { flops, .. } => flops,
         }
     }
 
@@ -105,7 +110,7 @@ impl Kernel {
                     (batch_heads * head_dim * (2 * q_len + 2 * kv_len)) as f64 * dtype.bytes();
                 if backward { 2.0 * once } else { once }
             }
-            Kernel::Memory { bytes, .. } => bytes,
+            Kernel::Memory { bytes, .. } | Kernel::Elementwise { bytes, .. } => bytes,
         }
     }
 }
@@ -139,6 +144,8 @@ pub struct Efficiency {
     pub attention_peak_fraction: f64,
     /// Fraction of datasheet memory bandwidth that streaming kernels sustain.
     pub memory_fraction: f64,
+    /// Fraction of datasheet memory bandwidth that a framework's elementwise kernels sustain.
+    pub elementwise_fraction: f64,
     /// Launch and tail time added to every kernel, seconds.
     pub kernel_overhead_s: f64,
     /// How well a tiled tensor-core kernel (GEMM, attention) overlaps its memory traffic with its
@@ -162,6 +169,11 @@ impl Efficiency {
     /// - memory 0.85: the profiles stream the weights of 1-8 token GEMMs at 0.80 (A100, HBM2e) and
     ///   0.91 (H100, HBM3) of datasheet HBM bandwidth (slope of time against bytes); STREAM-like
     ///   copies reach about 0.9;
+    /// - elementwise 0.5: the profiles' layer norms, activations and rotary embeddings, 128 tokens
+    ///   and more, reach a median 0.39-0.47 (norms), 0.50-0.60 (activations) and 0.50-0.59 (rope)
+    ///   of datasheet bandwidth on A100 and H100 (per-operator medians in
+    ///   docs/COMPUTE-VALIDATION.md, taken at 0.85 x measured-over-predicted); residual adds run
+    ///   faster, from L2, when their tensors fit it, which the large tensors of training do not;
     /// - overhead 2 us: the smallest kernels in the profiles (residual add, 1-4 tokens) take 1-2
     ///   us; norm, activation, rope and add times against their bytes have 0-3.4 us intercepts;
     /// - overlap exponent 1.75: with `c` and `m` priced by the constants above and the 5 us of
@@ -182,6 +194,7 @@ impl Efficiency {
         gemm_half_dim: 32.0,
         attention_peak_fraction: 0.6,
         memory_fraction: 0.85,
+        elementwise_fraction: 0.5,
         kernel_overhead_s: 2e-6,
         overlap_exponent: 1.75,
         tensor_core_latency_s: 3e-6,
@@ -268,7 +281,7 @@ impl ComputeModel {
                     * self.saturation(head_dim),
             ),
             // Elementwise arithmetic runs on the vector units at FP32 rate.
-            Kernel::Memory { .. } => Some(self.gpu.peak_fp32),
+            Kernel::Memory { .. } | Kernel::Elementwise { .. } => Some(self.gpu.peak_fp32),
         }
     }
 
@@ -311,12 +324,16 @@ impl ComputeModel {
         let flops = kernel.flops();
         let bytes = kernel.bytes();
         let compute_s = flops / self.achieved_flops(kernel)?;
-        let memory_s = bytes / (self.gpu.memory_bandwidth * e.memory_fraction);
+        let fraction = match kernel {
+            Kernel::Elementwise { .. } => e.elementwise_fraction,
+            _ => e.memory_fraction,
+        };
+        let memory_s = bytes / (self.gpu.memory_bandwidth * fraction);
         let busy_s = match kernel {
             Kernel::Gemm { .. } | Kernel::Attention { .. } => {
                 self.overlapped(compute_s, memory_s) + e.tensor_core_latency_s
             }
-            Kernel::Memory { .. } => compute_s.max(memory_s),
+            Kernel::Memory { .. } | Kernel::Elementwise { .. } => compute_s.max(memory_s),
         };
         Some(KernelCost {
             seconds: busy_s + e.kernel_overhead_s,

@@ -81,7 +81,7 @@ fn gemm(m: u64, n: u64, k: u64, dtype: Dtype) -> Kernel {
 }
 
 fn elementwise(bytes: f64, flops: f64) -> Kernel {
-    Kernel::Memory { bytes, flops }
+    Kernel::Elementwise { bytes, flops }
 }
 
 /// The forward of one layer on one tensor-parallel rank.
@@ -272,7 +272,7 @@ fn backward(step: &Step) -> Vec<(&'static str, Kernel)> {
             }
             vec![("attention_bwd", kernel)]
         }
-        Kernel::Memory { bytes, flops } => {
+        Kernel::Memory { bytes, flops } | Kernel::Elementwise { bytes, flops } => {
             vec![(
                 grad_name(step.name, false),
                 elementwise(2.0 * bytes, 2.0 * flops),
@@ -464,7 +464,7 @@ impl<'a> StepBuilder<'a> {
             .compute
             .cost(&kernel)
             .expect("the set-up checked that the GPU computes in the model's format");
-        let kind = if matches!(kernel, Kernel::Memory { .. }) {
+        let kind = if matches!(kernel, Kernel::Memory { .. } | Kernel::Elementwise { .. }) {
             OpKind::Memory
         } else {
             OpKind::Compute
@@ -1016,7 +1016,10 @@ impl<'a> StepBuilder<'a> {
         } else {
             params
         };
-        let adam = elementwise(shard * ADAM_BYTES_PER_PARAM, 12.0 * shard);
+        let adam = Kernel::Memory {
+            bytes: shard * ADAM_BYTES_PER_PARAM,
+            flops: 12.0 * shard,
+        };
         let cost = self.compute.cost(&adam).expect("fp32 arithmetic exists");
         let deps: Vec<OpId> = self
             .stage()
