@@ -19,6 +19,25 @@ pub struct ParallelSection {
     pub sequence_parallel: Option<bool>,
     pub recompute: Option<Recompute>,
     pub zero: Option<u8>,
+    /// Rank order of the parallel dimensions, innermost first, e.g. "tp-cp-dp-pp" (Megatron-LM's).
+    pub order: Option<String>,
+    /// Optimizer state format: "adam" (fp32 moments) or "adam-8bit" (8-bit moments).
+    pub optimizer: Option<Optimizer>,
+    /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
+    /// communication overlap does) instead of blocking the compute stream.
+    pub tp_comm_overlap: Option<bool>,
+}
+
+/// The optimizer whose states the memory model counts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Optimizer {
+    /// Mixed-precision Adam: fp32 master weights and two fp32 moments, 12 bytes a parameter.
+    Adam,
+    /// Adam with 8-bit moments (bitsandbytes, Dettmers et al. 2022): fp32 master weights and two
+    /// 8-bit moments with their block-wise scales, about 6 bytes a parameter.
+    #[serde(rename = "adam-8bit")]
+    Adam8bit,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]

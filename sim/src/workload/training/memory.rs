@@ -142,9 +142,9 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
         weights,
         gradients,
         optimizer: if s.zero >= 1 {
-            12.0 * params / dp
+            s.optimizer_bytes * params / dp
         } else {
-            12.0 * params
+            s.optimizer_bytes * params
         },
         activations,
         logits: if last {

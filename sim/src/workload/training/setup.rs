@@ -10,7 +10,7 @@ use crate::net::tier::Tier;
 use crate::net::topology::spec::{IntraKind, TopologySpec};
 use crate::scenario::cluster::IntraLink;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::parallel::{ContextAlgorithm, Recompute, Schedule};
+use crate::scenario::parallel::{ContextAlgorithm, Optimizer, Recompute, Schedule};
 use crate::scenario::{NetworkTier, Scenario, suggest};
 use std::path::Path;
 use std::sync::Arc;
@@ -39,6 +39,12 @@ pub struct Training {
     pub schedule: Schedule,
     pub virtual_stages: u32,
     pub dp: u32,
+    /// Rank distance between neighbours along each parallel dimension.
+    pub stride: Strides,
+    /// Bytes of optimizer state per parameter (12 for Adam, 6 for 8-bit Adam).
+    pub optimizer_bytes: f64,
+    /// Tensor-parallel collectives overlap the neighbouring GEMMs instead of blocking.
+    pub tp_comm_overlap: bool,
     /// Context parallelism: each sequence split over `cp` ranks (two balanced chunks each).
     pub cp: u32,
     pub cp_algorithm: ContextAlgorithm,
@@ -65,16 +71,47 @@ pub struct ComputeProfile {
     pub profile: Arc<Profile>,
 }
 
+/// Rank strides of the parallel dimensions: rank = t x tp + c x cp + d x dp + p x pp for tensor,
+/// context, data and pipeline indices (t, c, d, p).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Strides {
+    pub tp: u32,
+    pub cp: u32,
+    pub dp: u32,
+    pub pp: u32,
+}
+
+impl Strides {
+    /// Strides for `order` (innermost first) and the dimensions' sizes.
+    fn new(order: &[&str], sizes: [(&str, u32); 4]) -> Strides {
+        let mut stride = 1;
+        let mut out = [0u32; 4];
+        for name in order {
+            let i = sizes
+                .iter()
+                .position(|(n, _)| n == name)
+                .expect("validated order");
+            out[i] = stride;
+            stride *= sizes[i].1;
+        }
+        Strides {
+            tp: out[0],
+            cp: out[1],
+            dp: out[2],
+            pp: out[3],
+        }
+    }
+}
+
 impl Training {
     pub fn gpus(&self) -> u32 {
         self.fabric.gpus()
     }
 
     /// Global rank of tensor-parallel rank 0, context rank 0, data-parallel replica 0 of pipeline
-    /// stage `stage` (rank order: tensor innermost, then context, data, pipeline, as Megatron-LM
-    /// places them).
+    /// stage `stage`.
     pub fn stage_rank(&self, stage: u32) -> u32 {
-        stage * self.tp * self.cp * self.dp
+        stage * self.stride.pp
     }
 
     /// The layers of model chunk `chunk` (of pp x virtual_stages): as even a split as the layer
@@ -457,6 +494,22 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     if sequence_parallel && tp == 1 {
         assumptions.push("sequence_parallel has no effect without tensor parallelism".into());
     }
+    let order_text = p.order.clone().unwrap_or_else(|| "tp-cp-dp-pp".to_string());
+    let order: Vec<&str> = order_text.split('-').map(str::trim).collect();
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    if sorted != ["cp", "dp", "pp", "tp"] {
+        return Err(s
+            .error_at("parallel.order", format!("\"{order_text}\" is not an order of the four dimensions"))
+            .with_help("name tp, cp, dp and pp once each, innermost first, e.g. \"tp-cp-dp-pp\" (Megatron-LM's) or \"tp-dp-pp-cp\""));
+    }
+    let stride = Strides::new(&order, [("tp", tp), ("cp", cp), ("dp", dp), ("pp", pp)]);
+    let optimizer_bytes = match p.optimizer {
+        Some(Optimizer::Adam8bit) => 6.0,
+        Some(Optimizer::Adam) => 12.0,
+        None => 12.0,
+    };
+    let tp_comm_overlap = p.tp_comm_overlap.unwrap_or(false) && tp > 1;
     let zero = p.zero.unwrap_or(0);
     if zero > 3 {
         return Err(s
@@ -469,6 +522,9 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             ));
     }
     Ok(Training {
+        stride,
+        optimizer_bytes,
+        tp_comm_overlap,
         cp,
         cp_algorithm,
         ep,

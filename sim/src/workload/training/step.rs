@@ -46,6 +46,8 @@ pub const GRAD_BYTES: f64 = 4.0;
 /// Bytes an Adam step touches per parameter: read and write fp32 master weight, first and second
 /// moment (24), read the fp32 gradient (4), write the bf16 weight (2).
 pub const ADAM_BYTES_PER_PARAM: f64 = 30.0;
+/// The same with 8-bit moments: master weight (8), moments (2 x 2), gradient (4), weight (2).
+pub const ADAM_8BIT_BYTES_PER_PARAM: f64 = 18.0;
 
 /// A named kernel of one layer.
 struct Step {
@@ -385,6 +387,8 @@ pub struct StepBuilder<'a> {
     waiting_on: Vec<OpId>,
     /// ZeRO-3: the all-gather of each layer's parameters in the current pass.
     gathers: BTreeMap<u32, OpId>,
+    /// An overlapped collective the kernel after next waits for (see `overlapped_sync`).
+    deferred: Option<OpId>,
     /// Bytes one rank exchanges in an expert-parallel all-to-all: its micro-batch's tokens, each
     /// sent to `top_k` experts.
     routed_bytes: f64,
@@ -432,6 +436,7 @@ impl<'a> StepBuilder<'a> {
             at: 0,
             waiting_on: Vec::new(),
             gathers: BTreeMap::new(),
+            deferred: None,
             routed_bytes: setup.model.moe.as_ref().map_or(0.0, |moe| {
                 (setup.micro_batch * setup.model.seq_len / setup.cp) as f64
                     * moe.top_k as f64
@@ -487,6 +492,9 @@ impl<'a> StepBuilder<'a> {
             &deps,
         );
         self.stage().last = Some(id);
+        if let Some(d) = self.deferred.take() {
+            self.waiting_on.push(d);
+        }
         id
     }
 
@@ -527,6 +535,25 @@ impl<'a> StepBuilder<'a> {
         self.stage().last = Some(id);
     }
 
+    /// A tensor-parallel collective overlapped with its GEMM (TransformerEngine's communication
+    /// overlap): after a row-split GEMM it runs beside that GEMM (starting with it), before a
+    /// column-split GEMM beside the next one; the kernel after the pair waits for both.
+    fn overlapped_sync(&mut self, sync: Sync, name: &'static str, op: CollectiveOp, bytes: f64) {
+        let Some(lane) = self.stage().tensor else {
+            return;
+        };
+        let secs = self.collective_seconds(Comm::Tensor, op, bytes);
+        let after: Vec<OpId> = match (sync, self.stage().last) {
+            (Sync::G, Some(gemm)) => self.graph.deps(gemm).to_vec(),
+            _ => self.compute_deps_peek(),
+        };
+        let id = self.comm_op(lane, name, secs, bytes, &after);
+        match sync {
+            Sync::G => self.waiting_on.push(id),
+            Sync::F => self.deferred = Some(id),
+        }
+    }
+
     /// The collective a conjugate operator runs in the forward or the backward pass, if any.
     fn sync(&mut self, sync: Sync, forward: bool, bytes: f64) {
         let sp = self.setup.sequence_parallel;
@@ -541,7 +568,19 @@ impl<'a> StepBuilder<'a> {
             CollectiveOp::ReduceScatter => "tp_reduce_scatter",
             _ => "tp_all_reduce",
         };
-        self.tensor_sync(name, op, bytes);
+        if self.setup.tp_comm_overlap {
+            // Forward, F precedes and G follows a GEMM; backward, the order flips.
+            let next_to = if forward {
+                sync
+            } else if sync == Sync::F {
+                Sync::G
+            } else {
+                Sync::F
+            };
+            self.overlapped_sync(next_to, name, op, bytes);
+        } else {
+            self.tensor_sync(name, op, bytes);
+        }
     }
 
     /// Seconds of `op` over a communicator of the current stage's GPU, priced on the topology with
@@ -556,16 +595,19 @@ impl<'a> StepBuilder<'a> {
             return secs;
         }
         let s = self.setup;
+        let st = s.stride;
         let ranks: Vec<u32> = match comm {
-            Comm::Tensor => (base..base + s.tp).collect(),
+            Comm::Tensor => (0..s.tp).map(|i| base + i * st.tp).collect(),
             // Context-parallel ranks hold the same weights: gradients reduce over dp x cp.
-            Comm::Data => (0..s.dp * s.cp).map(|i| base + i * s.tp).collect(),
-            Comm::Context => (0..s.cp).map(|c| base + c * s.tp).collect(),
-            Comm::ContextPeer => vec![base, base + s.tp],
+            Comm::Data => (0..s.dp)
+                .flat_map(|d| (0..s.cp).map(move |c| base + d * st.dp + c * st.cp))
+                .collect(),
+            Comm::Context => (0..s.cp).map(|c| base + c * st.cp).collect(),
+            Comm::ContextPeer => vec![base, base + st.cp],
             Comm::Pipe(to) => vec![base, to],
-            Comm::Expert => (0..s.ep).map(|j| base + j * s.tp * s.cp).collect(),
+            Comm::Expert => (0..s.ep).map(|j| base + j * st.dp).collect(),
             Comm::ExpertData => (0..s.dp / s.ep)
-                .flat_map(|i| (0..s.cp).map(move |c| base + (i * s.ep * s.cp + c) * s.tp))
+                .flat_map(|i| (0..s.cp).map(move |c| base + i * s.ep * st.dp + c * st.cp))
                 .collect(),
         };
         let c = Collective {
@@ -1017,7 +1059,12 @@ impl<'a> StepBuilder<'a> {
             params
         };
         let adam = Kernel::Memory {
-            bytes: shard * ADAM_BYTES_PER_PARAM,
+            bytes: shard
+                * if s.optimizer_bytes < 12.0 {
+                    ADAM_8BIT_BYTES_PER_PARAM
+                } else {
+                    ADAM_BYTES_PER_PARAM
+                },
             flops: 12.0 * shard,
         };
         let cost = self.compute.cost(&adam).expect("fp32 arithmetic exists");
