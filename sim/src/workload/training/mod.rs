@@ -15,6 +15,7 @@
 //! Eq. 3 and PaLM's MFU do), and the backward pass as twice the forward; hardware FLOPs add the
 //! recomputed forward passes. Time is priced on the work really done (causal attention is half).
 
+pub mod layer;
 pub mod memory;
 pub mod schedule;
 pub mod setup;

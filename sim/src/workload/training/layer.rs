@@ -1,0 +1,283 @@
+//! The operations of one transformer layer on one GPU, and their backward.
+//!
+//! A dense layer, with t = micro_batch x seq_len / cp tokens and h = hidden: layer norm, QKV
+//! projection (t x h by h x qkv), fused causal attention, output projection (t x h by h x h),
+//! residual add, layer norm, up projection (h x ffn, doubled when gated), activation, down
+//! projection (ffn x h), residual add. Tensor parallelism splits them as Megatron-LM does (columns
+//! of the QKV and up projections, rows of the output and down projections, heads of attention),
+//! with its conjugate operators `f` and `g` marking where collectives go (`Sync`). A
+//! mixture-of-experts layer replaces the MLP half with a router, an all-to-all dispatch, the local
+//! experts' batched GEMMs, shared experts and an all-to-all combine (`Item::Exchange`).
+//! A GEMM's backward is two GEMMs (input gradient and weight gradient); an elementwise kernel's
+//! backward moves twice the bytes; fused attention's backward does 2.5 times its forward's work.
+//! Ignored: dropout kernels.
+
+use crate::hw::{Dtype, Kernel};
+use crate::model::Transformer;
+
+/// A named kernel of one layer.
+pub(super) struct Step {
+    pub(super) name: &'static str,
+    pub(super) kernel: Kernel,
+}
+
+/// Megatron-LM's tensor-parallel conjugate operators.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(super) enum Sync {
+    /// Before a column-split GEMM: identity forward, all-reduce backward.
+    F,
+    /// After a row-split GEMM: all-reduce forward, identity backward.
+    G,
+}
+
+/// One position in a layer: a kernel, a tensor-parallel synchronisation, or an expert-parallel
+/// all-to-all (dispatching tokens to their experts, or combining them back; its own conjugate).
+pub(super) enum Item {
+    Kernel(Step),
+    Sync(Sync),
+    Exchange(&'static str),
+}
+
+pub(super) fn gemm(m: u64, n: u64, k: u64, dtype: Dtype) -> Kernel {
+    Kernel::Gemm {
+        m,
+        n,
+        k,
+        batch: 1,
+        dtype,
+    }
+}
+
+pub(super) fn elementwise(bytes: f64, flops: f64) -> Kernel {
+    Kernel::Elementwise { bytes, flops }
+}
+
+/// The forward of one layer on one tensor-parallel rank.
+/// With context parallelism over `cp` ranks each rank holds `seq_len / cp` tokens of every
+/// sequence; its attention kernel stands for its queries against all keys (how the keys arrive is
+/// up to the builder).
+pub(super) fn layer_forward(
+    m: &Transformer,
+    micro_batch: u64,
+    cp: u64,
+    tp: u64,
+    sequence_parallel: bool,
+) -> Vec<Item> {
+    let t = micro_batch * m.seq_len as u64 / cp;
+    // Tokens that layer norms and residual adds see.
+    let tn = if sequence_parallel { t / tp.max(1) } else { t };
+    let h = m.hidden as u64;
+    let e = m.dtype.bytes();
+    let act = |tokens: u64, width: u64| (tokens * width) as f64 * e;
+    let ffn = m.ffn as u64 / tp;
+    let k = |name, kernel| Item::Kernel(Step { name, kernel });
+    vec![
+        k(
+            "layernorm",
+            elementwise(2.0 * act(tn, h), 8.0 * (tn * h) as f64),
+        ),
+        Item::Sync(Sync::F),
+        k("qkv_proj", gemm(t, m.qkv_width() / tp, h, m.dtype)),
+        k(
+            "attention",
+            Kernel::Attention {
+                batch_heads: micro_batch * m.heads as u64 / tp,
+                q_len: m.seq_len as u64 / cp,
+                kv_len: m.seq_len as u64,
+                head_dim: m.head_dim(),
+                causal: true,
+                backward: false,
+                dtype: m.dtype,
+            },
+        ),
+        k("out_proj", gemm(t, h, m.q_width() / tp, m.dtype)),
+        Item::Sync(Sync::G),
+        k(
+            "residual_add",
+            elementwise(3.0 * act(tn, h), (tn * h) as f64),
+        ),
+        k(
+            "layernorm",
+            elementwise(2.0 * act(tn, h), 8.0 * (tn * h) as f64),
+        ),
+        Item::Sync(Sync::F),
+        k("mlp_up", gemm(t, m.up_width() / tp, h, m.dtype)),
+        k(
+            "mlp_act",
+            elementwise(
+                act(t, m.up_width() / tp) + act(t, ffn),
+                8.0 * (t * ffn) as f64,
+            ),
+        ),
+        k("mlp_down", gemm(t, h, ffn, m.dtype)),
+        Item::Sync(Sync::G),
+        k(
+            "residual_add",
+            elementwise(3.0 * act(tn, h), (tn * h) as f64),
+        ),
+    ]
+}
+
+/// The forward of one mixture-of-experts layer on one tensor-parallel rank of one
+/// expert-parallel group: attention as in a dense layer, then the router, an all-to-all that sends
+/// each token to its `top_k` experts, the local experts' GEMMs batched (the experts split over the
+/// `ep` ranks and, like a dense MLP, over the `tp` ranks), the shared experts as a dense MLP, and
+/// an all-to-all that brings the results back. Routing is assumed balanced: each local expert
+/// gets `tokens x top_k x ep / experts` tokens (padded to the capacity when a capacity factor is
+/// set).
+pub(super) fn moe_layer_forward(
+    m: &Transformer,
+    micro_batch: u64,
+    cp: u64,
+    tp: u64,
+    ep: u64,
+    sequence_parallel: bool,
+) -> Vec<Item> {
+    let moe = m.moe.as_ref().expect("a mixture-of-experts layer");
+    let mut items = layer_forward(m, micro_batch, cp, tp, sequence_parallel);
+    // Keep attention and its residual add; replace the dense MLP half (from the second layer norm).
+    let mlp_start = items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| matches!(item, Item::Kernel(step) if step.name == "layernorm"))
+        .map(|(i, _)| i)
+        .nth(1)
+        .expect("a layer has two layer norms");
+    let norm = items.remove(mlp_start);
+    items.truncate(mlp_start);
+    items.push(norm);
+    let t = micro_batch * m.seq_len as u64 / cp;
+    let tn = if sequence_parallel { t / tp.max(1) } else { t };
+    let h = m.hidden as u64;
+    let e = m.dtype.bytes();
+    let act = |tokens: u64, width: u64| (tokens * width) as f64 * e;
+    let local = moe.experts as u64 / ep;
+    let routed = t * moe.top_k as u64 * ep;
+    let per_expert = match m.expert_capacity(t * ep) {
+        Some(capacity) => capacity,
+        None => routed.div_ceil(moe.experts as u64),
+    };
+    let ffn = moe.expert_ffn as u64 / tp;
+    let up = m.expert_up_width() / tp;
+    let batched = |m_: u64, n: u64, k: u64| Kernel::Gemm {
+        m: m_,
+        n,
+        k,
+        batch: local,
+        dtype: m.dtype,
+    };
+    let k = |name, kernel| Item::Kernel(Step { name, kernel });
+    items.push(k("router", gemm(t, moe.experts as u64, h, m.dtype)));
+    items.push(Item::Exchange("ep_dispatch"));
+    items.push(Item::Sync(Sync::F));
+    items.push(k("expert_up", batched(per_expert, up, h)));
+    items.push(k(
+        "expert_act",
+        elementwise(
+            act(per_expert * local, up) + act(per_expert * local, ffn),
+            8.0 * (per_expert * local * ffn) as f64,
+        ),
+    ));
+    items.push(k("expert_down", batched(per_expert, h, ffn)));
+    items.push(Item::Sync(Sync::G));
+    items.push(Item::Exchange("ep_combine"));
+    if moe.shared_experts > 0 {
+        let width = moe.shared_experts as u64;
+        items.push(Item::Sync(Sync::F));
+        items.push(k("shared_up", gemm(t, width * up, h, m.dtype)));
+        items.push(k(
+            "shared_act",
+            elementwise(
+                act(t, width * up) + act(t, width * ffn),
+                8.0 * (t * width * ffn) as f64,
+            ),
+        ));
+        items.push(k("shared_down", gemm(t, h, width * ffn, m.dtype)));
+        items.push(Item::Sync(Sync::G));
+    }
+    items.push(k(
+        "residual_add",
+        elementwise(3.0 * act(tn, h), (tn * h) as f64),
+    ));
+    items
+}
+
+/// The backward kernels of one forward kernel, with their names.
+pub(super) fn backward(step: &Step) -> Vec<(&'static str, Kernel)> {
+    match step.kernel {
+        Kernel::Gemm {
+            m,
+            n,
+            k,
+            batch,
+            dtype,
+        } => vec![
+            (
+                grad_name(step.name, false),
+                Kernel::Gemm {
+                    m,
+                    n: k,
+                    k: n,
+                    batch,
+                    dtype,
+                },
+            ),
+            (
+                grad_name(step.name, true),
+                Kernel::Gemm {
+                    m: k,
+                    n,
+                    k: m,
+                    batch,
+                    dtype,
+                },
+            ),
+        ],
+        Kernel::Attention { .. } => {
+            let mut kernel = step.kernel;
+            if let Kernel::Attention { backward, .. } = &mut kernel {
+                *backward = true;
+            }
+            vec![("attention_bwd", kernel)]
+        }
+        Kernel::Memory { bytes, flops } | Kernel::Elementwise { bytes, flops } => {
+            vec![(
+                grad_name(step.name, false),
+                elementwise(2.0 * bytes, 2.0 * flops),
+            )]
+        }
+    }
+}
+
+fn grad_name(forward: &'static str, weights: bool) -> &'static str {
+    match (forward, weights) {
+        ("qkv_proj", false) => "qkv_proj_dgrad",
+        ("qkv_proj", true) => "qkv_proj_wgrad",
+        ("out_proj", false) => "out_proj_dgrad",
+        ("out_proj", true) => "out_proj_wgrad",
+        ("mlp_up", false) => "mlp_up_dgrad",
+        ("mlp_up", true) => "mlp_up_wgrad",
+        ("mlp_down", false) => "mlp_down_dgrad",
+        ("mlp_down", true) => "mlp_down_wgrad",
+        ("router", false) => "router_dgrad",
+        ("router", true) => "router_wgrad",
+        ("expert_up", false) => "expert_up_dgrad",
+        ("expert_up", true) => "expert_up_wgrad",
+        ("expert_down", false) => "expert_down_dgrad",
+        ("expert_down", true) => "expert_down_wgrad",
+        ("expert_act", _) => "expert_act_bwd",
+        ("shared_up", false) => "shared_up_dgrad",
+        ("shared_up", true) => "shared_up_wgrad",
+        ("shared_down", false) => "shared_down_dgrad",
+        ("shared_down", true) => "shared_down_wgrad",
+        ("shared_act", _) => "shared_act_bwd",
+        ("output_proj", false) => "output_proj_dgrad",
+        ("output_proj", true) => "output_proj_wgrad",
+        ("layernorm", _) => "layernorm_bwd",
+        ("residual_add", _) => "residual_add_bwd",
+        ("mlp_act", _) => "mlp_act_bwd",
+        ("loss", _) => "loss_bwd",
+        ("embedding", _) => "embedding_bwd",
+        _ => "backward",
+    }
+}
