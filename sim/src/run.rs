@@ -35,7 +35,15 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
                 timeline: t.timeline,
             })
         }
-        Kind::Serving | Kind::Diffusion => {
+        Kind::Serving => {
+            let s = crate::workload::serving::simulate(scenario)?;
+            Ok(RunOutput {
+                report: s.report,
+                graph: s.graph,
+                timeline: s.timeline,
+            })
+        }
+        Kind::Diffusion => {
             unreachable!("Scenario::parse refuses kinds this version does not simulate")
         }
     }

@@ -1,33 +1,18 @@
 //! The `clustersim` binary as a user meets it: exit codes, one JSON object, located errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_clustersim"))
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use common::{root, text};
+use std::path::PathBuf;
+use std::process::Output;
 
 fn scenario() -> PathBuf {
     root().join("scenarios/training/megatron-1.7b-32xa100.toml")
 }
 
+/// Runs the binary in the repository root.
 fn run(args: &[&str]) -> Output {
-    bin()
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    common::run_in(&root(), args)
 }
 
 #[test]
@@ -244,27 +229,37 @@ fn lists_print_the_catalogs() {
     }
 }
 
-#[test]
-fn collective_prints_nccl_tests_columns_and_json() {
-    let out = run(&[
+/// The arguments of `clustersim collective` on H100 nodes of 8 GPUs, then `rest`.
+fn collective<'a>(nodes: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let base = [
         "collective",
         "--gpu",
         "H100",
         "--nodes",
-        "1",
+        nodes,
         "--gpus-per-node",
         "8",
-        "--op",
-        "all-reduce",
-        "-b",
-        "8K",
-        "-e",
-        "8M",
-        "-f",
-        "8",
-        "--algo",
-        "ring",
-    ]);
+    ];
+    base.iter().chain(rest).copied().collect()
+}
+
+#[test]
+fn collective_prints_nccl_tests_columns_and_json() {
+    let out = run(&collective(
+        "1",
+        &[
+            "--op",
+            "all-reduce",
+            "-b",
+            "8K",
+            "-e",
+            "8M",
+            "-f",
+            "8",
+            "--algo",
+            "ring",
+        ],
+    ));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("busbw(GB/s)"), "{stdout}");
@@ -273,24 +268,20 @@ fn collective_prints_nccl_tests_columns_and_json() {
         4,
         "8K, 64K, 512K, 4M:\n{stdout}"
     );
-    let out = run(&[
-        "collective",
-        "--gpu",
-        "H100",
-        "--nodes",
+    let out = run(&collective(
         "2",
-        "--gpus-per-node",
-        "8",
-        "--op",
-        "all-gather",
-        "--size",
-        "1G",
-        "--nic-bandwidth",
-        "400 Gb/s",
-        "--topology",
-        "rail-optimized",
-        "--json",
-    ]);
+        &[
+            "--op",
+            "all-gather",
+            "--size",
+            "1G",
+            "--nic-bandwidth",
+            "400 Gb/s",
+            "--topology",
+            "rail-optimized",
+            "--json",
+        ],
+    ));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for key in [
@@ -309,15 +300,6 @@ fn collective_prints_nccl_tests_columns_and_json() {
 
 #[test]
 fn collective_bad_input_exits_2() {
-    let base = [
-        "collective",
-        "--gpu",
-        "H100",
-        "--nodes",
-        "1",
-        "--gpus-per-node",
-        "8",
-    ];
     for (extra, phrase) in [
         (vec!["--op", "gossip", "--size", "8"], "valid operations"),
         (
@@ -362,7 +344,7 @@ fn collective_bad_input_exits_2() {
             "need --compress-ratio",
         ),
     ] {
-        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let args = collective("1", &extra);
         let out = run(&args);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
@@ -372,19 +354,7 @@ fn collective_bad_input_exits_2() {
         );
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
-    let out = run(&[
-        "collective",
-        "--gpu",
-        "H100",
-        "--nodes",
-        "2",
-        "--gpus-per-node",
-        "8",
-        "--op",
-        "all-reduce",
-        "--size",
-        "8",
-    ]);
+    let out = run(&collective("2", &["--op", "all-reduce", "--size", "8"]));
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--nic-bandwidth"));
 }

@@ -5,23 +5,15 @@
 //! Only intra-box rows of the Vidur tables are compared: the tables do not say what network joined
 //! their boxes, so the multi-node rows cannot be set up honestly.
 
+mod common;
+
 use clustersim::collective::cost::{Collective, Options, cost};
 use clustersim::collective::{Algorithm, CollectiveOp, Group};
 use clustersim::hw::gpu;
 use clustersim::net::Topology;
 use clustersim::net::tier::Tier;
 use clustersim::net::topology::spec::{IntraKind, TopologySpec};
-use std::path::PathBuf;
-
-fn shared() -> PathBuf {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared"));
-    assert!(
-        p.is_dir(),
-        "shared data not found at {} (CI clones the repository beside shared/)",
-        p.display()
-    );
-    p
-}
+use common::shared;
 
 fn box_topology(
     gpu: &str,

@@ -1,45 +1,36 @@
 //! Context parallelism: the sequence split over ranks, with ring attention or all-gathered keys
 //! and values.
 
-use clustersim::Scenario;
-use std::path::Path;
+mod common;
 
-fn run(cp: u32, algorithm: &str) -> clustersim::RunOutput {
-    let text = format!(
+use clustersim::RunOutput;
+use common::{count_ops as count, number};
+
+fn run(cp: u32, algorithm: &str) -> RunOutput {
+    let text = common::h100_training(
+        8,
         r#"
-kind = "training"
-[cluster]
-gpu = "H100"
-nodes = 1
-gpus_per_node = 8
-[model]
-preset = "llama-3-8b"
-layers = 4
-[parallel]
-cp = {cp}
-cp_algorithm = "{algorithm}"
-micro_batch = 1
-global_batch = {}
-"#,
-        8 / cp
+        preset = "llama-3-8b"
+        layers = 4
+        "#,
+        &format!(
+            r#"
+            cp = {cp}
+            cp_algorithm = "{algorithm}"
+            micro_batch = 1
+            global_batch = {}
+            "#,
+            8 / cp
+        ),
     );
-    let s = Scenario::parse(Path::new("cp.toml"), text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&s).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn count(out: &clustersim::RunOutput, name: &str) -> usize {
-    out.graph.ops.iter().filter(|o| o.name == name).count()
+    common::run("cp.toml", &text, &[])
 }
 
 #[test]
 fn activations_divide_by_cp() {
     let one = run(1, "ring");
     let four = run(4, "ring");
-    let act = |o: &clustersim::RunOutput| {
-        o.report["memory"]["breakdown_bytes"]["activations"]
-            .as_f64()
-            .unwrap()
-    };
+    let act = |o: &RunOutput| number(&o.report, "memory.breakdown_bytes.activations");
     assert!((act(&one) / act(&four) - 4.0).abs() < 1e-9);
     assert_eq!(four.report["parallel"]["dp"], 2);
 }
@@ -55,32 +46,20 @@ fn ring_attention_passes_blocks_and_all_gather_gathers_them() {
     let gather = run(4, "all-gather");
     assert_eq!(count(&gather, "cp_kv_all_gather"), 2 * layers);
     assert_eq!(count(&gather, "cp_dkv_reduce_scatter"), layers);
-    assert!(
-        gather.report["communication_s"]["context_parallel"]
-            .as_f64()
-            .unwrap()
-            > 0.0
-    );
+    assert!(number(&gather.report, "communication_s.context_parallel") > 0.0);
 }
 
 #[test]
 fn sequences_must_split_into_balanced_chunks() {
-    let text = r#"
-kind = "training"
-[cluster]
-gpu = "H100"
-nodes = 1
-gpus_per_node = 8
-[model]
-preset = "llama-3-8b"
-seq_len = 1000
-[parallel]
-cp = 8
-"#;
-    let s = Scenario::parse(Path::new("cp.toml"), text.into(), &[]).unwrap();
-    let e = clustersim::run(&s)
-        .err()
-        .expect("1000 tokens do not split into 16 chunks");
+    let text = common::h100_training(
+        8,
+        r#"
+        preset = "llama-3-8b"
+        seq_len = 1000
+        "#,
+        "cp = 8",
+    );
+    let e = common::refused("cp.toml", &text, "1000 tokens do not split into 16 chunks");
     assert!(
         e.message.contains("2 x cp = 16 equal chunks"),
         "{}",

@@ -1,7 +1,8 @@
 //! Rank order, optimizer state format and tensor-parallel communication overlap.
 
-use clustersim::Scenario;
-use std::path::Path;
+mod common;
+
+use common::number as secs;
 
 fn report(sets: &[&str]) -> serde_json::Value {
     let text = r#"
@@ -19,14 +20,7 @@ tp = 8
 micro_batch = 1
 global_batch = 8
 "#;
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let s = Scenario::parse(Path::new("layout.toml"), text.into(), &sets)
-        .unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&s).unwrap_or_else(|e| panic!("{e}")).report
-}
-
-fn secs(r: &serde_json::Value, path: &str) -> f64 {
-    path.split('.').fold(r, |v, k| &v[k]).as_f64().unwrap()
+    common::report("layout.toml", text, sets)
 }
 
 #[test]

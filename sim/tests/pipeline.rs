@@ -1,39 +1,37 @@
 //! Pipeline parallelism in the training workload: schedules, bubbles, in-flight memory and the
 //! point-to-point traffic between stages, checked on small runs.
 
-use clustersim::Scenario;
-use std::path::Path;
+mod common;
 
-fn run(pp: u32, schedule: &str, virtual_stages: u32, micro_batches: u32) -> clustersim::RunOutput {
-    let text = format!(
+use clustersim::RunOutput;
+use common::{count_ops, number};
+
+fn run(pp: u32, schedule: &str, virtual_stages: u32, micro_batches: u32) -> RunOutput {
+    let text = common::h100_training(
+        pp,
         r#"
-kind = "training"
-[cluster]
-gpu = "H100"
-nodes = 1
-gpus_per_node = {pp}
-[model]
-layers = 24
-hidden = 2048
-heads = 16
-vocab = 256
-seq_len = 2048
-[parallel]
-pp = {pp}
-schedule = "{schedule}"
-virtual_stages = {virtual_stages}
-micro_batch = 1
-global_batch = {micro_batches}
-"#
+        layers = 24
+        hidden = 2048
+        heads = 16
+        vocab = 256
+        seq_len = 2048
+        "#,
+        &format!(
+            r#"
+            pp = {pp}
+            schedule = "{schedule}"
+            virtual_stages = {virtual_stages}
+            micro_batch = 1
+            global_batch = {micro_batches}
+            "#
+        ),
     );
-    let scenario =
-        Scenario::parse(Path::new("pp.toml"), text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&scenario).unwrap_or_else(|e| panic!("{e}"))
+    common::run("pp.toml", &text, &[])
 }
 
-fn bubble_fraction(out: &clustersim::RunOutput) -> f64 {
+fn bubble_fraction(out: &RunOutput) -> f64 {
     let r = &out.report;
-    r["breakdown_s"]["pipeline_bubble"].as_f64().unwrap() / r["iteration_time_s"].as_f64().unwrap()
+    number(r, "breakdown_s.pipeline_bubble") / number(r, "iteration_time_s")
 }
 
 #[test]
@@ -59,11 +57,7 @@ fn interleaving_divides_the_bubble_by_the_virtual_stages() {
 
 #[test]
 fn gpipe_keeps_every_micro_batch_in_flight_and_1f1b_only_pp() {
-    let activations = |out: &clustersim::RunOutput| {
-        out.report["memory"]["breakdown_bytes"]["activations"]
-            .as_f64()
-            .unwrap()
-    };
+    let activations = |out: &RunOutput| number(&out.report, "memory.breakdown_bytes.activations");
     let gpipe = run(4, "gpipe", 1, 16);
     let one = run(4, "1f1b", 1, 16);
     assert!((activations(&gpipe) / activations(&one) - 16.0 / 4.0).abs() < 1e-9);
@@ -81,7 +75,7 @@ fn stages_exchange_activations_and_gradients() {
         (3, "interleaved-1f1b", 2, 6),
     ] {
         let out = run(pp, schedule, v, m);
-        let sends = out.graph.ops.iter().filter(|o| o.name == "pp_send").count() as u32;
+        let sends = count_ops(&out, "pp_send") as u32;
         // Every micro-batch crosses every chunk boundary once forward and once backward.
         assert_eq!(
             sends,
@@ -90,36 +84,28 @@ fn stages_exchange_activations_and_gradients() {
         );
         assert_eq!(out.report["parallel"]["pp"], pp);
         // One compute stream per stage, each with its optimizer step.
-        let steps = out
-            .graph
-            .ops
-            .iter()
-            .filter(|o| o.name == "optimizer_step")
-            .count() as u32;
+        let steps = count_ops(&out, "optimizer_step") as u32;
         assert_eq!(steps, pp);
     }
 }
 
 #[test]
 fn uneven_layer_counts_split_as_evenly_as_possible() {
-    let text = r#"
-kind = "training"
-[cluster]
-gpu = "H100"
-nodes = 1
-gpus_per_node = 4
-[model]
-layers = 10
-hidden = 1024
-heads = 8
-vocab = 256
-seq_len = 1024
-[parallel]
-pp = 4
-global_batch = 4
-"#;
-    let s = Scenario::parse(Path::new("uneven.toml"), text.into(), &[]).unwrap();
-    let out = clustersim::run(&s).unwrap();
+    let text = common::h100_training(
+        4,
+        r#"
+        layers = 10
+        hidden = 1024
+        heads = 8
+        vocab = 256
+        seq_len = 1024
+        "#,
+        r#"
+        pp = 4
+        global_batch = 4
+        "#,
+    );
+    let out = common::run("uneven.toml", &text, &[]);
     let assumptions = out.report["assumptions"].to_string();
     assert!(
         assumptions.contains("10 layers split unevenly over 4 pipeline chunks"),

@@ -1,41 +1,31 @@
 //! Tensor parallelism in the training workload: Megatron-LM's split of work, memory and
 //! communication, checked on the report and the operation graph of small runs.
 
-use clustersim::Scenario;
-use std::path::Path;
+mod common;
 
-fn run(tp: u32, sequence_parallel: bool, recompute: &str) -> clustersim::RunOutput {
-    let text = format!(
-        r#"
-kind = "training"
-[cluster]
-gpu = "H100"
-nodes = 1
-gpus_per_node = 8
-[model]
-preset = "gpt3-1.3b"
-[parallel]
-tp = {tp}
-sequence_parallel = {sequence_parallel}
-micro_batch = 2
-global_batch = {}
-recompute = "{recompute}"
-"#,
-        2 * 8 / tp
+use clustersim::RunOutput;
+use common::{count_ops as count, number};
+
+fn run(tp: u32, sequence_parallel: bool, recompute: &str) -> RunOutput {
+    let text = common::h100_training(
+        8,
+        r#"preset = "gpt3-1.3b""#,
+        &format!(
+            r#"
+            tp = {tp}
+            sequence_parallel = {sequence_parallel}
+            micro_batch = 2
+            global_batch = {}
+            recompute = "{recompute}"
+            "#,
+            2 * 8 / tp
+        ),
     );
-    let scenario =
-        Scenario::parse(Path::new("tp.toml"), text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&scenario).unwrap_or_else(|e| panic!("{e}"))
+    common::run("tp.toml", &text, &[])
 }
 
-fn count(out: &clustersim::RunOutput, name: &str) -> usize {
-    out.graph.ops.iter().filter(|o| o.name == name).count()
-}
-
-fn activations(out: &clustersim::RunOutput) -> f64 {
-    out.report["memory"]["breakdown_bytes"]["activations"]
-        .as_f64()
-        .unwrap()
+fn activations(out: &RunOutput) -> f64 {
+    number(&out.report, "memory.breakdown_bytes.activations")
 }
 
 #[test]
@@ -53,8 +43,8 @@ fn model_state_divides_by_tp() {
     let one = run(1, false, "none").report;
     let tp4 = run(4, false, "none").report;
     for part in ["weights", "gradients", "optimizer"] {
-        let a = one["memory"]["breakdown_bytes"][part].as_f64().unwrap();
-        let b = tp4["memory"]["breakdown_bytes"][part].as_f64().unwrap();
+        let a = number(&one, &format!("memory.breakdown_bytes.{part}"));
+        let b = number(&tp4, &format!("memory.breakdown_bytes.{part}"));
         assert!((a / b - 4.0).abs() < 1e-6, "{part}: {}", a / b);
     }
 }
@@ -87,8 +77,8 @@ fn four_all_reduces_per_layer_or_their_sequence_parallel_pairs() {
 fn tensor_parallel_communication_blocks_compute() {
     let out = run(8, false, "none");
     let r = &out.report;
-    let tp_comm = r["communication_s"]["tensor_parallel"].as_f64().unwrap();
-    let exposed = r["breakdown_s"]["exposed_communication"].as_f64().unwrap();
+    let tp_comm = number(r, "communication_s.tensor_parallel");
+    let exposed = number(r, "breakdown_s.exposed_communication");
     assert!(tp_comm > 0.0);
     // Every tensor-parallel collective waits for the compute before it and holds up the next.
     assert!(

@@ -2,42 +2,20 @@
 //! beside the repository) and on broken files. Accuracy is not asserted here: only that the cases
 //! the simulator can express are run and compared, and that the others say why not.
 
+mod common;
+
+use common::{root, run_in, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_clustersim"))
-}
-
-/// The repository root, the directory `clustersim validate` resolves its default file from.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 fn published() -> PathBuf {
-    let p = root().join("../shared/validation/published.json");
+    let p = common::shared().join("validation/published.json");
     assert!(
         p.is_file(),
         "published measurements not found at {} (CI clones the repository beside shared/)",
         p.display()
     );
     p
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    bin()
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A scratch directory of this test binary.
@@ -124,14 +102,23 @@ fn json_on_the_shipped_file_compares_what_the_simulator_expresses() {
         let assumptions = r["assumptions"].to_string();
         assert!(assumptions.contains("micro_batch = 1 (not stated)"), "{id}");
     }
-    // Serving and diffusion: not expressible, with the scenario pipeline's reason.
+    // Serving: compared, as offline runs of the stated lengths. Diffusion: not expressible, with
+    // the scenario pipeline's reason.
     for r in primary
         .iter()
         .filter(|r| r["id"].as_str().unwrap().starts_with("trtllm-"))
     {
+        assert_eq!(status(r), "compared");
+        let scenario = r["scenario"].as_str().unwrap();
+        assert!(scenario.contains("arrival = \"offline\""), "{scenario}");
+    }
+    for r in primary
+        .iter()
+        .filter(|r| r["id"].as_str().unwrap().starts_with("xdit-"))
+    {
         assert_eq!(
             status(r),
-            "not expressible: serving workloads are not modelled by this version"
+            "not expressible: diffusion workloads are not modelled by this version"
         );
         assert!(r["predicted"].is_null() && r["error"].is_null());
     }
@@ -199,7 +186,7 @@ fn text_output_ends_with_a_summary_and_write_makes_markdown() {
     ] {
         assert!(written.contains(section), "no {section}");
     }
-    assert!(written.contains("serving workloads are not modelled by this version"));
+    assert!(written.contains("diffusion workloads are not modelled by this version"));
 }
 
 #[test]

@@ -15,24 +15,14 @@
 //! Run with `cargo test -p clustersim --test vidur_compute -- --nocapture` to see the tables;
 //! docs/COMPUTE-VALIDATION.md records them.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::fs;
-use std::path::{Path, PathBuf};
 
+use clustersim::hw::profile::{self, VIDUR_GEMM_OPS as GEMM_OPS};
 use clustersim::hw::{ComputeModel, Dtype, Kernel, gpu};
+use common::{VidurTable, median, percentile};
 
-/// In CI the repository is cloned next to a copy of `shared/`.
-const PROFILES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/data/vidur-profiles"
-);
-
-const GEMM_OPS: [&str; 4] = [
-    "attn_pre_proj",
-    "attn_post_proj",
-    "mlp_up_proj",
-    "mlp_down_proj",
-];
 const ELEMENTWISE_OPS: [&str; 5] = [
     "input_layernorm",
     "post_attention_layernorm",
@@ -44,6 +34,9 @@ const ELEMENTWISE_OPS: [&str; 5] = [
 /// Bytes per element: the profiles ran in fp16.
 const ELEM: f64 = 2.0;
 
+/// GEMM operator name to its (m, n, k) on one tensor-parallel shard.
+type GemmShapes = BTreeMap<&'static str, (u64, u64, u64)>;
+
 /// One merged row of a profile.
 struct Row {
     model: String,
@@ -54,53 +47,27 @@ struct Row {
     hidden: u64,
     ffn: u64,
     gated: bool,
+    gemm_shapes: GemmShapes,
     /// Operator name to measured median, seconds. Operators the model lacks are absent.
     seconds: BTreeMap<String, f64>,
 }
 
-fn profiles_dir() -> PathBuf {
-    let dir = Path::new(PROFILES).join("compute");
-    assert!(
-        dir.is_dir(),
-        "Vidur profiles not found at {} (expected the repository to sit next to a copy of \
-         `shared/`, i.e. shared/data/vidur-profiles/compute); this validation must not be skipped",
-        dir.display()
-    );
-    dir
-}
-
-fn sorted_subdirs(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-        .map(|entry| entry.expect("directory entry").path())
-        .filter(|p| p.is_dir())
-        .collect();
-    out.sort();
-    out
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    assert!(!values.is_empty());
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        0.5 * (values[n / 2 - 1] + values[n / 2])
+/// Reads one `mlp.csv`, merging duplicate (num_tokens, TP) rows by the median. The GEMMs'
+/// (m, n, k) on one tensor-parallel shard (Megatron column/row split) are the library's reading of
+/// the table (`hw::profile::vidur_mlp_gemms`, which the shipped profiles are imported with).
+fn read_profile(table: &VidurTable) -> Vec<Row> {
+    let (path, model) = (&table.path, table.model.as_str());
+    let mut gemm_shapes: BTreeMap<(u64, u64), GemmShapes> = BTreeMap::new();
+    for g in
+        profile::vidur_mlp_gemms(&table.csv).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    {
+        gemm_shapes
+            .entry((g.tokens, g.tp))
+            .or_default()
+            .entry(g.operator)
+            .or_insert((g.m, g.n, g.k));
     }
-}
-
-/// Nearest-rank percentile of already sorted values.
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
-/// Reads one `mlp.csv`, merging duplicate (num_tokens, TP) rows by the median.
-fn read_profile(path: &Path, model: &str) -> Vec<Row> {
-    let text =
-        fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let mut lines = table.csv.lines().filter(|l| !l.trim().is_empty());
     let header: Vec<&str> = lines
         .next()
         .unwrap_or_else(|| panic!("{} is empty", path.display()))
@@ -117,9 +84,6 @@ fn read_profile(path: &Path, model: &str) -> Vec<Row> {
         need("n_expanded_embd"),
         need("use_gated_mlp"),
     );
-    for op in GEMM_OPS {
-        need(&format!("time_stats.{op}.median"));
-    }
     let op_cols: Vec<(&str, usize)> = GEMM_OPS
         .iter()
         .chain(ELEMENTWISE_OPS.iter())
@@ -185,6 +149,12 @@ fn read_profile(path: &Path, model: &str) -> Vec<Row> {
                 hidden: int(c_hidden),
                 ffn: int(c_ffn),
                 gated,
+                gemm_shapes: gemm_shapes.remove(&(tokens, tp)).unwrap_or_else(|| {
+                    panic!(
+                        "{}: no GEMMs read for {tokens} tokens TP{tp}",
+                        path.display()
+                    )
+                }),
                 seconds,
             }
         })
@@ -193,26 +163,11 @@ fn read_profile(path: &Path, model: &str) -> Vec<Row> {
 
 /// All rows of all models for one GPU directory (`a100` or `h100`).
 fn load_gpu(gpu_dir: &str) -> Vec<Row> {
-    let dir = profiles_dir().join(gpu_dir);
-    assert!(dir.is_dir(), "missing {}", dir.display());
-    let mut rows = Vec::new();
-    for org in sorted_subdirs(&dir) {
-        for model_dir in sorted_subdirs(&org) {
-            let csv = model_dir.join("mlp.csv");
-            assert!(
-                csv.is_file(),
-                "model directory without mlp.csv: {}",
-                model_dir.display()
-            );
-            let name = model_dir
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            rows.extend(read_profile(&csv, &name));
-        }
-    }
-    assert!(!rows.is_empty(), "no profiles under {}", dir.display());
+    let rows: Vec<Row> = common::vidur_tables(gpu_dir)
+        .iter()
+        .flat_map(read_profile)
+        .collect();
+    assert!(!rows.is_empty(), "no profiles for {gpu_dir}");
     rows
 }
 
@@ -222,24 +177,6 @@ fn div(a: u64, b: u64, what: &str) -> u64 {
         "{what}: {a} does not split over TP {b}"
     );
     a / b
-}
-
-/// The (m, n, k) of a GEMM operator on one tensor-parallel shard (Megatron column/row split).
-fn gemm_shape(row: &Row, op: &str) -> (u64, u64, u64) {
-    let head_dim = div(row.hidden, row.heads, "head_dim");
-    let (t, tp, e) = (row.tokens, row.tp, row.hidden);
-    let ffn_out = row.ffn * if row.gated { 2 } else { 1 };
-    match op {
-        "attn_pre_proj" => {
-            let q = div(row.heads, tp, "heads");
-            let kv = div(row.kv_heads, tp, "kv heads");
-            (t, (q + 2 * kv) * head_dim, e)
-        }
-        "attn_post_proj" => (t, e, div(e, tp, "hidden")),
-        "mlp_up_proj" => (t, div(ffn_out, tp, "ffn"), e),
-        "mlp_down_proj" => (t, e, div(row.ffn, tp, "ffn")),
-        _ => unreachable!("{op}"),
-    }
 }
 
 /// The kernels of an elementwise operator, with bytes derived from the shapes and the code Vidur
@@ -335,6 +272,10 @@ fn line(label: &str, s: &Summary, worst_case: &str) -> String {
 const HEADER: &str = "| operator                     |  count | med|e|  | p90|e|  |  bias    |  worst   | worst case\n\
                       |------------------------------|--------|---------|---------|----------|----------|-----------\n";
 
+/// A case with what it is grouped by: (operator, token bucket: floor(log2(tokens)) rounded down to
+/// even, model, case).
+type Tagged<'a> = (&'a str, u32, &'a str, Case);
+
 /// Compares one GPU's profiles for one operator family; prints the table, by operator, by token
 /// count and by model; returns the overall summary.
 fn compare(
@@ -346,8 +287,7 @@ fn compare(
     family: &str,
 ) -> Summary {
     let model = ComputeModel::new(gpu::find(gpu_name).expect("GPU in catalog"));
-    // (operator, token bucket: floor(log2(tokens)) rounded down to even, model, case)
-    let mut cases: Vec<(&str, u32, &str, Case)> = Vec::new();
+    let mut cases: Vec<Tagged> = Vec::new();
     for row in rows {
         for &op in ops {
             let Some(&measured) = row.seconds.get(op) else {
@@ -375,47 +315,39 @@ fn compare(
         }
     }
     let mut table = format!("\n{family} on {gpu_dir} ({gpu_name}):\n{HEADER}");
-    for &op in ops {
-        let refs: Vec<&Case> = cases.iter().filter(|c| c.0 == op).map(|c| &c.3).collect();
-        if !refs.is_empty() {
-            let (s, w) = summarize(&refs);
-            table.push_str(&line(op, &s, &w));
+    // Adds the line of the cases `keep` selects, if there are any, and returns their summary.
+    let mut add = |label: &str, keep: &dyn Fn(&Tagged) -> bool| -> Option<Summary> {
+        let refs: Vec<&Case> = cases.iter().filter(|c| keep(c)).map(|c| &c.3).collect();
+        if refs.is_empty() {
+            return None;
         }
+        let (s, w) = summarize(&refs);
+        table.push_str(&line(label, &s, &w));
+        Some(s)
+    };
+    for &op in ops {
+        add(op, &|c| c.0 == op);
     }
-    let all: Vec<&Case> = cases.iter().map(|c| &c.3).collect();
-    let (overall, w) = summarize(&all);
-    table.push_str(&line("ALL", &overall, &w));
+    let overall = add("ALL", &|_| true).expect("no cases compared");
     let mut buckets: Vec<u32> = cases.iter().map(|c| c.1).collect();
     buckets.sort_unstable();
     buckets.dedup();
     for bucket in buckets {
-        let refs: Vec<&Case> = cases
-            .iter()
-            .filter(|c| c.1 == bucket)
-            .map(|c| &c.3)
-            .collect();
-        let (s, w) = summarize(&refs);
         let label = format!("  tokens {}-{}", 1u64 << bucket, (1u64 << (bucket + 2)) - 1);
-        table.push_str(&line(&label, &s, &w));
+        add(&label, &|c| c.1 == bucket);
     }
     let mut models: Vec<&str> = cases.iter().map(|c| c.2).collect();
     models.sort_unstable();
     models.dedup();
     for model_name in models {
-        let refs: Vec<&Case> = cases
-            .iter()
-            .filter(|c| c.2 == model_name)
-            .map(|c| &c.3)
-            .collect();
-        let (s, w) = summarize(&refs);
-        table.push_str(&line(&format!("  {model_name}"), &s, &w));
+        add(&format!("  {model_name}"), &|c| c.2 == model_name);
     }
     println!("{table}");
     overall
 }
 
 fn price_gemm(model: &ComputeModel, row: &Row, op: &str) -> f64 {
-    let (m, n, k) = gemm_shape(row, op);
+    let (m, n, k) = row.gemm_shapes[op];
     let kernel = Kernel::Gemm {
         m,
         n,

@@ -12,31 +12,17 @@
 //!
 //! Run with `cargo test -p clustersim --test vidur_profile -- --nocapture` to see the figures.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clustersim::hw::profile::{self, Profile, VIDUR_SHIPPED, VidurGemm};
 use clustersim::hw::{ComputeModel, ComputeTier, Dtype, Kernel, gpu};
-
-/// In CI the repository is cloned next to a copy of `shared/`.
-const COMPUTE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/data/vidur-profiles/compute"
-);
+use common::{median, percentile, vidur_compute_dir as compute_dir, vidur_tables};
 
 /// The shipped files may not grow past this.
 const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
-
-fn compute_dir() -> PathBuf {
-    let dir = PathBuf::from(COMPUTE);
-    assert!(
-        dir.is_dir(),
-        "Vidur profiles not found at {} (expected the repository to sit next to a copy of \
-         `shared/`); this check must not be skipped",
-        dir.display()
-    );
-    dir
-}
 
 fn shipped_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -78,8 +64,8 @@ fn shipped_profiles_equal_a_fresh_import() {
             "{} differs from a fresh import of the Vidur tables at {}; regenerate with \
              CLUSTERSIM_WRITE_PROFILES=1 (docs/PROFILES.md). First difference at {}",
             path.display(),
-            first_difference(&on_disk, &fresh),
-            COMPUTE
+            compute_dir().display(),
+            first_difference(&on_disk, &fresh)
         );
         let compiled = profile::shipped_text(name).expect("shipped");
         assert!(
@@ -112,47 +98,6 @@ fn shipped_profiles_equal_a_fresh_import() {
 struct ModelRows {
     model: String,
     points: BTreeMap<(&'static str, u64, u64, u64), f64>,
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        0.5 * (values[n / 2 - 1] + values[n / 2])
-    }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
-fn sorted_subdirs(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    out.sort();
-    out
-}
-
-/// Every model of one GPU directory: (model, CSV text).
-fn tables(gpu_dir: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for org in sorted_subdirs(&compute_dir().join(gpu_dir)) {
-        for model in sorted_subdirs(&org) {
-            let name = model.file_name().unwrap().to_string_lossy().into_owned();
-            let csv = model.join("mlp.csv");
-            let text =
-                std::fs::read_to_string(&csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-            out.push((name, text));
-        }
-    }
-    assert!(!out.is_empty());
-    out
 }
 
 fn model_rows(model: &str, csv: &str) -> ModelRows {
@@ -282,8 +227,9 @@ fn profile_tier_reproduces_the_rows_it_came_from() {
         }
         let model = ComputeModel::with_profile(gpu, p).unwrap();
         let mut pooled = (Vec::new(), 0);
-        for (model_name, csv) in tables(dir) {
-            let rows = model_rows(&model_name, &csv);
+        for table in vidur_tables(dir) {
+            let model_name = table.model;
+            let rows = model_rows(&model_name, &table.csv);
             let (signed, by_profile) = signed_errors(&model, &rows);
             pooled.0.extend_from_slice(&signed);
             pooled.1 += by_profile;
@@ -325,18 +271,13 @@ fn leave_one_model_out() {
     for &(_, dir, gpu_name) in VIDUR_SHIPPED {
         let gpu = gpu::find(gpu_name).unwrap();
         let roofline = ComputeModel::new(gpu);
-        let all = tables(dir);
         let mut pooled = (Vec::new(), 0);
         let mut pooled_roofline = Vec::new();
-        for (held_out, csv) in &all {
-            let others: Vec<(&str, &str)> = all
-                .iter()
-                .filter(|(m, _)| m != held_out)
-                .map(|(m, t)| (m.as_str(), t.as_str()))
-                .collect();
-            let p = profile::from_vidur_mlp_csv(gpu_name, &others).unwrap();
+        for table in vidur_tables(dir) {
+            let held_out = table.model.as_str();
+            let p = profile::import_vidur_dir(&compute_dir(), dir, gpu_name, &[held_out]).unwrap();
             let with_profile = ComputeModel::with_profile(gpu, p).unwrap();
-            let rows = model_rows(held_out, csv);
+            let rows = model_rows(held_out, &table.csv);
             let (signed, by_profile) = signed_errors(&with_profile, &rows);
             let (roof, _) = signed_errors(&roofline, &rows);
             pooled.0.extend_from_slice(&signed);

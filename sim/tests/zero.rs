@@ -1,39 +1,34 @@
 //! ZeRO stages in the training workload: what each shards, and the collectives ZeRO-3 adds.
 
-use clustersim::Scenario;
-use std::path::Path;
+mod common;
 
-fn run(zero: u8, micro_batches: u32) -> clustersim::RunOutput {
-    let text = format!(
-        r#"
-kind = "training"
-[cluster]
-gpu = "H100"
-nodes = 1
-gpus_per_node = 8
-[model]
-preset = "gpt3-1.3b"
-[parallel]
-micro_batch = 1
-global_batch = {}
-zero = {zero}
-"#,
-        8 * micro_batches
+use clustersim::RunOutput;
+use common::{count_ops, number};
+
+fn run(zero: u8, micro_batches: u32) -> RunOutput {
+    let text = common::h100_training(
+        8,
+        r#"preset = "gpt3-1.3b""#,
+        &format!(
+            r#"
+            micro_batch = 1
+            global_batch = {}
+            zero = {zero}
+            "#,
+            8 * micro_batches
+        ),
     );
-    let s = Scenario::parse(Path::new("zero.toml"), text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&s).unwrap_or_else(|e| panic!("{e}"))
+    common::run("zero.toml", &text, &[])
 }
 
-fn part(out: &clustersim::RunOutput, name: &str) -> f64 {
-    out.report["memory"]["breakdown_bytes"][name]
-        .as_f64()
-        .unwrap()
+fn part(out: &RunOutput, name: &str) -> f64 {
+    number(&out.report, &format!("memory.breakdown_bytes.{name}"))
 }
 
 #[test]
 fn each_stage_shards_one_more_kind_of_state() {
     let z: Vec<_> = (0..=3).map(|stage| run(stage, 1)).collect();
-    let ratio = |a: &clustersim::RunOutput, b: &clustersim::RunOutput, p| part(a, p) / part(b, p);
+    let ratio = |a: &RunOutput, b: &RunOutput, p| part(a, p) / part(b, p);
     assert!((ratio(&z[0], &z[1], "optimizer") - 8.0).abs() < 1e-6);
     assert!((ratio(&z[1], &z[2], "gradients") - 8.0).abs() < 1e-6);
     assert_eq!(part(&z[1], "weights"), part(&z[0], "weights"));
@@ -52,7 +47,7 @@ fn zero_3_gathers_every_layer_twice_and_scatters_its_gradients_every_micro_batch
     let layers = 24;
     for micro_batches in [1, 3] {
         let out = run(3, micro_batches);
-        let count = |name: &str| out.graph.ops.iter().filter(|o| o.name == name).count();
+        let count = |name: &str| count_ops(&out, name);
         assert_eq!(
             count("param_all_gather"),
             2 * layers * micro_batches as usize
@@ -62,12 +57,5 @@ fn zero_3_gathers_every_layer_twice_and_scatters_its_gradients_every_micro_batch
     }
     // ZeRO 1 and 2 all-gather the updated weights once, after the optimizer step.
     let z1 = run(1, 2);
-    assert_eq!(
-        z1.graph
-            .ops
-            .iter()
-            .filter(|o| o.name == "param_all_gather")
-            .count(),
-        1
-    );
+    assert_eq!(count_ops(&z1, "param_all_gather"), 1);
 }

@@ -23,6 +23,9 @@ fn seconds(s: f64) -> String {
 }
 
 pub fn render(r: &Value) -> String {
+    if r["kind"] == "serving" {
+        return render_serving(r);
+    }
     let mut out = String::new();
     let name = r["scenario"].as_str().unwrap_or("scenario");
     let kind = r["kind"].as_str().unwrap_or("?");
@@ -150,6 +153,125 @@ pub fn render(r: &Value) -> String {
         format!(
             "{} events in {}",
             num(r, "sim.events"),
+            seconds(num(r, "sim.wall_s"))
+        ),
+    );
+    out
+}
+
+/// The summary of a serving run.
+fn render_serving(r: &Value) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}  [serving]",
+        r["scenario"].as_str().unwrap_or("scenario")
+    );
+    let row = |out: &mut String, label: &str, value: String| {
+        let _ = writeln!(out, "  {label:<22}{value}");
+    };
+    let c = &r["cluster"];
+    row(
+        &mut out,
+        "fleet",
+        format!(
+            "{} replica(s) of tp {} on {}, {} scheduler",
+            c["replicas"],
+            c["tp"],
+            c["gpu"].as_str().unwrap_or("?"),
+            r["serving"]["scheduler"].as_str().unwrap_or("?")
+        ),
+    );
+    row(
+        &mut out,
+        "model",
+        format!(
+            "{} ({:.2} B parameters, {})",
+            r["model"]["name"].as_str().unwrap_or("?"),
+            num(r, "model.params") / 1e9,
+            r["model"]["dtype"].as_str().unwrap_or("?")
+        ),
+    );
+    row(
+        &mut out,
+        "requests",
+        format!("{} of {} completed", r["requests_completed"], r["requests"]),
+    );
+    row(
+        &mut out,
+        "throughput",
+        format!(
+            "{:.2} requests/s, {:.0} output tokens/s",
+            num(r, "throughput.requests_per_s"),
+            num(r, "throughput.output_tokens_per_s")
+        ),
+    );
+    for (label, key) in [
+        ("TTFT", "ttft_s"),
+        ("TPOT", "tpot_s"),
+        ("end to end", "e2e_s"),
+        ("queueing", "queueing_s"),
+    ] {
+        row(
+            &mut out,
+            label,
+            format!(
+                "mean {}, p50 {}, p90 {}, p99 {}",
+                seconds(num(r, &format!("{key}.mean"))),
+                seconds(num(r, &format!("{key}.p50"))),
+                seconds(num(r, &format!("{key}.p90"))),
+                seconds(num(r, &format!("{key}.p99")))
+            ),
+        );
+    }
+    row(
+        &mut out,
+        "SLO attainment",
+        format!(
+            "{:.1}% (goodput {:.2} requests/s)",
+            100.0 * num(r, "slo.attainment"),
+            num(r, "slo.goodput_requests_per_s")
+        ),
+    );
+    row(
+        &mut out,
+        "KV cache",
+        format!(
+            "{} blocks of {} tokens a replica, peak use {:.0}%, {} preemptions",
+            r["kv_cache"]["blocks_per_replica"],
+            r["kv_cache"]["block_tokens"],
+            100.0 * num(r, "kv_cache.peak_use"),
+            r["kv_cache"]["preemptions"]
+        ),
+    );
+    let fits = r["memory"]["fits"].as_bool().unwrap_or(false);
+    row(
+        &mut out,
+        "memory per GPU",
+        format!(
+            "weights {}, KV cache {} of {} ({})",
+            gib(num(r, "memory.weights_bytes_per_gpu")),
+            gib(num(r, "memory.kv_bytes_per_gpu")),
+            gib(num(r, "memory.capacity_bytes")),
+            if fits { "fits" } else { "DOES NOT FIT" }
+        ),
+    );
+    if let Some(a) = r["assumptions"].as_array().filter(|a| !a.is_empty()) {
+        for (i, item) in a.iter().enumerate() {
+            row(
+                &mut out,
+                if i == 0 { "assumed" } else { "" },
+                item.as_str().unwrap_or("").to_string(),
+            );
+        }
+    }
+    row(
+        &mut out,
+        "simulated",
+        format!(
+            "{} events, {} iterations in {}",
+            num(r, "sim.events"),
+            num(r, "sim.iterations"),
             seconds(num(r, "sim.wall_s"))
         ),
     );

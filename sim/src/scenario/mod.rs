@@ -11,6 +11,7 @@ pub mod expect;
 pub mod model;
 pub mod parallel;
 pub mod quantity;
+pub mod serving;
 pub mod set;
 pub mod source;
 pub mod suggest;
@@ -48,7 +49,7 @@ impl Kind {
 }
 
 /// Kinds this build can simulate.
-pub const SUPPORTED_KINDS: &[Kind] = &[Kind::Training];
+pub const SUPPORTED_KINDS: &[Kind] = &[Kind::Training, Kind::Serving];
 
 /// `[sim]`: how the simulator itself runs.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -83,6 +84,9 @@ pub struct ScenarioFile {
     pub parallel: ParallelSection,
     #[serde(default)]
     pub sim: SimSection,
+    pub serving: Option<serving::ServingSection>,
+    pub workload: Option<serving::WorkloadSection>,
+    pub slo: Option<serving::SloSection>,
     #[serde(default)]
     pub expect: BTreeMap<String, Expectation>,
 }

@@ -114,7 +114,7 @@ fn broken_toml_is_located() {
 fn kinds_are_checked_first() {
     let e = err(&GOOD.replace("\"training\"", "\"trainig\""), &[]);
     assert!(e.help.unwrap().starts_with("did you mean \"training\"?"));
-    let e = err(&GOOD.replace("\"training\"", "\"serving\""), &[]);
+    let e = err(&GOOD.replace("\"training\"", "\"diffusion\""), &[]);
     assert!(
         e.message.contains("not modelled by this version"),
         "{}",

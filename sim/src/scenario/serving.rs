@@ -1,0 +1,133 @@
+//! `[serving]`, `[workload]` and `[slo]`: a fleet serving a model, the traffic it gets, and the
+//! latency targets it is held to (vLLM's and Sarathi-Serve's names).
+
+use super::quantity::{Duration, Rate};
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServingSection {
+    pub replicas: Option<u32>,
+    pub tp: Option<u32>,
+    pub pp: Option<u32>,
+    pub scheduler: Option<SchedulerKind>,
+    /// Most requests in one iteration's batch.
+    pub max_batch_size: Option<u32>,
+    /// Most tokens in one iteration (Sarathi-Serve's token budget; vLLM's max_num_batched_tokens).
+    pub max_batch_tokens: Option<u32>,
+    /// Tokens per KV-cache block (vLLM's block size).
+    pub kv_block_tokens: Option<u32>,
+    /// Fraction of GPU memory the engine may use for weights, activations and the KV cache.
+    pub kv_memory_fraction: Option<f64>,
+    pub router: Option<RouterKind>,
+    /// What happens to a running request when the KV cache is full.
+    pub preemption: Option<Preemption>,
+    /// Format of the KV cache: "bf16" (default) or "fp8".
+    pub kv_cache_dtype: Option<crate::hw::Dtype>,
+    pub disaggregation: Option<DisaggregationSection>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulerKind {
+    /// Iteration-level continuous batching; prefills run whole, ahead of decodes (vLLM).
+    Vllm,
+    /// Continuous batching with chunked prefill under a token budget, decodes first
+    /// (Sarathi-Serve).
+    Sarathi,
+    /// A batch runs to completion before the next one starts.
+    Static,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouterKind {
+    RoundRobin,
+    /// Fewest outstanding tokens.
+    LeastLoaded,
+    /// Of two replicas drawn at random, the less loaded.
+    PowerOfTwo,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preemption {
+    /// Drop the request's KV cache and recompute it when resumed (vLLM's default).
+    Recompute,
+    /// Copy the request's KV cache to host memory over PCIe and back.
+    Swap,
+}
+
+/// Separate prefill and decode pools (DistServe, Splitwise).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DisaggregationSection {
+    pub prefill_replicas: Option<u32>,
+    pub decode_replicas: Option<u32>,
+}
+
+/// `[workload]`: the requests.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSection {
+    pub requests: Option<u32>,
+    pub arrival: Option<ArrivalKind>,
+    /// Mean arrival rate (poisson, gamma).
+    pub rate: Option<Rate>,
+    /// Coefficient of variation of inter-arrival times (gamma; 1 is Poisson).
+    pub cv: Option<f64>,
+    /// CSV trace of arrival times and lengths (arrival = "trace").
+    pub trace: Option<String>,
+    pub prompt_tokens: Option<LengthSpec>,
+    pub output_tokens: Option<LengthSpec>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArrivalKind {
+    /// Every request at time zero.
+    Offline,
+    Poisson,
+    Gamma,
+    Trace,
+}
+
+/// A token count: fixed, or drawn from a distribution.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum LengthSpec {
+    Fixed(u32),
+    Distribution(LengthDistribution),
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LengthDistribution {
+    pub dist: DistributionKind,
+    pub mean: Option<f64>,
+    pub sigma: Option<f64>,
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    /// One length per line (dist = "empirical").
+    pub file: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DistributionKind {
+    Uniform,
+    Lognormal,
+    Empirical,
+}
+
+/// `[slo]`: latency targets; a request meets the SLO when it meets every one given.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SloSection {
+    /// Time to first token.
+    pub ttft: Option<Duration>,
+    /// Time per output token after the first.
+    pub tpot: Option<Duration>,
+    /// End-to-end latency.
+    pub e2e: Option<Duration>,
+}

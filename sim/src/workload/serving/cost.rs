@@ -1,0 +1,168 @@
+//! The time of one engine iteration: a batch of prefill chunks and decode steps on one replica.
+//!
+//! Per layer, on each of the replica's `tp` GPUs: the four GEMMs on all the batch's tokens at once
+//! (QKV, attention output, MLP up and down, split as Megatron-LM splits them), fused attention for
+//! each prefill chunk against its context, one bandwidth-bound kernel reading every decoding
+//! request's KV cache, the layer norms, activation and residual adds, and two all-reduces of the
+//! activations when `tp > 1`. Then the output projection for the requests that sample a token. All
+//! layers cost the same, so one is priced and multiplied. Weights are in the model's format (fp8,
+//! int8 and int4 change both their bytes and, where the GPU has the units, the GEMM peak); the KV
+//! cache is in 16 bits or fp8 as the scenario says. Ignored: sampling, the scheduler's own CPU time, CUDA-graph effects.
+
+use crate::collective::cost::{Collective, Options, cost};
+use crate::collective::{Algorithm, CollectiveOp, Group};
+use crate::hw::{ComputeModel, Dtype, Kernel};
+use crate::model::Transformer;
+use crate::net::Topology;
+use crate::net::tier::Tier;
+use std::collections::HashMap;
+
+/// Bytes of KV cache a token holds in one layer on one GPU (keys and values in `kv`).
+pub fn kv_bytes_per_token_layer(m: &Transformer, tp: u32, kv: Dtype) -> f64 {
+    2.0 * (m.kv_heads as f64 / tp as f64).max(1.0) * m.head_dim() as f64 * kv.bytes()
+}
+
+/// What one iteration runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Batch {
+    /// Prefill chunks: (new tokens, tokens already in the cache).
+    pub prefill: Vec<(u32, u32)>,
+    /// Decoding requests and the sum of their context lengths.
+    pub decodes: u32,
+    pub decode_context: u64,
+    /// Requests that sample a token at the end of this iteration.
+    pub sampling: u32,
+}
+
+impl Batch {
+    pub fn tokens(&self) -> u64 {
+        self.prefill.iter().map(|&(n, _)| n as u64).sum::<u64>() + self.decodes as u64
+    }
+}
+
+/// Prices iterations of one replica.
+pub struct IterationCost {
+    model: Transformer,
+    compute: ComputeModel,
+    tp: u32,
+    topology: Topology,
+    tier: Tier,
+    nvls: bool,
+    kv: Dtype,
+    all_reduce: HashMap<u64, f64>,
+}
+
+impl IterationCost {
+    /// `network` is the replica's node, the tier that prices its all-reduces, and whether its
+    /// switches reduce in-network.
+    pub fn new(
+        model: Transformer,
+        compute: ComputeModel,
+        tp: u32,
+        network: (Topology, Tier, bool),
+        kv: Dtype,
+    ) -> Self {
+        let (topology, tier, nvls) = network;
+        IterationCost {
+            model,
+            compute,
+            tp,
+            topology,
+            tier,
+            nvls,
+            kv,
+            all_reduce: HashMap::new(),
+        }
+    }
+
+    fn seconds(&self, k: Kernel) -> f64 {
+        self.compute
+            .cost(&k)
+            .expect("the set-up checked that the GPU computes in the model's format")
+            .seconds
+    }
+
+    fn all_reduce_seconds(&mut self, bytes: u64) -> f64 {
+        if self.tp < 2 {
+            return 0.0;
+        }
+        if let Some(&s) = self.all_reduce.get(&bytes) {
+            return s;
+        }
+        let c = Collective {
+            op: CollectiveOp::AllReduce,
+            algorithm: Algorithm::Auto,
+            group: Group::first(self.tp, self.topology.gpus_per_node),
+            bytes: bytes as f64,
+            compression: None,
+        };
+        let mut options = Options::new(self.tier);
+        options.nvls_available = self.nvls;
+        let s = cost(&self.topology, &c, &options)
+            .expect("a replica's tensor-parallel group is the first ranks of its node")
+            .seconds;
+        self.all_reduce.insert(bytes, s);
+        s
+    }
+
+    /// Seconds of one iteration.
+    pub fn iteration(&mut self, batch: &Batch) -> f64 {
+        let t = batch.tokens();
+        if t == 0 {
+            return 0.0;
+        }
+        let reduce_bytes = (t * self.model.hidden as u64) as f64 * Dtype::Bf16.bytes();
+        let all_reduce = self.all_reduce_seconds(reduce_bytes as u64);
+        let m = &self.model;
+        let tp = self.tp as u64;
+        let h = m.hidden as u64;
+        let w = m.dtype;
+        let act = Dtype::Bf16;
+        let gemm = |mm: u64, n: u64, k: u64| Kernel::Gemm {
+            m: mm,
+            n,
+            k,
+            batch: 1,
+            dtype: w,
+        };
+        let ew = |elements: u64, passes: f64| Kernel::Elementwise {
+            bytes: elements as f64 * act.bytes() * passes,
+            flops: 4.0 * elements as f64,
+        };
+        let mut layer = 0.0;
+        layer += self.seconds(gemm(t, m.qkv_width() / tp, h));
+        layer += self.seconds(gemm(t, h, m.q_width() / tp));
+        layer += self.seconds(gemm(t, m.up_width() / tp, h));
+        layer += self.seconds(gemm(t, h, m.ffn as u64 / tp));
+        for &(new, cached) in &batch.prefill {
+            layer += self.seconds(Kernel::Attention {
+                batch_heads: m.heads as u64 / tp,
+                q_len: new as u64,
+                kv_len: (new + cached) as u64,
+                head_dim: m.head_dim(),
+                causal: true,
+                backward: false,
+                dtype: act,
+            });
+        }
+        if batch.decodes > 0 {
+            let kv = kv_bytes_per_token_layer(m, self.tp, self.kv) * batch.decode_context as f64;
+            layer += self.seconds(Kernel::Memory {
+                bytes: kv,
+                flops: 4.0
+                    * batch.decode_context as f64
+                    * (m.heads as u64 / tp * m.head_dim()) as f64,
+            });
+        }
+        // Two layer norms, two residual adds, the activation.
+        layer += 2.0 * self.seconds(ew(t * h, 2.0));
+        layer += 2.0 * self.seconds(ew(t * h, 3.0));
+        layer += self.seconds(ew(t * m.ffn as u64 / tp, if m.gated { 3.0 } else { 2.0 }));
+        layer += 2.0 * all_reduce;
+        let mut total = m.layers as f64 * layer;
+        if batch.sampling > 0 {
+            total += self.seconds(gemm(batch.sampling as u64, m.vocab as u64 / tp, h));
+        }
+        total
+    }
+}
