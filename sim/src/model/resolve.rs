@@ -6,55 +6,11 @@ use super::hf::{self, Imported};
 use super::preset;
 use super::transformer::{Activation, Moe, Transformer};
 use crate::hw::Dtype;
-use crate::scenario::error::ScenarioError;
 use crate::scenario::model::ModelSection;
-use crate::scenario::{Scenario, suggest};
-use std::fmt;
+use crate::scenario::suggest;
 use std::path::Path;
 
-/// A problem with `[model]`, at a dotted path (`model.heads`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ModelError {
-    pub path: String,
-    pub message: String,
-    pub help: Option<String>,
-}
-
-impl ModelError {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> ModelError {
-        ModelError {
-            path: path.into(),
-            message: message.into(),
-            help: None,
-        }
-    }
-
-    pub fn with_help(mut self, help: impl Into<String>) -> ModelError {
-        self.help = Some(help.into());
-        self
-    }
-
-    /// The error located in the scenario it came from.
-    pub fn locate(self, s: &Scenario) -> ScenarioError {
-        let e = s.error_at(&self.path, self.message);
-        match self.help {
-            Some(help) => e.with_help(help),
-            None => e,
-        }
-    }
-}
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)?;
-        if let Some(help) = &self.help {
-            write!(f, " ({help})")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ModelError {}
+pub use crate::scenario::error::KeyError as ModelError;
 
 /// A resolved model and what was assumed on the way, in words, for the report.
 #[derive(Clone, Debug, PartialEq)]

@@ -333,13 +333,8 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     let fits = blocks > 0;
 
     let seed = f.sim.seed.unwrap_or(1);
-    let requests = traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| {
-        let err = s.error_at(&e.path, e.message);
-        match e.help {
-            Some(h) => err.with_help(h),
-            None => err,
-        }
-    })?;
+    let requests =
+        traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
     let mut spec = TopologySpec::new(1, gpus_per_node);
     spec.intra = match g.intra_link {
         gpu::IntraLinkKind::NvSwitch => IntraKind::NvSwitch,

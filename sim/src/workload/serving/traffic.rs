@@ -14,14 +14,11 @@
 //! Errors carry the dotted scenario key at fault (`workload.rate`) for `Scenario::error_at`.
 
 use crate::engine::{RngStreams, SimTime};
-use crate::scenario::Scenario;
-use crate::scenario::error::ScenarioError;
 use crate::scenario::serving::{
     ArrivalKind, DistributionKind, LengthDistribution, LengthSpec, WorkloadSection,
 };
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
-use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -36,49 +33,7 @@ pub struct Request {
     pub output_tokens: u32,
 }
 
-/// A problem with `[workload]`, at a dotted path (`workload.rate`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TrafficError {
-    pub path: String,
-    pub message: String,
-    pub help: Option<String>,
-}
-
-impl TrafficError {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> TrafficError {
-        TrafficError {
-            path: path.into(),
-            message: message.into(),
-            help: None,
-        }
-    }
-
-    pub fn with_help(mut self, help: impl Into<String>) -> TrafficError {
-        self.help = Some(help.into());
-        self
-    }
-
-    /// The error located in the scenario it came from.
-    pub fn locate(self, s: &Scenario) -> ScenarioError {
-        let e = s.error_at(&self.path, self.message);
-        match self.help {
-            Some(help) => e.with_help(help),
-            None => e,
-        }
-    }
-}
-
-impl fmt::Display for TrafficError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)?;
-        if let Some(help) = &self.help {
-            write!(f, " ({help})")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for TrafficError {}
+pub use crate::scenario::error::KeyError as TrafficError;
 
 type Result<T> = std::result::Result<T, TrafficError>;
 
