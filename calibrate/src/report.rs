@@ -168,7 +168,8 @@ impl Serialize for Libraries<'_> {
 }
 
 /// What to print to stderr when probing failed, one line per entry. A machine with nothing to
-/// measure gets the reason, then the names of the GPUs whose datasheet figures the simulator uses.
+/// measure gets the reason, then one line naming the shipped profiles the simulator can use
+/// instead of measurements.
 pub fn failure_lines(err: &ProbeError) -> Vec<String> {
     const NOTHING: &str = "nothing to measure on this machine.";
     let reason = match err {
@@ -191,15 +192,11 @@ pub fn failure_lines(err: &ProbeError) -> Vec<String> {
             )];
         }
     };
-    let names: Vec<&str> = clustersim::hw::gpu::catalog()
-        .iter()
-        .map(|g| g.name)
-        .collect();
     vec![
         format!("{PROG}: {reason}"),
         format!(
-            "{PROG}: the simulator uses the datasheet figures of its GPU catalog: {}.",
-            names.join(", ")
+            "{PROG}: {}",
+            crate::profiles::one_line(&crate::profiles::shipped())
         ),
     ]
 }
@@ -360,7 +357,7 @@ mod tests {
     }
 
     #[test]
-    fn no_driver_message_names_the_catalog() {
+    fn no_driver_message_names_the_shipped_profiles() {
         let lines = failure_lines(&ProbeError::NoDriver);
         assert_eq!(lines.len(), 2);
         assert_eq!(
@@ -368,10 +365,17 @@ mod tests {
             "clustersim-calibrate: no CUDA driver found (libcuda.so could not be loaded); \
              nothing to measure on this machine."
         );
-        assert!(lines[1].contains("datasheet figures"));
-        for gpu in clustersim::hw::gpu::catalog() {
-            assert!(lines[1].contains(gpu.name), "{} missing", gpu.name);
+        assert!(
+            lines[1].starts_with(
+                "clustersim-calibrate: without measurements clustersim has its shipped profiles: "
+            ),
+            "{}",
+            lines[1]
+        );
+        for name in clustersim::hw::profile::shipped_names() {
+            assert!(lines[1].contains(name), "{name} missing");
         }
+        assert!(lines[1].contains("datasheet figures"));
     }
 
     #[test]

@@ -1,8 +1,11 @@
-//! End-to-end checks of the `clustersim-calibrate` binary: help, usage errors, and `devices` on
-//! whatever machine runs the tests. The expected outcome of `devices` is worked out here from the
+//! End-to-end checks of the `clustersim-calibrate` binary: help, usage errors, `devices` and
+//! `measure` on whatever machine runs the tests, `profiles`, and `import-vidur` on the shared copy
+//! of Vidur's tables. The expected outcome of the GPU subcommands is worked out here from the
 //! driver itself (through cudarc, checking for libcuda first), so the same tests pass on a machine
-//! without CUDA (exit 2 and the no-driver message) and on a GPU machine (exit 0 and the names the
-//! driver reports). They do not check clock or memory figures, which only the driver knows.
+//! without CUDA (exit 2, the no-driver message and the shipped profiles) and on a GPU machine
+//! (`devices` lists what the driver reports; `measure`, which takes minutes there, is left to the
+//! device check, calibrate/device-check.sh). They do not check clock or memory figures, which
+//! only the driver knows.
 
 use cudarc::driver::result;
 use std::process::{Command, Output};
@@ -59,6 +62,44 @@ fn assert_no_panic(out: &Output) {
     );
 }
 
+/// The second line of the no-GPU message: the shipped profiles, every one by name.
+const PROFILES_LINE: &str =
+    "clustersim-calibrate: without measurements clustersim has its shipped profiles: ";
+
+/// On a machine with nothing to measure: exit 2, nothing on stdout, the reason and one line
+/// naming every shipped profile on stderr (exactly those two lines without a driver).
+fn check_nothing_to_measure(out: &Output, no_driver: bool) {
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    assert!(stdout.is_empty(), "stdout:\n{stdout}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    if no_driver {
+        assert_eq!(lines.len(), 2, "stderr:\n{stderr}");
+        assert_eq!(
+            lines[0],
+            "clustersim-calibrate: no CUDA driver found (libcuda.so could not be loaded); \
+             nothing to measure on this machine."
+        );
+    } else {
+        assert!(
+            stderr.contains("nothing to measure on this machine."),
+            "{stderr}"
+        );
+    }
+    let profiles = lines
+        .iter()
+        .find(|l| l.starts_with(PROFILES_LINE))
+        .unwrap_or_else(|| panic!("no profile line:\n{stderr}"));
+    for (name, profile) in clustersim::hw::profile::shipped() {
+        let entry = format!(
+            "{name} ({}, {} points from Vidur)",
+            profile.gpu,
+            profile.points()
+        );
+        assert!(profiles.contains(&entry), "{entry} missing:\n{stderr}");
+    }
+}
+
 fn check_devices(json: bool) {
     let args: &[&str] = if json {
         &["devices", "--json"]
@@ -67,37 +108,11 @@ fn check_devices(json: bool) {
     };
     let out = run(args);
     assert_no_panic(&out);
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    let catalog_line =
-        "clustersim-calibrate: the simulator uses the datasheet figures of its GPU catalog: ";
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
     match machine() {
-        Machine::NoDriver => {
-            assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
-            let lines: Vec<&str> = stderr.lines().collect();
-            assert_eq!(lines.len(), 2, "stderr:\n{stderr}");
-            assert_eq!(
-                lines[0],
-                "clustersim-calibrate: no CUDA driver found (libcuda.so could not be loaded); \
-                 nothing to measure on this machine."
-            );
-            assert!(lines[1].starts_with(catalog_line), "{stderr}");
-            for gpu in clustersim::hw::gpu::catalog() {
-                assert!(
-                    lines[1].contains(gpu.name),
-                    "{} missing:\n{stderr}",
-                    gpu.name
-                );
-            }
-            assert!(stdout.is_empty(), "stdout:\n{stdout}");
-        }
-        Machine::NoUsableGpu => {
-            assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
-            assert!(
-                stderr.contains("nothing to measure on this machine."),
-                "{stderr}"
-            );
-            assert!(stderr.contains(catalog_line), "{stderr}");
-        }
+        Machine::NoDriver => check_nothing_to_measure(&out, true),
+        Machine::NoUsableGpu => check_nothing_to_measure(&out, false),
         Machine::Gpus(names) => {
             assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
             if json {
@@ -182,4 +197,295 @@ fn unknown_subcommand_is_a_usage_error() {
     assert_no_panic(&out);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("unrecognized subcommand"));
+}
+
+#[test]
+fn help_lists_every_subcommand() {
+    let out = run(&["--help"]);
+    let stdout = text(&out.stdout);
+    for sub in ["devices", "profiles", "import-vidur", "measure"] {
+        assert!(stdout.contains(sub), "{sub} missing:\n{stdout}");
+    }
+    let out = run(&["measure", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("--out") && stdout.contains("--quick") && stdout.contains("--gpu"));
+}
+
+/// A fresh path under the temporary directory for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("calibrate-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn measure_without_a_gpu_says_so_and_writes_nothing() {
+    let dir = scratch("measure");
+    let out_dir = dir.join("out");
+    let out_arg = out_dir.to_string_lossy().into_owned();
+    match machine() {
+        Machine::Gpus(names) => {
+            println!(
+                "{} GPU(s) here ({names:?}): `measure` is left to calibrate/device-check.sh",
+                names.len()
+            );
+        }
+        no_gpu => {
+            for quick in [true, false] {
+                let mut args = vec!["measure", "--out", out_arg.as_str()];
+                if quick {
+                    args.push("--quick");
+                }
+                let out = run(&args);
+                assert_no_panic(&out);
+                check_nothing_to_measure(&out, matches!(no_gpu, Machine::NoDriver));
+                assert!(!out_dir.exists(), "measure created {}", out_dir.display());
+            }
+        }
+    }
+    // A --gpu that is not in the catalog is a usage error, on any machine.
+    let out = run(&["measure", "--out", out_arg.as_str(), "--gpu", "H1OO-SXM"]);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("unknown GPU \"H1OO-SXM\"") && stderr.contains("H100"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn profiles_lists_the_shipped_profiles() {
+    let out = run(&["profiles"]);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("Calibration profiles compiled into clustersim"),
+        "{stdout}"
+    );
+    for (name, profile) in clustersim::hw::profile::shipped() {
+        let row = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing:\n{stdout}"));
+        assert!(row.contains(profile.gpu), "{row}");
+        assert!(row.contains(&profile.points().to_string()), "{row}");
+        assert!(row.contains(&profile.gemm.len().to_string()), "{row}");
+        assert!(row.trim_end().ends_with("Vidur"), "{row}");
+        assert!(stdout.contains(&format!("{name}: {}", profile.provenance.source)));
+    }
+}
+
+/// The shared copy of Vidur's profiles (the repository sits next to `shared/`).
+const VIDUR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/data/vidur-profiles"
+);
+
+fn vidur() -> std::path::PathBuf {
+    let dir = std::path::PathBuf::from(VIDUR);
+    assert!(
+        dir.join("compute").is_dir(),
+        "Vidur profiles not found at {} (the repository must sit next to a copy of `shared/`); \
+         this check must not be skipped",
+        dir.display()
+    );
+    dir
+}
+
+/// The percentage after `label` in the read-back report ("max |error| 0.000%").
+fn percent_after(stdout: &str, line_start: &str, label: &str) -> f64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(line_start))
+        .unwrap_or_else(|| panic!("no line starting {line_start:?}:\n{stdout}"));
+    let at = line
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} missing: {line}"))
+        + label.len();
+    let rest = line[at..].trim_start();
+    let end = rest
+        .find('%')
+        .unwrap_or_else(|| panic!("no % after {label:?}: {line}"));
+    rest[..end]
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+#[test]
+fn import_vidur_h100_writes_the_shipped_profile_and_reads_it_back() {
+    let dir = scratch("vidur-h100");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("h100.toml");
+    let gpu_dir = vidur().join("compute").join("h100");
+    let out = run(&[
+        "import-vidur",
+        gpu_dir.to_str().unwrap(),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_no_panic(&out);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    println!("{stdout}");
+    for needle in [
+        "Read 6 Vidur tables of h100 (H100-SXM5-80GB)",
+        "meta-llama/Llama-2-7b-hf",
+        "Qwen/Qwen-72B",
+        "69 weight shapes (n, k)",
+        "69 GEMM weight shapes, 17871 points, fp16",
+        "It is identical to the shipped profile h100-sxm5-80gb-vidur.",
+        "17871 of 17871 distinct (m, n, k) priced from the profile",
+    ] {
+        assert!(stdout.contains(needle), "{needle:?} missing:\n{stdout}");
+    }
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        Some(written.as_str()),
+        clustersim::hw::profile::shipped_text("h100-sxm5-80gb-vidur")
+    );
+    let merged_max = percent_after(&stdout, "merged source points", "max |error|");
+    let merged_median = percent_after(&stdout, "merged source points", "%, median");
+    let own_median = percent_after(&stdout, "each model's own rows", "median |error|");
+    assert!(
+        merged_max <= 3.0 && merged_median <= 3.0 && own_median <= 3.0,
+        "{stdout}"
+    );
+    assert!(stdout.contains("-> pass"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn import_vidur_a100_from_the_root_with_gpu() {
+    let dir = scratch("vidur-a100");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a100.toml");
+    let root = vidur();
+    let out = run(&[
+        "import-vidur",
+        root.to_str().unwrap(),
+        "--gpu",
+        "a100",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_no_panic(&out);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Read 8 Vidur tables of a100 (A100-SXM4-80GB)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("identical to the shipped profile a100-sxm4-80gb-vidur"),
+        "{stdout}"
+    );
+    assert!(percent_after(&stdout, "merged source points", "max |error|") <= 3.0);
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        Some(written.as_str()),
+        clustersim::hw::profile::shipped_text("a100-sxm4-80gb-vidur")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn import_vidur_errors_are_clear() {
+    let root = vidur();
+    // Two GPUs below: ask which.
+    let out = run(&["import-vidur", root.join("compute").to_str().unwrap()]);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("a100 and h100") && stderr.contains("--gpu"),
+        "{stderr}"
+    );
+    // Nothing there.
+    let out = run(&["import-vidur", "/no/such/vidur/dir"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("/no/such/vidur/dir is not a directory"));
+    // A GPU this tool does not know: a usage error.
+    let out = run(&["import-vidur", root.to_str().unwrap(), "--gpu", "v100"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("a100"), "{}", text(&out.stderr));
+    // An unwritable output.
+    let out = run(&[
+        "import-vidur",
+        root.to_str().unwrap(),
+        "--gpu",
+        "h100",
+        "--out",
+        "/no/such/dir/x.toml",
+    ]);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cannot write /no/such/dir/x.toml"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// The device check script: valid bash, and on a machine without a GPU it runs both steps with
+/// the binary it is given, logs them and exits with `measure`'s status. (On a GPU machine it
+/// would measure for minutes: left to a device session.)
+#[test]
+fn device_check_script_runs_the_given_binary_and_logs() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/device-check.sh");
+    let syntax = Command::new("bash").args(["-n", script]).output().unwrap();
+    assert!(syntax.status.success(), "{}", text(&syntax.stderr));
+    if let Machine::Gpus(names) = machine() {
+        println!("GPUs here ({names:?}): the device check is not run by the test suite");
+        return;
+    }
+    let dir = scratch("device-check");
+    let out = Command::new("bash")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_clustersim-calibrate"))
+        .env("OUT", &dir)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let log = std::fs::read_to_string(dir.join("log.txt")).unwrap();
+    for needle in [
+        "== devices exited with 2",
+        "== measure --out",
+        "--quick",
+        "== measure exited with 2",
+        "nothing to measure on this machine.",
+        PROFILES_LINE,
+    ] {
+        assert!(log.contains(needle), "{needle:?} missing:\n{log}");
+    }
+    assert_eq!(log, stdout, "the log holds what was printed");
+    // A missing binary: exit 2, said in the log.
+    let out = Command::new("bash")
+        .arg(script)
+        .arg(dir.join("no-such-binary"))
+        .env("OUT", &dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let log = std::fs::read_to_string(dir.join("log.txt")).unwrap();
+    assert!(log.contains("no executable at"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
