@@ -21,6 +21,7 @@ mod measure;
 mod probe;
 mod profiles;
 mod report;
+mod table;
 mod vidur;
 
 use clap::{Parser, Subcommand};

@@ -1,6 +1,7 @@
 //! The calibration profiles compiled into clustersim (`clustersim::hw::profile::shipped`), as
 //! `profiles` lists them and as the no-GPU message names them.
 
+use crate::table::write_table;
 use clustersim::hw::profile;
 use std::fmt::Write as _;
 
@@ -49,7 +50,7 @@ pub fn listing_text(profiles: &[Shipped]) -> String {
         out,
         "Calibration profiles compiled into clustersim (a scenario names one in cluster.profile):"
     );
-    let header = ["name", "GPU", "GEMM shapes", "points", "source"].map(String::from);
+    let header = ["name", "GPU", "GEMM shapes", "points", "source"];
     let rows: Vec<[String; 5]> = profiles
         .iter()
         .map(|p| {
@@ -62,20 +63,7 @@ pub fn listing_text(profiles: &[Shipped]) -> String {
             ]
         })
         .collect();
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    for row in std::iter::once(&header).chain(&rows) {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
-    }
+    write_table(&mut out, "  ", header, &rows);
     for p in profiles {
         let _ = writeln!(out, "{}: {}", p.name, p.source);
     }

@@ -11,6 +11,7 @@
 //! JSON (it is a listing, not yet a calibration profile).
 
 use crate::probe::{DeviceInfo, Inventory, Library, ProbeError};
+use crate::table::write_table;
 use serde::{Serialize, Serializer};
 use std::fmt::Write as _;
 
@@ -42,23 +43,9 @@ pub fn devices_text(inv: &Inventory) -> String {
         "max SM clock",
         "memory clock",
         "memory bus",
-    ]
-    .map(String::from);
+    ];
     let rows: Vec<[String; 8]> = inv.devices.iter().map(device_row).collect();
-    let mut widths = header.clone().map(|h| h.len());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    for row in std::iter::once(&header).chain(&rows) {
-        let line: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", line.join("  ").trim_end());
-    }
+    write_table(&mut out, "", header, &rows);
     let _ = writeln!(out, "Libraries (as cudarc loads them):");
     let name_width = inv
         .libraries

@@ -20,8 +20,10 @@
 //!   can differ by the spread between the models' runs. The median of these errors must be within
 //!   3%; the largest is reported, not bounded.
 
+use crate::table::write_table;
 use clustersim::hw::profile::{self, Profile, VIDUR_SHIPPED, VidurGemm};
 use clustersim::hw::{ComputeModel, ComputeTier, Dtype, Kernel, gpu};
+use clustersim::stats::median;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -245,21 +247,8 @@ pub fn summary_text(source: &Source, tables: &[ModelTable]) -> String {
             ]
         })
         .collect();
-    let header = ["model", "rows", "weight shapes", "TP", "tokens (m)"].map(String::from);
-    let mut widths = header.clone().map(|h| h.len());
-    for row in &rows {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.len());
-        }
-    }
-    for row in std::iter::once(&header).chain(&rows) {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
-    }
+    let header = ["model", "rows", "weight shapes", "TP", "tokens (m)"];
+    write_table(&mut out, "  ", header, &rows);
     let all: Vec<&VidurGemm> = tables.iter().flat_map(|t| &t.gemms).collect();
     let points: BTreeSet<(u64, u64, u64)> = all.iter().map(|g| (g.m, g.n, g.k)).collect();
     let shapes: BTreeSet<(u64, u64)> = all.iter().map(|g| (g.n, g.k)).collect();
@@ -309,19 +298,6 @@ impl ReadBack {
     }
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        0.5 * (values[n / 2 - 1] + values[n / 2])
-    }
-}
-
 fn errors(cases: Vec<(String, u64, u64, u64, f64)>) -> Errors {
     let mut abs: Vec<f64> = cases.iter().map(|c| c.4.abs()).collect();
     let worst = cases
@@ -333,7 +309,7 @@ fn errors(cases: Vec<(String, u64, u64, u64, f64)>) -> Errors {
         count: cases.len(),
         exact: abs.iter().filter(|e| **e < 1e-9).count(),
         max: abs.iter().copied().fold(0.0, f64::max),
-        median: median(&mut abs),
+        median: median(&mut abs).unwrap_or(0.0),
         worst,
     }
 }
@@ -368,7 +344,9 @@ pub fn read_back(profile: Profile, tables: &[ModelTable]) -> Result<ReadBack, St
     let mut priced = BTreeMap::new();
     let mut merged_cases = Vec::new();
     for (&(m, n, k), times) in &mut merged {
-        let measured = median(times);
+        let Some(measured) = median(times) else {
+            continue;
+        };
         let predicted = price(m, n, k)?;
         priced.insert((m, n, k), predicted);
         merged_cases.push((
@@ -386,7 +364,9 @@ pub fn read_back(profile: Profile, tables: &[ModelTable]) -> Result<ReadBack, St
             own.entry((g.m, g.n, g.k)).or_default().push(g.time_s);
         }
         for ((m, n, k), mut times) in own {
-            let measured = median(&mut times);
+            let Some(measured) = median(&mut times) else {
+                continue;
+            };
             let predicted = priced[&(m, n, k)];
             own_cases.push((t.name.clone(), m, n, k, (predicted - measured) / measured));
         }

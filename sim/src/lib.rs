@@ -12,6 +12,7 @@ pub mod net;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod stats;
 pub mod validate;
 pub mod workload;
 

@@ -1204,6 +1204,26 @@ fn with_report_notes(mut assumptions: Vec<String>, report: &Value) -> Vec<String
     assumptions
 }
 
+/// Builds the case's training scenario and runs it; a refusal or a failed run becomes the row
+/// that reports it (with the scenario text when there is one).
+fn build_and_run(
+    c: &Case,
+    file_name: &str,
+    one_micro_batch: bool,
+    row: &RowFn,
+) -> Result<(Built, crate::RunOutput), Box<Row>> {
+    let built = build_training(c, one_micro_batch)
+        .map_err(|r| Box::new(row(r.status, None, r.assumptions)))?;
+    match run_built(c, file_name, &built) {
+        Ok(output) => Ok((built, output)),
+        Err((status, assumptions)) => {
+            let mut r = row(status, None, assumptions);
+            r.scenario = Some(built.toml);
+            Err(Box::new(r))
+        }
+    }
+}
+
 type RowFn<'a> = dyn Fn(Status, Option<f64>, Vec<String>) -> Row + 'a;
 
 /// When the source does not state the recomputation and the run does not fit without it, the run
@@ -1361,17 +1381,9 @@ fn serving_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
 }
 
 fn training_rows(c: &Case, file_name: &str, metric: TrainingMetric, row: &RowFn) -> Vec<Row> {
-    let built = match build_training(c, false) {
-        Ok(b) => b,
-        Err(r) => return vec![row(r.status, None, r.assumptions)],
-    };
-    let output = match run_built(c, file_name, &built) {
-        Ok(o) => o,
-        Err((status, assumptions)) => {
-            let mut r = row(status, None, assumptions);
-            r.scenario = Some(built.toml);
-            return vec![r];
-        }
+    let (built, output) = match build_and_run(c, file_name, false, row) {
+        Ok(run) => run,
+        Err(r) => return vec![*r],
     };
     let (built, output) = fit_by_recomputation(c, file_name, built, output);
     let report = &output.report;
@@ -1455,17 +1467,9 @@ fn layer_times(graph: &Graph, timeline: &Timeline, layer: u32) -> Option<(f64, f
 }
 
 fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
-    let built = match build_training(c, true) {
-        Ok(b) => b,
-        Err(r) => return vec![row(r.status, None, r.assumptions)],
-    };
-    let output = match run_built(c, file_name, &built) {
-        Ok(o) => o,
-        Err((status, assumptions)) => {
-            let mut r = row(status, None, assumptions);
-            r.scenario = Some(built.toml);
-            return vec![r];
-        }
+    let (built, output) = match build_and_run(c, file_name, true, row) {
+        Ok(run) => run,
+        Err(r) => return vec![*r],
     };
     let layers = output.report["model"]["layers"].as_u64().unwrap_or(0) as u32;
     if layers < 3 || output.report["parallel"]["pp"] != 1 {

@@ -22,6 +22,23 @@ fn seconds(s: f64) -> String {
     }
 }
 
+/// One labelled row of the summary.
+fn row(out: &mut String, label: &str, value: String) {
+    let _ = writeln!(out, "  {label:<22}{value}");
+}
+
+/// One row per assumption the run made, the first labelled "assumed".
+fn assumption_rows(out: &mut String, r: &Value) {
+    let items = r["assumptions"].as_array().into_iter().flatten();
+    for (i, item) in items.enumerate() {
+        row(
+            out,
+            if i == 0 { "assumed" } else { "" },
+            item.as_str().unwrap_or("").to_string(),
+        );
+    }
+}
+
 pub fn render(r: &Value) -> String {
     if r["kind"] == "serving" {
         return render_serving(r);
@@ -30,9 +47,6 @@ pub fn render(r: &Value) -> String {
     let name = r["scenario"].as_str().unwrap_or("scenario");
     let kind = r["kind"].as_str().unwrap_or("?");
     let _ = writeln!(out, "{name}  [{kind}]");
-    let row = |out: &mut String, label: &str, value: String| {
-        let _ = writeln!(out, "  {label:<22}{value}");
-    };
     row(
         &mut out,
         "GPUs",
@@ -138,15 +152,7 @@ pub fn render(r: &Value) -> String {
             f["symmetry"].as_str().unwrap_or("")
         ),
     );
-    if let Some(a) = r["assumptions"].as_array().filter(|a| !a.is_empty()) {
-        for (i, item) in a.iter().enumerate() {
-            row(
-                &mut out,
-                if i == 0 { "assumed" } else { "" },
-                item.as_str().unwrap_or("").to_string(),
-            );
-        }
-    }
+    assumption_rows(&mut out, r);
     row(
         &mut out,
         "simulated",
@@ -167,9 +173,6 @@ fn render_serving(r: &Value) -> String {
         "{}  [serving]",
         r["scenario"].as_str().unwrap_or("scenario")
     );
-    let row = |out: &mut String, label: &str, value: String| {
-        let _ = writeln!(out, "  {label:<22}{value}");
-    };
     let c = &r["cluster"];
     row(
         &mut out,
@@ -256,15 +259,7 @@ fn render_serving(r: &Value) -> String {
             if fits { "fits" } else { "DOES NOT FIT" }
         ),
     );
-    if let Some(a) = r["assumptions"].as_array().filter(|a| !a.is_empty()) {
-        for (i, item) in a.iter().enumerate() {
-            row(
-                &mut out,
-                if i == 0 { "assumed" } else { "" },
-                item.as_str().unwrap_or("").to_string(),
-            );
-        }
-    }
+    assumption_rows(&mut out, r);
     row(
         &mut out,
         "simulated",

@@ -72,6 +72,7 @@
 use super::dtype::Dtype;
 use super::gpu::{self, GpuSpec};
 use super::roofline::Kernel;
+use crate::stats::median;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -742,16 +743,6 @@ pub fn vidur_mlp_gemms(csv: &str) -> Result<Vec<VidurGemm>, String> {
     Ok(out)
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        0.5 * (values[n / 2 - 1] + values[n / 2])
-    }
-}
-
 /// Builds a profile of `gpu` (catalog name) from Vidur `mlp.csv` tables, given as (model name,
 /// CSV text). Every row's GEMMs become points (m, n, k) in fp16; points with identical (m, n, k),
 /// from duplicate rows or from several models, are merged by the median of their medians; times
@@ -782,7 +773,7 @@ pub fn from_vidur_mlp_csv(
         .map(|((n, k), by_m)| {
             let (m, time_s) = by_m
                 .into_iter()
-                .map(|(m, mut times)| (m, (median(&mut times) * 1e9).round() / 1e9))
+                .filter_map(|(m, mut times)| Some((m, (median(&mut times)? * 1e9).round() / 1e9)))
                 .unzip();
             GemmSeries {
                 dtype: Dtype::Fp16,

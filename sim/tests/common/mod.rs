@@ -179,14 +179,7 @@ fn sorted_subdirs(dir: &Path) -> Vec<PathBuf> {
 
 /// The median (the mean of the middle two of an even count); sorts `values`.
 pub fn median(values: &mut [f64]) -> f64 {
-    assert!(!values.is_empty());
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        0.5 * (values[n / 2 - 1] + values[n / 2])
-    }
+    clustersim::stats::median(values).expect("the median of an empty sample")
 }
 
 /// Nearest-rank percentile of already sorted values.
