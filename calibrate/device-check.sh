@@ -2,7 +2,7 @@
 # Device check for clustersim-calibrate: runs an already-built binary on a GPU machine and
 # leaves the profile, the raw numbers, the summary and a log in "$OUT".
 #
-#   calibrate/device-check.sh [BINARY] [--full]
+#   calibrate/device-check.sh [BINARY] [--quick]
 #
 # Run from the repository root. BINARY defaults to target/release/clustersim-calibrate (build it
 # beforehand, on an x86-64 machine with glibc no newer than the GPU machine's:
@@ -12,9 +12,14 @@
 #   1. puts the CUDA libraries of a pip-installed PyTorch (site-packages/nvidia/*/lib) on
 #      LD_LIBRARY_PATH, with a libnccl.so link to libnccl.so.2 where only the latter exists
 #      (cudarc does not look for libnccl.so.2);
-#   2. runs `devices`;
-#   3. runs `measure --out "$OUT" --quick` (the full plan with --full);
-#   4. writes everything it printed to "$OUT/log.txt".
+#   2. runs `devices` (and, when it fails, lists what the loader can find);
+#   3. runs `measure --out "$OUT"` (the full plan; the quick one with --quick), which also runs
+#      PyTorch's attention and elementwise kernels (calibrate/python/torch_bench.py, embedded in
+#      the binary) where python3 has PyTorch, and adds them to the profile;
+#   4. runs `validate --profile "$OUT/profile.toml" --out "$OUT"`: one transformer layer forward
+#      and backward in PyTorch at eight shapes against the simulator's prediction from that
+#      profile ("$OUT/torch-layers.json", "$OUT/validation.json");
+#   5. writes everything it printed to "$OUT/log.txt".
 # OUT defaults to ./calibration-out when unset. Exit status: that of `measure` (124 when the
 # time limit stopped it), or 2 when the binary is missing.
 
@@ -24,10 +29,10 @@ LIMIT_S=480 # the whole script
 START_S=$SECONDS
 
 binary=target/release/clustersim-calibrate
-plan=--quick
+plan=
 for arg in "$@"; do
     case "$arg" in
-    --full) plan= ;;
+    --quick) plan=--quick ;;
     -h | --help)
         sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
@@ -91,14 +96,29 @@ fi
 # 2. What the driver sees.
 say "devices"
 timeout 60 "$binary" devices
-say "devices exited with $?"
+drc=$?
+say "devices exited with $drc"
+if [ "$drc" -ne 0 ]; then
+    say "what the loader can find:"
+    ldconfig -p 2>/dev/null | grep -E 'libcuda|cublas|nccl|nvrtc' || true
+    ls /usr/local/nvidia/lib64 2>/dev/null | head -20 || true
+fi
 
 # 3. The measurements; the tool stops starting new points after 150 s (quick) or 330 s (full).
-budget=$(($(left) - 15))
+budget=$(($(left) - 90)) # leaves time for the validation
 say "measure --out $OUT ${plan:-(full plan)} (at most ${budget} s)"
 timeout --kill-after=10 "$budget" "$binary" measure --out "$OUT" ${plan:+"$plan"}
 rc=$?
 say "measure exited with $rc after $((SECONDS - START_S)) s in all"
+
+# 4. The layer validation against the profile just measured.
+if [ "$rc" -eq 0 ] && [ -f "$OUT/profile.toml" ]; then
+    budget=$(($(left) - 10))
+    say "validate --profile $OUT/profile.toml --out $OUT (at most ${budget} s)"
+    timeout --kill-after=10 "$budget" "$binary" validate --profile "$OUT/profile.toml" --out "$OUT"
+    rc=$?
+    say "validate exited with $rc after $((SECONDS - START_S)) s in all"
+fi
 if command -v nvidia-smi >/dev/null 2>&1; then
     timeout 20 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv || true
 fi

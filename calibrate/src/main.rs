@@ -22,6 +22,9 @@ mod probe;
 mod profiles;
 mod report;
 mod table;
+mod torch;
+mod torch_kernels;
+mod validate;
 mod vidur;
 
 use clap::{Parser, Subcommand};
@@ -87,6 +90,39 @@ enum Command {
         /// it (`clustersim list gpus`)
         #[arg(long)]
         gpu: Option<String>,
+        /// Do not run PyTorch's attention and elementwise kernels (calibrate/python/
+        /// torch_bench.py) after the plan; without them, or without PyTorch, the profile has no
+        /// [[attention]] or [elementwise] tables
+        #[arg(long)]
+        no_torch: bool,
+    },
+    /// Add the attention and elementwise tables of PyTorch's kernel timings (torch_bench.py
+    /// kernels, e.g. DIR/torch-kernels.json of the device check) to a profile file
+    ImportTorch {
+        /// The kernel timings
+        kernels: PathBuf,
+        /// The profile to add them to (a file)
+        #[arg(long)]
+        profile: PathBuf,
+        /// Profile file to write (default: overwrite --profile)
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Time one transformer layer forward and backward with PyTorch on this GPU (or read such
+    /// timings from a file) and compare them with the simulator's prediction from a profile
+    Validate {
+        /// The profile to predict with: a file (e.g. DIR/profile.toml of `measure`) or a
+        /// shipped profile's name
+        #[arg(long)]
+        profile: String,
+        /// Read the measured layers from this file (torch_bench.py's `layers` output, e.g.
+        /// DIR/torch-layers.json of the device check) instead of measuring them now
+        #[arg(long)]
+        reference: Option<PathBuf>,
+        /// Directory for torch-layers.json (when measuring) and validation.json (default: the
+        /// current directory)
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
     },
 }
 
@@ -95,7 +131,22 @@ fn main() -> ExitCode {
         Command::Devices { json } => devices(json),
         Command::Profiles => print(&profiles::listing_text(&profiles::shipped())),
         Command::ImportVidur { dir, gpu, out } => import_vidur(&dir, gpu.as_deref(), out),
-        Command::Measure { out, quick, gpu } => measure(&out, quick, gpu.as_deref()),
+        Command::Measure {
+            out,
+            quick,
+            gpu,
+            no_torch,
+        } => measure(&out, quick, gpu.as_deref(), !no_torch),
+        Command::ImportTorch {
+            kernels,
+            profile,
+            out,
+        } => import_torch(&kernels, &profile, out.as_deref()),
+        Command::Validate {
+            profile,
+            reference,
+            out,
+        } => validate_layers(&profile, reference.as_deref(), &out),
     }
 }
 
@@ -193,6 +244,62 @@ fn import_vidur(dir: &Path, gpu: Option<&str>, out: Option<PathBuf>) -> ExitCode
     code
 }
 
+fn validate_layers(profile: &str, reference: Option<&Path>, out: &Path) -> ExitCode {
+    let prog = report::PROG;
+    let fail = |code: u8, message: String| {
+        eprintln!("{prog}: {message}");
+        ExitCode::from(code)
+    };
+    let choice = match validate::ProfileChoice::resolve(profile) {
+        Ok(c) => c,
+        Err(e) => return fail(1, e),
+    };
+    if let Err(e) = std::fs::create_dir_all(out) {
+        return fail(1, format!("cannot create {}: {e}", out.display()));
+    }
+    let path = match reference {
+        Some(p) => p.to_path_buf(),
+        None => match torch::run(torch::What::Layers, out) {
+            Ok(p) => p,
+            Err(torch::RunError::Unavailable(why)) => {
+                return fail(
+                    2,
+                    format!(
+                        "{why}; nothing to measure here. Give --reference FILE to compare \
+                         timings measured elsewhere (calibrate/device-check.sh writes \
+                         torch-layers.json)."
+                    ),
+                );
+            }
+            Err(torch::RunError::Failed(why)) => return fail(1, why),
+        },
+    };
+    let reference = match torch::read(&path, torch::What::Layers) {
+        Ok(r) => r,
+        Err(e) => return fail(1, e),
+    };
+    let rows = match validate::compare(&reference, &choice) {
+        Ok(rows) => rows,
+        Err(e) => return fail(1, format!("simulating the layers: {e}")),
+    };
+    let json_path = out.join("validation.json");
+    let json = validate::json(&reference, &choice, &rows);
+    let written = serde_json::to_string_pretty(&json)
+        .map_err(|e| e.to_string())
+        .and_then(|t| std::fs::write(&json_path, t + "\n").map_err(|e| e.to_string()));
+    if let Err(e) = written {
+        return fail(1, format!("cannot write {}: {e}", json_path.display()));
+    }
+    let mut text = validate::text(&reference, &choice, &rows);
+    text.push_str(&format!("Wrote {}.\n", json_path.display()));
+    let code = print(&text);
+    match validate::median_abs_error(&rows) {
+        Some(m) if m <= validate::MAX_MEDIAN_ERROR => code,
+        Some(_) => ExitCode::from(1),
+        None => fail(1, format!("{}: no layers to compare", path.display())),
+    }
+}
+
 /// The command line as typed, arguments with spaces quoted.
 fn command_line() -> String {
     std::env::args()
@@ -207,7 +314,46 @@ fn command_line() -> String {
         .join(" ")
 }
 
-fn measure(out: &Path, quick: bool, gpu_name: Option<&str>) -> ExitCode {
+fn import_torch(kernels: &Path, profile: &Path, out: Option<&Path>) -> ExitCode {
+    let prog = report::PROG;
+    let fail = |message: String| {
+        eprintln!("{prog}: {message}");
+        ExitCode::from(1)
+    };
+    let records = match torch::read(kernels, torch::What::Kernels) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let base = match clustersim::hw::Profile::load(profile) {
+        Ok(p) => p,
+        Err(e) => return fail(e.to_string()),
+    };
+    let combined = match torch_kernels::add_to(&base, &records) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    let path = out.unwrap_or(profile);
+    if let Err(e) = std::fs::write(path, combined.to_toml()) {
+        return fail(format!("cannot write {}: {e}", path.display()));
+    }
+    print(&format!(
+        "Wrote {}: {} attention tables ({} points) and {} elementwise tables ({} points) from {} \
+         ({}).\n",
+        path.display(),
+        combined.attention.len(),
+        combined.attention.iter().map(|a| a.points()).sum::<usize>(),
+        combined.elementwise.len(),
+        combined
+            .elementwise
+            .iter()
+            .map(|e| e.bytes.len())
+            .sum::<usize>(),
+        kernels.display(),
+        records.environment.device
+    ))
+}
+
+fn measure(out: &Path, quick: bool, gpu_name: Option<&str>, with_torch: bool) -> ExitCode {
     let prog = report::PROG;
     // A --gpu that names no catalog GPU is a usage error, whatever the machine.
     let named = match gpu_name.map(clustersim::hw::gpu::find) {
@@ -299,10 +445,35 @@ fn measure(out: &Path, quick: bool, gpu_name: Option<&str>) -> ExitCode {
         &|| started.elapsed().as_secs_f64(),
         &mut |line| eprintln!("{prog}: {line}"),
     );
-    // The files are written before the GPU is let go, whatever happens then.
-    let code = finish_measure(out, &plan, &info, &outcome, catalog.map(|c| c.name));
     drop(gpu);
-    code
+    let kernels = if with_torch && outcome.fatal.is_none() {
+        eprintln!("{prog}: PyTorch's attention and elementwise kernels (torch_bench.py kernels)");
+        match torch::run(torch::What::Kernels, out)
+            .map_err(|e| match e {
+                torch::RunError::Unavailable(why) | torch::RunError::Failed(why) => why,
+            })
+            .and_then(|path| torch::read(&path, torch::What::Kernels))
+        {
+            Ok(k) => Some(k),
+            Err(why) => {
+                eprintln!(
+                    "{prog}: {why}; the profile will have no [[attention]] or [elementwise] \
+                     tables (the roofline prices those kernels)"
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    finish_measure(
+        out,
+        &plan,
+        &info,
+        &outcome,
+        catalog.map(|c| c.name),
+        kernels.as_ref(),
+    )
 }
 
 /// Writes the files of a measurement run and prints its summary.
@@ -312,6 +483,7 @@ fn finish_measure(
     info: &RunInfo,
     outcome: &measure::Outcome,
     catalog: Option<&'static str>,
+    kernels: Option<&torch::Output<torch::KernelRecord>>,
 ) -> ExitCode {
     let prog = report::PROG;
     let source = output::memory_source(&outcome.records);
@@ -321,7 +493,10 @@ fn finish_measure(
             output::provenance(info, plan, outcome, source),
             &outcome.records,
         )
-        .map(|(p, _)| p),
+        .and_then(|(p, _)| match kernels {
+            Some(k) => torch_kernels::add_to(&p, k),
+            None => Ok(p),
+        }),
         None => Err("the device is not in clustersim's catalog (use --gpu NAME)".to_string()),
     };
     let profile_text = profile.as_ref().ok().map(|p| p.to_toml());
@@ -451,7 +626,7 @@ mod tests {
         };
         let dir = std::env::temp_dir().join(format!("calibrate-finish-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let code = finish_measure(&dir, &plan, &info, &outcome, Some("H200-SXM-141GB"));
+        let code = finish_measure(&dir, &plan, &info, &outcome, Some("H200-SXM-141GB"), None);
         assert_eq!(code, ExitCode::SUCCESS);
         let profile = clustersim::hw::Profile::load(&dir.join(output::PROFILE_FILE)).unwrap();
         assert_eq!(profile.gpu, "H200-SXM-141GB");
@@ -463,7 +638,7 @@ mod tests {
                 .unwrap();
         assert_eq!(json["files"].as_array().unwrap().len(), 3);
         let _ = std::fs::remove_dir_all(&dir);
-        let code = finish_measure(&dir, &plan, &info, &outcome, None);
+        let code = finish_measure(&dir, &plan, &info, &outcome, None, None);
         assert_eq!(code, ExitCode::from(1));
         assert!(!dir.join(output::PROFILE_FILE).exists());
         assert!(dir.join(output::RAW_FILE).exists());

@@ -21,6 +21,28 @@ impl RunOutput {
     pub fn write_trace(&self, out: &mut impl Write) -> io::Result<()> {
         crate::report::write_chrome_trace(&self.graph, &self.timeline, out)
     }
+
+    /// Forward and backward seconds of training layer `layer` for micro-batch 0, read from the
+    /// timeline: from the start of the layer's first operation in a pass to the start of the next
+    /// layer's in that pass (so the tensor-parallel collectives between the layer's kernels
+    /// count, and in the backward the recomputed forward). None when the run has no such layers
+    /// (serving, or `layer` is the first or last).
+    pub fn layer_times(&self, layer: u32) -> Option<(f64, f64)> {
+        let (graph, timeline) = (&self.graph, &self.timeline);
+        let loss = graph.ops.iter().position(|op| op.name == "loss")?;
+        let first = |l: u32, backward: bool| {
+            graph
+                .ops
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| (*i > loss) == backward)
+                .find(|(_, op)| op.layer == Some(l) && op.micro_batch == Some(0))
+                .map(|(i, _)| timeline.start[i].as_secs_f64())
+        };
+        let forward = first(layer + 1, false)? - first(layer, false)?;
+        let backward = first(layer.checked_sub(1)?, true)? - first(layer, true)?;
+        Some((forward, backward))
+    }
 }
 
 /// Simulates a scenario. Bad or unsupported input is a located error; a configuration that does

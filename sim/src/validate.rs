@@ -26,8 +26,6 @@
 
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group, Protocol};
-use crate::exec::Graph;
-use crate::exec::Timeline;
 use crate::hw::gpu::{self, GpuSpec, IntraLinkKind};
 use crate::net::Topology;
 use crate::net::tier::Tier;
@@ -1446,26 +1444,6 @@ fn training_rows(c: &Case, file_name: &str, metric: TrainingMetric, row: &RowFn)
 // ---------------------------------------------------------------------------------------------
 // Per-layer micro-benchmarks
 
-/// Forward and backward time of layer `layer` for micro-batch 0, from the timeline: from the start
-/// of the layer's first operation in a pass to the start of the next layer's (which includes the
-/// tensor-parallel collectives between the layer's kernels, and in the backward the recomputed
-/// forward).
-fn layer_times(graph: &Graph, timeline: &Timeline, layer: u32) -> Option<(f64, f64)> {
-    let loss = graph.ops.iter().position(|op| op.name == "loss")?;
-    let first = |l: u32, backward: bool| {
-        graph
-            .ops
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| (*i > loss) == backward)
-            .find(|(_, op)| op.layer == Some(l) && op.micro_batch == Some(0))
-            .map(|(i, _)| timeline.start[i].as_secs_f64())
-    };
-    let forward = first(layer + 1, false)? - first(layer, false)?;
-    let backward = first(layer - 1, true)? - first(layer, true)?;
-    Some((forward, backward))
-}
-
 fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
     let (built, output) = match build_and_run(c, file_name, true, row) {
         Ok(run) => run,
@@ -1493,7 +1471,7 @@ fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
     ));
     let assumptions = with_report_notes(assumptions, &output.report);
     let fits = output.report["memory"]["fits"].as_bool();
-    let Some((forward, backward)) = layer_times(&output.graph, &output.timeline, layer) else {
+    let Some((forward, backward)) = output.layer_times(layer) else {
         let mut r = row(
             Status::Failed("the timeline has no per-layer operations to read".into()),
             None,

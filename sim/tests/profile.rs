@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use clustersim::Scenario;
 use clustersim::exec::{Graph, Op, OpKind};
-use clustersim::hw::profile::{self, GemmSeries, MemorySeries, Provenance};
-use clustersim::hw::{ComputeModel, ComputeTier, Dtype, Kernel, Profile, gpu};
+use clustersim::hw::attention_series::AttentionSeries;
+use clustersim::hw::profile::{self, ElementwiseSeries, GemmSeries, MemorySeries, Provenance};
+use clustersim::hw::{ComputeModel, ComputeTier, Dtype, ElementwiseOp, Kernel, Pass, Profile, gpu};
 use clustersim::scenario::error::{Location, ScenarioError};
 use clustersim::workload::training;
 
@@ -52,6 +53,8 @@ fn small() -> Profile {
             bytes: vec![1 << 20, 1 << 24, 1 << 30],
             time_s: vec![4e-6, 1.2e-5, 4.0e-4],
         }),
+        attention: Vec::new(),
+        elementwise: Vec::new(),
     }
 }
 
@@ -255,6 +258,104 @@ fn gpu_aliases_are_read_as_the_catalog_name() {
 }
 
 /// (what to change in a valid file, words the error must contain)
+/// `small()` with schema-2 tables: causal forward attention at head_dim 128 (prefill at 2k and
+/// 8k tokens, 200 and 300 TFLOP/s) and a forward norm table (1 and 64 MiB at 1 and 3 TB/s).
+fn with_schema_2() -> Profile {
+    let mut p = small();
+    let mut a = AttentionSeries {
+        dtype: Dtype::Bf16,
+        pass: Pass::Forward,
+        causal: true,
+        head_dim: 128,
+        batch_heads: vec![64, 16],
+        q_len: vec![2048, 8192],
+        kv_len: vec![2048, 8192],
+        time_s: vec![0.0, 0.0],
+    };
+    for (i, rate) in [(0, 200e12), (1, 300e12)] {
+        a.time_s[i] = attention(a.batch_heads[i], a.q_len[i], false).flops() / rate;
+    }
+    p.attention = vec![a];
+    let mb = 1u64 << 20;
+    p.elementwise = vec![ElementwiseSeries {
+        op: ElementwiseOp::Norm,
+        pass: Pass::Forward,
+        bytes: vec![mb, 64 * mb],
+        time_s: vec![mb as f64 / 1e12, 64.0 * mb as f64 / 3e12],
+    }];
+    p
+}
+
+fn attention(batch_heads: u64, len: u64, backward: bool) -> Kernel {
+    Kernel::Attention {
+        batch_heads,
+        q_len: len,
+        kv_len: len,
+        head_dim: 128,
+        causal: true,
+        backward,
+        dtype: Dtype::Bf16,
+    }
+}
+
+fn norm(backward: bool, bytes: f64) -> Kernel {
+    Kernel::Elementwise {
+        op: ElementwiseOp::Norm,
+        backward,
+        bytes,
+        flops: 0.0,
+    }
+}
+
+#[test]
+fn schema_2_tables_round_trip_and_price_attention_and_elementwise_kernels() {
+    let p = with_schema_2();
+    let text = p.to_toml();
+    assert!(text.contains("schema_version = 2"), "{text}");
+    assert_eq!(Profile::parse(&text, "mem").unwrap(), p);
+    // A version-1 file may not hold them.
+    let old = text.replace("schema_version = 2", "schema_version = 1");
+    let e = Profile::parse(&old, "old.toml").unwrap_err().to_string();
+    assert!(e.contains("need schema_version = 2"), "{e}");
+
+    let model = ComputeModel::with_profile(h100(), p.clone()).unwrap();
+    // Attention at 4k tokens: half-way (in ln length) between the measured rates.
+    let k = attention(32, 4096, false);
+    let cost = model.cost(&k).unwrap();
+    assert_eq!(cost.tier, ComputeTier::Profile);
+    assert!(
+        (k.flops() / cost.seconds / 250e12 - 1.0).abs() < 1e-6,
+        "{cost:?}"
+    );
+    // No backward table: the roofline.
+    assert_eq!(
+        model.cost(&attention(32, 4096, true)).unwrap().tier,
+        ComputeTier::Roofline
+    );
+    // The norm table, exact at a measured size; its backward (no table of its own) by the
+    // forward's curve; another kind by the [memory] table.
+    let mb = (1u64 << 20) as f64;
+    assert!((p.seconds(h100(), &norm(false, 64.0 * mb)).unwrap() - 64.0 * mb / 3e12).abs() < 1e-15);
+    assert_eq!(
+        p.seconds(h100(), &norm(true, 64.0 * mb)),
+        p.seconds(h100(), &norm(false, 64.0 * mb))
+    );
+    let add = Kernel::Elementwise {
+        op: ElementwiseOp::Add,
+        backward: false,
+        bytes: 16.0 * mb,
+        flops: 0.0,
+    };
+    assert_eq!(p.seconds(h100(), &add), p.memory_seconds(16.0 * mb));
+    // Two tables of the same kind are refused.
+    let mut twice = p.clone();
+    twice.elementwise.push(twice.elementwise[0].clone());
+    let e = Profile::parse(&twice.to_toml(), "twice.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("same op and pass"), "{e}");
+}
+
 fn bad_cases() -> Vec<(String, &'static [&'static str])> {
     let good = small().to_toml();
     let swap = |from: &str, to: &str| {
@@ -267,8 +368,8 @@ fn bad_cases() -> Vec<(String, &'static [&'static str])> {
             &["missing `schema_version`", "schema_version = 1"],
         ),
         (
-            swap("schema_version = 1", "schema_version = 2"),
-            &["schema_version = 2 is not supported"],
+            swap("schema_version = 1", "schema_version = 3"),
+            &["schema_version = 3 is not supported"],
         ),
         (
             swap("schema_version = 1", "schema_version = \"1\""),

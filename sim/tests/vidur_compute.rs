@@ -20,7 +20,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use clustersim::hw::profile::{self, VIDUR_GEMM_OPS as GEMM_OPS};
-use clustersim::hw::{ComputeModel, Dtype, Kernel, gpu};
+use clustersim::hw::{ComputeModel, Dtype, ElementwiseOp, Kernel, gpu};
 use common::{VidurTable, median, percentile};
 
 const ELEMENTWISE_OPS: [&str; 5] = [
@@ -193,7 +193,16 @@ fn div(a: u64, b: u64, what: &str) -> u64 {
 fn elementwise_kernels(row: &Row, op: &str) -> Vec<Kernel> {
     let (t, e) = (row.tokens as f64, row.hidden as f64);
     let f = div(row.ffn, row.tp, "ffn") as f64;
+    let kind = match op {
+        "input_layernorm" | "post_attention_layernorm" => ElementwiseOp::Norm,
+        "mlp_act" if row.gated => ElementwiseOp::GatedActivation,
+        "mlp_act" => ElementwiseOp::Activation,
+        "add" => ElementwiseOp::Add,
+        _ => ElementwiseOp::Other,
+    };
     let mem = |elements: f64, flops: f64| Kernel::Elementwise {
+        op: kind,
+        backward: false,
         bytes: elements * ELEM,
         flops,
     };

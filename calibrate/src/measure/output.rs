@@ -226,6 +226,8 @@ pub fn build_profile(
         provenance,
         gemm,
         memory,
+        attention: Vec::new(),
+        elementwise: Vec::new(),
     };
     let checked =
         Profile::parse(&profile.to_toml(), "the measured profile").map_err(|e| e.to_string())?;

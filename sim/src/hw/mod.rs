@@ -1,6 +1,7 @@
 //! Hardware: the GPU catalog, numeric formats, and the cost of compute on one GPU (roofline, and
 //! calibration profiles of measured kernel times).
 
+pub mod attention_series;
 pub mod dtype;
 pub mod gpu;
 pub mod profile;
@@ -9,4 +10,6 @@ pub mod roofline;
 pub use dtype::Dtype;
 pub use gpu::{GpuSpec, IntraLinkKind};
 pub use profile::{Profile, ProfileError};
-pub use roofline::{ComputeModel, ComputeTier, Efficiency, Kernel, KernelCost};
+pub use roofline::{
+    ComputeModel, ComputeTier, Efficiency, ElementwiseOp, Kernel, KernelCost, Pass,
+};

@@ -69,17 +69,23 @@
 //! `sim/tests/vidur_profile.rs` checks that the shipped files equal a fresh import and, with
 //! `CLUSTERSIM_WRITE_PROFILES=1`, rewrites them).
 
+use super::attention_series::{self, AttentionSeries};
 use super::dtype::Dtype;
 use super::gpu::{self, GpuSpec};
-use super::roofline::Kernel;
+use super::roofline::{ElementwiseOp, Kernel, Pass};
 use crate::stats::median;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::path::Path;
 
-/// The format version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The newest format version this build reads and writes: 2 adds `[[attention]]` and
+/// `[elementwise]` to version 1. Profiles without those tables are written as version 1, which
+/// every build reads.
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The oldest format version this build reads.
+pub const OLDEST_SCHEMA_VERSION: i64 = 1;
 
 /// How far (as a factor in n and in k) the nearest measured weight shape may be from a GEMM's
 /// for its time to be scaled by the FLOP ratio; farther, the roofline prices the GEMM.
@@ -100,8 +106,13 @@ pub struct Profile {
     pub provenance: Provenance,
     /// GEMM tables, one per (dtype, n, k).
     pub gemm: Vec<GemmSeries>,
-    /// Bandwidth-bound kernels, if measured.
+    /// Bandwidth-bound streaming kernels (copies, fused optimizer steps), if measured.
     pub memory: Option<MemorySeries>,
+    /// Fused attention tables, one per (dtype, pass, causal, head_dim) (schema 2).
+    pub attention: Vec<AttentionSeries>,
+    /// A framework's elementwise kernels, one table per kind (norms, activations, residual
+    /// adds) (schema 2).
+    pub elementwise: Vec<ElementwiseSeries>,
 }
 
 /// Where a profile's numbers come from.
@@ -156,6 +167,18 @@ pub struct MemorySeries {
     pub time_s: Vec<f64>,
 }
 
+/// Measured times of one kind of framework elementwise kernel by bytes moved.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElementwiseSeries {
+    pub op: ElementwiseOp,
+    pub pass: Pass,
+    /// Bytes read plus written, strictly increasing.
+    pub bytes: Vec<u64>,
+    /// Seconds, one per size.
+    pub time_s: Vec<f64>,
+}
+
 /// A profile that cannot be read or used: which file (or source) and what is wrong.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProfileError {
@@ -192,6 +215,10 @@ struct ProfileFile {
     #[serde(default)]
     gemm: Vec<GemmSeries>,
     memory: Option<MemorySeries>,
+    #[serde(default)]
+    attention: Vec<AttentionSeries>,
+    #[serde(default)]
+    elementwise: Vec<ElementwiseSeries>,
 }
 
 /// Only the version, read first so that a file of another version is refused for its version
@@ -230,21 +257,26 @@ impl Profile {
                     origin,
                     format!(
                         "missing `schema_version` (this clustersim reads schema_version = \
-                         {SCHEMA_VERSION})"
+                         {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION})"
                     ),
                 ));
             }
-            Some(toml::Value::Integer(SCHEMA_VERSION)) => {}
+            Some(toml::Value::Integer(v))
+                if (OLDEST_SCHEMA_VERSION..=SCHEMA_VERSION).contains(&v) => {}
             Some(other) => {
                 return Err(ProfileError::new(
                     origin,
                     format!(
                         "schema_version = {other} is not supported (this clustersim reads \
-                         schema_version = {SCHEMA_VERSION})"
+                         schema_version = {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION})"
                     ),
                 ));
             }
         }
+        let version = match version.schema_version {
+            Some(toml::Value::Integer(v)) => v,
+            _ => unreachable!("checked above"),
+        };
         let file: ProfileFile = toml::from_str(text).map_err(toml_error)?;
         let spec = gpu::find(&file.gpu).map_err(|close| {
             ProfileError::new(
@@ -256,11 +288,19 @@ impl Profile {
                 ),
             )
         })?;
+        if version < 2 && (!file.attention.is_empty() || !file.elementwise.is_empty()) {
+            return Err(ProfileError::new(
+                origin,
+                "[[attention]] and [elementwise] tables need schema_version = 2",
+            ));
+        }
         let profile = Profile {
             gpu: spec.name,
             provenance: file.provenance,
             gemm: file.gemm,
             memory: file.memory,
+            attention: file.attention,
+            elementwise: file.elementwise,
         };
         profile.check().map_err(|m| ProfileError::new(origin, m))?;
         Ok(profile)
@@ -275,8 +315,15 @@ impl Profile {
                 ));
             }
         }
-        if self.gemm.is_empty() && self.memory.is_none() {
-            return Err("no measurements: add [[gemm]] tables or a [memory] table".into());
+        if self.gemm.is_empty()
+            && self.memory.is_none()
+            && self.attention.is_empty()
+            && self.elementwise.is_empty()
+        {
+            return Err(
+                "no measurements: add [[gemm]], [[attention]], [memory] or [elementwise] tables"
+                    .into(),
+            );
         }
         let mut shapes = BTreeMap::new();
         for (i, g) in self.gemm.iter().enumerate() {
@@ -302,6 +349,42 @@ impl Profile {
             let bytes: Vec<f64> = mem.bytes.iter().map(|&b| b as f64).collect();
             check_series("[memory]", "bytes", &bytes, &mem.time_s)?;
         }
+        let mut ops = BTreeMap::new();
+        for (i, e) in self.elementwise.iter().enumerate() {
+            let what = format!(
+                "[[elementwise]] #{} ({}, {})",
+                i + 1,
+                e.op.name(),
+                e.pass.name()
+            );
+            if let Some(first) = ops.insert((e.op, e.pass), i + 1) {
+                return Err(format!(
+                    "{what}: the same op and pass as [[elementwise]] #{first}; merge them"
+                ));
+            }
+            let bytes: Vec<f64> = e.bytes.iter().map(|&b| b as f64).collect();
+            check_series(&what, "bytes", &bytes, &e.time_s)?;
+        }
+        let mut kinds = BTreeMap::new();
+        for (i, a) in self.attention.iter().enumerate() {
+            let what = format!(
+                "[[attention]] #{} ({}, {}, {}, head_dim = {})",
+                i + 1,
+                a.dtype,
+                a.pass.name(),
+                if a.causal { "causal" } else { "not causal" },
+                a.head_dim
+            );
+            a.check(&what)?;
+            if let Some(first) =
+                kinds.insert((a.dtype.name(), a.pass.name(), a.causal, a.head_dim), i + 1)
+            {
+                return Err(format!(
+                    "{what}: the same dtype, pass, causality and head_dim as [[attention]] \
+                     #{first}; merge them"
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -314,18 +397,7 @@ impl Profile {
     /// profile has tables of it, else a format of the same element size and the same datasheet
     /// peak on `gpu` (fp16 for bf16 on A100 and H100); None when neither exists.
     pub fn gemm_dtype_for(&self, gpu: &GpuSpec, dtype: Dtype) -> Option<Dtype> {
-        if self.gemm.iter().any(|g| g.dtype == dtype) {
-            return Some(dtype);
-        }
-        let peak = gpu.peak_flops(dtype)?;
-        let mut stand_ins: Vec<Dtype> = self
-            .gemm
-            .iter()
-            .map(|g| g.dtype)
-            .filter(|d| d.bytes() == dtype.bytes() && gpu.peak_flops(*d) == Some(peak))
-            .collect();
-        stand_ins.sort_by_key(|d| d.name());
-        stand_ins.first().copied()
+        stand_in(self.gemm.iter().map(|g| g.dtype), gpu, dtype)
     }
 
     /// Measured time of a GEMM (batch 1), or None when nothing suitable was measured (see the
@@ -358,27 +430,31 @@ impl Profile {
 
     /// Measured time of a bandwidth-bound kernel moving `bytes`, or None without a [memory] table.
     pub fn memory_seconds(&self, bytes: f64) -> Option<f64> {
-        let mem = self.memory.as_ref()?;
-        let (xs, ts) = (&mem.bytes, &mem.time_s);
-        let last = xs.len() - 1;
-        if bytes <= xs[0] as f64 {
-            return Some(ts[0]);
+        Some(self.memory.as_ref()?.seconds(bytes))
+    }
+
+    /// Measured time of a framework's elementwise kernel of kind `op` in `pass` moving `bytes`:
+    /// the [[elementwise]] table of `op` and `pass`, else of `op` in the other pass, else the
+    /// [memory] table, else None.
+    pub fn elementwise_seconds(&self, op: ElementwiseOp, pass: Pass, bytes: f64) -> Option<f64> {
+        let table = self
+            .elementwise
+            .iter()
+            .find(|e| e.op == op && e.pass == pass)
+            .or_else(|| self.elementwise.iter().find(|e| e.op == op));
+        match table {
+            Some(e) => Some(bandwidth_seconds(&e.bytes, &e.time_s, bytes)),
+            None => self.memory_seconds(bytes),
         }
-        if bytes >= xs[last] as f64 {
-            if bytes == xs[last] as f64 {
-                return Some(ts[last]);
-            }
-            return Some(bytes / (xs[last] as f64 / ts[last]));
-        }
-        // xs[i] < bytes < xs[i + 1], or bytes == xs[i].
-        let i = xs.partition_point(|&x| (x as f64) <= bytes) - 1;
-        if xs[i] as f64 == bytes {
-            return Some(ts[i]);
-        }
-        let (x0, x1) = (xs[i] as f64, xs[i + 1] as f64);
-        let (bw0, bw1) = (x0 / ts[i], x1 / ts[i + 1]);
-        let bw = bw0 + (bw1 - bw0) * (bytes - x0) / (x1 - x0);
-        Some(bytes / bw)
+    }
+
+    /// Measured time of a fused attention kernel (see [`attention_series`]), or None.
+    pub fn attention_seconds(&self, gpu: &GpuSpec, kernel: &Kernel) -> Option<f64> {
+        let Kernel::Attention { dtype, .. } = *kernel else {
+            return None;
+        };
+        let usable = stand_in(self.attention.iter().map(|a| a.dtype), gpu, dtype)?;
+        attention_series::seconds(&self.attention, |d| d == usable, kernel)
     }
 
     /// The time of `kernel` from measurements, or None when the roofline must price it.
@@ -391,17 +467,41 @@ impl Profile {
                 batch: 1,
                 dtype,
             } => self.gemm_seconds(gpu, m, n, k, dtype),
-            Kernel::Gemm { .. } | Kernel::Attention { .. } => None,
-            Kernel::Memory { bytes, .. } | Kernel::Elementwise { bytes, .. } => {
-                self.memory_seconds(bytes)
-            }
+            Kernel::Attention { .. } => self.attention_seconds(gpu, kernel),
+            Kernel::Gemm { .. } => None,
+            Kernel::Memory { bytes, .. } => self.memory_seconds(bytes),
+            Kernel::Elementwise {
+                op,
+                backward,
+                bytes,
+                ..
+            } => self.elementwise_seconds(op, Pass::of(backward), bytes),
         }
     }
 
-    /// Number of measured points (GEMM and memory).
+    /// Number of measured points (all tables).
     pub fn points(&self) -> usize {
         self.gemm.iter().map(|g| g.m.len()).sum::<usize>()
             + self.memory.as_ref().map_or(0, |m| m.bytes.len())
+            + self
+                .attention
+                .iter()
+                .map(AttentionSeries::points)
+                .sum::<usize>()
+            + self
+                .elementwise
+                .iter()
+                .map(|e| e.bytes.len())
+                .sum::<usize>()
+    }
+
+    /// The schema version [`Profile::to_toml`] writes: 1 unless a version-2 table is present.
+    pub fn schema_version(&self) -> i64 {
+        if self.attention.is_empty() && self.elementwise.is_empty() {
+            OLDEST_SCHEMA_VERSION
+        } else {
+            SCHEMA_VERSION
+        }
     }
 
     /// The profile as TOML, in the layout of the shipped files (parsing it gives the profile back).
@@ -411,7 +511,7 @@ impl Profile {
             "# clustersim calibration profile: measured kernel times of one GPU model.\n\
              # Format and field meanings: docs/PROFILES.md and sim/src/hw/profile.rs.\n",
         );
-        let _ = writeln!(out, "schema_version = {SCHEMA_VERSION}");
+        let _ = writeln!(out, "schema_version = {}", self.schema_version());
         let _ = writeln!(out, "gpu = {}", toml_string(self.gpu));
         out.push_str("\n[provenance]\n");
         for (key, value) in self.provenance.fields() {
@@ -445,8 +545,97 @@ impl Profile {
                 mem.time_s.iter().map(|t| format!("{t:e}")),
             );
         }
+        for e in &self.elementwise {
+            let _ = writeln!(
+                out,
+                "\n[[elementwise]]\nop = \"{}\"\npass = \"{}\"",
+                e.op.name(),
+                e.pass.name()
+            );
+            write_array(&mut out, "bytes", e.bytes.iter().map(|b| b.to_string()));
+            write_array(
+                &mut out,
+                "time_s",
+                e.time_s.iter().map(|t| format!("{t:e}")),
+            );
+        }
+        if !self.attention.is_empty() {
+            out.push_str(
+                "\n# Fused attention: one table per (dtype, pass, causal, head_dim); point i is \
+                 batch_heads[i] heads of q_len[i] queries against kv_len[i] keys, time_s[i].\n",
+            );
+        }
+        for a in &self.attention {
+            let _ = writeln!(
+                out,
+                "\n[[attention]]\ndtype = \"{}\"\npass = \"{}\"\ncausal = {}\nhead_dim = {}",
+                a.dtype,
+                a.pass.name(),
+                a.causal,
+                a.head_dim
+            );
+            write_array(
+                &mut out,
+                "batch_heads",
+                a.batch_heads.iter().map(|v| v.to_string()),
+            );
+            write_array(&mut out, "q_len", a.q_len.iter().map(|v| v.to_string()));
+            write_array(&mut out, "kv_len", a.kv_len.iter().map(|v| v.to_string()));
+            write_array(
+                &mut out,
+                "time_s",
+                a.time_s.iter().map(|t| format!("{t:e}")),
+            );
+        }
         out
     }
+}
+
+impl MemorySeries {
+    /// Time of a kernel moving `bytes` (the module docs' rule for memory-bound kernels).
+    pub fn seconds(&self, bytes: f64) -> f64 {
+        bandwidth_seconds(&self.bytes, &self.time_s, bytes)
+    }
+}
+
+/// Time of a bandwidth-bound kernel moving `bytes`, from measured (bytes, time) points (the module
+/// docs' rule for memory-bound kernels).
+fn bandwidth_seconds(xs: &[u64], ts: &[f64], bytes: f64) -> f64 {
+    let last = xs.len() - 1;
+    if bytes <= xs[0] as f64 {
+        return ts[0];
+    }
+    if bytes >= xs[last] as f64 {
+        if bytes == xs[last] as f64 {
+            return ts[last];
+        }
+        return bytes / (xs[last] as f64 / ts[last]);
+    }
+    // xs[i] < bytes < xs[i + 1], or bytes == xs[i].
+    let i = xs.partition_point(|&x| (x as f64) <= bytes) - 1;
+    if xs[i] as f64 == bytes {
+        return ts[i];
+    }
+    let (x0, x1) = (xs[i] as f64, xs[i + 1] as f64);
+    let (bw0, bw1) = (x0 / ts[i], x1 / ts[i + 1]);
+    let bw = bw0 + (bw1 - bw0) * (bytes - x0) / (x1 - x0);
+    bytes / bw
+}
+
+/// The measured format that prices `dtype` on `gpu` among `measured`: `dtype` itself, else one of
+/// the same element size and the same datasheet peak on `gpu` (the first by name), else None.
+fn stand_in(measured: impl Iterator<Item = Dtype>, gpu: &GpuSpec, dtype: Dtype) -> Option<Dtype> {
+    let measured: Vec<Dtype> = measured.collect();
+    if measured.contains(&dtype) {
+        return Some(dtype);
+    }
+    let peak = gpu.peak_flops(dtype)?;
+    let mut stand_ins: Vec<Dtype> = measured
+        .into_iter()
+        .filter(|d| d.bytes() == dtype.bytes() && gpu.peak_flops(*d) == Some(peak))
+        .collect();
+    stand_ins.sort_by_key(|d| d.name());
+    stand_ins.first().copied()
 }
 
 /// Checks one measured series: same lengths, non-empty, x strictly increasing from 1, times
@@ -819,6 +1008,8 @@ pub fn from_vidur_mlp_csv(
         },
         gemm,
         memory: None,
+        attention: Vec::new(),
+        elementwise: Vec::new(),
     };
     profile
         .check()
@@ -902,6 +1093,8 @@ mod tests {
             },
             gemm,
             memory,
+            attention: Vec::new(),
+            elementwise: Vec::new(),
         }
     }
 

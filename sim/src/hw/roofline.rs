@@ -56,7 +56,79 @@ pub enum Kernel {
     Memory { bytes: f64, flops: f64 },
     /// A framework's elementwise kernel (normalisation, activation, rotary embedding, residual add,
     /// softmax cross-entropy): bandwidth-bound like `Memory`, at a lower achieved bandwidth.
-    Elementwise { bytes: f64, flops: f64 },
+    /// `op` and `backward` say which kind and pass, for calibration profiles that time each apart.
+    Elementwise {
+        op: ElementwiseOp,
+        backward: bool,
+        bytes: f64,
+        flops: f64,
+    },
+}
+
+/// Which pass of training a kernel belongs to (serving kernels are forward).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pass {
+    Forward,
+    Backward,
+}
+
+impl Pass {
+    /// From a kernel's `backward` flag.
+    pub fn of(backward: bool) -> Pass {
+        if backward {
+            Pass::Backward
+        } else {
+            Pass::Forward
+        }
+    }
+
+    /// The name profiles use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Forward => "forward",
+            Pass::Backward => "backward",
+        }
+    }
+}
+
+/// What a framework's elementwise kernel does. The roofline prices all alike; a calibration
+/// profile may hold a measured curve for each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElementwiseOp {
+    /// Layer norm or RMS norm.
+    Norm,
+    /// A plain activation (GELU, ReLU, SiLU).
+    Activation,
+    /// A gated activation (SwiGLU, GeGLU): act(gate) x up.
+    GatedActivation,
+    /// A residual add.
+    Add,
+    /// Anything else (loss, embedding gradients, rotary embedding).
+    Other,
+}
+
+impl ElementwiseOp {
+    /// Every kind, in order.
+    pub const ALL: [ElementwiseOp; 5] = [
+        ElementwiseOp::Norm,
+        ElementwiseOp::Activation,
+        ElementwiseOp::GatedActivation,
+        ElementwiseOp::Add,
+        ElementwiseOp::Other,
+    ];
+
+    /// The name profiles use.
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementwiseOp::Norm => "norm",
+            ElementwiseOp::Activation => "activation",
+            ElementwiseOp::GatedActivation => "gated_activation",
+            ElementwiseOp::Add => "add",
+            ElementwiseOp::Other => "other",
+        }
+    }
 }
 
 impl Kernel {

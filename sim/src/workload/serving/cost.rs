@@ -11,7 +11,7 @@
 
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
-use crate::hw::{ComputeModel, Dtype, Kernel};
+use crate::hw::{ComputeModel, Dtype, ElementwiseOp, Kernel};
 use crate::model::Transformer;
 use crate::net::Topology;
 use crate::net::tier::Tier;
@@ -125,7 +125,9 @@ impl IterationCost {
             batch: 1,
             dtype: w,
         };
-        let ew = |elements: u64, passes: f64| Kernel::Elementwise {
+        let ew = |op: ElementwiseOp, elements: u64, passes: f64| Kernel::Elementwise {
+            op,
+            backward: false,
             bytes: elements as f64 * act.bytes() * passes,
             flops: 4.0 * elements as f64,
         };
@@ -155,9 +157,14 @@ impl IterationCost {
             });
         }
         // Two layer norms, two residual adds, the activation.
-        layer += 2.0 * self.seconds(ew(t * h, 2.0));
-        layer += 2.0 * self.seconds(ew(t * h, 3.0));
-        layer += self.seconds(ew(t * m.ffn as u64 / tp, if m.gated { 3.0 } else { 2.0 }));
+        layer += 2.0 * self.seconds(ew(ElementwiseOp::Norm, t * h, 2.0));
+        layer += 2.0 * self.seconds(ew(ElementwiseOp::Add, t * h, 3.0));
+        let (activation, passes) = if m.gated {
+            (ElementwiseOp::GatedActivation, 3.0)
+        } else {
+            (ElementwiseOp::Activation, 2.0)
+        };
+        layer += self.seconds(ew(activation, t * m.ffn as u64 / tp, passes));
         layer += 2.0 * all_reduce;
         let mut total = m.layers as f64 * layer;
         if batch.sampling > 0 {

@@ -12,7 +12,7 @@
 //! backward moves twice the bytes; fused attention's backward does 2.5 times its forward's work.
 //! Ignored: dropout kernels.
 
-use crate::hw::{Dtype, Kernel};
+use crate::hw::{Dtype, ElementwiseOp, Kernel};
 use crate::model::Transformer;
 
 /// A named kernel of one layer.
@@ -48,8 +48,22 @@ pub(super) fn gemm(m: u64, n: u64, k: u64, dtype: Dtype) -> Kernel {
     }
 }
 
-pub(super) fn elementwise(bytes: f64, flops: f64) -> Kernel {
-    Kernel::Elementwise { bytes, flops }
+pub(super) fn elementwise(op: ElementwiseOp, bytes: f64, flops: f64) -> Kernel {
+    Kernel::Elementwise {
+        op,
+        backward: false,
+        bytes,
+        flops,
+    }
+}
+
+/// The kind of the MLP's activation kernel.
+fn activation(m: &Transformer) -> ElementwiseOp {
+    if m.gated {
+        ElementwiseOp::GatedActivation
+    } else {
+        ElementwiseOp::Activation
+    }
 }
 
 /// The forward of one layer on one tensor-parallel rank.
@@ -74,7 +88,7 @@ pub(super) fn layer_forward(
     vec![
         k(
             "layernorm",
-            elementwise(2.0 * act(tn, h), 8.0 * (tn * h) as f64),
+            elementwise(ElementwiseOp::Norm, 2.0 * act(tn, h), 8.0 * (tn * h) as f64),
         ),
         Item::Sync(Sync::F),
         k("qkv_proj", gemm(t, m.qkv_width() / tp, h, m.dtype)),
@@ -94,17 +108,18 @@ pub(super) fn layer_forward(
         Item::Sync(Sync::G),
         k(
             "residual_add",
-            elementwise(3.0 * act(tn, h), (tn * h) as f64),
+            elementwise(ElementwiseOp::Add, 3.0 * act(tn, h), (tn * h) as f64),
         ),
         k(
             "layernorm",
-            elementwise(2.0 * act(tn, h), 8.0 * (tn * h) as f64),
+            elementwise(ElementwiseOp::Norm, 2.0 * act(tn, h), 8.0 * (tn * h) as f64),
         ),
         Item::Sync(Sync::F),
         k("mlp_up", gemm(t, m.up_width() / tp, h, m.dtype)),
         k(
             "mlp_act",
             elementwise(
+                activation(m),
                 act(t, m.up_width() / tp) + act(t, ffn),
                 8.0 * (t * ffn) as f64,
             ),
@@ -113,7 +128,7 @@ pub(super) fn layer_forward(
         Item::Sync(Sync::G),
         k(
             "residual_add",
-            elementwise(3.0 * act(tn, h), (tn * h) as f64),
+            elementwise(ElementwiseOp::Add, 3.0 * act(tn, h), (tn * h) as f64),
         ),
     ]
 }
@@ -174,6 +189,7 @@ pub(super) fn moe_layer_forward(
     items.push(k(
         "expert_act",
         elementwise(
+            activation(m),
             act(per_expert * local, up) + act(per_expert * local, ffn),
             8.0 * (per_expert * local * ffn) as f64,
         ),
@@ -188,6 +204,7 @@ pub(super) fn moe_layer_forward(
         items.push(k(
             "shared_act",
             elementwise(
+                activation(m),
                 act(t, width * up) + act(t, width * ffn),
                 8.0 * (t * width * ffn) as f64,
             ),
@@ -197,7 +214,7 @@ pub(super) fn moe_layer_forward(
     }
     items.push(k(
         "residual_add",
-        elementwise(3.0 * act(tn, h), (tn * h) as f64),
+        elementwise(ElementwiseOp::Add, 3.0 * act(tn, h), (tn * h) as f64),
     ));
     items
 }
@@ -240,12 +257,26 @@ pub(super) fn backward(step: &Step) -> Vec<(&'static str, Kernel)> {
             }
             vec![("attention_bwd", kernel)]
         }
-        Kernel::Memory { bytes, flops } | Kernel::Elementwise { bytes, flops } => {
-            vec![(
-                grad_name(step.name, false),
-                elementwise(2.0 * bytes, 2.0 * flops),
-            )]
-        }
+        Kernel::Memory { bytes, flops } => vec![(
+            grad_name(step.name, false),
+            Kernel::Elementwise {
+                op: ElementwiseOp::Other,
+                backward: true,
+                bytes: 2.0 * bytes,
+                flops: 2.0 * flops,
+            },
+        )],
+        Kernel::Elementwise {
+            op, bytes, flops, ..
+        } => vec![(
+            grad_name(step.name, false),
+            Kernel::Elementwise {
+                op,
+                backward: true,
+                bytes: 2.0 * bytes,
+                flops: 2.0 * flops,
+            },
+        )],
     }
 }
 

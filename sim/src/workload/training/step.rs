@@ -29,7 +29,7 @@ use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::engine::SimTime;
 use crate::exec::{Graph, LaneId, Op, OpId, OpKind};
-use crate::hw::{ComputeModel, Kernel};
+use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
 use crate::scenario::parallel::{ContextAlgorithm, Recompute};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -638,7 +638,7 @@ impl<'a> StepBuilder<'a> {
                             if chunk == 0 {
                                 self.kernel(
                                     "embedding",
-                                    elementwise(2.0 * act, 0.0),
+                                    elementwise(ElementwiseOp::Other, 2.0 * act, 0.0),
                                     None,
                                     micro,
                                     true,
@@ -656,7 +656,11 @@ impl<'a> StepBuilder<'a> {
                                 self.forward_layer(items, layer, micro, true, act);
                             }
                             if chunk == last_chunk {
-                                let norm = elementwise(2.0 * act, 8.0 * (t * h) as f64);
+                                let norm = elementwise(
+                                    ElementwiseOp::Norm,
+                                    2.0 * act,
+                                    8.0 * (t * h) as f64,
+                                );
                                 self.kernel("layernorm", norm, None, micro, true);
                                 self.sync(Sync::F, true, act);
                                 self.kernel("output_proj", output, None, micro, true);
@@ -664,6 +668,7 @@ impl<'a> StepBuilder<'a> {
                                 // in fp32; a split vocabulary all-reduces the maxima, sums and
                                 // target logits (3 floats a token).
                                 let loss = elementwise(
+                                    ElementwiseOp::Other,
                                     (t * vocab) as f64 * (e + 4.0),
                                     5.0 * (t * vocab) as f64,
                                 );
@@ -741,7 +746,7 @@ impl<'a> StepBuilder<'a> {
                             if chunk == 0 {
                                 self.kernel(
                                     "embedding_bwd",
-                                    elementwise(2.0 * act, 0.0),
+                                    elementwise(ElementwiseOp::Other, 2.0 * act, 0.0),
                                     None,
                                     micro,
                                     true,
