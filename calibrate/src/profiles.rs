@@ -14,6 +14,8 @@ pub struct Shipped {
     pub points: usize,
     /// `provenance.source`, in full.
     pub source: String,
+    /// `provenance.date`.
+    pub date: String,
 }
 
 /// Every shipped profile, in the library's order.
@@ -26,12 +28,24 @@ pub fn shipped() -> Vec<Shipped> {
             gemm_shapes: p.gemm.len(),
             points: p.points(),
             source: p.provenance.source,
+            date: p.provenance.date,
         })
         .collect()
 }
 
+/// Where a profile's numbers come from, in a few words: "measured 2026-11-30" for profiles this
+/// tool measured (their source starts with "measured by"), else the origin named at the start of
+/// the source ("Vidur" for the Vidur imports).
+pub fn origin(p: &Shipped) -> String {
+    if p.source.starts_with("measured by") {
+        format!("measured {}", p.date.get(..10).unwrap_or(&p.date))
+    } else {
+        format!("from {}", short_source(&p.source))
+    }
+}
+
 /// The origin named at the start of a provenance source: the text before the first '(', ',' or
-/// ';' ("Vidur" for the Vidur imports), at most 40 characters.
+/// ';', at most 40 characters.
 pub fn short_source(source: &str) -> String {
     let end = source.find(['(', ',', ';']).unwrap_or(source.len());
     let short = source[..end].trim();
@@ -59,7 +73,7 @@ pub fn listing_text(profiles: &[Shipped]) -> String {
                 p.gpu.to_string(),
                 p.gemm_shapes.to_string(),
                 p.points.to_string(),
-                short_source(&p.source),
+                origin(p),
             ]
         })
         .collect();
@@ -74,15 +88,7 @@ pub fn listing_text(profiles: &[Shipped]) -> String {
 pub fn one_line(profiles: &[Shipped]) -> String {
     let listed: Vec<String> = profiles
         .iter()
-        .map(|p| {
-            format!(
-                "{} ({}, {} points from {})",
-                p.name,
-                p.gpu,
-                p.points,
-                short_source(&p.source)
-            )
-        })
+        .map(|p| format!("{} ({}, {} points {})", p.name, p.gpu, p.points, origin(p)))
         .collect();
     format!(
         "without measurements clustersim has its shipped profiles: {}; other GPUs are priced by \
@@ -102,7 +108,12 @@ mod tests {
         assert_eq!(names, profile::shipped_names());
         for p in &list {
             assert!(p.points > 0 && p.gemm_shapes > 0, "{p:?}");
-            assert_eq!(short_source(&p.source), "Vidur", "{}", p.source);
+            let expected = if p.name.ends_with("-vidur") {
+                "from Vidur".to_string()
+            } else {
+                format!("measured {}", &p.date[..10])
+            };
+            assert_eq!(origin(p), expected, "{}", p.source);
         }
     }
 
@@ -126,8 +137,11 @@ mod tests {
             assert!(text.contains(&p.points.to_string()), "{text}");
             assert!(text.contains(&p.source), "{text}");
             assert!(line.contains(&format!(
-                "{} ({}, {} points from Vidur)",
-                p.name, p.gpu, p.points
+                "{} ({}, {} points {})",
+                p.name,
+                p.gpu,
+                p.points,
+                origin(p)
             )));
         }
         // Columns line up under the header.

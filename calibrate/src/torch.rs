@@ -106,7 +106,6 @@ pub struct KernelRecord {
 /// A whole output file of the script.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Output<R> {
-    pub what: String,
     pub environment: Environment,
     pub records: Vec<R>,
 }
@@ -117,22 +116,32 @@ pub fn parse<R: for<'de> Deserialize<'de>>(
     path: &Path,
     what: What,
 ) -> Result<Output<R>, String> {
-    let out: Output<R> = serde_json::from_str(text).map_err(|e| {
+    let not_output = |e: serde_json::Error| {
         format!(
             "{}: not an output of torch_bench.py {}: {e}",
             path.display(),
             what.arg()
         )
-    })?;
-    if out.what != what.arg() {
-        return Err(format!(
-            "{}: holds torch_bench.py's `{}` records, not `{}`",
-            path.display(),
-            out.what,
-            what.arg()
-        ));
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(not_output)?;
+    match value.get("what").and_then(serde_json::Value::as_str) {
+        Some(w) if w == what.arg() => {}
+        Some(w) => {
+            return Err(format!(
+                "{}: holds torch_bench.py's `{w}` records, not `{}`",
+                path.display(),
+                what.arg()
+            ));
+        }
+        None => {
+            return Err(format!(
+                "{}: not an output of torch_bench.py {}: no `what`",
+                path.display(),
+                what.arg()
+            ));
+        }
     }
-    Ok(out)
+    serde_json::from_value(value).map_err(not_output)
 }
 
 /// Reads an output file of the script.

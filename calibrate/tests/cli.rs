@@ -91,8 +91,13 @@ fn check_nothing_to_measure(out: &Output, no_driver: bool) {
         .find(|l| l.starts_with(PROFILES_LINE))
         .unwrap_or_else(|| panic!("no profile line:\n{stderr}"));
     for (name, profile) in clustersim::hw::profile::shipped() {
+        let origin = if name.ends_with("-vidur") {
+            "from Vidur".to_string()
+        } else {
+            format!("measured {}", &profile.provenance.date[..10])
+        };
         let entry = format!(
-            "{name} ({}, {} points from Vidur)",
+            "{name} ({}, {} points {origin})",
             profile.gpu,
             profile.points()
         );
@@ -274,7 +279,12 @@ fn profiles_lists_the_shipped_profiles() {
         assert!(row.contains(profile.gpu), "{row}");
         assert!(row.contains(&profile.points().to_string()), "{row}");
         assert!(row.contains(&profile.gemm.len().to_string()), "{row}");
-        assert!(row.trim_end().ends_with("Vidur"), "{row}");
+        let origin = if name.ends_with("-vidur") {
+            "from Vidur".to_string()
+        } else {
+            format!("measured {}", &profile.provenance.date[..10])
+        };
+        assert!(row.trim_end().ends_with(&origin), "{row}");
         assert!(stdout.contains(&format!("{name}: {}", profile.provenance.source)));
     }
 }
@@ -469,7 +479,7 @@ fn device_check_script_runs_the_given_binary_and_logs() {
     for needle in [
         "== devices exited with 2",
         "== measure --out",
-        "--quick",
+        "(full plan)",
         "== measure exited with 2",
         "nothing to measure on this machine.",
         PROFILES_LINE,
@@ -487,5 +497,133 @@ fn device_check_script_runs_the_given_binary_and_logs() {
     assert_eq!(out.status.code(), Some(2));
     let log = std::fs::read_to_string(dir.join("log.txt")).unwrap();
     assert!(log.contains("no executable at"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A layer reference as torch_bench.py writes it: one GPT-style shape.
+const LAYERS_JSON: &str = r#"{"tool": "torch_bench.py", "what": "layers", "wall_s": 1.0,
+    "environment": {"torch": "2.11.0+cu130", "cuda": "13.0", "device": "NVIDIA H200",
+        "date": "2026-11-30T17:47:47Z"},
+    "records": [{"kind": "layer", "h": 4096, "heads": 32, "ffn": 16384, "seq": 2048,
+        "batch": 2, "mlp": "gelu", "dtype": "bf16",
+        "forward": {"median_s": 0.002524, "min_s": 0.0025, "max_s": 0.0026, "reps": 10},
+        "backward": {"median_s": 0.00617, "min_s": 0.0061, "max_s": 0.0063, "reps": 10}}]}"#;
+
+/// `validate` against a reference file needs no GPU: the shipped H200 profile predicts the
+/// layer, the table and validation.json say by how much, and the exit status follows the 5% bar.
+#[test]
+fn validate_compares_a_reference_file_with_the_simulator() {
+    let dir = scratch("validate");
+    std::fs::create_dir_all(&dir).unwrap();
+    let reference = dir.join("torch-layers.json");
+    std::fs::write(&reference, LAYERS_JSON).unwrap();
+    let out = run(&[
+        "validate",
+        "--profile",
+        "h200-sxm-141gb-measured",
+        "--reference",
+        reference.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("h 4096, 32 heads, ffn 16384, seq 2048 x 2, gelu"),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("validation.json")).unwrap())
+            .unwrap();
+    let error = json["median_abs_error"].as_f64().unwrap();
+    let expected = if error <= 0.05 { 0 } else { 1 };
+    assert_eq!(out.status.code(), Some(expected), "{stdout}");
+    let row = &json["rows"][0];
+    let predicted = row["predicted_forward_s"].as_f64().unwrap();
+    assert!((row["forward_error"].as_f64().unwrap() - (predicted / 0.002524 - 1.0)).abs() < 1e-12);
+    // A reference of the other kind, and no reference where PyTorch cannot run.
+    let kernels = dir.join("k.json");
+    std::fs::write(&kernels, LAYERS_JSON.replace("\"layers\"", "\"kernels\"")).unwrap();
+    let out = run(&[
+        "validate",
+        "--profile",
+        "h200-sxm-141gb-measured",
+        "--reference",
+        kernels.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("not `layers`"),
+        "{}",
+        text(&out.stderr)
+    );
+    if matches!(machine(), Machine::NoDriver) {
+        let out = run(&[
+            "validate",
+            "--profile",
+            "h200-sxm-141gb-measured",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("--reference FILE"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `import-torch` adds PyTorch's tables to a profile file; the result loads and prices attention
+/// from them.
+#[test]
+fn import_torch_adds_attention_and_elementwise_tables() {
+    let dir = scratch("import-torch");
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = dir.join("base.toml");
+    std::fs::write(
+        &base,
+        clustersim::hw::profile::shipped_text("h100-sxm5-80gb-vidur").unwrap(),
+    )
+    .unwrap();
+    let kernels = dir.join("torch-kernels.json");
+    std::fs::write(
+        &kernels,
+        r#"{"what": "kernels", "environment": {"torch": "2.11", "device": "NVIDIA H100"},
+        "records": [
+          {"kind": "attention", "pass": "forward", "batch": 4, "heads": 32, "q_len": 4096,
+           "kv_len": 4096, "head_dim": 128, "causal": true, "dtype": "bf16", "median_s": 0.002},
+          {"kind": "elementwise", "op": "layernorm", "pass": "forward", "tokens": 4096,
+           "width": 4096, "dtype": "bf16", "bytes": 67108864, "median_s": 4.2e-5}]}"#,
+    )
+    .unwrap();
+    let written = dir.join("with-torch.toml");
+    let out = run(&[
+        "import-torch",
+        kernels.to_str().unwrap(),
+        "--profile",
+        base.to_str().unwrap(),
+        "--out",
+        written.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("1 attention tables (1 points)"));
+    let p = clustersim::hw::Profile::load(&written).unwrap();
+    assert_eq!(p.attention.len(), 1);
+    assert_eq!(p.elementwise.len(), 1);
+    let k = clustersim::hw::Kernel::Attention {
+        batch_heads: 128,
+        q_len: 4096,
+        kv_len: 4096,
+        head_dim: 128,
+        causal: true,
+        backward: false,
+        dtype: clustersim::hw::Dtype::Bf16,
+    };
+    let t = p.seconds(p.gpu_spec(), &k).unwrap();
+    assert!((t / 0.002 - 1.0).abs() < 1e-9, "{t}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -245,7 +245,11 @@ fn profiles_round_trip_through_files() {
             shipped,
             "{name}"
         );
-        assert!(shipped.provenance.source.contains("MIT license"), "{name}");
+        if name.ends_with("-vidur") {
+            assert!(shipped.provenance.source.contains("MIT license"), "{name}");
+        } else {
+            assert!(shipped.provenance.source.contains("measured by"), "{name}");
+        }
     }
 }
 
@@ -354,6 +358,22 @@ fn schema_2_tables_round_trip_and_price_attention_and_elementwise_kernels() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("same op and pass"), "{e}");
+}
+
+/// A measured shipped profile is the calibrator's output, unedited: the copy kept with the run's
+/// raw numbers under calibration/ is the same file.
+#[test]
+fn measured_shipped_profiles_are_the_runs_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let run = root.join("calibration/h200-2026-11-30/3-device-check/profile.toml");
+    let kept = std::fs::read_to_string(&run).unwrap();
+    assert_eq!(
+        profile::shipped_text("h200-sxm-141gb-measured"),
+        Some(kept.as_str())
+    );
+    let p = profile::shipped_profile("h200-sxm-141gb-measured").unwrap();
+    assert_eq!(p.gpu, "H200-SXM-141GB");
+    assert!(!p.attention.is_empty() && !p.elementwise.is_empty() && p.memory.is_some());
 }
 
 fn bad_cases() -> Vec<(String, &'static [&'static str])> {

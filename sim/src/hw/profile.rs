@@ -64,10 +64,13 @@
 //!
 //! # Shipped profiles
 //!
-//! [`shipped`] returns profiles compiled into the binary from `sim/profiles/*.toml`, built by
-//! [`import_vidur_dir`] from Vidur's published operator timings (docs/PROFILES.md; the test
-//! `sim/tests/vidur_profile.rs` checks that the shipped files equal a fresh import and, with
-//! `CLUSTERSIM_WRITE_PROFILES=1`, rewrites them).
+//! [`shipped`] returns profiles compiled into the binary from `sim/profiles/*.toml`:
+//! - `*-vidur`: built by [`import_vidur_dir`] from Vidur's published operator timings
+//!   (docs/PROFILES.md; the test `sim/tests/vidur_profile.rs` checks that the shipped files equal
+//!   a fresh import and, with `CLUSTERSIM_WRITE_PROFILES=1`, rewrites them);
+//! - `*-measured`: written by `clustersim-calibrate measure` on a real GPU, byte for byte as the
+//!   tool wrote it; the run's raw numbers, logs and layer validation are kept beside it under
+//!   `calibration/` (a test checks that the two files are equal).
 
 use super::attention_series::{self, AttentionSeries};
 use super::dtype::Dtype;
@@ -742,6 +745,11 @@ const SHIPPED: &[(&str, &str, &str)] = &[
         "h100-sxm5-80gb-vidur",
         "H100-SXM5-80GB",
         include_str!("../../profiles/h100-sxm5-80gb-vidur.toml"),
+    ),
+    (
+        "h200-sxm-141gb-measured",
+        "H200-SXM-141GB",
+        include_str!("../../profiles/h200-sxm-141gb-measured.toml"),
     ),
 ];
 
