@@ -3,6 +3,7 @@ transformer layers on the first visible CUDA GPU.
 
     python3 torch_bench.py kernels OUT.json   # attention (flash) and elementwise kernels
     python3 torch_bench.py layers OUT.json    # one transformer layer, forward and backward
+    python3 torch_bench.py gemms OUT.json     # the layers' GEMMs alone (a cross-check)
     python3 torch_bench.py layers OUT.json --shapes h=4096,heads=32,ffn=16384,seq=2048,batch=1,mlp=gelu
 
 `clustersim-calibrate` embeds this file and runs it with the machine's python3 where PyTorch is
@@ -16,9 +17,13 @@ dropout, no fused kernels beyond what PyTorch does by itself.
 
 Timing: CUDA events after warm-up. A kernel is timed in batches of calls queued back to back (as
 many as last about 1 ms, at most 50; per-call time = batch time / calls), so that the host's
-dispatch of a call hides behind the GPU's work as it does inside a model; a layer's forward is
-timed call by call, and its backward call by call after an untimed forward. Each point is
-repeated and the median, minimum and maximum are kept. Inputs are random normal (never zeros). Every record is one JSON
+dispatch of a call hides behind the GPU's work as it does inside a model. A layer is timed the way
+training runs it: forward and backward iterations back to back with no host synchronisation,
+after 2 s of the same work so that clocks and power settle, events around each pass, for about
+2 s (`forward`, `backward`); also one call at a time with the GPU idle in between
+(`forward_isolated`, `backward_isolated`: boost clocks, as a short benchmark sees them; an H200
+drops from 1980 MHz towards 1400-1600 MHz under sustained matrix work). Each point is repeated
+and the median, minimum and maximum are kept. Inputs are random normal (never zeros). Every record is one JSON
 object in a list written to OUT.json together with the environment (torch, CUDA, device, driver).
 Exit status: 0 on success, 2 without CUDA or PyTorch, 1 on any other failure.
 """
@@ -265,6 +270,46 @@ DEFAULT_LAYERS = [
 ]
 
 
+SUSTAIN_WARMUP_S = 2.0
+SUSTAIN_MEASURE_S = 2.0
+
+
+def summary(times):
+    return {
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "max_s": max(times),
+        "reps": len(times),
+    }
+
+
+def sustained(fwd, bwd):
+    """Forward and backward timed as training runs them: iterations back to back with no host
+    synchronisation, after SUSTAIN_WARMUP_S of the same work (so that clocks and power settle as
+    they do in a training step), CUDA events around each pass, for about SUSTAIN_MEASURE_S."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < SUSTAIN_WARMUP_S:
+        fwd()
+        bwd()
+        torch.cuda.synchronize()
+    events = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < SUSTAIN_MEASURE_S or len(events) < 10:
+        e = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+        e[0].record()
+        fwd()
+        e[1].record()
+        bwd()
+        e[2].record()
+        events.append(e)
+        if len(events) % 8 == 0:
+            e[2].synchronize()  # keep the host at most a few iterations ahead
+    torch.cuda.synchronize()
+    forward = [a.elapsed_time(b) * 1e-3 for a, b, _ in events]
+    backward = [b.elapsed_time(c) * 1e-3 for _, b, c in events]
+    return summary(forward), summary(backward)
+
+
 def layer_records(dev, shapes):
     records = []
     for shape in shapes:
@@ -292,8 +337,9 @@ def layer_records(dev, shapes):
 
         est = probe(fwd)
         reps = max(10, reps_for(3 * est))
-        forward = timed(fwd, reps)
-        backward = timed(bwd, reps, setup=fwd_for_bwd)
+        forward_isolated = timed(fwd, reps)
+        backward_isolated = timed(bwd, reps, setup=fwd_for_bwd)
+        forward, backward = sustained(fwd_for_bwd, bwd)
         records.append(
             {
                 "kind": "layer",
@@ -301,6 +347,8 @@ def layer_records(dev, shapes):
                 "dtype": "bf16",
                 "forward": forward,
                 "backward": backward,
+                "forward_isolated": forward_isolated,
+                "backward_isolated": backward_isolated,
             }
         )
         print(
@@ -310,6 +358,37 @@ def layer_records(dev, shapes):
         )
         del layer, params, x, grad, state
         torch.cuda.empty_cache()
+    return records
+
+
+def gemm_records(dev, shapes):
+    """The layers' GEMMs alone, as PyTorch runs them: each forward linear (x W^T, with the
+    layer's bias where it has one) and its two backward products (input gradient dY W, weight
+    gradient dY^T X), bf16, timed like kernels (batches of back-to-back calls)."""
+    records = []
+    for shape in shapes:
+        h, ffn, t = shape["h"], shape["ffn"], shape["seq"] * shape["batch"]
+        gated = shape["mlp"] == "swiglu"
+        bias = not gated
+        for name, n, k in (
+            ("qkv", 3 * h, h),
+            ("proj", h, h),
+            ("up", (2 if gated else 1) * ffn, h),
+            ("down", h, ffn),
+        ):
+            x = torch.randn(t, k, device=dev, dtype=DTYPE)
+            w = torch.randn(n, k, device=dev, dtype=DTYPE) * k**-0.5
+            b = torch.randn(n, device=dev, dtype=DTYPE) if bias else None
+            dy = torch.randn(t, n, device=dev, dtype=DTYPE)
+            common = {"kind": "gemm", "layer_h": h, "op": name, "dtype": "bf16", "bias": bias}
+            for product, m_, n_, k_, fn in (
+                ("forward", t, n, k, lambda: F.linear(x, w, b)),
+                ("input_grad", t, k, n, lambda: dy @ w),
+                ("weight_grad", n, k, t, lambda: dy.t() @ x),
+            ):
+                timing = kernel_timing(fn)
+                records.append({**common, "product": product, "m": m_, "n": n_, "k": k_, **timing})
+            del x, w, b, dy
     return records
 
 
@@ -341,8 +420,8 @@ def environment(dev):
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("kernels", "layers"):
-        print("\n".join(__doc__.strip().splitlines()[2:5]), file=sys.stderr)
+    if len(argv) < 3 or argv[1] not in ("kernels", "layers", "gemms"):
+        print("\n".join(__doc__.strip().splitlines()[2:6]), file=sys.stderr)
         return 2
     if not torch.cuda.is_available():
         print("torch_bench: PyTorch sees no CUDA GPU", file=sys.stderr)
@@ -354,7 +433,10 @@ def main(argv):
         records = attention_records(dev) + elementwise_records(dev)
     else:
         shapes = [parse_shape(argv[i + 1]) for i, a in enumerate(argv) if a == "--shapes"]
-        records = layer_records(dev, shapes or DEFAULT_LAYERS)
+        if argv[1] == "layers":
+            records = layer_records(dev, shapes or DEFAULT_LAYERS)
+        else:
+            records = gemm_records(dev, shapes or DEFAULT_LAYERS)
     result = {
         "tool": "torch_bench.py",
         "what": argv[1],
