@@ -130,3 +130,109 @@ output_tokens = 1
         e.message
     );
 }
+
+/// A disaggregated fleet of Llama 3 70B on two H100 servers: `pools` is the
+/// `[serving.disaggregation]` body (or "" for none) and `replicas` the colocated count.
+fn fleet(pools: &str, replicas: u32, extra: &str) -> Result<Value, String> {
+    let serving = if pools.is_empty() {
+        format!("replicas = {replicas}")
+    } else {
+        format!("{extra}\n[serving.disaggregation]\n{pools}")
+    };
+    let text = format!(
+        r#"
+kind = "serving"
+[cluster]
+gpu = "H100"
+nodes = 2
+gpus_per_node = 8
+[cluster.inter_node]
+nic_bandwidth = "400 Gb/s"
+[model]
+preset = "llama-3-70b"
+[serving]
+tp = 2
+{serving}
+[workload]
+requests = 300
+arrival = "poisson"
+rate = "3/s"
+prompt_tokens = 2000
+output_tokens = 150
+"#
+    );
+    let s = Scenario::parse(Path::new("disagg.toml"), text, &[]).map_err(|e| e.to_string())?;
+    clustersim::run(&s)
+        .map(|o| o.report)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn disaggregated_pools_move_every_kv_cache_over_the_network() {
+    let r = fleet("prefill_replicas = 2\ndecode_replicas = 6", 0, "").unwrap();
+    assert_eq!(r["requests_completed"], 300);
+    let d = &r["disaggregation"];
+    assert_eq!(d["prefill_replicas"], 2);
+    assert_eq!(d["kv_transfers"], 300);
+    // Llama 3 70B: 80 layers x 8 KV heads x 128 x (K and V) x 2 bytes = 327,680 bytes a token.
+    let bytes = num(&r, "disaggregation.kv_transfer_bytes");
+    assert!((bytes - 300.0 * 2000.0 * 327_680.0).abs() < 1.0, "{bytes}");
+    // Replicas 0-1 (prefill) sit on node 0; decode replicas 2-3 share it (NVLink), 4-7 do not
+    // (the 400 Gb/s NIC): the slowest transfer takes about a shard over a NIC.
+    let shard = 2000.0 * 327_680.0 / 2.0;
+    let nic = 50e9 * 0.92;
+    let slowest = num(&r, "disaggregation.kv_transfer_s.p99");
+    assert!(
+        slowest > 0.9 * shard / nic && slowest < 1.2 * shard / nic,
+        "{slowest}"
+    );
+    assert!(num(&r, "disaggregation.kv_transfer_s.p50") <= slowest);
+    assert_eq!(r["cluster"]["replicas"], 8);
+    for key in ["ttft_s", "tpot_s", "e2e_s"] {
+        assert!(num(&r, &format!("{key}.p50")) <= num(&r, &format!("{key}.p99")));
+    }
+    assert!(num(&r, "ttft_s.mean") < num(&r, "e2e_s.mean"));
+    // Deterministic.
+    let again = fleet("prefill_replicas = 2\ndecode_replicas = 6", 0, "").unwrap();
+    assert_eq!(r, again);
+}
+
+#[test]
+fn disaggregation_spares_decodes_from_long_prefills() {
+    // The same 8 replicas colocated (vLLM prefills pause every running decode) and split 2 + 6:
+    // decoding in its own pool runs steadier, so time per output token improves.
+    let colocated = fleet("", 8, "").unwrap();
+    let split = fleet("prefill_replicas = 2\ndecode_replicas = 6", 0, "").unwrap();
+    assert!(
+        num(&split, "tpot_s.p90") < num(&colocated, "tpot_s.p90"),
+        "{} vs {}",
+        num(&split, "tpot_s.p90"),
+        num(&colocated, "tpot_s.p90")
+    );
+    assert!(colocated["disaggregation"].is_null());
+}
+
+#[test]
+fn disaggregation_errors_name_the_key() {
+    let e = fleet(
+        "prefill_replicas = 2\ndecode_replicas = 6",
+        0,
+        "replicas = 4",
+    )
+    .unwrap_err();
+    assert!(e.contains("replicas = 4") && e.contains("2 + 6"), "{e}");
+    let e = fleet("prefill_replicas = 2", 0, "").unwrap_err();
+    assert!(e.contains("decode_replicas"), "{e}");
+    let e = fleet(
+        "prefill_replicas = 2\ndecode_replicas = 6",
+        0,
+        "scheduler = \"static\"",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("static batching with disaggregated pools"),
+        "{e}"
+    );
+    let e = fleet("prefill_replicas = 8\ndecode_replicas = 4", 0, "").unwrap_err();
+    assert!(e.contains("24 GPUs") && e.contains("16"), "{e}");
+}

@@ -185,6 +185,22 @@ fn render_serving(r: &Value) -> String {
             r["serving"]["scheduler"].as_str().unwrap_or("?")
         ),
     );
+    let d = &r["disaggregation"];
+    if !d.is_null() {
+        row(
+            &mut out,
+            "disaggregated",
+            format!(
+                "{} prefill + {} decode replicas; {} KV transfers of {} in all, p50 {}, p99 {}",
+                d["prefill_replicas"],
+                d["decode_replicas"],
+                d["kv_transfers"],
+                gib(num(r, "disaggregation.kv_transfer_bytes")),
+                seconds(num(r, "disaggregation.kv_transfer_s.p50")),
+                seconds(num(r, "disaggregation.kv_transfer_s.p99"))
+            ),
+        );
+    }
     row(
         &mut out,
         "model",

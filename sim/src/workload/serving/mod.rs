@@ -4,11 +4,21 @@
 //! The fleet is a reactive process on the engine: an arrival is routed to a replica; an idle
 //! replica plans an iteration (`replica`), prices it (`cost`) and schedules its end; at the end
 //! the iteration's requests advance, sampled tokens are stamped, and the replica plans again.
-//! Requests come from `traffic`. Each replica is `tp` GPUs of one node; replicas do not share
-//! links, so the network prices only each replica's tensor-parallel all-reduces.
+//! Requests come from `traffic`. Each replica is `tp` consecutive GPUs of one node (replica j on
+//! GPUs j x tp to (j + 1) x tp - 1); the network prices each replica's tensor-parallel
+//! all-reduces.
 //!
-//! Not modelled yet: pipeline-parallel replicas, disaggregated prefill and decode pools, mixed GPU
-//! fleets, swap preemption, mixture-of-experts models. They are refused with a clear message.
+//! Disaggregated serving (DistServe, Splitwise; `[serving.disaggregation]`): the first
+//! `prefill_replicas` replicas only prefill. A request's first token is sampled there (its TTFT);
+//! then its KV cache (prompt tokens x the KV bytes of a token, each tensor-parallel shard from
+//! GPU k of the prefill replica to GPU k of the decode replica) crosses the modelled network to a
+//! decode replica chosen by the router among the `decode_replicas`, which admits it without a
+//! prefill once it has the KV blocks, and decodes the remaining tokens; the transfer counts in
+//! its time per output token. Each transfer is priced on its own (concurrent transfers do not
+//! share links), by the scenario's network tier.
+//!
+//! Not modelled yet: pipeline-parallel replicas, mixed GPU fleets, swap preemption,
+//! mixture-of-experts models. They are refused with a clear message.
 
 pub mod cost;
 pub mod replica;
@@ -16,13 +26,14 @@ pub mod traffic;
 
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::exec::{Graph, Op, OpKind, Timeline};
-use crate::hw::{ComputeModel, Dtype, gpu};
+use crate::hw::{ComputeModel, Dtype};
 use crate::net::Topology;
-use crate::net::tier::Tier;
-use crate::net::topology::spec::{IntraKind, TopologySpec};
+use crate::net::tier::{self, Efficiency, Placed, Tier};
+use crate::net::topology::spec::IntraKind;
+use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::serving::{Preemption, RouterKind, SchedulerKind};
-use crate::scenario::{NetworkTier, Scenario};
+use crate::workload::cluster::{self, Needs};
 use cost::{IterationCost, kv_bytes_per_token_layer};
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
@@ -38,6 +49,39 @@ const ACTIVATION_RESERVE: f64 = 1.0 * (1u64 << 30) as f64;
 enum Ev {
     Arrival(usize),
     Done(usize),
+    /// A request's KV cache has reached the decode pool.
+    KvArrived(usize),
+}
+
+/// Where a disaggregated fleet moves KV caches: the prefill pool's size, and what a transfer
+/// costs.
+struct KvTransfer {
+    prefill_replicas: usize,
+    tp: u32,
+    /// KV bytes of one token on one GPU (all layers).
+    bytes_per_token: f64,
+    topology: Topology,
+    tier: Tier,
+    capacity: Vec<f64>,
+}
+
+impl KvTransfer {
+    /// Seconds to move `tokens` tokens of KV cache from replica `from` to replica `to`.
+    fn seconds(&self, from: usize, to: usize, tokens: u32) -> f64 {
+        let placed: Vec<Placed> = (0..self.tp)
+            .map(|k| {
+                let route = self
+                    .topology
+                    .route(from as u32 * self.tp + k, to as u32 * self.tp + k);
+                Placed {
+                    latency: self.topology.route_latency(&route),
+                    links: route.links,
+                    bytes: tokens as f64 * self.bytes_per_token,
+                }
+            })
+            .collect();
+        tier::price(self.tier, &self.capacity, &placed, false).seconds
+    }
 }
 
 struct Fleet {
@@ -55,27 +99,46 @@ struct Fleet {
     replica_of: Vec<usize>,
     /// (replica, start, end, prefill tokens, decodes) of every iteration, for the trace.
     iterations: Vec<(usize, SimTime, SimTime, u64, u32)>,
+    /// Disaggregation, if any.
+    kv: Option<KvTransfer>,
+    /// (request, from, to, start, end, bytes) of every KV transfer.
+    transfers: Vec<(usize, usize, usize, SimTime, SimTime, f64)>,
 }
 
 impl Fleet {
-    fn route(&mut self) -> usize {
-        let n = self.replicas.len();
-        match self.router {
+    /// The replicas new requests go to: the prefill pool when disaggregated, else all.
+    fn entry_pool(&self) -> std::ops::Range<usize> {
+        match &self.kv {
+            Some(kv) => 0..kv.prefill_replicas,
+            None => 0..self.replicas.len(),
+        }
+    }
+
+    /// A replica of `pool` chosen by the router.
+    fn route(&mut self, pool: std::ops::Range<usize>) -> usize {
+        let n = pool.len();
+        let first = pool.start;
+        let pick = match self.router {
             RouterKind::RoundRobin => {
-                let i = self.next_rr;
+                let i = self.next_rr % n;
                 self.next_rr = (self.next_rr + 1) % n;
                 i
             }
             RouterKind::LeastLoaded => (0..n)
-                .min_by_key(|&i| (self.replicas[i].outstanding(&self.progress), i))
+                .min_by_key(|&i| (self.replicas[first + i].outstanding(&self.progress), i))
                 .expect("at least one replica"),
             RouterKind::PowerOfTwo => {
                 let a = self.rng.random_range(0..n);
                 let b = self.rng.random_range(0..n);
-                let load = |i: usize| self.replicas[i].outstanding(&self.progress);
+                let load = |i: usize| self.replicas[first + i].outstanding(&self.progress);
                 if (load(b), b) < (load(a), a) { b } else { a }
             }
-        }
+        };
+        first + pick
+    }
+
+    fn is_prefill_replica(&self, i: usize) -> bool {
+        self.kv.as_ref().is_some_and(|kv| i < kv.prefill_replicas)
     }
 
     fn start(&mut self, i: usize, sched: &mut Scheduler<Ev>) {
@@ -116,7 +179,7 @@ impl Process for Fleet {
     fn handle(&mut self, ev: Ev, sched: &mut Scheduler<Ev>) {
         match ev {
             Ev::Arrival(r) => {
-                let i = self.route();
+                let i = self.route(self.entry_pool());
                 self.replica_of[r] = i;
                 self.replicas[i].waiting.push_back(r);
                 self.start(i, sched);
@@ -124,15 +187,35 @@ impl Process for Fleet {
             Ev::Done(i) => {
                 let (plan, _) = self.plans[i].take().expect("a running iteration");
                 let now = sched.now();
+                let prefill_only = self.is_prefill_replica(i);
                 for r in self.replicas[i].complete(&plan, &mut self.progress) {
                     self.first_token[r].get_or_insert(now);
                     if self.progress[r].generated >= self.progress[r].output {
                         self.finished[r] = Some(now);
                         self.replicas[i].finish(r, &mut self.progress);
+                    } else if prefill_only {
+                        // Its KV cache leaves for the decode pool.
+                        self.replicas[i].finish(r, &mut self.progress);
+                        let decode_pool = self.kv.as_ref().map_or(0, |kv| kv.prefill_replicas)
+                            ..self.replicas.len();
+                        let to = self.route(decode_pool);
+                        let kv = self.kv.as_ref().expect("disaggregated");
+                        let tokens = self.progress[r].cached;
+                        let seconds = kv.seconds(i, to, tokens);
+                        let end = now + SimTime::from_secs_f64(seconds);
+                        let bytes = tokens as f64 * kv.bytes_per_token * kv.tp as f64;
+                        self.transfers.push((r, i, to, now, end, bytes));
+                        self.replica_of[r] = to;
+                        sched.at(end, Ev::KvArrived(r));
                     }
                 }
                 self.replicas[i].busy = false;
                 self.start(i, sched);
+            }
+            Ev::KvArrived(r) => {
+                let to = self.replica_of[r];
+                self.replicas[to].waiting.push_back(r);
+                self.start(to, sched);
             }
         }
     }
@@ -168,14 +251,13 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         s.error_at("workload", "a serving scenario needs a [workload] table")
             .with_help("add [workload] with requests, arrival and prompt_tokens / output_tokens")
     })?;
-    let gpu_name = f.cluster.gpu.clone().ok_or_else(|| {
-        s.error_at("cluster", "missing key `gpu` in [cluster]")
-            .with_help("add it, e.g. gpu = \"H100\" (see `clustersim list gpus`)")
-    })?;
-    let g = gpu::find(&gpu_name).map_err(|close| {
-        s.error_at("cluster.gpu", format!("unknown GPU \"{gpu_name}\""))
-            .with_help(format!("closest catalog names: {}", close.join(", ")))
-    })?;
+    let disaggregated = serving.disaggregation.is_some();
+    let needs = Needs {
+        sizes: false,
+        inter_node: disaggregated,
+    };
+    let cluster = cluster::resolve(s, &mut assumptions, needs)?;
+    let g = cluster.gpu;
     let resolved =
         crate::model::resolve_noted(&f.model, s.source.path.parent()).map_err(|e| e.locate(s))?;
     let mut model = resolved.model;
@@ -224,12 +306,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "pipeline-parallel replicas are not modelled by this version",
         ));
     }
-    if serving.disaggregation.is_some() {
-        return Err(s.error_at(
-            "serving.disaggregation",
-            "disaggregated prefill and decode pools are not modelled by this version",
-        ));
-    }
     if serving.preemption == Some(Preemption::Swap) {
         return Err(s
             .error_at(
@@ -238,27 +314,49 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             )
             .with_help("use preemption = \"recompute\" (vLLM's default)"));
     }
-    let gpus_per_node = positive(
-        f.cluster.gpus_per_node,
-        "cluster.gpus_per_node",
-        8,
-        &mut assumptions,
-        "8 GPUs per node",
-    )?;
+    let gpus_per_node = cluster.gpus_per_node;
     if tp > gpus_per_node {
         return Err(s.error_at(
             "serving.tp",
             format!("tp = {tp} is more than a node's {gpus_per_node} GPUs"),
         ));
     }
-    let replicas = positive(
-        serving.replicas,
-        "serving.replicas",
-        1,
-        &mut assumptions,
-        "one replica",
-    )?;
-    let nodes = f.cluster.nodes.unwrap_or(1);
+    let pools = match &serving.disaggregation {
+        None => None,
+        Some(d) => {
+            let p = positive(
+                d.prefill_replicas,
+                "serving.disaggregation.prefill_replicas",
+                0,
+                &mut assumptions,
+                "",
+            )?;
+            let q = positive(
+                d.decode_replicas,
+                "serving.disaggregation.decode_replicas",
+                0,
+                &mut assumptions,
+                "",
+            )?;
+            Some((p, q))
+        }
+    };
+    let replicas = match (pools, serving.replicas) {
+        (Some((p, q)), Some(r)) if r != p + q => {
+            return Err(s
+                .error_at(
+                    "serving.replicas",
+                    format!(
+                        "replicas = {r}, but the disaggregated pools hold {p} + {q} = {}",
+                        p + q
+                    ),
+                )
+                .with_help("remove `replicas`, or make it prefill_replicas + decode_replicas"));
+        }
+        (Some((p, q)), _) => p + q,
+        (None, r) => positive(r, "serving.replicas", 1, &mut assumptions, "one replica")?,
+    };
+    let nodes = cluster.nodes;
     if replicas * tp > nodes * gpus_per_node {
         return Err(s
             .error_at(
@@ -275,6 +373,14 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         assumptions.push("vLLM scheduler (continuous batching)".into());
         SchedulerKind::Vllm
     });
+    if pools.is_some() && scheduler == SchedulerKind::Static {
+        return Err(s
+            .error_at(
+                "serving.scheduler",
+                "static batching with disaggregated pools is not modelled",
+            )
+            .with_help("use scheduler = \"vllm\" or \"sarathi\""));
+    }
     let max_batch_size = positive(
         serving.max_batch_size,
         "serving.max_batch_size",
@@ -335,22 +441,24 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     let seed = f.sim.seed.unwrap_or(1);
     let requests =
         traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
-    let mut spec = TopologySpec::new(1, gpus_per_node);
-    spec.intra = match g.intra_link {
-        gpu::IntraLinkKind::NvSwitch => IntraKind::NvSwitch,
-        gpu::IntraLinkKind::Mesh => IntraKind::NvLinkMesh,
-        gpu::IntraLinkKind::Pcie => IntraKind::Pcie,
-    };
-    spec.intra_bandwidth = g.intra_bandwidth;
-    spec.pcie_bandwidth = g.pcie_bandwidth;
-    let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
-    let tier = match f.sim.network {
-        Some(NetworkTier::Flow) => Tier::Flow,
-        _ => Tier::Analytical,
-    };
+    let tier = cluster.tier;
     let compute = ComputeModel::new(g);
-    let nvls = g.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
-    let cost = IterationCost::new(model.clone(), compute, tp, (topology, tier, nvls), kv_dtype);
+    let nvls = cluster.in_switch_reduction && cluster.spec.intra == IntraKind::NvSwitch;
+    let kv = pools.map(|(p, _)| KvTransfer {
+        prefill_replicas: p as usize,
+        tp,
+        bytes_per_token: kv_per_token,
+        capacity: tier::capacities(&cluster.topology, &Efficiency::DEFAULT, None),
+        topology: cluster.topology.clone(),
+        tier,
+    });
+    let cost = IterationCost::new(
+        model.clone(),
+        compute,
+        tp,
+        (cluster.topology, tier, nvls),
+        kv_dtype,
+    );
     let limits = Limits {
         scheduler,
         max_batch_size,
@@ -383,6 +491,8 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         admitted: vec![None; n],
         replica_of: vec![0; n],
         iterations: Vec::new(),
+        kv,
+        transfers: Vec::new(),
     };
     let mut sim = Simulation::new(fleet);
     let stats = if fits {
@@ -462,6 +572,12 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         start: Vec::new(),
         end: Vec::new(),
     };
+    let transfer_lanes: Vec<_> = match pools {
+        Some((p, _)) => (p..replicas)
+            .map(|i| graph.add_lane("kv transfers", format!("KV into replica {i}")))
+            .collect(),
+        None => Vec::new(),
+    };
     for &(i, a, b, prefill, decodes) in &fleet.iterations {
         graph.add(
             Op {
@@ -487,6 +603,41 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         timeline.start.push(a);
         timeline.end.push(b);
     }
+    let first_decode = pools.map_or(0, |(p, _)| p as usize);
+    for &(_, _, to, a, b, bytes) in &fleet.transfers {
+        graph.add(
+            Op {
+                name: Cow::Borrowed("kv_transfer"),
+                lane: transfer_lanes[to - first_decode],
+                kind: OpKind::Communication,
+                duration: b - a,
+                flops: 0.0,
+                bytes,
+                tier: tier.name(),
+                layer: None,
+                micro_batch: None,
+                model_flops: false,
+            },
+            &[],
+        );
+        timeline.start.push(a);
+        timeline.end.push(b);
+    }
+    let transfer_s: Vec<f64> = fleet
+        .transfers
+        .iter()
+        .map(|&(_, _, _, a, b, _)| secs(b - a))
+        .collect();
+    let disaggregation = match pools {
+        Some((p, q)) => json!({
+            "prefill_replicas": p,
+            "decode_replicas": q,
+            "kv_transfers": fleet.transfers.len(),
+            "kv_transfer_bytes": fleet.transfers.iter().map(|t| t.5).sum::<f64>(),
+            "kv_transfer_s": summary(transfer_s),
+        }),
+        None => Value::Null,
+    };
     let report = json!({
         "kind": "serving",
         "scenario": s.name(),
@@ -516,7 +667,8 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "capacity_bytes": g.memory_bytes,
             "fits": fits,
         },
-        "cluster": { "gpu": g.name, "replicas": replicas, "tp": tp },
+        "cluster": { "gpu": g.name, "nodes": nodes, "replicas": replicas, "tp": tp },
+        "disaggregation": disaggregation,
         "model": { "name": model.name, "params": model.params(), "dtype": model.dtype.name() },
         "serving": {
             "scheduler": match scheduler { SchedulerKind::Vllm => "vllm", SchedulerKind::Sarathi => "sarathi", SchedulerKind::Static => "static" },

@@ -10,6 +10,9 @@
 //! - Static: admit a batch only when the previous one has entirely finished; reserve each
 //!   request's whole KV cache up front.
 //!
+//! A request whose KV cache arrived from a prefill replica (disaggregated serving) is admitted
+//! without a prefill, first come, first served, once the batch and the free blocks allow.
+//!
 //! KV blocks are allocated as tokens enter the cache. When a decode step needs a block and none is
 //! free, the most recently admitted running request is preempted: its cache is dropped and it
 //! waits at the head of the queue to recompute prompt and generated tokens (vLLM's recompute).
@@ -137,6 +140,7 @@ impl Replica {
     pub fn plan(&mut self, reqs: &mut [Progress]) -> Option<Plan> {
         let mut plan = Plan::default();
         let l = self.limits.clone();
+        self.admit_transferred(reqs);
         match l.scheduler {
             SchedulerKind::Vllm => {
                 // Prefill-only iteration when anything can be admitted.
@@ -238,6 +242,27 @@ impl Replica {
         plan.batch.decodes = plan.decode.len() as u32;
         plan.batch.sampling += plan.batch.decodes;
         (!plan.prefill.is_empty() || !plan.decode.is_empty()).then_some(plan)
+    }
+
+    /// Admits waiting requests whose KV cache arrived from another replica (a disaggregated
+    /// prefill pool): they join the running batch without a prefill once their blocks are free,
+    /// first come, first served.
+    fn admit_transferred(&mut self, reqs: &mut [Progress]) {
+        while let Some(&r) = self.waiting.front() {
+            let p = &reqs[r];
+            if p.cached == 0 || p.cached < p.to_prefill {
+                break;
+            }
+            if self.running.len() as u32 + 1 > self.limits.max_batch_size {
+                break;
+            }
+            let target = reqs[r].cached;
+            if !self.grow(&mut reqs[r], target) {
+                break;
+            }
+            self.waiting.pop_front();
+            self.running.push(r);
+        }
     }
 
     /// One decode step for every running request whose prompt is in the cache, preempting when

@@ -2,16 +2,15 @@
 //! or refused with its location.
 
 use crate::hw::profile::{self, Profile};
-use crate::hw::{Dtype, GpuSpec, gpu};
+use crate::hw::{Dtype, GpuSpec};
 use crate::model::Transformer;
 use crate::net::Fabric;
 use crate::net::Topology;
 use crate::net::tier::Tier;
-use crate::net::topology::spec::{IntraKind, TopologySpec};
-use crate::scenario::cluster::IntraLink;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::parallel::{ContextAlgorithm, Optimizer, Recompute, Schedule};
-use crate::scenario::{NetworkTier, Scenario, suggest};
+use crate::scenario::{Scenario, suggest};
+use crate::workload::cluster::{ClusterSetup, Needs, positive};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -164,142 +163,26 @@ impl Training {
     }
 }
 
-fn require<T: Copy>(
-    s: &Scenario,
-    value: Option<T>,
-    path: &str,
-    example: &str,
-) -> Result<T, ScenarioError> {
-    value.ok_or_else(|| {
-        let (table, key) = path.rsplit_once('.').unwrap_or(("", path));
-        s.error_at(path, format!("missing key `{key}` in [{table}]"))
-            .with_help(format!("add it, e.g. {example}"))
-    })
-}
-
-fn positive(s: &Scenario, value: u32, path: &str) -> Result<u32, ScenarioError> {
-    if value == 0 {
-        return Err(s.error_at(path, format!("`{path}` must be at least 1")));
-    }
-    Ok(value)
-}
-
 /// Resolves a training scenario.
 pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     let f = &s.file;
     let mut assumptions = Vec::new();
 
-    // Cluster.
-    let gpu_name = f.cluster.gpu.clone().ok_or_else(|| {
-        s.error_at("cluster", "missing key `gpu` in [cluster]")
-            .with_help("add it, e.g. gpu = \"H100\" (see `clustersim list gpus`)")
-    })?;
-    let gpu = gpu::find(&gpu_name).map_err(|close| {
-        s.error_at("cluster.gpu", format!("unknown GPU \"{gpu_name}\""))
-            .with_help(format!(
-                "closest catalog names: {}; `clustersim list gpus` shows them all",
-                close.join(", ")
-            ))
-    })?;
-    let nodes = positive(
-        s,
-        require(s, f.cluster.nodes, "cluster.nodes", "nodes = 4")?,
-        "cluster.nodes",
-    )?;
-    let gpus_per_node = positive(
-        s,
-        require(
-            s,
-            f.cluster.gpus_per_node,
-            "cluster.gpus_per_node",
-            "gpus_per_node = 8",
-        )?,
-        "cluster.gpus_per_node",
-    )?;
-    let intra = f.cluster.intra_node.clone().unwrap_or_default();
-    if let Some(link) = intra.link {
-        let usual = match gpu.intra_link {
-            gpu::IntraLinkKind::NvSwitch => IntraLink::Nvswitch,
-            gpu::IntraLinkKind::Mesh => IntraLink::NvlinkMesh,
-            gpu::IntraLinkKind::Pcie => IntraLink::Pcie,
-        };
-        if link != usual && intra.bandwidth.is_none() {
-            return Err(s
-                .error_at(
-                    "cluster.intra_node.link",
-                    "a link other than the GPU's usual one needs its bandwidth",
-                )
-                .with_help(
-                    "add cluster.intra_node.bandwidth, e.g. bandwidth = \"32 GB/s\" for PCIe Gen4",
-                ));
-        }
-    }
-    let intra_bandwidth = match intra.bandwidth {
-        Some(b) => b.0,
-        None => {
-            assumptions.push(format!(
-                "intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
-                gpu.intra_bandwidth / 1e9,
-                gpu.name
-            ));
-            gpu.intra_bandwidth
-        }
+    let needs = Needs {
+        sizes: true,
+        inter_node: true,
     };
-    let inter = f.cluster.inter_node.clone().unwrap_or_default();
-    let nic_bandwidth = match (inter.nic_bandwidth, nodes) {
-        (Some(b), _) => b.0,
-        (None, 1) => 0.0,
-        (None, _) => {
-            return Err(s
-                .error_at(
-                    "cluster.inter_node",
-                    "a cluster of several nodes needs `nic_bandwidth` in [cluster.inter_node]",
-                )
-                .with_help("add [cluster.inter_node] with nic_bandwidth = \"400 Gb/s\""));
-        }
-    };
-    let nics_per_node = match inter.nics_per_node {
-        Some(n) => positive(s, n, "cluster.inter_node.nics_per_node")?,
-        None => {
-            if nodes > 1 {
-                assumptions.push(format!("{gpus_per_node} NICs per node (one per GPU)"));
-            }
-            gpus_per_node
-        }
-    };
-    let oversubscription = inter.oversubscription.unwrap_or(1.0);
-    if !(oversubscription >= 1.0 && oversubscription.is_finite()) {
-        return Err(s
-            .error_at(
-                "cluster.inter_node.oversubscription",
-                format!("oversubscription {oversubscription} must be 1.0 (non-blocking) or more"),
-            )
-            .with_help("e.g. oversubscription = 4.0 for a 1:4 oversubscribed leaf"));
-    }
-    let fabric = Fabric {
+    let cluster = crate::workload::cluster::resolve(s, &mut assumptions, needs)?;
+    let ClusterSetup {
+        gpu,
         nodes,
         gpus_per_node,
-        intra_bandwidth,
-        intra_latency: intra.latency.map_or(Fabric::INTRA_LATENCY_S, |d| d.secs()),
-        nic_bandwidth,
-        nics_per_node,
-        oversubscription,
-        inter_latency: inter.latency.map_or(Fabric::INTER_LATENCY_S, |d| d.secs()),
-    };
-
-    let base_dir = s.source.path.parent();
-    let spec = TopologySpec::from_cluster(&f.cluster, &fabric, gpu, base_dir)
-        .map_err(|e| s.error_at("cluster.inter_node", e))?;
-    let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
-    let tier = match f.sim.network {
-        Some(NetworkTier::Flow) => Tier::Flow,
-        Some(NetworkTier::Analytical) => Tier::Analytical,
-        None => {
-            assumptions.push("analytical network tier (no contention)".into());
-            Tier::Analytical
-        }
-    };
-    let in_switch_reduction = gpu.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
+        fabric,
+        topology,
+        tier,
+        in_switch_reduction,
+        ..
+    } = cluster;
 
     let model = resolve_model(s, gpu, &mut assumptions)?;
     let profile = resolve_profile(s, gpu, model.dtype, &mut assumptions)?;

@@ -1,0 +1,204 @@
+//! The cluster a scenario describes, resolved once for every workload: the GPU, the node count
+//! and size, the intra-node link, the inter-node network (`[cluster.intra_node]`,
+//! `[cluster.inter_node]`), the topology built from them and the network tier that prices
+//! transfers on it. Every default taken is recorded as an assumption; every bad key is refused at
+//! its location.
+//!
+//! Deliberately ignored here: the calibration profile (a workload resolves it with its model's
+//! format) and what runs on the GPUs.
+
+use crate::hw::{GpuSpec, gpu};
+use crate::net::Fabric;
+use crate::net::Topology;
+use crate::net::tier::Tier;
+use crate::net::topology::spec::{IntraKind, TopologySpec};
+use crate::scenario::cluster::IntraLink;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::{NetworkTier, Scenario};
+
+/// A scenario's cluster, resolved.
+#[derive(Clone, Debug)]
+pub struct ClusterSetup {
+    pub gpu: &'static GpuSpec,
+    pub nodes: u32,
+    pub gpus_per_node: u32,
+    pub fabric: Fabric,
+    pub spec: TopologySpec,
+    pub topology: Topology,
+    /// Network tier that prices transfers.
+    pub tier: Tier,
+    /// Whether the NVSwitches can reduce in the switch (NCCL's NVLS).
+    pub in_switch_reduction: bool,
+}
+
+fn require<T: Copy>(
+    s: &Scenario,
+    value: Option<T>,
+    path: &str,
+    example: &str,
+) -> Result<T, ScenarioError> {
+    value.ok_or_else(|| {
+        let (table, key) = path.rsplit_once('.').unwrap_or(("", path));
+        s.error_at(path, format!("missing key `{key}` in [{table}]"))
+            .with_help(format!("add it, e.g. {example}"))
+    })
+}
+
+/// `value`, refused at `path` when it is 0.
+pub(crate) fn positive(s: &Scenario, value: u32, path: &str) -> Result<u32, ScenarioError> {
+    if value == 0 {
+        return Err(s.error_at(path, format!("`{path}` must be at least 1")));
+    }
+    Ok(value)
+}
+
+/// What a workload needs of `[cluster]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    /// `nodes` and `gpus_per_node` must be stated (training: the sizes decide the parallel
+    /// layout); otherwise they default to one node of 8 GPUs, recorded as assumptions.
+    pub sizes: bool,
+    /// Traffic crosses nodes, so a cluster of several nodes must state its NICs. When it does
+    /// not (serving replicas that each fit in a node) and no NIC is stated, the topology covers
+    /// one node: nothing is priced between nodes.
+    pub inter_node: bool,
+}
+
+/// Resolves `[cluster]` for a workload that `needs` what it says.
+pub fn resolve(
+    s: &Scenario,
+    assumptions: &mut Vec<String>,
+    needs: Needs,
+) -> Result<ClusterSetup, ScenarioError> {
+    let sizes_required = needs.sizes;
+    let f = &s.file;
+    let gpu_name = f.cluster.gpu.clone().ok_or_else(|| {
+        s.error_at("cluster", "missing key `gpu` in [cluster]")
+            .with_help("add it, e.g. gpu = \"H100\" (see `clustersim list gpus`)")
+    })?;
+    let gpu = gpu::find(&gpu_name).map_err(|close| {
+        s.error_at("cluster.gpu", format!("unknown GPU \"{gpu_name}\""))
+            .with_help(format!(
+                "closest catalog names: {}; `clustersim list gpus` shows them all",
+                close.join(", ")
+            ))
+    })?;
+    let nodes = match (f.cluster.nodes, sizes_required) {
+        (Some(n), _) => n,
+        (None, true) => require(s, None, "cluster.nodes", "nodes = 4")?,
+        (None, false) => {
+            assumptions.push("one node".into());
+            1
+        }
+    };
+    let nodes = positive(s, nodes, "cluster.nodes")?;
+    let gpus_per_node = match (f.cluster.gpus_per_node, sizes_required) {
+        (Some(n), _) => n,
+        (None, true) => require(s, None, "cluster.gpus_per_node", "gpus_per_node = 8")?,
+        (None, false) => {
+            assumptions.push("8 GPUs per node".into());
+            8
+        }
+    };
+    let gpus_per_node = positive(s, gpus_per_node, "cluster.gpus_per_node")?;
+    let intra = f.cluster.intra_node.clone().unwrap_or_default();
+    if let Some(link) = intra.link {
+        let usual = match gpu.intra_link {
+            gpu::IntraLinkKind::NvSwitch => IntraLink::Nvswitch,
+            gpu::IntraLinkKind::Mesh => IntraLink::NvlinkMesh,
+            gpu::IntraLinkKind::Pcie => IntraLink::Pcie,
+        };
+        if link != usual && intra.bandwidth.is_none() {
+            return Err(s
+                .error_at(
+                    "cluster.intra_node.link",
+                    "a link other than the GPU's usual one needs its bandwidth",
+                )
+                .with_help(
+                    "add cluster.intra_node.bandwidth, e.g. bandwidth = \"32 GB/s\" for PCIe Gen4",
+                ));
+        }
+    }
+    let intra_bandwidth = match intra.bandwidth {
+        Some(b) => b.0,
+        None => {
+            assumptions.push(format!(
+                "intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
+                gpu.intra_bandwidth / 1e9,
+                gpu.name
+            ));
+            gpu.intra_bandwidth
+        }
+    };
+    let inter = f.cluster.inter_node.clone().unwrap_or_default();
+    let mut topology_nodes = nodes;
+    let nic_bandwidth = match (inter.nic_bandwidth, nodes) {
+        (Some(b), _) => b.0,
+        (None, 1) => 0.0,
+        (None, _) if !needs.inter_node => {
+            topology_nodes = 1;
+            0.0
+        }
+        (None, _) => {
+            return Err(s
+                .error_at(
+                    "cluster.inter_node",
+                    "a cluster of several nodes needs `nic_bandwidth` in [cluster.inter_node]",
+                )
+                .with_help("add [cluster.inter_node] with nic_bandwidth = \"400 Gb/s\""));
+        }
+    };
+    let nics_per_node = match inter.nics_per_node {
+        Some(n) => positive(s, n, "cluster.inter_node.nics_per_node")?,
+        None => {
+            if nodes > 1 {
+                assumptions.push(format!("{gpus_per_node} NICs per node (one per GPU)"));
+            }
+            gpus_per_node
+        }
+    };
+    let oversubscription = inter.oversubscription.unwrap_or(1.0);
+    if !(oversubscription >= 1.0 && oversubscription.is_finite()) {
+        return Err(s
+            .error_at(
+                "cluster.inter_node.oversubscription",
+                format!("oversubscription {oversubscription} must be 1.0 (non-blocking) or more"),
+            )
+            .with_help("e.g. oversubscription = 4.0 for a 1:4 oversubscribed leaf"));
+    }
+    let fabric = Fabric {
+        nodes: topology_nodes,
+        gpus_per_node,
+        intra_bandwidth,
+        intra_latency: intra.latency.map_or(Fabric::INTRA_LATENCY_S, |d| d.secs()),
+        nic_bandwidth,
+        nics_per_node,
+        oversubscription,
+        inter_latency: inter.latency.map_or(Fabric::INTER_LATENCY_S, |d| d.secs()),
+    };
+
+    let base_dir = s.source.path.parent();
+    let spec = TopologySpec::from_cluster(&f.cluster, &fabric, gpu, base_dir)
+        .map_err(|e| s.error_at("cluster.inter_node", e))?;
+    let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
+    let tier = match f.sim.network {
+        Some(NetworkTier::Flow) => Tier::Flow,
+        Some(NetworkTier::Analytical) => Tier::Analytical,
+        None => {
+            assumptions.push("analytical network tier (no contention)".into());
+            Tier::Analytical
+        }
+    };
+    let in_switch_reduction = gpu.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
+
+    Ok(ClusterSetup {
+        gpu,
+        nodes,
+        gpus_per_node,
+        fabric,
+        spec,
+        topology,
+        tier,
+        in_switch_reduction,
+    })
+}
