@@ -236,3 +236,40 @@ fn disaggregation_errors_name_the_key() {
     let e = fleet("prefill_replicas = 8\ndecode_replicas = 4", 0, "").unwrap_err();
     assert!(e.contains("24 GPUs") && e.contains("16"), "{e}");
 }
+
+/// `cluster.profile` prices a serving fleet's kernels too, and the report says which.
+#[test]
+fn a_calibration_profile_prices_serving_iterations() {
+    let run = |profile: &str| {
+        let text = format!(
+            r#"
+kind = "serving"
+[cluster]
+gpu = "H100"
+{profile}
+[model]
+preset = "llama-3.1-8b"
+[serving]
+replicas = 1
+[workload]
+requests = 100
+arrival = "offline"
+prompt_tokens = 512
+output_tokens = 64
+"#
+        );
+        let s = Scenario::parse(Path::new("p.toml"), text, &[]).unwrap();
+        clustersim::run(&s).map(|o| o.report)
+    };
+    let roofline = run("").unwrap();
+    let measured = run("profile = \"h100-sxm5-80gb-vidur\"").unwrap();
+    assert!(roofline["cluster"]["profile"].is_null());
+    assert_eq!(measured["cluster"]["profile"], "h100-sxm5-80gb-vidur");
+    assert_ne!(num(&roofline, "tpot_s.mean"), num(&measured, "tpot_s.mean"));
+    let e = run("profile = \"h200-sxm-141gb-measured\"").err().unwrap();
+    assert!(
+        e.message.contains("measured on H200-SXM-141GB"),
+        "{}",
+        e.message
+    );
+}

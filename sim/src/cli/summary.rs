@@ -178,11 +178,15 @@ fn render_serving(r: &Value) -> String {
         &mut out,
         "fleet",
         format!(
-            "{} replica(s) of tp {} on {}, {} scheduler",
+            "{} replica(s) of tp {} on {}, {} scheduler{}",
             c["replicas"],
             c["tp"],
             c["gpu"].as_str().unwrap_or("?"),
-            r["serving"]["scheduler"].as_str().unwrap_or("?")
+            r["serving"]["scheduler"].as_str().unwrap_or("?"),
+            c["profile"]
+                .as_str()
+                .map(|p| format!(", kernels priced by profile {p}"))
+                .unwrap_or_default()
         ),
     );
     let d = &r["disaggregation"];

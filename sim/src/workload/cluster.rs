@@ -4,17 +4,20 @@
 //! transfers on it. Every default taken is recorded as an assumption; every bad key is refused at
 //! its location.
 //!
-//! Deliberately ignored here: the calibration profile (a workload resolves it with its model's
-//! format) and what runs on the GPUs.
+//! The calibration profile (`cluster.profile`) is resolved apart, by [`resolve_profile`], once a
+//! workload knows its model's format. Deliberately ignored here: what runs on the GPUs.
 
-use crate::hw::{GpuSpec, gpu};
+use crate::hw::profile::{self, Profile};
+use crate::hw::{Dtype, GpuSpec, gpu};
 use crate::net::Fabric;
 use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::net::topology::spec::{IntraKind, TopologySpec};
 use crate::scenario::cluster::IntraLink;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::{NetworkTier, Scenario};
+use crate::scenario::{NetworkTier, Scenario, suggest};
+use std::path::Path;
+use std::sync::Arc;
 
 /// A scenario's cluster, resolved.
 #[derive(Clone, Debug)]
@@ -201,4 +204,101 @@ pub fn resolve(
         tier,
         in_switch_reduction,
     })
+}
+
+/// A calibration profile as the scenario named it.
+#[derive(Clone, Debug)]
+pub struct ComputeProfile {
+    /// `cluster.profile` as written: a shipped profile's name or a file path.
+    pub name: String,
+    pub profile: Arc<Profile>,
+}
+
+/// `cluster.profile`: a shipped profile by name, or a profile file relative to the scenario.
+/// Without it the roofline prices every kernel, and the assumptions say so.
+pub fn resolve_profile(
+    s: &Scenario,
+    gpu: &'static GpuSpec,
+    dtype: Dtype,
+    assumptions: &mut Vec<String>,
+) -> Result<Option<ComputeProfile>, ScenarioError> {
+    let shipped = profile::shipped_names();
+    let for_this_gpu = || profile::shipped_for(gpu);
+    let Some(value) = &s.file.cluster.profile else {
+        let available = for_this_gpu();
+        assumptions.push(if available.is_empty() {
+            "roofline compute tier (no calibration profile)".into()
+        } else {
+            format!(
+                "roofline compute tier (no calibration profile; shipped for {}: {})",
+                gpu.name,
+                available.join(", ")
+            )
+        });
+        return Ok(None);
+    };
+    let is_path = value.ends_with(".toml") || value.contains('/') || value.contains('\\');
+    let profile = match profile::shipped_profile(value) {
+        Some(p) => p,
+        None if is_path => {
+            let base = s.source.path.parent().unwrap_or(Path::new(""));
+            Profile::load(&base.join(value)).map_err(|e| {
+                s.error_at("cluster.profile", format!("cannot use the profile: {e}"))
+                    .with_help("docs/PROFILES.md describes the format")
+            })?
+        }
+        None => {
+            let hint = suggest::closest(value, shipped.iter().copied())
+                .map(|c| format!("did you mean \"{c}\"? "))
+                .unwrap_or_default();
+            return Err(s
+                .error_at("cluster.profile", format!("unknown profile \"{value}\""))
+                .with_help(format!(
+                    "{hint}shipped profiles: {}; or a profile file ending in .toml, relative to \
+                     the scenario",
+                    shipped.join(", ")
+                )));
+        }
+    };
+    if profile.gpu != gpu.name {
+        let available = for_this_gpu();
+        let help = if available.is_empty() {
+            format!(
+                "no shipped profile was measured on {}; remove `profile` to price kernels by \
+                 roofline, or measure one (docs/PROFILES.md)",
+                gpu.name
+            )
+        } else {
+            format!(
+                "use a profile of {}: {}; or remove `profile`",
+                gpu.name,
+                available.join(", ")
+            )
+        };
+        return Err(s
+            .error_at(
+                "cluster.profile",
+                format!(
+                    "profile \"{value}\" was measured on {}, but cluster.gpu is {}",
+                    profile.gpu, gpu.name
+                ),
+            )
+            .with_help(help));
+    }
+    match profile.gemm_dtype_for(gpu, dtype) {
+        Some(d) if d == dtype => {}
+        Some(d) => assumptions.push(format!(
+            "{dtype} GEMMs priced from the profile's {d} measurements (same element size and \
+             datasheet peak on {})",
+            gpu.name
+        )),
+        None if !profile.gemm.is_empty() => assumptions.push(format!(
+            "the profile has no GEMM measurements usable for {dtype}; the roofline prices GEMMs"
+        )),
+        None => {}
+    }
+    Ok(Some(ComputeProfile {
+        name: value.clone(),
+        profile: Arc::new(profile),
+    }))
 }

@@ -442,7 +442,12 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     let requests =
         traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
     let tier = cluster.tier;
-    let compute = ComputeModel::new(g);
+    let profile = cluster::resolve_profile(s, g, model.dtype, &mut assumptions)?;
+    let compute = match &profile {
+        Some(p) => ComputeModel::with_profile(g, p.profile.clone())
+            .map_err(|e| s.error_at("cluster.profile", e))?,
+        None => ComputeModel::new(g),
+    };
     let nvls = cluster.in_switch_reduction && cluster.spec.intra == IntraKind::NvSwitch;
     let kv = pools.map(|(p, _)| KvTransfer {
         prefill_replicas: p as usize,
@@ -667,7 +672,13 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "capacity_bytes": g.memory_bytes,
             "fits": fits,
         },
-        "cluster": { "gpu": g.name, "nodes": nodes, "replicas": replicas, "tp": tp },
+        "cluster": {
+            "gpu": g.name,
+            "nodes": nodes,
+            "replicas": replicas,
+            "tp": tp,
+            "profile": profile.as_ref().map(|p| p.name.clone()),
+        },
         "disaggregation": disaggregation,
         "model": { "name": model.name, "params": model.params(), "dtype": model.dtype.name() },
         "serving": {
@@ -676,7 +687,11 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "max_batch_tokens": max_batch_tokens,
         },
         "fidelity": {
-            "compute": "roofline",
+            "compute": if profile.is_some() {
+                "profile where it has a measurement, roofline for the rest"
+            } else {
+                "roofline"
+            },
             "network": tier.name(),
             "symmetry": "none: every replica and request simulated",
         },

@@ -1,18 +1,15 @@
 //! From a scenario to a training set-up: every key resolved, defaulted (and the default recorded),
 //! or refused with its location.
 
-use crate::hw::profile::{self, Profile};
-use crate::hw::{Dtype, GpuSpec};
+use crate::hw::GpuSpec;
 use crate::model::Transformer;
 use crate::net::Fabric;
 use crate::net::Topology;
 use crate::net::tier::Tier;
+use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::parallel::{ContextAlgorithm, Optimizer, Recompute, Schedule};
-use crate::scenario::{Scenario, suggest};
-use crate::workload::cluster::{ClusterSetup, Needs, positive};
-use std::path::Path;
-use std::sync::Arc;
+use crate::workload::cluster::{ClusterSetup, ComputeProfile, Needs, positive, resolve_profile};
 
 /// A training run, fully specified.
 #[derive(Clone, Debug)]
@@ -60,14 +57,6 @@ pub struct Training {
     pub seed: u64,
     /// Defaults that were applied, in words, for the report.
     pub assumptions: Vec<String>,
-}
-
-/// A calibration profile as the scenario named it.
-#[derive(Clone, Debug)]
-pub struct ComputeProfile {
-    /// `cluster.profile` as written: a shipped profile's name or a file path.
-    pub name: String,
-    pub profile: Arc<Profile>,
 }
 
 /// Rank strides of the parallel dimensions: rank = t x tp + c x cp + d x dp + p x pp for tensor,
@@ -432,95 +421,6 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         seed: f.sim.seed.unwrap_or(1),
         assumptions,
     })
-}
-
-/// `cluster.profile`: a shipped profile by name, or a profile file relative to the scenario.
-/// Without it the roofline prices every kernel, and the assumptions say so.
-fn resolve_profile(
-    s: &Scenario,
-    gpu: &'static GpuSpec,
-    dtype: Dtype,
-    assumptions: &mut Vec<String>,
-) -> Result<Option<ComputeProfile>, ScenarioError> {
-    let shipped = profile::shipped_names();
-    let for_this_gpu = || profile::shipped_for(gpu);
-    let Some(value) = &s.file.cluster.profile else {
-        let available = for_this_gpu();
-        assumptions.push(if available.is_empty() {
-            "roofline compute tier (no calibration profile)".into()
-        } else {
-            format!(
-                "roofline compute tier (no calibration profile; shipped for {}: {})",
-                gpu.name,
-                available.join(", ")
-            )
-        });
-        return Ok(None);
-    };
-    let is_path = value.ends_with(".toml") || value.contains('/') || value.contains('\\');
-    let profile = match profile::shipped_profile(value) {
-        Some(p) => p,
-        None if is_path => {
-            let base = s.source.path.parent().unwrap_or(Path::new(""));
-            Profile::load(&base.join(value)).map_err(|e| {
-                s.error_at("cluster.profile", format!("cannot use the profile: {e}"))
-                    .with_help("docs/PROFILES.md describes the format")
-            })?
-        }
-        None => {
-            let hint = suggest::closest(value, shipped.iter().copied())
-                .map(|c| format!("did you mean \"{c}\"? "))
-                .unwrap_or_default();
-            return Err(s
-                .error_at("cluster.profile", format!("unknown profile \"{value}\""))
-                .with_help(format!(
-                    "{hint}shipped profiles: {}; or a profile file ending in .toml, relative to \
-                     the scenario",
-                    shipped.join(", ")
-                )));
-        }
-    };
-    if profile.gpu != gpu.name {
-        let available = for_this_gpu();
-        let help = if available.is_empty() {
-            format!(
-                "no shipped profile was measured on {}; remove `profile` to price kernels by \
-                 roofline, or measure one (docs/PROFILES.md)",
-                gpu.name
-            )
-        } else {
-            format!(
-                "use a profile of {}: {}; or remove `profile`",
-                gpu.name,
-                available.join(", ")
-            )
-        };
-        return Err(s
-            .error_at(
-                "cluster.profile",
-                format!(
-                    "profile \"{value}\" was measured on {}, but cluster.gpu is {}",
-                    profile.gpu, gpu.name
-                ),
-            )
-            .with_help(help));
-    }
-    match profile.gemm_dtype_for(gpu, dtype) {
-        Some(d) if d == dtype => {}
-        Some(d) => assumptions.push(format!(
-            "{dtype} GEMMs priced from the profile's {d} measurements (same element size and \
-             datasheet peak on {})",
-            gpu.name
-        )),
-        None if !profile.gemm.is_empty() => assumptions.push(format!(
-            "the profile has no GEMM measurements usable for {dtype}; the roofline prices GEMMs"
-        )),
-        None => {}
-    }
-    Ok(Some(ComputeProfile {
-        name: value.clone(),
-        profile: Arc::new(profile),
-    }))
 }
 
 fn resolve_model(
