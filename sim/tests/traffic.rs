@@ -463,3 +463,72 @@ fn changing_one_distribution_leaves_the_other_streams_alone() {
         "arrivals changed, lengths did not"
     );
 }
+
+/// A piecewise rate: 2/s for 100 s, nothing for 50 s, then 10/s. Counts per step match the
+/// rates, the quiet step stays empty, and each step's gaps are exponential with its rate.
+#[test]
+fn piecewise_rates_step_over_time() {
+    let w = r#"
+requests = 3000
+arrival = "piecewise"
+schedule = [
+  { at = "0 s", rate = "2/s" },
+  { at = "100 s", rate = "0/s" },
+  { at = "150 s", rate = "10/s" },
+]
+prompt_tokens = 100
+output_tokens = 10
+"#;
+    let r = run(w);
+    assert_eq!(r.len(), 3000);
+    let secs: Vec<f64> = r.iter().map(|q| q.arrival.as_secs_f64()).collect();
+    assert!(secs.windows(2).all(|p| p[0] <= p[1]));
+    let first: Vec<f64> = secs.iter().copied().filter(|&t| t < 100.0).collect();
+    let quiet = secs
+        .iter()
+        .filter(|&&t| (100.0..150.0).contains(&t))
+        .count();
+    assert_eq!(quiet, 0);
+    // About 200 arrivals in the first 100 s (Poisson: sd about 14).
+    assert!((150..250).contains(&first.len()), "{}", first.len());
+    let late: Vec<f64> = secs.iter().copied().filter(|&t| t >= 150.0).collect();
+    let span = late.last().unwrap() - 150.0;
+    let rate = late.len() as f64 / span;
+    assert!((rate - 10.0).abs() < 0.6, "{rate}");
+    // The first arrival is drawn too: not at time 0.
+    assert!(secs[0] > 0.0);
+    // Deterministic.
+    assert_eq!(run(w), r);
+    // A schedule starting late: nothing before it.
+    let later = run(&w.replace(
+        "{ at = \"0 s\", rate = \"2/s\" }",
+        "{ at = \"30 s\", rate = \"2/s\" }",
+    ));
+    assert!(later[0].arrival.as_secs_f64() >= 30.0);
+}
+
+#[test]
+fn piecewise_schedules_are_checked() {
+    let base = "requests = 10\narrival = \"piecewise\"\nprompt_tokens = 1\noutput_tokens = 1\n";
+    let e = error(base);
+    assert_eq!(e.path, "workload.schedule");
+    let e = error(&format!(
+        "{base}schedule = [{{ at = \"10 s\", rate = \"1/s\" }}, {{ at = \"5 s\", rate = \"2/s\" }}]"
+    ));
+    assert!(
+        e.message.contains("steps go forward in time"),
+        "{}",
+        e.message
+    );
+    let e = error(&format!(
+        "{base}schedule = [{{ at = \"0 s\", rate = \"1/s\" }}, {{ at = \"5 s\", rate = \"0/s\" }}]"
+    ));
+    assert!(e.message.contains("never all arrive"), "{}", e.message);
+    let n = notes(
+        "requests = 2\narrival = \"poisson\"\nrate = \"1/s\"\nschedule = [{ at = \"0 s\", rate = \"1/s\" }]\nprompt_tokens = 1\noutput_tokens = 1",
+    );
+    assert!(
+        n.iter().any(|n| n.contains("workload.schedule is ignored")),
+        "{n:?}"
+    );
+}

@@ -78,6 +78,8 @@ pub struct WorkloadSection {
     pub cv: Option<f64>,
     /// CSV trace of arrival times and lengths (arrival = "trace").
     pub trace: Option<String>,
+    /// Rate steps over time (arrival = "piecewise").
+    pub schedule: Option<Vec<RateStep>>,
     pub prompt_tokens: Option<LengthSpec>,
     pub output_tokens: Option<LengthSpec>,
 }
@@ -90,6 +92,17 @@ pub enum ArrivalKind {
     Poisson,
     Gamma,
     Trace,
+    /// Poisson with a rate that changes over time (`schedule`).
+    Piecewise,
+}
+
+/// One step of a piecewise arrival rate: from `at` on, requests arrive at `rate` (until the next
+/// step).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    pub at: Duration,
+    pub rate: Rate,
 }
 
 /// A token count: fixed, or drawn from a distribution.

@@ -1,7 +1,8 @@
 //! The requests a serving fleet receives: when each arrives and how long its prompt and output are.
 //!
 //! From `[workload]`: arrivals all at once (`offline`), as a Poisson process, as a gamma renewal
-//! process with a chosen burstiness (`cv`; vLLM's `--burstiness` is `1/cv^2`), or replayed from a CSV
+//! process with a chosen burstiness (`cv`; vLLM's `--burstiness` is `1/cv^2`), as a Poisson
+//! process whose rate steps over time (`piecewise`, e.g. a daily peak), or replayed from a CSV
 //! trace (the public Azure / Splitwise LLM inference traces read as they are). Lengths are fixed,
 //! uniform, lognormal or drawn from a file of observed lengths, unless the trace gives them.
 //!
@@ -62,7 +63,8 @@ pub fn generate_with_notes(
         )
         .with_help(
             "arrival = \"offline\" (all at time 0), \"poisson\" (with rate), \
-             \"gamma\" (with rate and cv) or \"trace\" (with trace = \"file.csv\")",
+             \"gamma\" (with rate and cv), \"piecewise\" (with schedule) or \"trace\" (with \
+             trace = \"file.csv\")",
         ));
     };
     if let Some(0) = w.requests {
@@ -74,6 +76,13 @@ pub fn generate_with_notes(
     if kind != ArrivalKind::Trace && w.trace.is_some() {
         notes.push(format!(
             "workload.trace is ignored: arrival = \"{}\" does not replay a trace",
+            kind_name(kind)
+        ));
+    }
+
+    if kind != ArrivalKind::Piecewise && w.schedule.is_some() {
+        notes.push(format!(
+            "workload.schedule is ignored: arrival = \"{}\" has no rate schedule",
             kind_name(kind)
         ));
     }
@@ -107,10 +116,10 @@ pub fn generate_with_notes(
     let mut prompt_rng = streams.stream("prompt-lengths");
     let mut output_rng = streams.stream("output-lengths");
     let mut requests = Vec::with_capacity(n.min(1 << 20) as usize);
-    let mut now = SimTime::ZERO;
+    let mut now = arrivals.first(&mut arrival_rng);
     for id in 0..n {
         if id > 0 {
-            let gap = arrivals.gap(&mut arrival_rng);
+            let gap = arrivals.gap(now, &mut arrival_rng);
             if gap.as_ps() > SimTime::MAX.as_ps() - now.as_ps() {
                 return Err(TrafficError::new(
                     "workload.rate",
@@ -140,13 +149,14 @@ fn kind_name(kind: ArrivalKind) -> &'static str {
         ArrivalKind::Poisson => "poisson",
         ArrivalKind::Gamma => "gamma",
         ArrivalKind::Trace => "trace",
+        ArrivalKind::Piecewise => "piecewise",
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Arrivals
 
-#[derive(Copy, Clone, Debug)]
+#[derive(Clone, Debug)]
 enum Arrivals {
     Offline,
     /// Exponential gaps with mean `1/rate` seconds.
@@ -157,6 +167,11 @@ enum Arrivals {
     Gamma {
         shape: f64,
         scale: f64,
+    },
+    /// A Poisson process whose rate is `steps[i].1` per second from `steps[i].0` seconds on
+    /// (times increasing; the last rate positive).
+    Piecewise {
+        steps: Vec<(f64, f64)>,
     },
 }
 
@@ -241,18 +256,109 @@ impl Arrivals {
                     scale: 1.0 / rate / shape,
                 })
             }
+            ArrivalKind::Piecewise => {
+                let help = "e.g. schedule = [{ at = \"0 s\", rate = \"2/s\" }, \
+                            { at = \"10 min\", rate = \"8/s\" }]";
+                let schedule = w
+                    .schedule
+                    .as_ref()
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| {
+                        TrafficError::new(
+                            "workload.schedule",
+                            "arrival = \"piecewise\" needs `schedule`: rate steps over time",
+                        )
+                        .with_help(help)
+                    })?;
+                if w.rate.is_some() {
+                    notes.push(
+                        "workload.rate is ignored: arrival = \"piecewise\" takes its rates from \
+                         schedule"
+                            .into(),
+                    );
+                }
+                let mut steps = Vec::with_capacity(schedule.len());
+                for (i, step) in schedule.iter().enumerate() {
+                    let (at, rate) = (step.at.0.as_secs_f64(), step.rate.0);
+                    if !(rate.is_finite() && rate >= 0.0) {
+                        return Err(TrafficError::new(
+                            "workload.schedule",
+                            format!("step {} has rate {rate}/s: rates are 0 or more", i + 1),
+                        ));
+                    }
+                    if let Some(&(before, _)) = steps.last()
+                        && at <= before
+                    {
+                        return Err(TrafficError::new(
+                            "workload.schedule",
+                            format!(
+                                "step {} starts at {} s, not after step {} ({before} s): steps \
+                                 go forward in time",
+                                i + 1,
+                                at,
+                                i
+                            ),
+                        )
+                        .with_help(help));
+                    }
+                    steps.push((at, rate));
+                }
+                if steps.last().is_some_and(|&(_, r)| r == 0.0) {
+                    return Err(TrafficError::new(
+                        "workload.schedule",
+                        "the last step has rate 0/s: the requests would never all arrive",
+                    )
+                    .with_help("end the schedule with a positive rate"));
+                }
+                Ok(Arrivals::Piecewise { steps })
+            }
             ArrivalKind::Trace => unreachable!("traces are read by from_trace"),
         }
     }
 
-    /// Seconds to the next arrival, as simulated time.
-    fn gap(&self, rng: &mut ChaCha8Rng) -> SimTime {
-        let secs = match *self {
+    /// When the first request arrives: time 0 (the other processes start with an arrival), or
+    /// with a piecewise rate the schedule's first arrival, drawn from time 0.
+    fn first(&self, rng: &mut ChaCha8Rng) -> SimTime {
+        match self {
+            Arrivals::Piecewise { steps } => SimTime::from_secs_f64(piecewise_gap(steps, 0.0, rng)),
+            _ => SimTime::ZERO,
+        }
+    }
+
+    /// Time from `now` to the next arrival.
+    fn gap(&self, now: SimTime, rng: &mut ChaCha8Rng) -> SimTime {
+        let secs = match self {
             Arrivals::Offline => 0.0,
             Arrivals::Poisson { rate } => exponential(rng) / rate,
-            Arrivals::Gamma { shape, scale } => gamma(rng, shape) * scale,
+            Arrivals::Gamma { shape, scale } => gamma(rng, *shape) * scale,
+            Arrivals::Piecewise { steps } => piecewise_gap(steps, now.as_secs_f64(), rng),
         };
         SimTime::from_secs_f64(secs)
+    }
+}
+
+/// Seconds from `now` to the next arrival of a Poisson process with a piecewise-constant rate:
+/// one unit-rate exponential draw spent against the integrated rate, step by step (the time
+/// change of a non-homogeneous Poisson process), so a quiet step (rate 0) is skipped and each
+/// arrival costs exactly one draw.
+fn piecewise_gap(steps: &[(f64, f64)], now: f64, rng: &mut ChaCha8Rng) -> f64 {
+    let mut left = exponential(rng);
+    let mut t = now.max(steps[0].0);
+    let mut i = steps.partition_point(|&(at, _)| at <= t).saturating_sub(1);
+    loop {
+        let rate = steps[i].1;
+        match steps.get(i + 1) {
+            Some(&(next, _)) => {
+                let room = (next - t) * rate;
+                if rate > 0.0 && left < room {
+                    return t + left / rate - now;
+                }
+                left -= room;
+                t = next;
+                i += 1;
+            }
+            None => return t + left / rate - now,
+        }
     }
 }
 
