@@ -88,6 +88,31 @@ fn a_small_kv_cache_forces_preemption_and_still_finishes() {
     assert!(num(&r, "kv_cache.peak_use") > 0.9);
 }
 
+/// Swap preemption keeps preempted caches in host memory: nothing is recomputed, the copies
+/// cost PCIe time, and the same tokens come back as went out.
+#[test]
+fn swap_preemption_moves_caches_over_pcie_instead_of_recomputing() {
+    for scheduler in ["vllm", "sarathi"] {
+        let small =
+            format!("kv_memory_fraction = 0.25\nmax_batch_size = 256\nscheduler = \"{scheduler}\"");
+        let recompute = report(&small, OFFLINE);
+        let swap = report(&format!("{small}\npreemption = \"swap\""), OFFLINE);
+        assert_eq!(swap["requests_completed"], 200, "{scheduler}");
+        assert!(num(&swap, "kv_cache.preemptions") > 0.0, "{scheduler}");
+        assert_eq!(swap["kv_cache"]["preemption"], "swap");
+        assert_eq!(recompute["kv_cache"]["preemption"], "recompute");
+        assert_eq!(num(&recompute, "kv_cache.swapped_bytes"), 0.0);
+        // Llama 3.1 8B: 32 layers x 8 KV heads x 128 x (K and V) x 2 bytes = 131,072 a token; every
+        // swapped-out token comes back in, so the total is an even number of tokens.
+        let bytes = num(&swap, "kv_cache.swapped_bytes");
+        let tokens = bytes / 131_072.0;
+        assert!(
+            tokens > 0.0 && tokens.fract() == 0.0 && tokens % 2.0 == 0.0,
+            "{scheduler}: {tokens}"
+        );
+    }
+}
+
 #[test]
 fn weights_that_do_not_fit_are_a_result() {
     let r = report("kv_memory_fraction = 0.05", OFFLINE);

@@ -17,8 +17,12 @@
 //! its time per output token. Each transfer is priced on its own (concurrent transfers do not
 //! share links), by the scenario's network tier.
 //!
-//! Not modelled yet: pipeline-parallel replicas, mixed GPU fleets, swap preemption,
-//! mixture-of-experts models. They are refused with a clear message.
+//! Swap preemption copies a preempted request's KV cache to host memory and back when it is
+//! readmitted, each GPU its shard over its own PCIe link at the link's efficiency; the copies
+//! lengthen the iteration that makes them (the engine waits for them, as vLLM's swaps block the
+//! step).
+//!
+//! Not modelled yet: pipeline-parallel replicas, mixed GPU fleets, mixture-of-experts models. They are refused with a clear message.
 
 pub mod cost;
 pub mod replica;
@@ -103,6 +107,8 @@ struct Fleet {
     kv: Option<KvTransfer>,
     /// (request, from, to, start, end, bytes) of every KV transfer.
     transfers: Vec<(usize, usize, usize, SimTime, SimTime, f64)>,
+    /// Seconds to copy one token of KV cache between a GPU and host memory.
+    swap_seconds_per_token: f64,
 }
 
 impl Fleet {
@@ -152,7 +158,8 @@ impl Fleet {
         for &(r, _) in &plan.prefill {
             self.admitted[r].get_or_insert(now);
         }
-        let seconds = self.cost.iteration(&plan.batch);
+        let seconds = self.cost.iteration(&plan.batch)
+            + plan.swap_tokens as f64 * self.swap_seconds_per_token;
         let end = now + SimTime::from_secs_f64(seconds);
         self.replicas[i].busy = true;
         self.iterations.push((
@@ -306,14 +313,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "pipeline-parallel replicas are not modelled by this version",
         ));
     }
-    if serving.preemption == Some(Preemption::Swap) {
-        return Err(s
-            .error_at(
-                "serving.preemption",
-                "swap preemption is not modelled by this version",
-            )
-            .with_help("use preemption = \"recompute\" (vLLM's default)"));
-    }
+    let swap = serving.preemption == Some(Preemption::Swap);
     let gpus_per_node = cluster.gpus_per_node;
     if tp > gpus_per_node {
         return Err(s.error_at(
@@ -442,6 +442,8 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     let requests =
         traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
     let tier = cluster.tier;
+    let swap_seconds_per_token =
+        kv_per_token / (cluster.spec.pcie_bandwidth * Efficiency::DEFAULT.pcie);
     let profile = cluster::resolve_profile(s, g, model.dtype, &mut assumptions)?;
     let compute = match &profile {
         Some(p) => ComputeModel::with_profile(g, p.profile.clone())
@@ -469,6 +471,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         max_batch_size,
         max_batch_tokens,
         block_tokens,
+        swap,
     };
     let n = requests.len();
     let progress: Vec<Progress> = requests
@@ -498,6 +501,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         iterations: Vec::new(),
         kv,
         transfers: Vec::new(),
+        swap_seconds_per_token,
     };
     let mut sim = Simulation::new(fleet);
     let stats = if fits {
@@ -560,6 +564,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     };
     let meeting = done.iter().filter(|&&r| meets(r)).count();
     let preemptions: u64 = fleet.replicas.iter().map(|r| r.preemptions).sum();
+    let swapped_tokens: u64 = fleet.replicas.iter().map(|r| r.swapped_tokens).sum();
     let peak_kv = fleet
         .replicas
         .iter()
@@ -665,6 +670,8 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "block_tokens": block_tokens,
             "peak_use": peak_kv,
             "preemptions": preemptions,
+            "preemption": if swap { "swap" } else { "recompute" },
+            "swapped_bytes": swapped_tokens as f64 * kv_per_token * tp as f64,
         },
         "memory": {
             "weights_bytes_per_gpu": weights.round() as u64,

@@ -14,8 +14,11 @@
 //! without a prefill, first come, first served, once the batch and the free blocks allow.
 //!
 //! KV blocks are allocated as tokens enter the cache. When a decode step needs a block and none is
-//! free, the most recently admitted running request is preempted: its cache is dropped and it
-//! waits at the head of the queue to recompute prompt and generated tokens (vLLM's recompute).
+//! free, the most recently admitted running request is preempted and waits at the head of the
+//! queue. With recompute preemption (vLLM's default) its cache is dropped and it recomputes
+//! prompt and generated tokens when readmitted; with swap preemption its cache is copied to host
+//! memory and back when readmitted (the plan counts the tokens swapped each way, and the fleet
+//! prices them over PCIe).
 
 use super::cost::Batch;
 use crate::scenario::serving::SchedulerKind;
@@ -33,6 +36,14 @@ pub struct Progress {
     pub cached: u32,
     pub generated: u32,
     pub blocks: u32,
+    /// Its cache is in host memory (swap preemption): readmitting it copies `cached` tokens back.
+    pub swapped: bool,
+}
+
+/// Whether a request's whole prefilled cache waits elsewhere (another replica's, or host memory)
+/// and it only needs blocks to resume decoding.
+fn whole_elsewhere(p: &Progress) -> bool {
+    p.cached > 0 && p.cached >= p.to_prefill
 }
 
 /// What one iteration runs, by request.
@@ -41,6 +52,8 @@ pub struct Plan {
     pub prefill: Vec<(usize, u32)>,
     pub decode: Vec<usize>,
     pub batch: Batch,
+    /// KV tokens copied to host memory (preempted) and back (readmitted) by this iteration.
+    pub swap_tokens: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -49,6 +62,8 @@ pub struct Limits {
     pub max_batch_size: u32,
     pub max_batch_tokens: u32,
     pub block_tokens: u32,
+    /// Preempt by swapping the cache to host memory instead of recomputing it.
+    pub swap: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -62,6 +77,10 @@ pub struct Replica {
     pub busy: bool,
     pub preemptions: u64,
     pub peak_blocks_used: u32,
+    /// KV tokens swapped out or in since the last plan (priced with it).
+    swap_tokens: u64,
+    /// KV tokens swapped out and in over the run.
+    pub swapped_tokens: u64,
 }
 
 impl Replica {
@@ -75,6 +94,8 @@ impl Replica {
             busy: false,
             preemptions: 0,
             peak_blocks_used: 0,
+            swap_tokens: 0,
+            swapped_tokens: 0,
         }
     }
 
@@ -128,12 +149,28 @@ impl Replica {
         let victim = self.running.remove(pos);
         self.preemptions += 1;
         let p = &mut reqs[victim];
-        p.to_prefill = p.prompt + p.generated;
-        p.cached = 0;
+        if self.limits.swap {
+            p.swapped = true;
+            self.swap_tokens += p.cached as u64;
+        } else {
+            p.to_prefill = p.prompt + p.generated;
+            p.cached = 0;
+        }
         self.blocks_free += p.blocks;
         p.blocks = 0;
         self.waiting.push_front(victim);
         true
+    }
+
+    /// Takes `r` off the head of the queue into the running batch; a swapped cache comes back.
+    fn admit(&mut self, r: usize, reqs: &mut [Progress]) {
+        self.waiting.pop_front();
+        self.running.push(r);
+        let p = &mut reqs[r];
+        if p.swapped {
+            p.swapped = false;
+            self.swap_tokens += p.cached as u64;
+        }
     }
 
     /// The next iteration, or None when there is nothing to run.
@@ -146,6 +183,9 @@ impl Replica {
                 // Prefill-only iteration when anything can be admitted.
                 let mut tokens = 0u32;
                 while let Some(&r) = self.waiting.front() {
+                    if whole_elsewhere(&reqs[r]) {
+                        break; // admitted by admit_transferred once it fits
+                    }
                     let need = reqs[r].to_prefill - reqs[r].cached;
                     if self.running.len() as u32 + 1 > l.max_batch_size
                         || (tokens + need > l.max_batch_tokens && tokens > 0)
@@ -157,8 +197,7 @@ impl Replica {
                     if !ok {
                         break;
                     }
-                    self.waiting.pop_front();
-                    self.running.push(r);
+                    self.admit(r, reqs);
                     plan.prefill.push((r, need));
                     tokens += need;
                 }
@@ -192,7 +231,8 @@ impl Replica {
                     let Some(&r) = self.waiting.front() else {
                         break;
                     };
-                    if self.running.len() as u32 + 1 > l.max_batch_size {
+                    if whole_elsewhere(&reqs[r]) || self.running.len() as u32 + 1 > l.max_batch_size
+                    {
                         break;
                     }
                     let chunk = (reqs[r].to_prefill - reqs[r].cached).min(budget);
@@ -201,8 +241,7 @@ impl Replica {
                     if !ok {
                         break;
                     }
-                    self.waiting.pop_front();
-                    self.running.push(r);
+                    self.admit(r, reqs);
                     plan.prefill.push((r, chunk));
                     budget -= chunk;
                 }
@@ -218,8 +257,7 @@ impl Replica {
                         if !ok {
                             break;
                         }
-                        self.waiting.pop_front();
-                        self.running.push(r);
+                        self.admit(r, reqs);
                         let need = reqs[r].to_prefill - reqs[r].cached;
                         plan.prefill.push((r, need));
                     }
@@ -241,16 +279,20 @@ impl Replica {
         }
         plan.batch.decodes = plan.decode.len() as u32;
         plan.batch.sampling += plan.batch.decodes;
-        (!plan.prefill.is_empty() || !plan.decode.is_empty()).then_some(plan)
+        if plan.prefill.is_empty() && plan.decode.is_empty() {
+            return None;
+        }
+        plan.swap_tokens = std::mem::take(&mut self.swap_tokens);
+        self.swapped_tokens += plan.swap_tokens;
+        Some(plan)
     }
 
-    /// Admits waiting requests whose KV cache arrived from another replica (a disaggregated
-    /// prefill pool): they join the running batch without a prefill once their blocks are free,
-    /// first come, first served.
+    /// Admits waiting requests whose KV cache is whole elsewhere (arrived from a disaggregated
+    /// prefill pool, or swapped out to host memory after their prefill): they join the running
+    /// batch without a prefill once their blocks are free, first come, first served.
     fn admit_transferred(&mut self, reqs: &mut [Progress]) {
         while let Some(&r) = self.waiting.front() {
-            let p = &reqs[r];
-            if p.cached == 0 || p.cached < p.to_prefill {
+            if !whole_elsewhere(&reqs[r]) {
                 break;
             }
             if self.running.len() as u32 + 1 > self.limits.max_batch_size {
@@ -260,8 +302,7 @@ impl Replica {
             if !self.grow(&mut reqs[r], target) {
                 break;
             }
-            self.waiting.pop_front();
-            self.running.push(r);
+            self.admit(r, reqs);
         }
     }
 
