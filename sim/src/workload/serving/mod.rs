@@ -633,6 +633,49 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         timeline.start.push(a);
         timeline.end.push(b);
     }
+    // Each request's life: its prefill (admission to first token) and its decode (first token
+    // to the last), on rows shared first-fit by requests that do not overlap.
+    let mut rows: Vec<(crate::exec::LaneId, SimTime)> = Vec::new();
+    let mut by_arrival = done.clone();
+    by_arrival.sort_by_key(|&r| (arrival(r), r));
+    for r in by_arrival {
+        let (admitted, first, last) = (
+            fleet.admitted[r].unwrap(),
+            fleet.first_token[r].unwrap(),
+            fleet.finished[r].unwrap(),
+        );
+        let row = match rows.iter().position(|&(_, free)| free <= admitted) {
+            Some(k) => k,
+            None => {
+                let lane = graph.add_lane(format!("row {}", rows.len()), "requests");
+                rows.push((lane, SimTime::ZERO));
+                rows.len() - 1
+            }
+        };
+        rows[row].1 = last;
+        for (what, a, b) in [("prefill", admitted, first), ("decode", first, last)] {
+            if b <= a {
+                continue;
+            }
+            graph.add(
+                Op {
+                    name: Cow::Owned(format!("request {} {what}", fleet.requests[r].id)),
+                    lane: rows[row].0,
+                    kind: OpKind::Compute,
+                    duration: b - a,
+                    flops: 0.0,
+                    bytes: 0.0,
+                    tier: "roofline",
+                    layer: None,
+                    micro_batch: None,
+                    model_flops: false,
+                },
+                &[],
+            );
+            timeline.start.push(a);
+            timeline.end.push(b);
+        }
+    }
     let transfer_s: Vec<f64> = fleet
         .transfers
         .iter()
