@@ -298,3 +298,86 @@ output_tokens = 64
         e.message
     );
 }
+
+/// A mixed fleet: `groups` is the body of its `[[serving.group]]` tables.
+fn mixed(groups: &[(&str, u32)], cluster_extra: &str) -> Result<Value, String> {
+    mixed_routed(groups, cluster_extra, "least-loaded")
+}
+
+fn mixed_routed(
+    groups: &[(&str, u32)],
+    cluster_extra: &str,
+    router: &str,
+) -> Result<Value, String> {
+    let body: String = groups
+        .iter()
+        .map(|(gpu, n)| format!("[[serving.group]]\ngpu = \"{gpu}\"\nreplicas = {n}\n"))
+        .collect();
+    let text = format!(
+        r#"
+kind = "serving"
+[cluster]
+{cluster_extra}
+[model]
+preset = "llama-3.1-8b"
+[serving]
+router = "{router}"
+{body}
+[workload]
+requests = 600
+arrival = "offline"
+prompt_tokens = 1000
+output_tokens = 200
+"#
+    );
+    let s = Scenario::parse(Path::new("mixed.toml"), text, &[]).map_err(|e| e.to_string())?;
+    clustersim::run(&s)
+        .map(|o| o.report)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_mixed_fleet_serves_between_its_fastest_and_slowest_members() {
+    let fast = mixed(&[("H100", 4)], "").unwrap();
+    let both = mixed(&[("H100", 2), ("L40S", 2)], "").unwrap();
+    let slow = mixed(&[("L40S", 4)], "").unwrap();
+    let tput = |r: &Value| num(r, "throughput.output_tokens_per_s");
+    assert!(tput(&slow) < tput(&both) && tput(&both) < tput(&fast));
+    assert_eq!(both["requests_completed"], 600);
+    assert_eq!(both["cluster"]["gpu"], "mixed");
+    assert!(both["cluster"]["tp"].is_null());
+    let groups = both["cluster"]["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    assert_eq!(groups[1]["gpu"], "L40S");
+    // Least-loaded routing sends more of the work to the faster GPUs.
+    let h100 = groups[0]["requests_completed"].as_u64().unwrap();
+    let l40s = groups[1]["requests_completed"].as_u64().unwrap();
+    assert_eq!(h100 + l40s, 600);
+    assert!(h100 > l40s, "{h100} vs {l40s}");
+    // Weighted routing deals requests in proportion to the groups' speeds; round-robin evenly,
+    // so the slow half sets the pace.
+    let weighted = mixed_routed(&[("H100", 2), ("L40S", 2)], "", "weighted").unwrap();
+    let wg = weighted["cluster"]["groups"].as_array().unwrap();
+    let ratio = wg[0]["capacity_tokens_per_s"].as_f64().unwrap()
+        / wg[1]["capacity_tokens_per_s"].as_f64().unwrap();
+    let dealt = wg[0]["requests_completed"].as_f64().unwrap()
+        / wg[1]["requests_completed"].as_f64().unwrap();
+    assert!((dealt / ratio - 1.0).abs() < 0.05, "{dealt} vs {ratio}");
+    let even = mixed_routed(&[("H100", 2), ("L40S", 2)], "", "round-robin").unwrap();
+    assert_eq!(even["cluster"]["groups"][0]["requests_completed"], 300);
+    assert!(tput(&even) < tput(&weighted));
+    // The L40S's 48 GB hold fewer KV blocks than the H100's 80 GB.
+    assert!(
+        groups[1]["kv_blocks_per_replica"].as_u64() < groups[0]["kv_blocks_per_replica"].as_u64()
+    );
+}
+
+#[test]
+fn mixed_fleet_errors_name_the_key() {
+    let e = mixed(&[("H100", 1)], "gpu = \"H100\"").unwrap_err();
+    assert!(e.contains("does not apply to a mixed fleet"), "{e}");
+    let e = mixed(&[("H1000", 1)], "").unwrap_err();
+    assert!(e.contains("unknown GPU \"H1000\""), "{e}");
+    let e = mixed(&[("H100", 0)], "").unwrap_err();
+    assert!(e.contains("must be at least 1"), "{e}");
+}

@@ -165,6 +165,33 @@ pub fn render(r: &Value) -> String {
     out
 }
 
+/// "4 replica(s) of tp 2 on H100-SXM5-80GB", or for a mixed fleet each group's.
+fn fleet_text(c: &Value) -> String {
+    if c["tp"].is_null() {
+        let groups: Vec<String> = c["groups"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|g| {
+                format!(
+                    "{} x tp {} on {}",
+                    g["replicas"],
+                    g["tp"],
+                    g["gpu"].as_str().unwrap_or("?")
+                )
+            })
+            .collect();
+        format!("mixed fleet of {}", groups.join(" + "))
+    } else {
+        format!(
+            "{} replica(s) of tp {} on {}",
+            c["replicas"],
+            c["tp"],
+            c["gpu"].as_str().unwrap_or("?")
+        )
+    }
+}
+
 /// The summary of a serving run.
 fn render_serving(r: &Value) -> String {
     let mut out = String::new();
@@ -178,10 +205,8 @@ fn render_serving(r: &Value) -> String {
         &mut out,
         "fleet",
         format!(
-            "{} replica(s) of tp {} on {}, {} scheduler{}",
-            c["replicas"],
-            c["tp"],
-            c["gpu"].as_str().unwrap_or("?"),
+            "{}, {} scheduler{}",
+            fleet_text(c),
             r["serving"]["scheduler"].as_str().unwrap_or("?"),
             c["profile"]
                 .as_str()
@@ -261,24 +286,55 @@ fn render_serving(r: &Value) -> String {
         "KV cache",
         format!(
             "{} blocks of {} tokens a replica, peak use {:.0}%, {} preemptions",
-            r["kv_cache"]["blocks_per_replica"],
+            if c["tp"].is_null() {
+                c["groups"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|g| g["kv_blocks_per_replica"].to_string())
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+            } else {
+                r["kv_cache"]["blocks_per_replica"].to_string()
+            },
             r["kv_cache"]["block_tokens"],
             100.0 * num(r, "kv_cache.peak_use"),
             r["kv_cache"]["preemptions"]
         ),
     );
     let fits = r["memory"]["fits"].as_bool().unwrap_or(false);
-    row(
-        &mut out,
-        "memory per GPU",
-        format!(
-            "weights {}, KV cache {} of {} ({})",
-            gib(num(r, "memory.weights_bytes_per_gpu")),
-            gib(num(r, "memory.kv_bytes_per_gpu")),
-            gib(num(r, "memory.capacity_bytes")),
-            if fits { "fits" } else { "DOES NOT FIT" }
-        ),
-    );
+    if c["tp"].is_null() {
+        for g in c["groups"].as_array().into_iter().flatten() {
+            row(
+                &mut out,
+                "memory per GPU",
+                format!(
+                    "{}: weights {}, KV cache {} of {} ({})",
+                    g["gpu"].as_str().unwrap_or("?"),
+                    gib(g["weights_bytes_per_gpu"].as_f64().unwrap_or(0.0)),
+                    gib(g["kv_bytes_per_gpu"].as_f64().unwrap_or(0.0)),
+                    gib(g["capacity_bytes"].as_f64().unwrap_or(0.0)),
+                    if g["fits"].as_bool() == Some(true) {
+                        "fits"
+                    } else {
+                        "DOES NOT FIT"
+                    }
+                ),
+            );
+        }
+    } else {
+        row(
+            &mut out,
+            "memory per GPU",
+            format!(
+                "weights {}, KV cache {} of {} ({})",
+                gib(num(r, "memory.weights_bytes_per_gpu")),
+                gib(num(r, "memory.kv_bytes_per_gpu")),
+                gib(num(r, "memory.capacity_bytes")),
+                if fits { "fits" } else { "DOES NOT FIT" }
+            ),
+        );
+    }
     assumption_rows(&mut out, r);
     row(
         &mut out,

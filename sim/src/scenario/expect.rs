@@ -43,9 +43,12 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// Looks up a dotted path in a JSON report.
+/// Looks up a dotted path in a JSON report; a number indexes an array (`cluster.groups.0.gpu`).
 pub fn lookup<'a>(report: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.').try_fold(report, |v, part| v.get(part))
+    path.split('.').try_fold(report, |v, part| match v {
+        Value::Array(items) => part.parse::<usize>().ok().and_then(|i| items.get(i)),
+        _ => v.get(part),
+    })
 }
 
 /// Every leaf path of a report, for suggestions.
@@ -60,6 +63,11 @@ pub fn leaf_paths(report: &Value) -> Vec<String> {
                         format!("{prefix}.{k}")
                     };
                     walk(child, &p, out);
+                }
+            }
+            Value::Array(items) if items.iter().any(|i| i.is_object() || i.is_array()) => {
+                for (k, child) in items.iter().enumerate() {
+                    walk(child, &format!("{prefix}.{k}"), out);
                 }
             }
             _ => out.push(prefix.to_string()),
@@ -181,6 +189,15 @@ mod tests {
             e.evaluate("memory.fits", &report()).failure.unwrap(),
             "expected false, got true"
         );
+    }
+
+    #[test]
+    fn numbers_index_arrays() {
+        let r = serde_json::json!({ "groups": [{ "gpu": "H100" }, { "gpu": "L40S" }] });
+        assert_eq!(lookup(&r, "groups.1.gpu"), Some(&serde_json::json!("L40S")));
+        assert_eq!(lookup(&r, "groups.2.gpu"), None);
+        assert_eq!(lookup(&r, "groups.x"), None);
+        assert!(leaf_paths(&r).contains(&"groups.0.gpu".to_string()));
     }
 
     #[test]

@@ -25,6 +25,20 @@ pub struct ServingSection {
     /// Format of the KV cache: "bf16" (default) or "fp8".
     pub kv_cache_dtype: Option<crate::hw::Dtype>,
     pub disaggregation: Option<DisaggregationSection>,
+    /// A mixed fleet: replicas of several GPU types (`[[serving.group]]`), instead of
+    /// `cluster.gpu` with `replicas` and `tp`.
+    pub group: Option<Vec<GroupSection>>,
+}
+
+/// One kind of replica in a mixed fleet: `replicas` replicas of `tp` GPUs of type `gpu`, on
+/// servers of `gpus_per_node` GPUs.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSection {
+    pub gpu: Option<String>,
+    pub replicas: Option<u32>,
+    pub tp: Option<u32>,
+    pub gpus_per_node: Option<u32>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -43,10 +57,14 @@ pub enum SchedulerKind {
 #[serde(rename_all = "kebab-case")]
 pub enum RouterKind {
     RoundRobin,
-    /// Fewest outstanding tokens.
+    /// Fewest outstanding tokens, weighed by each replica's speed (in a fleet of one GPU type,
+    /// simply the fewest outstanding tokens).
     LeastLoaded,
-    /// Of two replicas drawn at random, the less loaded.
+    /// Of two replicas drawn at random, the less loaded (weighed as `least-loaded`).
     PowerOfTwo,
+    /// Requests dealt in proportion to each replica's speed (smooth weighted round-robin): the
+    /// whole-replica case of Helix's routing in proportion to capacity.
+    Weighted,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]

@@ -55,6 +55,18 @@ pub(crate) fn positive(s: &Scenario, value: u32, path: &str) -> Result<u32, Scen
     Ok(value)
 }
 
+/// The network tier `[sim] network` names; the analytical tier (recorded) when it names none.
+pub fn network_tier(s: &Scenario, assumptions: &mut Vec<String>) -> Tier {
+    match s.file.sim.network {
+        Some(NetworkTier::Flow) => Tier::Flow,
+        Some(NetworkTier::Analytical) => Tier::Analytical,
+        None => {
+            assumptions.push("analytical network tier (no contention)".into());
+            Tier::Analytical
+        }
+    }
+}
+
 /// What a workload needs of `[cluster]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Needs {
@@ -184,14 +196,7 @@ pub fn resolve(
     let spec = TopologySpec::from_cluster(&f.cluster, &fabric, gpu, base_dir)
         .map_err(|e| s.error_at("cluster.inter_node", e))?;
     let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
-    let tier = match f.sim.network {
-        Some(NetworkTier::Flow) => Tier::Flow,
-        Some(NetworkTier::Analytical) => Tier::Analytical,
-        None => {
-            assumptions.push("analytical network tier (no contention)".into());
-            Tier::Analytical
-        }
-    };
+    let tier = network_tier(s, assumptions);
     let in_switch_reduction = gpu.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
 
     Ok(ClusterSetup {

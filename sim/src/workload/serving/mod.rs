@@ -1,4 +1,4 @@
-//! LLM serving: a fleet of identical replicas behind a router, each an inference engine that
+//! LLM serving: a fleet of replicas behind a router, each an inference engine that
 //! batches at every iteration (vLLM, Sarathi-Serve) or per batch (static), with a paged KV cache.
 //!
 //! The fleet is a reactive process on the engine: an arrival is routed to a replica; an idle
@@ -22,33 +22,35 @@
 //! lengthen the iteration that makes them (the engine waits for them, as vLLM's swaps block the
 //! step).
 //!
-//! Not modelled yet: pipeline-parallel replicas, mixed GPU fleets, mixture-of-experts models. They are refused with a clear message.
+//! A mixed fleet (`[[serving.group]]`) holds replicas of several GPU types, each group on nodes of
+//! its own (`kind` sizes and prices each); routers weigh a replica's outstanding tokens by its
+//! kind's speed on a reference iteration, and `weighted` deals requests in proportion to it.
+//!
+//! Not modelled yet: pipeline-parallel replicas (so no model split across GPU types, as Helix
+//! places layers by max-flow), mixture-of-experts models, disaggregated pools in a mixed fleet. They are refused with a clear message.
 
 pub mod cost;
+pub mod kind;
 pub mod replica;
 pub mod traffic;
 
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::exec::{Graph, Op, OpKind, Timeline};
-use crate::hw::{ComputeModel, Dtype};
-use crate::net::Topology;
+use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
 use crate::net::tier::{self, Efficiency, Placed, Tier};
-use crate::net::topology::spec::IntraKind;
+use crate::net::topology::spec::{IntraKind, TopologySpec};
+use crate::net::{Fabric, Topology};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::serving::{Preemption, RouterKind, SchedulerKind};
 use crate::workload::cluster::{self, Needs};
-use cost::{IterationCost, kv_bytes_per_token_layer};
+use kind::{MemoryPolicy, ReplicaKind};
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
 use replica::{Limits, Plan, Progress, Replica};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use traffic::Request;
-
-/// Memory an engine keeps aside for activations and workspaces, bytes a GPU (vLLM profiles a
-/// forward pass to size it; 1 GiB is typical for 8-70B models at a few thousand batched tokens).
-const ACTIVATION_RESERVE: f64 = 1.0 * (1u64 << 30) as f64;
 
 enum Ev {
     Arrival(usize),
@@ -93,7 +95,11 @@ struct Fleet {
     progress: Vec<Progress>,
     replicas: Vec<Replica>,
     plans: Vec<Option<(Plan, SimTime)>>,
-    cost: IterationCost,
+    /// The kinds of replica, and each replica's kind.
+    kinds: Vec<ReplicaKind>,
+    kind_of: Vec<usize>,
+    /// Weighted round-robin credit of each replica.
+    credit: Vec<f64>,
     router: RouterKind,
     next_rr: usize,
     rng: ChaCha8Rng,
@@ -107,8 +113,6 @@ struct Fleet {
     kv: Option<KvTransfer>,
     /// (request, from, to, start, end, bytes) of every KV transfer.
     transfers: Vec<(usize, usize, usize, SimTime, SimTime, f64)>,
-    /// Seconds to copy one token of KV cache between a GPU and host memory.
-    swap_seconds_per_token: f64,
 }
 
 impl Fleet {
@@ -131,16 +135,50 @@ impl Fleet {
                 i
             }
             RouterKind::LeastLoaded => (0..n)
-                .min_by_key(|&i| (self.replicas[first + i].outstanding(&self.progress), i))
+                .min_by(|&a, &b| {
+                    self.drain_time(first + a)
+                        .total_cmp(&self.drain_time(first + b))
+                        .then(a.cmp(&b))
+                })
                 .expect("at least one replica"),
             RouterKind::PowerOfTwo => {
                 let a = self.rng.random_range(0..n);
                 let b = self.rng.random_range(0..n);
-                let load = |i: usize| self.replicas[first + i].outstanding(&self.progress);
-                if (load(b), b) < (load(a), a) { b } else { a }
+                let (ta, tb) = (self.drain_time(first + a), self.drain_time(first + b));
+                if tb.total_cmp(&ta).then(b.cmp(&a)).is_lt() {
+                    b
+                } else {
+                    a
+                }
+            }
+            RouterKind::Weighted => {
+                // Smooth weighted round-robin (nginx's): every replica gains its weight, the
+                // largest credit is chosen and pays the total.
+                let weights: Vec<f64> = (first..first + n)
+                    .map(|i| self.kinds[self.kind_of[i]].capacity_tokens_per_s)
+                    .collect();
+                let total: f64 = weights.iter().sum();
+                for (k, w) in weights.iter().enumerate() {
+                    self.credit[first + k] += w;
+                }
+                let pick = (0..n)
+                    .max_by(|&a, &b| {
+                        self.credit[first + a]
+                            .total_cmp(&self.credit[first + b])
+                            .then(b.cmp(&a))
+                    })
+                    .expect("at least one replica");
+                self.credit[first + pick] -= total;
+                pick
             }
         };
         first + pick
+    }
+
+    /// Seconds replica `i` needs for the tokens it still has to process, at its kind's speed.
+    fn drain_time(&self, i: usize) -> f64 {
+        self.replicas[i].outstanding(&self.progress) as f64
+            / self.kinds[self.kind_of[i]].capacity_tokens_per_s
     }
 
     fn is_prefill_replica(&self, i: usize) -> bool {
@@ -158,8 +196,9 @@ impl Fleet {
         for &(r, _) in &plan.prefill {
             self.admitted[r].get_or_insert(now);
         }
-        let seconds = self.cost.iteration(&plan.batch)
-            + plan.swap_tokens as f64 * self.swap_seconds_per_token;
+        let kind = &mut self.kinds[self.kind_of[i]];
+        let seconds = kind.cost.iteration(&plan.batch)
+            + plan.swap_tokens as f64 * kind.swap_seconds_per_token;
         let end = now + SimTime::from_secs_f64(seconds);
         self.replicas[i].busy = true;
         self.iterations.push((
@@ -258,13 +297,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         s.error_at("workload", "a serving scenario needs a [workload] table")
             .with_help("add [workload] with requests, arrival and prompt_tokens / output_tokens")
     })?;
-    let disaggregated = serving.disaggregation.is_some();
-    let needs = Needs {
-        sizes: false,
-        inter_node: disaggregated,
-    };
-    let cluster = cluster::resolve(s, &mut assumptions, needs)?;
-    let g = cluster.gpu;
     let resolved =
         crate::model::resolve_noted(&f.model, s.source.path.parent()).map_err(|e| e.locate(s))?;
     let mut model = resolved.model;
@@ -277,14 +309,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "model",
             "serving mixture-of-experts models is not modelled by this version",
         ));
-    }
-    if g.peak_flops(model.dtype).is_none() {
-        return Err(s
-            .error_at(
-                "model.dtype",
-                format!("{} has no {} arithmetic", g.name, model.dtype),
-            )
-            .with_help("choose a format the GPU supports"));
     }
     let positive = |v: Option<u32>,
                     path: &str,
@@ -306,7 +330,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         }
         Ok(v)
     };
-    let tp = positive(serving.tp, "serving.tp", 1, &mut assumptions, "")?;
     if serving.pp.is_some_and(|p| p > 1) {
         return Err(s.error_at(
             "serving.pp",
@@ -314,13 +337,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         ));
     }
     let swap = serving.preemption == Some(Preemption::Swap);
-    let gpus_per_node = cluster.gpus_per_node;
-    if tp > gpus_per_node {
-        return Err(s.error_at(
-            "serving.tp",
-            format!("tp = {tp} is more than a node's {gpus_per_node} GPUs"),
-        ));
-    }
     let pools = match &serving.disaggregation {
         None => None,
         Some(d) => {
@@ -341,34 +357,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             Some((p, q))
         }
     };
-    let replicas = match (pools, serving.replicas) {
-        (Some((p, q)), Some(r)) if r != p + q => {
-            return Err(s
-                .error_at(
-                    "serving.replicas",
-                    format!(
-                        "replicas = {r}, but the disaggregated pools hold {p} + {q} = {}",
-                        p + q
-                    ),
-                )
-                .with_help("remove `replicas`, or make it prefill_replicas + decode_replicas"));
-        }
-        (Some((p, q)), _) => p + q,
-        (None, r) => positive(r, "serving.replicas", 1, &mut assumptions, "one replica")?,
-    };
-    let nodes = cluster.nodes;
-    if replicas * tp > nodes * gpus_per_node {
-        return Err(s
-            .error_at(
-                "serving.replicas",
-                format!(
-                    "{replicas} replicas of tp = {tp} need {} GPUs; the cluster has {}",
-                    replicas * tp,
-                    nodes * gpus_per_node
-                ),
-            )
-            .with_help("raise cluster.nodes, or lower serving.replicas"));
-    }
     let scheduler = serving.scheduler.unwrap_or_else(|| {
         assumptions.push("vLLM scheduler (continuous batching)".into());
         SchedulerKind::Vllm
@@ -410,11 +398,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         ));
     }
     let router = serving.router.unwrap_or(RouterKind::LeastLoaded);
-
-    // Memory: weights split over tp, an activation reserve, the rest of the budget for KV.
-    let weights = model.params() as f64 * model.dtype.bytes() / tp as f64;
-    let budget = g.memory_bytes as f64 * fraction;
-    let kv_space = budget - weights - ACTIVATION_RESERVE;
     let kv_dtype = match serving.kv_cache_dtype {
         Some(d @ (Dtype::Bf16 | Dtype::Fp16 | Dtype::Fp8)) => d,
         Some(other) => {
@@ -430,42 +413,217 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             Dtype::Bf16
         }
     };
-    let kv_per_token = kv_bytes_per_token_layer(&model, tp, kv_dtype) * model.layers as f64;
-    let blocks = if kv_space > 0.0 {
-        (kv_space / (kv_per_token * block_tokens as f64)).floor() as u32
-    } else {
-        0
+    let memory = MemoryPolicy {
+        fraction,
+        block_tokens,
+        kv_dtype,
     };
-    let fits = blocks > 0;
+    let supports = |g: &GpuSpec, path: &str| -> Result<(), ScenarioError> {
+        if g.peak_flops(model.dtype).is_none() {
+            return Err(s
+                .error_at(
+                    path,
+                    format!("{} has no {} arithmetic", g.name, model.dtype),
+                )
+                .with_help("choose a model.dtype the GPU supports"));
+        }
+        Ok(())
+    };
+
+    // The fleet's hardware: one kind of replica on `[cluster]`, or a mixed fleet of groups.
+    let mut profile_name = None;
+    let mut kv = None;
+    let tier;
+    let nodes;
+    let kinds: Vec<ReplicaKind> = match &serving.group {
+        None => {
+            let disaggregated = pools.is_some();
+            let needs = Needs {
+                sizes: false,
+                inter_node: disaggregated,
+            };
+            let cluster = cluster::resolve(s, &mut assumptions, needs)?;
+            let g = cluster.gpu;
+            supports(g, "model.dtype")?;
+            let tp = positive(serving.tp, "serving.tp", 1, &mut assumptions, "")?;
+            let gpus_per_node = cluster.gpus_per_node;
+            if tp > gpus_per_node {
+                return Err(s.error_at(
+                    "serving.tp",
+                    format!("tp = {tp} is more than a node's {gpus_per_node} GPUs"),
+                ));
+            }
+            let replicas = match (pools, serving.replicas) {
+                (Some((p, q)), Some(r)) if r != p + q => {
+                    return Err(s
+                        .error_at(
+                            "serving.replicas",
+                            format!(
+                                "replicas = {r}, but the disaggregated pools hold {p} + {q} = {}",
+                                p + q
+                            ),
+                        )
+                        .with_help(
+                            "remove `replicas`, or make it prefill_replicas + decode_replicas",
+                        ));
+                }
+                (Some((p, q)), _) => p + q,
+                (None, r) => positive(r, "serving.replicas", 1, &mut assumptions, "one replica")?,
+            };
+            nodes = cluster.nodes;
+            if replicas * tp > nodes * gpus_per_node {
+                return Err(s
+                    .error_at(
+                        "serving.replicas",
+                        format!(
+                            "{replicas} replicas of tp = {tp} need {} GPUs; the cluster has {}",
+                            replicas * tp,
+                            nodes * gpus_per_node
+                        ),
+                    )
+                    .with_help("raise cluster.nodes, or lower serving.replicas"));
+            }
+            tier = cluster.tier;
+            let profile = cluster::resolve_profile(s, g, model.dtype, &mut assumptions)?;
+            let compute = match &profile {
+                Some(p) => ComputeModel::with_profile(g, p.profile.clone())
+                    .map_err(|e| s.error_at("cluster.profile", e))?,
+                None => ComputeModel::new(g),
+            };
+            profile_name = profile.map(|p| p.name);
+            let nvls = cluster.in_switch_reduction && cluster.spec.intra == IntraKind::NvSwitch;
+            let kind = ReplicaKind::new(
+                g,
+                tp,
+                replicas,
+                &model,
+                memory,
+                compute,
+                (cluster.topology.clone(), tier, nvls),
+                cluster.spec.pcie_bandwidth,
+            );
+            kv = pools.map(|(p, _)| KvTransfer {
+                prefill_replicas: p as usize,
+                tp,
+                bytes_per_token: kind.kv_per_token,
+                capacity: tier::capacities(&cluster.topology, &Efficiency::DEFAULT, None),
+                topology: cluster.topology,
+                tier,
+            });
+            vec![kind]
+        }
+        Some(groups) => {
+            let refuse = |path: &str, what: &str| {
+                Err(s
+                    .error_at(path, format!("{what} does not apply to a mixed fleet"))
+                    .with_help(
+                        "each [[serving.group]] names its gpu, replicas, tp and gpus_per_node",
+                    ))
+            };
+            if f.cluster.gpu.is_some() {
+                return refuse("cluster.gpu", "cluster.gpu");
+            }
+            if f.cluster.nodes.is_some() {
+                return refuse("cluster.nodes", "cluster.nodes");
+            }
+            if f.cluster.profile.is_some() {
+                return refuse("cluster.profile", "a calibration profile (one GPU's)");
+            }
+            if serving.replicas.is_some() {
+                return refuse("serving.replicas", "serving.replicas");
+            }
+            if serving.tp.is_some() {
+                return refuse("serving.tp", "serving.tp");
+            }
+            if pools.is_some() {
+                return Err(s.error_at(
+                    "serving.disaggregation",
+                    "disaggregated pools in a mixed fleet are not modelled by this version",
+                ));
+            }
+            if groups.is_empty() {
+                return Err(s
+                    .error_at("serving.group", "a mixed fleet needs at least one group")
+                    .with_help("add [[serving.group]] with gpu, replicas and tp"));
+            }
+            tier = cluster::network_tier(s, &mut assumptions);
+            let mut kinds = Vec::new();
+            let mut group_nodes = 0;
+            for (i, group) in groups.iter().enumerate() {
+                let at = |key: &str| format!("serving.group.{key}");
+                let name = group.gpu.as_deref().ok_or_else(|| {
+                    s.error_at("serving.group", format!("group {} has no `gpu`", i + 1))
+                        .with_help("e.g. gpu = \"A100-80GB\" (see `clustersim list gpus`)")
+                })?;
+                let g = gpu::find(name).map_err(|close| {
+                    s.error_at(
+                        &at("gpu"),
+                        format!("unknown GPU \"{name}\" in group {}", i + 1),
+                    )
+                    .with_help(format!("closest catalog names: {}", close.join(", ")))
+                })?;
+                supports(g, &at("gpu"))?;
+                let tp = positive(group.tp, &at("tp"), 1, &mut assumptions, "")?;
+                let replicas = positive(group.replicas, &at("replicas"), 1, &mut assumptions, "")?;
+                let gpus_per_node = positive(
+                    group.gpus_per_node,
+                    &at("gpus_per_node"),
+                    8,
+                    &mut assumptions,
+                    &format!("group {}: 8 GPUs per node", i + 1),
+                )?;
+                if tp > gpus_per_node {
+                    return Err(s.error_at(
+                        &at("tp"),
+                        format!(
+                            "group {}: tp = {tp} is more than a node's {gpus_per_node} GPUs",
+                            i + 1
+                        ),
+                    ));
+                }
+                group_nodes += (replicas * tp).div_ceil(gpus_per_node);
+                let fabric = Fabric {
+                    nodes: 1,
+                    gpus_per_node,
+                    intra_bandwidth: g.intra_bandwidth,
+                    intra_latency: Fabric::INTRA_LATENCY_S,
+                    nic_bandwidth: 0.0,
+                    nics_per_node: gpus_per_node,
+                    oversubscription: 1.0,
+                    inter_latency: Fabric::INTER_LATENCY_S,
+                };
+                let spec =
+                    TopologySpec::from_cluster(&f.cluster, &fabric, g, s.source.path.parent())
+                        .map_err(|e| s.error_at("cluster", e))?;
+                let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
+                let nvls = g.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
+                assumptions.push(format!(
+                    "group {}: intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
+                    i + 1,
+                    g.intra_bandwidth / 1e9,
+                    g.name
+                ));
+                kinds.push(ReplicaKind::new(
+                    g,
+                    tp,
+                    replicas,
+                    &model,
+                    memory,
+                    ComputeModel::new(g),
+                    (topology, tier, nvls),
+                    spec.pcie_bandwidth,
+                ));
+            }
+            nodes = group_nodes;
+            kinds
+        }
+    };
+    let replicas: u32 = kinds.iter().map(|k| k.replicas).sum();
+    let fits = kinds.iter().all(ReplicaKind::fits);
 
     let seed = f.sim.seed.unwrap_or(1);
     let requests =
         traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
-    let tier = cluster.tier;
-    let swap_seconds_per_token =
-        kv_per_token / (cluster.spec.pcie_bandwidth * Efficiency::DEFAULT.pcie);
-    let profile = cluster::resolve_profile(s, g, model.dtype, &mut assumptions)?;
-    let compute = match &profile {
-        Some(p) => ComputeModel::with_profile(g, p.profile.clone())
-            .map_err(|e| s.error_at("cluster.profile", e))?,
-        None => ComputeModel::new(g),
-    };
-    let nvls = cluster.in_switch_reduction && cluster.spec.intra == IntraKind::NvSwitch;
-    let kv = pools.map(|(p, _)| KvTransfer {
-        prefill_replicas: p as usize,
-        tp,
-        bytes_per_token: kv_per_token,
-        capacity: tier::capacities(&cluster.topology, &Efficiency::DEFAULT, None),
-        topology: cluster.topology.clone(),
-        tier,
-    });
-    let cost = IterationCost::new(
-        model.clone(),
-        compute,
-        tp,
-        (cluster.topology, tier, nvls),
-        kv_dtype,
-    );
     let limits = Limits {
         scheduler,
         max_batch_size,
@@ -483,14 +641,22 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             ..Default::default()
         })
         .collect();
+    let kind_of: Vec<usize> = kinds
+        .iter()
+        .enumerate()
+        .flat_map(|(k, kind)| std::iter::repeat_n(k, kind.replicas as usize))
+        .collect();
     let fleet = Fleet {
         requests,
         progress,
-        replicas: (0..replicas)
-            .map(|_| Replica::new(limits.clone(), blocks))
+        replicas: kind_of
+            .iter()
+            .map(|&k| Replica::new(limits.clone(), kinds[k].blocks))
             .collect(),
         plans: vec![None; replicas as usize],
-        cost,
+        credit: vec![0.0; replicas as usize],
+        kinds,
+        kind_of,
         router,
         next_rr: 0,
         rng: RngStreams::new(seed).stream("router"),
@@ -501,7 +667,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         iterations: Vec::new(),
         kv,
         transfers: Vec::new(),
-        swap_seconds_per_token,
     };
     let mut sim = Simulation::new(fleet);
     let stats = if fits {
@@ -564,19 +729,56 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     };
     let meeting = done.iter().filter(|&&r| meets(r)).count();
     let preemptions: u64 = fleet.replicas.iter().map(|r| r.preemptions).sum();
-    let swapped_tokens: u64 = fleet.replicas.iter().map(|r| r.swapped_tokens).sum();
+    let kind = |i: usize| &fleet.kinds[fleet.kind_of[i]];
+    let swapped_bytes: f64 = fleet
+        .replicas
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r.swapped_tokens as f64 * kind(i).kv_per_token * kind(i).tp as f64)
+        .sum();
     let peak_kv = fleet
         .replicas
         .iter()
-        .map(|r| r.peak_blocks_used)
-        .max()
-        .unwrap_or(0) as f64
-        / blocks.max(1) as f64;
+        .enumerate()
+        .map(|(i, r)| r.peak_blocks_used as f64 / kind(i).blocks.max(1) as f64)
+        .fold(0.0, f64::max);
+    let kv_bytes = |k: &ReplicaKind| k.blocks as f64 * block_tokens as f64 * k.kv_per_token;
+    let mut completed_by_kind = vec![0u64; fleet.kinds.len()];
+    for &r in &done {
+        completed_by_kind[fleet.kind_of[fleet.replica_of[r]]] += 1;
+    }
+    let groups: Vec<Value> = fleet
+        .kinds
+        .iter()
+        .zip(&completed_by_kind)
+        .map(|(k, completed)| {
+            json!({
+                "requests_completed": completed,
+                "gpu": k.gpu.name,
+                "replicas": k.replicas,
+                "capacity_tokens_per_s": k.capacity_tokens_per_s,
+                "tp": k.tp,
+                "kv_blocks_per_replica": k.blocks,
+                "weights_bytes_per_gpu": k.weights_per_gpu.round() as u64,
+                "kv_bytes_per_gpu": kv_bytes(k).round() as u64,
+                "capacity_bytes": k.gpu.memory_bytes,
+                "fits": k.fits(),
+            })
+        })
+        .collect();
+    // One kind: its figures at the top level, as before; a mixed fleet: per group only.
+    let single = (fleet.kinds.len() == 1).then(|| &fleet.kinds[0]);
 
     // The trace: one lane per replica, one operation per iteration.
     let mut graph = Graph::new();
     let lanes: Vec<_> = (0..replicas)
-        .map(|i| graph.add_lane("iterations", format!("replica {i}")))
+        .map(|i| {
+            let group = match single {
+                Some(_) => format!("replica {i}"),
+                None => format!("replica {i} ({})", kind(i as usize).gpu.name),
+            };
+            graph.add_lane("iterations", group)
+        })
         .collect();
     let mut timeline = Timeline {
         start: Vec::new(),
@@ -709,25 +911,26 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "goodput_requests_per_s": meeting as f64 / span,
         },
         "kv_cache": {
-            "blocks_per_replica": blocks,
+            "blocks_per_replica": single.map(|k| k.blocks),
             "block_tokens": block_tokens,
             "peak_use": peak_kv,
             "preemptions": preemptions,
             "preemption": if swap { "swap" } else { "recompute" },
-            "swapped_bytes": swapped_tokens as f64 * kv_per_token * tp as f64,
+            "swapped_bytes": swapped_bytes,
         },
         "memory": {
-            "weights_bytes_per_gpu": weights.round() as u64,
-            "kv_bytes_per_gpu": (blocks as f64 * block_tokens as f64 * kv_per_token).round() as u64,
-            "capacity_bytes": g.memory_bytes,
+            "weights_bytes_per_gpu": single.map(|k| k.weights_per_gpu.round() as u64),
+            "kv_bytes_per_gpu": single.map(|k| kv_bytes(k).round() as u64),
+            "capacity_bytes": single.map(|k| k.gpu.memory_bytes),
             "fits": fits,
         },
         "cluster": {
-            "gpu": g.name,
+            "gpu": single.map_or("mixed", |k| k.gpu.name),
             "nodes": nodes,
             "replicas": replicas,
-            "tp": tp,
-            "profile": profile.as_ref().map(|p| p.name.clone()),
+            "tp": single.map(|k| k.tp),
+            "groups": groups,
+            "profile": profile_name,
         },
         "disaggregation": disaggregation,
         "model": { "name": model.name, "params": model.params(), "dtype": model.dtype.name() },
@@ -737,7 +940,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "max_batch_tokens": max_batch_tokens,
         },
         "fidelity": {
-            "compute": if profile.is_some() {
+            "compute": if profile_name.is_some() {
                 "profile where it has a measurement, roofline for the rest"
             } else {
                 "roofline"

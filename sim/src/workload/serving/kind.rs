@@ -1,0 +1,106 @@
+//! One kind of serving replica: its GPU and tensor-parallel degree, how each GPU's memory splits
+//! between the weights, an activation reserve and the paged KV cache, what an iteration costs,
+//! and what copying one token of KV cache to host memory and back costs. A fleet holds one kind,
+//! or several in a mixed fleet (`[[serving.group]]`).
+//!
+//! Memory per GPU: `kv_memory_fraction` of the GPU's memory, less the weights (split over the
+//! tensor-parallel GPUs) and [`ACTIVATION_RESERVE`], is KV cache, in whole blocks. Deliberately
+//! ignored: CUDA graphs' and the framework's own memory beyond the reserve, and weights kept in
+//! host memory.
+
+use super::cost::{Batch, IterationCost, kv_bytes_per_token_layer};
+use crate::hw::{ComputeModel, Dtype, GpuSpec};
+use crate::model::Transformer;
+use crate::net::Topology;
+use crate::net::tier::{Efficiency, Tier};
+
+/// Memory an engine keeps aside for activations and workspaces, bytes a GPU (vLLM profiles a
+/// forward pass to size it; 1 GiB is typical for 8-70B models at a few thousand batched tokens).
+pub const ACTIVATION_RESERVE: f64 = 1.0 * (1u64 << 30) as f64;
+
+/// How the engine uses memory, the same for every kind of replica.
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryPolicy {
+    /// Fraction of a GPU's memory the engine may use.
+    pub fraction: f64,
+    pub block_tokens: u32,
+    pub kv_dtype: Dtype,
+}
+
+/// One kind of replica, sized and priced.
+pub struct ReplicaKind {
+    pub gpu: &'static GpuSpec,
+    pub tp: u32,
+    /// How many replicas of this kind the fleet has.
+    pub replicas: u32,
+    /// Weight bytes on each GPU.
+    pub weights_per_gpu: f64,
+    /// KV-cache bytes of one token on one GPU, all layers.
+    pub kv_per_token: f64,
+    /// KV-cache blocks of one replica (0: the weights do not fit).
+    pub blocks: u32,
+    pub cost: IterationCost,
+    /// Seconds to copy one token of KV cache between a GPU and host memory (each GPU its shard
+    /// over its own PCIe link).
+    pub swap_seconds_per_token: f64,
+    /// Tokens a second of a reference iteration ([`REFERENCE_BATCH`]): how fast this kind
+    /// drains work, relative to other kinds (routers weigh load by it).
+    pub capacity_tokens_per_s: f64,
+}
+
+/// The iteration that measures a replica kind's speed: a 1,024-token prefill chunk beside 32
+/// decodes at 1,024 tokens of context (a Sarathi-style mixed batch, neither all prefill nor all
+/// decode).
+pub const REFERENCE_BATCH: (u32, u32, u32) = (1024, 32, 1024);
+
+impl ReplicaKind {
+    /// `network` is a node of this kind's GPUs, the tier that prices its all-reduces and
+    /// whether its switches reduce in-network; `pcie_bandwidth` is a GPU's host link, bytes/s.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        gpu: &'static GpuSpec,
+        tp: u32,
+        replicas: u32,
+        model: &Transformer,
+        memory: MemoryPolicy,
+        compute: ComputeModel,
+        network: (Topology, Tier, bool),
+        pcie_bandwidth: f64,
+    ) -> ReplicaKind {
+        let weights_per_gpu = model.params() as f64 * model.dtype.bytes() / tp as f64;
+        let kv_space =
+            gpu.memory_bytes as f64 * memory.fraction - weights_per_gpu - ACTIVATION_RESERVE;
+        let kv_per_token =
+            kv_bytes_per_token_layer(model, tp, memory.kv_dtype) * model.layers as f64;
+        let blocks = if kv_space > 0.0 {
+            (kv_space / (kv_per_token * memory.block_tokens as f64)).floor() as u32
+        } else {
+            0
+        };
+        let mut cost = IterationCost::new(model.clone(), compute, tp, network, memory.kv_dtype);
+        let (chunk, decodes, context) = REFERENCE_BATCH;
+        let reference = Batch {
+            prefill: vec![(chunk, 0)],
+            decodes,
+            decode_context: decodes as u64 * context as u64,
+            sampling: decodes + 1,
+        };
+        let capacity_tokens_per_s = reference.tokens() as f64 / cost.iteration(&reference);
+        ReplicaKind {
+            gpu,
+            tp,
+            replicas,
+            weights_per_gpu,
+            kv_per_token,
+            blocks,
+            cost,
+            swap_seconds_per_token: kv_per_token / (pcie_bandwidth * Efficiency::DEFAULT.pcie),
+            capacity_tokens_per_s,
+        }
+    }
+
+    /// Whether the weights leave room for at least one KV block.
+    pub fn fits(&self) -> bool {
+        self.blocks > 0
+    }
+}
