@@ -32,10 +32,11 @@
 pub mod cost;
 pub mod kind;
 pub mod replica;
+mod trace;
 pub mod traffic;
 
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
-use crate::exec::{Graph, Op, OpKind, Timeline};
+use crate::exec::{Graph, Timeline};
 use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
 use crate::net::tier::{self, Efficiency, Placed, Tier};
 use crate::net::topology::spec::{IntraKind, TopologySpec};
@@ -49,7 +50,6 @@ use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
 use replica::{Limits, Plan, Progress, Replica};
 use serde_json::{Value, json};
-use std::borrow::Cow;
 use traffic::Request;
 
 enum Ev {
@@ -769,115 +769,8 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     // One kind: its figures at the top level, as before; a mixed fleet: per group only.
     let single = (fleet.kinds.len() == 1).then(|| &fleet.kinds[0]);
 
-    // The trace: one lane per replica, one operation per iteration.
-    let mut graph = Graph::new();
-    let lanes: Vec<_> = (0..replicas)
-        .map(|i| {
-            let group = match single {
-                Some(_) => format!("replica {i}"),
-                None => format!("replica {i} ({})", kind(i as usize).gpu.name),
-            };
-            graph.add_lane("iterations", group)
-        })
-        .collect();
-    let mut timeline = Timeline {
-        start: Vec::new(),
-        end: Vec::new(),
-    };
-    let transfer_lanes: Vec<_> = match pools {
-        Some((p, _)) => (p..replicas)
-            .map(|i| graph.add_lane("kv transfers", format!("KV into replica {i}")))
-            .collect(),
-        None => Vec::new(),
-    };
-    for &(i, a, b, prefill, decodes) in &fleet.iterations {
-        graph.add(
-            Op {
-                name: Cow::Borrowed(if prefill > 0 && decodes > 0 {
-                    "mixed"
-                } else if prefill > 0 {
-                    "prefill"
-                } else {
-                    "decode"
-                }),
-                lane: lanes[i],
-                kind: OpKind::Compute,
-                duration: b - a,
-                flops: 0.0,
-                bytes: 0.0,
-                tier: "roofline",
-                layer: None,
-                micro_batch: Some(decodes),
-                model_flops: true,
-            },
-            &[],
-        );
-        timeline.start.push(a);
-        timeline.end.push(b);
-    }
-    let first_decode = pools.map_or(0, |(p, _)| p as usize);
-    for &(_, _, to, a, b, bytes) in &fleet.transfers {
-        graph.add(
-            Op {
-                name: Cow::Borrowed("kv_transfer"),
-                lane: transfer_lanes[to - first_decode],
-                kind: OpKind::Communication,
-                duration: b - a,
-                flops: 0.0,
-                bytes,
-                tier: tier.name(),
-                layer: None,
-                micro_batch: None,
-                model_flops: false,
-            },
-            &[],
-        );
-        timeline.start.push(a);
-        timeline.end.push(b);
-    }
-    // Each request's life: its prefill (admission to first token) and its decode (first token
-    // to the last), on rows shared first-fit by requests that do not overlap.
-    let mut rows: Vec<(crate::exec::LaneId, SimTime)> = Vec::new();
-    let mut by_arrival = done.clone();
-    by_arrival.sort_by_key(|&r| (arrival(r), r));
-    for r in by_arrival {
-        let (admitted, first, last) = (
-            fleet.admitted[r].unwrap(),
-            fleet.first_token[r].unwrap(),
-            fleet.finished[r].unwrap(),
-        );
-        let row = match rows.iter().position(|&(_, free)| free <= admitted) {
-            Some(k) => k,
-            None => {
-                let lane = graph.add_lane(format!("row {}", rows.len()), "requests");
-                rows.push((lane, SimTime::ZERO));
-                rows.len() - 1
-            }
-        };
-        rows[row].1 = last;
-        for (what, a, b) in [("prefill", admitted, first), ("decode", first, last)] {
-            if b <= a {
-                continue;
-            }
-            graph.add(
-                Op {
-                    name: Cow::Owned(format!("request {} {what}", fleet.requests[r].id)),
-                    lane: rows[row].0,
-                    kind: OpKind::Compute,
-                    duration: b - a,
-                    flops: 0.0,
-                    bytes: 0.0,
-                    tier: "roofline",
-                    layer: None,
-                    micro_batch: None,
-                    model_flops: false,
-                },
-                &[],
-            );
-            timeline.start.push(a);
-            timeline.end.push(b);
-        }
-    }
+    let (graph, timeline) = trace::build(&fleet, &done, tier);
+
     let transfer_s: Vec<f64> = fleet
         .transfers
         .iter()
