@@ -130,6 +130,67 @@ fn more_replicas_serve_more_and_tensor_parallelism_speeds_decoding() {
     assert!(num(&tp4, "tpot_s.p50") < num(&tp1, "tpot_s.p50"));
 }
 
+fn llama_70b(serving: &str, cluster: &str) -> Result<Value, String> {
+    let text = format!(
+        r#"
+kind = "serving"
+[cluster]
+gpu = "H100"
+{cluster}
+[model]
+preset = "llama-3-70b"
+[serving]
+{serving}
+[workload]
+requests = 200
+arrival = "poisson"
+rate = "2/s"
+prompt_tokens = 1000
+output_tokens = 100
+"#
+    );
+    let s = Scenario::parse(Path::new("pp.toml"), text, &[]).map_err(|e| e.to_string())?;
+    clustersim::run(&s)
+        .map(|o| o.report)
+        .map_err(|e| e.to_string())
+}
+
+/// Pipeline parallelism splits the weights over the stages: Llama 3 70B (141 GB in bf16) does not
+/// fit one H100, fits two as pp = 2, and serves every request; its engines (one per stage) each
+/// take a share of the KV cache.
+#[test]
+fn pipeline_parallel_replicas_split_weights_over_stages() {
+    let one = llama_70b("tp = 1\nreplicas = 1", "").unwrap();
+    assert_eq!(one["memory"]["fits"], false);
+    let two = llama_70b("tp = 1\npp = 2\nreplicas = 1", "").unwrap();
+    assert_eq!(two["memory"]["fits"], true);
+    assert_eq!(two["requests_completed"], 200);
+    assert_eq!(two["cluster"]["pp"], 2);
+    let w1 = num(&one, "memory.weights_bytes_per_gpu");
+    let w2 = num(&two, "memory.weights_bytes_per_gpu");
+    assert!((w1 / w2 - 2.0).abs() < 1e-6, "{w1} {w2}");
+    // tp 2 x pp 2 against tp 4: the same four GPUs, the same compute per token; pipeline
+    // stages hold half the weights each, so more KV cache, and add hand-offs.
+    let tp4 = llama_70b("tp = 4\nreplicas = 1", "").unwrap();
+    let pp2 = llama_70b("tp = 2\npp = 2\nreplicas = 1", "").unwrap();
+    assert_eq!(tp4["requests_completed"], 200);
+    assert_eq!(pp2["requests_completed"], 200);
+    assert!(num(&pp2, "memory.weights_bytes_per_gpu") == num(&tp4, "memory.weights_bytes_per_gpu"));
+    // Stages that leave the node need the NICs stated.
+    let e = llama_70b(
+        "tp = 4\npp = 4\nreplicas = 1",
+        "nodes = 2\ngpus_per_node = 8",
+    )
+    .unwrap_err();
+    assert!(e.contains("nic_bandwidth"), "{e}");
+    let cross = llama_70b(
+        "tp = 4\npp = 4\nreplicas = 1",
+        "nodes = 2\ngpus_per_node = 8\n[cluster.inter_node]\nnic_bandwidth = \"400 Gb/s\"",
+    )
+    .unwrap();
+    assert_eq!(cross["requests_completed"], 200);
+}
+
 #[test]
 fn refused_features_say_so() {
     let text = r#"
@@ -137,18 +198,17 @@ kind = "serving"
 [cluster]
 gpu = "H100"
 [model]
-preset = "llama-3.1-8b"
-[serving]
-pp = 2
+preset = "mixtral-8x7b"
 [workload]
 requests = 1
+arrival = "offline"
 prompt_tokens = 1
 output_tokens = 1
 "#;
-    let s = Scenario::parse(Path::new("pp.toml"), text.into(), &[]).unwrap();
+    let s = Scenario::parse(Path::new("moe.toml"), text.into(), &[]).unwrap();
     let e = clustersim::run(&s)
         .err()
-        .expect("pipeline-parallel serving is refused");
+        .expect("mixture-of-experts serving is refused");
     assert!(
         e.message.contains("not modelled by this version"),
         "{}",

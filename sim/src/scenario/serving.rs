@@ -38,6 +38,7 @@ pub struct GroupSection {
     pub gpu: Option<String>,
     pub replicas: Option<u32>,
     pub tp: Option<u32>,
+    pub pp: Option<u32>,
     pub gpus_per_node: Option<u32>,
 }
 

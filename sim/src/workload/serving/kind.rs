@@ -1,18 +1,26 @@
-//! One kind of serving replica: its GPU and tensor-parallel degree, how each GPU's memory splits
-//! between the weights, an activation reserve and the paged KV cache, what an iteration costs,
-//! and what copying one token of KV cache to host memory and back costs. A fleet holds one kind,
-//! or several in a mixed fleet (`[[serving.group]]`).
+//! One kind of serving replica: its GPU, tensor- and pipeline-parallel degrees, how each GPU's
+//! memory splits between the weights, an activation reserve and the paged KV cache, what an
+//! iteration costs, and what copying one token of KV cache to host memory and back costs. A
+//! fleet holds one kind, or several in a mixed fleet (`[[serving.group]]`).
 //!
 //! Memory per GPU: `kv_memory_fraction` of the GPU's memory, less the weights (split over the
-//! tensor-parallel GPUs) and [`ACTIVATION_RESERVE`], is KV cache, in whole blocks. Deliberately
-//! ignored: CUDA graphs' and the framework's own memory beyond the reserve, and weights kept in
+//! tp x pp GPUs) and [`ACTIVATION_RESERVE`], is KV cache, in whole blocks (a stage's GPU holds its
+//! own layers' share of every cached token).
+//!
+//! Pipeline parallelism (as vLLM runs it): a replica of `pp` stages runs `pp` engines, each with
+//! its own scheduler and a `1/pp` share of the KV blocks, so that every stage has a batch to work
+//! on. An engine's iteration passes through all stages: the whole model's layers on `tp` GPUs,
+//! plus `pp - 1` hand-offs of the batch's hidden states (tokens x hidden x 2 bytes) between
+//! consecutive stages over the modelled links. Deliberately ignored: two engines contending for
+//! one stage (they are assumed to interleave, each stage busy with one at a time), uneven layer
+//! splits, CUDA graphs' and the framework's own memory beyond the reserve, and weights kept in
 //! host memory.
 
 use super::cost::{Batch, IterationCost, kv_bytes_per_token_layer};
 use crate::hw::{ComputeModel, Dtype, GpuSpec};
 use crate::model::Transformer;
 use crate::net::Topology;
-use crate::net::tier::{Efficiency, Tier};
+use crate::net::tier::{self, Efficiency, Placed, Tier};
 
 /// Memory an engine keeps aside for activations and workspaces, bytes a GPU (vLLM profiles a
 /// forward pass to size it; 1 GiB is typical for 8-70B models at a few thousand batched tokens).
@@ -31,21 +39,28 @@ pub struct MemoryPolicy {
 pub struct ReplicaKind {
     pub gpu: &'static GpuSpec,
     pub tp: u32,
+    /// Pipeline stages, and engines, of a replica.
+    pub pp: u32,
     /// How many replicas of this kind the fleet has.
     pub replicas: u32,
     /// Weight bytes on each GPU.
     pub weights_per_gpu: f64,
     /// KV-cache bytes of one token on one GPU, all layers.
     pub kv_per_token: f64,
-    /// KV-cache blocks of one replica (0: the weights do not fit).
+    /// KV-cache blocks of one replica (0: the weights do not fit); each engine has `blocks / pp`.
     pub blocks: u32,
     pub cost: IterationCost,
     /// Seconds to copy one token of KV cache between a GPU and host memory (each GPU its shard
     /// over its own PCIe link).
     pub swap_seconds_per_token: f64,
-    /// Tokens a second of a reference iteration ([`REFERENCE_BATCH`]): how fast this kind
-    /// drains work, relative to other kinds (routers weigh load by it).
+    /// Tokens a second of a reference iteration ([`REFERENCE_BATCH`]) on one engine: how fast
+    /// it drains work, relative to other kinds (routers weigh load by it).
     pub capacity_tokens_per_s: f64,
+    /// Seconds of the `pp - 1` stage hand-offs of one iteration: fixed latency, and seconds per
+    /// byte of hidden states.
+    handoff: (f64, f64),
+    /// The model's hidden size (the width of the hidden states handed between stages).
+    hidden: u32,
 }
 
 /// The iteration that measures a replica kind's speed: a 1,024-token prefill chunk beside 32
@@ -54,12 +69,13 @@ pub struct ReplicaKind {
 pub const REFERENCE_BATCH: (u32, u32, u32) = (1024, 32, 1024);
 
 impl ReplicaKind {
-    /// `network` is a node of this kind's GPUs, the tier that prices its all-reduces and
-    /// whether its switches reduce in-network; `pcie_bandwidth` is a GPU's host link, bytes/s.
+    /// `network` is the GPUs replicas of this kind are laid out on (replica j's stage k on GPUs
+    /// (j pp + k) tp onwards), the tier that prices its transfers and whether its switches reduce
+    /// in-network; `pcie_bandwidth` is a GPU's host link, bytes/s.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &'static GpuSpec,
-        tp: u32,
+        (tp, pp): (u32, u32),
         replicas: u32,
         model: &Transformer,
         memory: MemoryPolicy,
@@ -67,11 +83,28 @@ impl ReplicaKind {
         network: (Topology, Tier, bool),
         pcie_bandwidth: f64,
     ) -> ReplicaKind {
-        let weights_per_gpu = model.params() as f64 * model.dtype.bytes() / tp as f64;
+        let weights_per_gpu = model.params() as f64 * model.dtype.bytes() / (tp * pp) as f64;
         let kv_space =
             gpu.memory_bytes as f64 * memory.fraction - weights_per_gpu - ACTIVATION_RESERVE;
+        let stage_layers = model.layers.div_ceil(pp);
         let kv_per_token =
-            kv_bytes_per_token_layer(model, tp, memory.kv_dtype) * model.layers as f64;
+            kv_bytes_per_token_layer(model, tp, memory.kv_dtype) * stage_layers as f64;
+        // Hand-offs between the stages of replica 0 (every replica's are alike).
+        let (topology, tier, _) = &network;
+        let capacity = tier::capacities(topology, &Efficiency::DEFAULT, None);
+        let mut handoff = (0.0, 0.0);
+        for k in 1..pp {
+            let route = topology.route((k - 1) * tp, k * tp);
+            let latency = topology.route_latency(&route);
+            let placed = |bytes: f64| Placed {
+                links: route.links.clone(),
+                latency,
+                bytes,
+            };
+            let one_gb = tier::price(*tier, &capacity, &[placed(1e9)], false).seconds;
+            handoff.0 += latency;
+            handoff.1 += (one_gb - latency) / 1e9;
+        }
         let blocks = if kv_space > 0.0 {
             (kv_space / (kv_per_token * memory.block_tokens as f64)).floor() as u32
         } else {
@@ -85,10 +118,15 @@ impl ReplicaKind {
             decode_context: decodes as u64 * context as u64,
             sampling: decodes + 1,
         };
-        let capacity_tokens_per_s = reference.tokens() as f64 / cost.iteration(&reference);
+        let hidden_bytes =
+            |tokens: u64| (tokens * model.hidden as u64) as f64 * Dtype::Bf16.bytes();
+        let reference_s =
+            cost.iteration(&reference) + handoff.0 + handoff.1 * hidden_bytes(reference.tokens());
+        let capacity_tokens_per_s = reference.tokens() as f64 / reference_s;
         ReplicaKind {
             gpu,
             tp,
+            pp,
             replicas,
             weights_per_gpu,
             kv_per_token,
@@ -96,7 +134,15 @@ impl ReplicaKind {
             cost,
             swap_seconds_per_token: kv_per_token / (pcie_bandwidth * Efficiency::DEFAULT.pcie),
             capacity_tokens_per_s,
+            handoff,
+            hidden: model.hidden,
         }
+    }
+
+    /// Seconds of one engine's iteration over `batch`: every stage's layers, and the hand-offs.
+    pub fn iteration(&mut self, batch: &Batch) -> f64 {
+        let bytes = (batch.tokens() * self.hidden as u64) as f64 * Dtype::Bf16.bytes();
+        self.cost.iteration(batch) + self.handoff.0 + self.handoff.1 * bytes
     }
 
     /// Whether the weights leave room for at least one KV block.

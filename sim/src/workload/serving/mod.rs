@@ -26,8 +26,12 @@
 //! its own (`kind` sizes and prices each); routers weigh a replica's outstanding tokens by its
 //! kind's speed on a reference iteration, and `weighted` deals requests in proportion to it.
 //!
-//! Not modelled yet: pipeline-parallel replicas (so no model split across GPU types, as Helix
-//! places layers by max-flow), mixture-of-experts models, disaggregated pools in a mixed fleet. They are refused with a clear message.
+//! Pipeline-parallel replicas (`pp`) run one engine per stage (`kind` prices their iterations
+//! with the stage hand-offs); the fleet schedules engines, so a replica of pp stages is pp
+//! schedulers sharing its GPUs.
+//!
+//! Not modelled yet: a model split across GPU types (Helix's layer placement by max-flow),
+//! mixture-of-experts models, disaggregated pools of pipeline-parallel or mixed replicas. They are refused with a clear message.
 
 pub mod cost;
 pub mod kind;
@@ -197,8 +201,8 @@ impl Fleet {
             self.admitted[r].get_or_insert(now);
         }
         let kind = &mut self.kinds[self.kind_of[i]];
-        let seconds = kind.cost.iteration(&plan.batch)
-            + plan.swap_tokens as f64 * kind.swap_seconds_per_token;
+        let seconds =
+            kind.iteration(&plan.batch) + plan.swap_tokens as f64 * kind.swap_seconds_per_token;
         let end = now + SimTime::from_secs_f64(seconds);
         self.replicas[i].busy = true;
         self.iterations.push((
@@ -330,12 +334,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         }
         Ok(v)
     };
-    if serving.pp.is_some_and(|p| p > 1) {
-        return Err(s.error_at(
-            "serving.pp",
-            "pipeline-parallel replicas are not modelled by this version",
-        ));
-    }
     let swap = serving.preemption == Some(Preemption::Swap);
     let pools = match &serving.disaggregation {
         None => None,
@@ -438,14 +436,23 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     let kinds: Vec<ReplicaKind> = match &serving.group {
         None => {
             let disaggregated = pools.is_some();
+            let tp = positive(serving.tp, "serving.tp", 1, &mut assumptions, "")?;
+            let pp = positive(serving.pp, "serving.pp", 1, &mut assumptions, "")?;
+            if pp > 1 && disaggregated {
+                return Err(s.error_at(
+                    "serving.pp",
+                    "pipeline-parallel replicas in disaggregated pools are not modelled by this \
+                     version",
+                ));
+            }
+            let stages_cross_nodes = tp * pp > f.cluster.gpus_per_node.unwrap_or(8);
             let needs = Needs {
                 sizes: false,
-                inter_node: disaggregated,
+                inter_node: disaggregated || stages_cross_nodes,
             };
             let cluster = cluster::resolve(s, &mut assumptions, needs)?;
             let g = cluster.gpu;
             supports(g, "model.dtype")?;
-            let tp = positive(serving.tp, "serving.tp", 1, &mut assumptions, "")?;
             let gpus_per_node = cluster.gpus_per_node;
             if tp > gpus_per_node {
                 return Err(s.error_at(
@@ -471,13 +478,14 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 (None, r) => positive(r, "serving.replicas", 1, &mut assumptions, "one replica")?,
             };
             nodes = cluster.nodes;
-            if replicas * tp > nodes * gpus_per_node {
+            if replicas * tp * pp > nodes * gpus_per_node {
                 return Err(s
                     .error_at(
                         "serving.replicas",
                         format!(
-                            "{replicas} replicas of tp = {tp} need {} GPUs; the cluster has {}",
-                            replicas * tp,
+                            "{replicas} replicas of tp = {tp} x pp = {pp} need {} GPUs; the \
+                             cluster has {}",
+                            replicas * tp * pp,
                             nodes * gpus_per_node
                         ),
                     )
@@ -494,7 +502,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             let nvls = cluster.in_switch_reduction && cluster.spec.intra == IntraKind::NvSwitch;
             let kind = ReplicaKind::new(
                 g,
-                tp,
+                (tp, pp),
                 replicas,
                 &model,
                 memory,
@@ -535,6 +543,9 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             if serving.tp.is_some() {
                 return refuse("serving.tp", "serving.tp");
             }
+            if serving.pp.is_some() {
+                return refuse("serving.pp", "serving.pp");
+            }
             if pools.is_some() {
                 return Err(s.error_at(
                     "serving.disaggregation",
@@ -564,6 +575,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 })?;
                 supports(g, &at("gpu"))?;
                 let tp = positive(group.tp, &at("tp"), 1, &mut assumptions, "")?;
+                let pp = positive(group.pp, &at("pp"), 1, &mut assumptions, "")?;
                 let replicas = positive(group.replicas, &at("replicas"), 1, &mut assumptions, "")?;
                 let gpus_per_node = positive(
                     group.gpus_per_node,
@@ -572,16 +584,18 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                     &mut assumptions,
                     &format!("group {}: 8 GPUs per node", i + 1),
                 )?;
-                if tp > gpus_per_node {
+                if tp * pp > gpus_per_node {
                     return Err(s.error_at(
                         &at("tp"),
                         format!(
-                            "group {}: tp = {tp} is more than a node's {gpus_per_node} GPUs",
-                            i + 1
+                            "group {}: tp x pp = {} is more than a node's {gpus_per_node} GPUs \
+                             (a group's replicas stay within a node)",
+                            i + 1,
+                            tp * pp
                         ),
                     ));
                 }
-                group_nodes += (replicas * tp).div_ceil(gpus_per_node);
+                group_nodes += (replicas * tp * pp).div_ceil(gpus_per_node);
                 let fabric = Fabric {
                     nodes: 1,
                     gpus_per_node,
@@ -605,7 +619,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 ));
                 kinds.push(ReplicaKind::new(
                     g,
-                    tp,
+                    (tp, pp),
                     replicas,
                     &model,
                     memory,
@@ -641,20 +655,22 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             ..Default::default()
         })
         .collect();
+    // Each replica runs pp engines (one when pp = 1): the fleet schedules engines.
     let kind_of: Vec<usize> = kinds
         .iter()
         .enumerate()
-        .flat_map(|(k, kind)| std::iter::repeat_n(k, kind.replicas as usize))
+        .flat_map(|(k, kind)| std::iter::repeat_n(k, (kind.replicas * kind.pp) as usize))
         .collect();
+    let engines = kind_of.len();
     let fleet = Fleet {
         requests,
         progress,
         replicas: kind_of
             .iter()
-            .map(|&k| Replica::new(limits.clone(), kinds[k].blocks))
+            .map(|&k| Replica::new(limits.clone(), kinds[k].blocks / kinds[k].pp))
             .collect(),
-        plans: vec![None; replicas as usize],
-        credit: vec![0.0; replicas as usize],
+        plans: vec![None; engines],
+        credit: vec![0.0; engines],
         kinds,
         kind_of,
         router,
@@ -734,13 +750,14 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         .replicas
         .iter()
         .enumerate()
-        .map(|(i, r)| r.swapped_tokens as f64 * kind(i).kv_per_token * kind(i).tp as f64)
+        .map(|(i, r)| {
+            r.swapped_tokens as f64 * kind(i).kv_per_token * (kind(i).tp * kind(i).pp) as f64
+        })
         .sum();
     let peak_kv = fleet
         .replicas
         .iter()
-        .enumerate()
-        .map(|(i, r)| r.peak_blocks_used as f64 / kind(i).blocks.max(1) as f64)
+        .map(|r| r.peak_blocks_used as f64 / r.blocks_total.max(1) as f64)
         .fold(0.0, f64::max);
     let kv_bytes = |k: &ReplicaKind| k.blocks as f64 * block_tokens as f64 * k.kv_per_token;
     let mut completed_by_kind = vec![0u64; fleet.kinds.len()];
@@ -756,6 +773,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 "requests_completed": completed,
                 "gpu": k.gpu.name,
                 "replicas": k.replicas,
+                "pp": k.pp,
                 "capacity_tokens_per_s": k.capacity_tokens_per_s,
                 "tp": k.tp,
                 "kv_blocks_per_replica": k.blocks,
@@ -822,6 +840,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             "nodes": nodes,
             "replicas": replicas,
             "tp": single.map(|k| k.tp),
+            "pp": single.map(|k| k.pp),
             "groups": groups,
             "profile": profile_name,
         },

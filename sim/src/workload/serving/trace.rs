@@ -1,5 +1,5 @@
-//! The trace of a serving run: one lane per replica with its iterations (prefill, decode or
-//! mixed), one lane per decode replica with the KV caches arriving from a prefill pool, and each
+//! The trace of a serving run: one lane per replica (one per engine of a pipeline-parallel
+//! replica) with its iterations (prefill, decode or mixed), one lane per decode replica with the KV caches arriving from a prefill pool, and each
 //! completed request's prefill (admission to first token) and decode (first token to last) on
 //! rows of a `requests` group, shared first-fit by requests that do not overlap.
 //!
@@ -49,17 +49,28 @@ pub(super) fn build(fleet: &Fleet, done: &[usize], tier: Tier) -> (Graph, Timeli
         start: Vec::new(),
         end: Vec::new(),
     };
+    // Engines in order: replica j of a kind with pp stages runs engines j pp .. (j + 1) pp.
     let mixed_fleet = fleet.kinds.len() > 1;
-    let lanes: Vec<LaneId> = (0..fleet.replicas.len())
-        .map(|i| {
+    let mut lanes: Vec<LaneId> = Vec::with_capacity(fleet.replicas.len());
+    let mut replica = 0;
+    for kind in &fleet.kinds {
+        for _ in 0..kind.replicas {
             let group = if mixed_fleet {
-                format!("replica {i} ({})", fleet.kinds[fleet.kind_of[i]].gpu.name)
+                format!("replica {replica} ({})", kind.gpu.name)
             } else {
-                format!("replica {i}")
+                format!("replica {replica}")
             };
-            graph.add_lane("iterations", group)
-        })
-        .collect();
+            for engine in 0..kind.pp {
+                let name = if kind.pp > 1 {
+                    format!("engine {engine}")
+                } else {
+                    "iterations".to_string()
+                };
+                lanes.push(graph.add_lane(name, group.clone()));
+            }
+            replica += 1;
+        }
+    }
     let first_decode = fleet.kv.as_ref().map(|kv| kv.prefill_replicas);
     let transfer_lanes: Vec<LaneId> = match first_decode {
         Some(p) => (p..fleet.replicas.len())
