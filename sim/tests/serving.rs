@@ -441,3 +441,22 @@ fn mixed_fleet_errors_name_the_key() {
     let e = mixed(&[("H100", 0)], "").unwrap_err();
     assert!(e.contains("must be at least 1"), "{e}");
 }
+
+/// Weights in host memory: Llama 3 70B on one H100 does not fit; with 70 GB of it offloaded it
+/// fits, has room for KV cache, and every iteration pays for reading the offloaded bytes over
+/// PCIe, so it is far slower than two GPUs holding the weights.
+#[test]
+fn offloaded_weights_free_memory_and_cost_pcie_time() {
+    let plain = llama_70b("tp = 1\nreplicas = 1", "").unwrap();
+    assert_eq!(plain["memory"]["fits"], false);
+    let off = llama_70b("tp = 1\nreplicas = 1\nweights_offload = \"70 GB\"", "").unwrap();
+    assert_eq!(off["memory"]["fits"], true);
+    assert_eq!(off["requests_completed"], 200);
+    assert_eq!(num(&off, "memory.weights_offload_bytes_per_gpu"), 70e9);
+    let tp2 = llama_70b("tp = 2\nreplicas = 1", "").unwrap();
+    // 70 GB over a 64 GB/s Gen5 link at 80%: about 1.4 s an iteration.
+    assert!(num(&off, "tpot_s.p50") > 1.0, "{}", num(&off, "tpot_s.p50"));
+    assert!(num(&off, "tpot_s.p50") > 20.0 * num(&tp2, "tpot_s.p50"));
+    let e = llama_70b("tp = 1\nreplicas = 1\nweights_offload = \"200 GB\"", "").unwrap_err();
+    assert!(e.contains("share of the weights"), "{e}");
+}

@@ -1,7 +1,7 @@
 //! `[serving]`, `[workload]` and `[slo]`: a fleet serving a model, the traffic it gets, and the
 //! latency targets it is held to (vLLM's and Sarathi-Serve's names).
 
-use super::quantity::{Duration, Rate};
+use super::quantity::{Bytes, Duration, Rate};
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -24,6 +24,9 @@ pub struct ServingSection {
     pub preemption: Option<Preemption>,
     /// Format of the KV cache: "bf16" (default) or "fp8".
     pub kv_cache_dtype: Option<crate::hw::Dtype>,
+    /// Weight bytes of each GPU kept in host memory and read over PCIe every iteration (vLLM's
+    /// `--cpu-offload-gb`).
+    pub weights_offload: Option<Bytes>,
     pub disaggregation: Option<DisaggregationSection>,
     /// A mixed fleet: replicas of several GPU types (`[[serving.group]]`), instead of
     /// `cluster.gpu` with `replicas` and `tp`.

@@ -13,8 +13,12 @@
 //! plus `pp - 1` hand-offs of the batch's hidden states (tokens x hidden x 2 bytes) between
 //! consecutive stages over the modelled links. Deliberately ignored: two engines contending for
 //! one stage (they are assumed to interleave, each stage busy with one at a time), uneven layer
-//! splits, CUDA graphs' and the framework's own memory beyond the reserve, and weights kept in
-//! host memory.
+//! splits, and CUDA graphs' and the framework's own memory beyond the reserve.
+//!
+//! Weights in host memory (`weights_offload`, vLLM's `--cpu-offload-gb`): that many bytes of
+//! each GPU's share stay in host memory, freeing GPU memory for the KV cache, and every
+//! iteration reads them over the GPU's PCIe link (80% of line rate), not overlapped with the
+//! kernels (vLLM reads them as the layers run).
 
 use super::cost::{Batch, IterationCost, kv_bytes_per_token_layer};
 use crate::hw::{ComputeModel, Dtype, GpuSpec};
@@ -33,6 +37,8 @@ pub struct MemoryPolicy {
     pub fraction: f64,
     pub block_tokens: u32,
     pub kv_dtype: Dtype,
+    /// Weight bytes of each GPU kept in host memory (`weights_offload`).
+    pub offload_bytes: f64,
 }
 
 /// One kind of replica, sized and priced.
@@ -43,8 +49,13 @@ pub struct ReplicaKind {
     pub pp: u32,
     /// How many replicas of this kind the fleet has.
     pub replicas: u32,
-    /// Weight bytes on each GPU.
+    /// Weight bytes of each GPU's share of the model, in GPU memory (the offloaded part is not
+    /// counted here).
     pub weights_per_gpu: f64,
+    /// Weight bytes of each GPU's share kept in host memory.
+    pub offloaded_bytes: f64,
+    /// Seconds every iteration spends reading the offloaded weights over PCIe.
+    offload_seconds: f64,
     /// KV-cache bytes of one token on one GPU, all layers.
     pub kv_per_token: f64,
     /// KV-cache blocks of one replica (0: the weights do not fit); each engine has `blocks / pp`.
@@ -83,7 +94,9 @@ impl ReplicaKind {
         network: (Topology, Tier, bool),
         pcie_bandwidth: f64,
     ) -> ReplicaKind {
-        let weights_per_gpu = model.params() as f64 * model.dtype.bytes() / (tp * pp) as f64;
+        let share = model.params() as f64 * model.dtype.bytes() / (tp * pp) as f64;
+        let offloaded = memory.offload_bytes.min(share);
+        let weights_per_gpu = share - offloaded;
         let kv_space =
             gpu.memory_bytes as f64 * memory.fraction - weights_per_gpu - ACTIVATION_RESERVE;
         let stage_layers = model.layers.div_ceil(pp);
@@ -120,8 +133,12 @@ impl ReplicaKind {
         };
         let hidden_bytes =
             |tokens: u64| (tokens * model.hidden as u64) as f64 * Dtype::Bf16.bytes();
-        let reference_s =
-            cost.iteration(&reference) + handoff.0 + handoff.1 * hidden_bytes(reference.tokens());
+        let pcie = pcie_bandwidth * Efficiency::DEFAULT.pcie;
+        let offload_seconds = offloaded / pcie;
+        let reference_s = cost.iteration(&reference)
+            + handoff.0
+            + handoff.1 * hidden_bytes(reference.tokens())
+            + offload_seconds;
         let capacity_tokens_per_s = reference.tokens() as f64 / reference_s;
         ReplicaKind {
             gpu,
@@ -132,17 +149,20 @@ impl ReplicaKind {
             kv_per_token,
             blocks,
             cost,
-            swap_seconds_per_token: kv_per_token / (pcie_bandwidth * Efficiency::DEFAULT.pcie),
+            swap_seconds_per_token: kv_per_token / pcie,
+            offloaded_bytes: offloaded,
+            offload_seconds,
             capacity_tokens_per_s,
             handoff,
             hidden: model.hidden,
         }
     }
 
-    /// Seconds of one engine's iteration over `batch`: every stage's layers, and the hand-offs.
+    /// Seconds of one engine's iteration over `batch`: every stage's layers, the hand-offs, and
+    /// reading the offloaded weights.
     pub fn iteration(&mut self, batch: &Batch) -> f64 {
         let bytes = (batch.tokens() * self.hidden as u64) as f64 * Dtype::Bf16.bytes();
-        self.cost.iteration(batch) + self.handoff.0 + self.handoff.1 * bytes
+        self.cost.iteration(batch) + self.handoff.0 + self.handoff.1 * bytes + self.offload_seconds
     }
 
     /// Whether the weights leave room for at least one KV block.

@@ -63,6 +63,8 @@ enum Ev {
     KvArrived(usize),
 }
 
+const GIB: f64 = (1u64 << 30) as f64;
+
 /// Where a disaggregated fleet moves KV caches: the prefill pool's size, and what a transfer
 /// costs.
 struct KvTransfer {
@@ -415,6 +417,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         fraction,
         block_tokens,
         kv_dtype,
+        offload_bytes: serving.weights_offload.map_or(0.0, |b| b.0 as f64),
     };
     let supports = |g: &GpuSpec, path: &str| -> Result<(), ScenarioError> {
         if g.peak_flops(model.dtype).is_none() {
@@ -632,6 +635,22 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             kinds
         }
     };
+    if let Some(k) = kinds
+        .iter()
+        .find(|k| k.offloaded_bytes < memory.offload_bytes)
+    {
+        return Err(s
+            .error_at(
+                "serving.weights_offload",
+                format!(
+                    "{:.1} GiB to offload, but a {} GPU's share of the weights is {:.1} GiB",
+                    memory.offload_bytes / GIB,
+                    k.gpu.name,
+                    k.offloaded_bytes / GIB
+                ),
+            )
+            .with_help("offload at most a GPU's share of the weights"));
+    }
     let replicas: u32 = kinds.iter().map(|k| k.replicas).sum();
     let fits = kinds.iter().all(ReplicaKind::fits);
 
@@ -831,6 +850,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         },
         "memory": {
             "weights_bytes_per_gpu": single.map(|k| k.weights_per_gpu.round() as u64),
+            "weights_offload_bytes_per_gpu": memory.offload_bytes,
             "kv_bytes_per_gpu": single.map(|k| kv_bytes(k).round() as u64),
             "capacity_bytes": single.map(|k| k.gpu.memory_bytes),
             "fits": fits,
