@@ -193,27 +193,46 @@ fn pipeline_parallel_replicas_split_weights_over_stages() {
 
 #[test]
 fn refused_features_say_so() {
-    let text = r#"
+    let e = llama_70b(
+        "tp = 2\npp = 2\n[serving.disaggregation]\nprefill_replicas = 1\ndecode_replicas = 1",
+        "nodes = 1\ngpus_per_node = 8",
+    )
+    .unwrap_err();
+    assert!(e.contains("not modelled by this version"), "{e}");
+}
+
+/// Mixture of experts: a decode step of one request reads only the experts its token is routed
+/// to, so Mixtral 8x7B (47 B parameters, 13 B active) decodes one request far faster than a
+/// dense 70 B model, while its weights take all 47 B of memory.
+#[test]
+fn mixture_of_experts_models_read_only_the_experts_a_batch_touches() {
+    let one = |preset: &str| {
+        let text = format!(
+            r#"
 kind = "serving"
 [cluster]
 gpu = "H100"
 [model]
-preset = "mixtral-8x7b"
+preset = "{preset}"
+[serving]
+tp = 2
 [workload]
 requests = 1
 arrival = "offline"
-prompt_tokens = 1
-output_tokens = 1
-"#;
-    let s = Scenario::parse(Path::new("moe.toml"), text.into(), &[]).unwrap();
-    let e = clustersim::run(&s)
-        .err()
-        .expect("mixture-of-experts serving is refused");
-    assert!(
-        e.message.contains("not modelled by this version"),
-        "{}",
-        e.message
-    );
+prompt_tokens = 100
+output_tokens = 50
+"#
+        );
+        let s = Scenario::parse(Path::new("moe.toml"), text, &[]).unwrap();
+        clustersim::run(&s).unwrap().report
+    };
+    let moe = one("mixtral-8x7b");
+    let dense = one("llama-3-70b");
+    assert_eq!(moe["requests_completed"], 1);
+    assert!(num(&moe, "tpot_s.p50") < 0.4 * num(&dense, "tpot_s.p50"));
+    let params = num(&moe, "model.params");
+    assert!((params / 46.7e9 - 1.0).abs() < 0.01, "{params}");
+    assert!(num(&moe, "memory.weights_bytes_per_gpu") > 0.45 * params * 2.0 / 2.0);
 }
 
 /// A disaggregated fleet of Llama 3 70B on two H100 servers: `pools` is the

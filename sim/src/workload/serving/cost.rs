@@ -5,7 +5,9 @@
 //! each prefill chunk against its context, one bandwidth-bound kernel reading every decoding
 //! request's KV cache, the layer norms, activation and residual adds, and two all-reduces of the
 //! activations when `tp > 1`. Then the output projection for the requests that sample a token. All
-//! layers cost the same, so one is priced and multiplied. Weights are in the model's format (fp8,
+//! layers cost the same, so one is priced and multiplied. A mixture-of-experts layer replaces the
+//! MLP with the router's scores, the routed experts' batched GEMMs over the experts the batch
+//! touches (tokens spread evenly; each expert split over the `tp` GPUs) and any shared experts. Weights are in the model's format (fp8,
 //! int8 and int4 change both their bytes and, where the GPU has the units, the GEMM peak); the KV
 //! cache is in 16 bits or fp8 as the scenario says. Ignored: sampling, the scheduler's own CPU time, CUDA-graph effects.
 
@@ -131,11 +133,10 @@ impl IterationCost {
             bytes: elements as f64 * act.bytes() * passes,
             flops: 4.0 * elements as f64,
         };
+        // Attention, norms and residual adds: every layer. The MLP: dense, or routed experts.
         let mut layer = 0.0;
         layer += self.seconds(gemm(t, m.qkv_width() / tp, h));
         layer += self.seconds(gemm(t, h, m.q_width() / tp));
-        layer += self.seconds(gemm(t, m.up_width() / tp, h));
-        layer += self.seconds(gemm(t, h, m.ffn as u64 / tp));
         for &(new, cached) in &batch.prefill {
             layer += self.seconds(Kernel::Attention {
                 batch_heads: m.heads as u64 / tp,
@@ -156,17 +157,52 @@ impl IterationCost {
                     * (m.heads as u64 / tp * m.head_dim()) as f64,
             });
         }
-        // Two layer norms, two residual adds, the activation.
+        // Two layer norms, two residual adds.
         layer += 2.0 * self.seconds(ew(ElementwiseOp::Norm, t * h, 2.0));
         layer += 2.0 * self.seconds(ew(ElementwiseOp::Add, t * h, 3.0));
+        layer += 2.0 * all_reduce;
         let (activation, passes) = if m.gated {
             (ElementwiseOp::GatedActivation, 3.0)
         } else {
             (ElementwiseOp::Activation, 2.0)
         };
-        layer += self.seconds(ew(activation, t * m.ffn as u64 / tp, passes));
-        layer += 2.0 * all_reduce;
-        let mut total = m.layers as f64 * layer;
+        let ffn = m.ffn as u64 / tp;
+        let dense_mlp = self.seconds(gemm(t, m.up_width() / tp, h))
+            + self.seconds(gemm(t, h, ffn))
+            + self.seconds(ew(activation, t * ffn, passes));
+        let mut total = m.layers as f64 * layer + m.dense_layers() as f64 * dense_mlp;
+        if let Some(moe) = m.moe.clone() {
+            // Routed experts, balanced: t x top_k assignments over the experts a batch touches
+            // (expected distinct experts of t tokens choosing top_k of E at random:
+            // E (1 - (1 - k/E)^t)), each a GEMM of its tokens against its own weights (a batched
+            // GEMM, so that a small batch reads only the experts it uses); shared experts as a
+            // dense MLP; the router's scores.
+            let e = moe.experts as f64;
+            let k = moe.top_k as f64;
+            let touched = (e * (1.0 - (1.0 - k / e).powf(t as f64)))
+                .ceil()
+                .clamp(1.0, e) as u64;
+            let per_expert = ((t as f64 * k) / touched as f64).ceil() as u64;
+            let expert_ffn = moe.expert_ffn as u64 / tp;
+            let batched = |n: u64, kk: u64| Kernel::Gemm {
+                m: per_expert,
+                n,
+                k: kk,
+                batch: touched,
+                dtype: w,
+            };
+            let mut mlp = self.seconds(gemm(t, moe.experts as u64, h));
+            mlp += self.seconds(batched(m.expert_up_width() / tp, h));
+            mlp += self.seconds(batched(h, expert_ffn));
+            mlp += self.seconds(ew(activation, t * moe.top_k as u64 * expert_ffn, passes));
+            if moe.shared_experts > 0 {
+                let width = moe.shared_experts as u64;
+                mlp += self.seconds(gemm(t, width * m.expert_up_width() / tp, h));
+                mlp += self.seconds(gemm(t, h, width * expert_ffn));
+                mlp += self.seconds(ew(activation, t * width * expert_ffn, passes));
+            }
+            total += m.moe_layers() as f64 * mlp;
+        }
         if batch.sampling > 0 {
             total += self.seconds(gemm(batch.sampling as u64, m.vocab as u64 / tp, h));
         }

@@ -30,8 +30,11 @@
 //! with the stage hand-offs); the fleet schedules engines, so a replica of pp stages is pp
 //! schedulers sharing its GPUs.
 //!
+//! Mixture-of-experts models are served with their experts split by tensor parallelism (no
+//! expert parallelism), tokens spread evenly over the experts (`cost`).
+//!
 //! Not modelled yet: a model split across GPU types (Helix's layer placement by max-flow),
-//! mixture-of-experts models, disaggregated pools of pipeline-parallel or mixed replicas. They are refused with a clear message.
+//! expert parallelism in serving, disaggregated pools of pipeline-parallel or mixed replicas. They are refused with a clear message.
 
 pub mod cost;
 pub mod kind;
@@ -311,10 +314,11 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     }
     assumptions.extend(resolved.notes);
     if model.moe.is_some() {
-        return Err(s.error_at(
-            "model",
-            "serving mixture-of-experts models is not modelled by this version",
-        ));
+        assumptions.push(
+            "mixture of experts: tokens spread evenly over the experts, experts split by tensor \
+             parallelism (no expert parallelism in serving)"
+                .into(),
+        );
     }
     let positive = |v: Option<u32>,
                     path: &str,
