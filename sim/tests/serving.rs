@@ -4,6 +4,14 @@ use clustersim::Scenario;
 use serde_json::Value;
 use std::path::Path;
 
+/// Runs a serving scenario given as text; a parse or run error as its message.
+fn simulate(name: &str, text: String) -> Result<Value, String> {
+    let s = Scenario::parse(Path::new(name), text, &[]).map_err(|e| e.to_string())?;
+    clustersim::run(&s)
+        .map(|o| o.report)
+        .map_err(|e| e.to_string())
+}
+
 fn report(serving: &str, workload: &str) -> Value {
     let text = format!(
         r#"
@@ -23,8 +31,7 @@ ttft = "2 s"
 tpot = "100 ms"
 "#
     );
-    let s = Scenario::parse(Path::new("serving.toml"), text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&s).unwrap_or_else(|e| panic!("{e}")).report
+    simulate("serving.toml", text).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn num(r: &Value, path: &str) -> f64 {
@@ -149,10 +156,7 @@ prompt_tokens = 1000
 output_tokens = 100
 "#
     );
-    let s = Scenario::parse(Path::new("pp.toml"), text, &[]).map_err(|e| e.to_string())?;
-    clustersim::run(&s)
-        .map(|o| o.report)
-        .map_err(|e| e.to_string())
+    simulate("pp.toml", text)
 }
 
 /// Pipeline parallelism splits the weights over the stages: Llama 3 70B (141 GB in bf16) does not
@@ -223,8 +227,7 @@ prompt_tokens = 100
 output_tokens = 50
 "#
         );
-        let s = Scenario::parse(Path::new("moe.toml"), text, &[]).unwrap();
-        clustersim::run(&s).unwrap().report
+        simulate("moe.toml", text).unwrap()
     };
     let moe = one("mixtral-8x7b");
     let dense = one("llama-3-70b");
@@ -265,10 +268,7 @@ prompt_tokens = 2000
 output_tokens = 150
 "#
     );
-    let s = Scenario::parse(Path::new("disagg.toml"), text, &[]).map_err(|e| e.to_string())?;
-    clustersim::run(&s)
-        .map(|o| o.report)
-        .map_err(|e| e.to_string())
+    simulate("disagg.toml", text)
 }
 
 #[test]
@@ -362,20 +362,15 @@ prompt_tokens = 512
 output_tokens = 64
 "#
         );
-        let s = Scenario::parse(Path::new("p.toml"), text, &[]).unwrap();
-        clustersim::run(&s).map(|o| o.report)
+        simulate("p.toml", text)
     };
     let roofline = run("").unwrap();
     let measured = run("profile = \"h100-sxm5-80gb-vidur\"").unwrap();
     assert!(roofline["cluster"]["profile"].is_null());
     assert_eq!(measured["cluster"]["profile"], "h100-sxm5-80gb-vidur");
     assert_ne!(num(&roofline, "tpot_s.mean"), num(&measured, "tpot_s.mean"));
-    let e = run("profile = \"h200-sxm-141gb-measured\"").err().unwrap();
-    assert!(
-        e.message.contains("measured on H200-SXM-141GB"),
-        "{}",
-        e.message
-    );
+    let e = run("profile = \"h200-sxm-141gb-measured\"").unwrap_err();
+    assert!(e.contains("measured on H200-SXM-141GB"), "{e}");
 }
 
 /// A mixed fleet: `groups` is the body of its `[[serving.group]]` tables.
@@ -409,10 +404,7 @@ prompt_tokens = 1000
 output_tokens = 200
 "#
     );
-    let s = Scenario::parse(Path::new("mixed.toml"), text, &[]).map_err(|e| e.to_string())?;
-    clustersim::run(&s)
-        .map(|o| o.report)
-        .map_err(|e| e.to_string())
+    simulate("mixed.toml", text)
 }
 
 #[test]
