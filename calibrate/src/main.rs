@@ -117,8 +117,12 @@ enum Command {
         profile: String,
         /// Read the measured layers from this file (torch_bench.py's `layers` output, e.g.
         /// DIR/torch-layers.json of the device check) instead of measuring them now
-        #[arg(long)]
+        #[arg(long, conflicts_with = "shape")]
         reference: Option<PathBuf>,
+        /// A layer shape to measure instead of the default eight, e.g.
+        /// h=4096,heads=32,ffn=14336,seq=8192,batch=1,mlp=swiglu (repeat for several)
+        #[arg(long, value_name = "SPEC")]
+        shape: Vec<String>,
         /// Directory for torch-layers.json (when measuring) and validation.json (default: the
         /// current directory)
         #[arg(long, default_value = ".")]
@@ -145,8 +149,9 @@ fn main() -> ExitCode {
         Command::Validate {
             profile,
             reference,
+            shape,
             out,
-        } => validate_layers(&profile, reference.as_deref(), &out),
+        } => validate_layers(&profile, reference.as_deref(), &shape, &out),
     }
 }
 
@@ -244,12 +249,20 @@ fn import_vidur(dir: &Path, gpu: Option<&str>, out: Option<PathBuf>) -> ExitCode
     code
 }
 
-fn validate_layers(profile: &str, reference: Option<&Path>, out: &Path) -> ExitCode {
+fn validate_layers(
+    profile: &str,
+    reference: Option<&Path>,
+    shapes: &[String],
+    out: &Path,
+) -> ExitCode {
     let prog = report::PROG;
     let fail = |code: u8, message: String| {
         eprintln!("{prog}: {message}");
         ExitCode::from(code)
     };
+    if let Some(e) = shapes.iter().find_map(|s| torch::check_shape(s).err()) {
+        return fail(2, e);
+    }
     let choice = match validate::ProfileChoice::resolve(profile) {
         Ok(c) => c,
         Err(e) => return fail(1, e),
@@ -259,7 +272,7 @@ fn validate_layers(profile: &str, reference: Option<&Path>, out: &Path) -> ExitC
     }
     let path = match reference {
         Some(p) => p.to_path_buf(),
-        None => match torch::run(torch::What::Layers, out) {
+        None => match torch::run(torch::What::Layers, out, shapes) {
             Ok(p) => p,
             Err(torch::RunError::Unavailable(why)) => {
                 return fail(
@@ -448,7 +461,7 @@ fn measure(out: &Path, quick: bool, gpu_name: Option<&str>, with_torch: bool) ->
     drop(gpu);
     let kernels = if with_torch && outcome.fatal.is_none() {
         eprintln!("{prog}: PyTorch's attention and elementwise kernels (torch_bench.py kernels)");
-        match torch::run(torch::What::Kernels, out)
+        match torch::run(torch::What::Kernels, out, &[])
             .map_err(|e| match e {
                 torch::RunError::Unavailable(why) | torch::RunError::Failed(why) => why,
             })

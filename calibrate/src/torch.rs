@@ -151,9 +151,71 @@ pub fn read<R: for<'de> Deserialize<'de>>(path: &Path, what: What) -> Result<Out
     parse(&text, path, what)
 }
 
+/// The keys of a layer shape (`--shape`), as the script reads them.
+pub const SHAPE_KEYS: [&str; 6] = ["h", "heads", "ffn", "seq", "batch", "mlp"];
+
+/// Checks a layer shape for the script's `--shapes`: `h=4096,heads=32,ffn=16384,seq=2048,
+/// batch=1,mlp=gelu`, every key once, numbers at least 1, `heads` dividing `h`, `mlp` gelu or
+/// swiglu. The error says what is wrong and what would be valid.
+pub fn check_shape(text: &str) -> Result<(), String> {
+    let mut seen: Vec<&str> = Vec::new();
+    let (mut h, mut heads) = (0u64, 0u64);
+    for item in text.split(',') {
+        let (key, value) = item.split_once('=').ok_or_else(|| {
+            format!(
+                "--shape {text:?}: `{item}` is not key=value (keys: {})",
+                SHAPE_KEYS.join(", ")
+            )
+        })?;
+        let key = key.trim();
+        let value = value.trim();
+        if !SHAPE_KEYS.contains(&key) {
+            return Err(format!(
+                "--shape {text:?}: unknown key `{key}` (keys: {})",
+                SHAPE_KEYS.join(", ")
+            ));
+        }
+        if seen.contains(&key) {
+            return Err(format!("--shape {text:?}: `{key}` given twice"));
+        }
+        seen.push(key);
+        if key == "mlp" {
+            if value != "gelu" && value != "swiglu" {
+                return Err(format!(
+                    "--shape {text:?}: mlp must be gelu or swiglu, not {value:?}"
+                ));
+            }
+            continue;
+        }
+        let n: u64 = value.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+            format!("--shape {text:?}: {key} = {value:?} is not a whole number of at least 1")
+        })?;
+        match key {
+            "h" => h = n,
+            "heads" => heads = n,
+            _ => {}
+        }
+    }
+    let missing: Vec<&str> = SHAPE_KEYS
+        .iter()
+        .copied()
+        .filter(|k| !seen.contains(k))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("--shape {text:?}: missing {}", missing.join(", ")));
+    }
+    if h % heads != 0 {
+        return Err(format!(
+            "--shape {text:?}: heads = {heads} does not divide h = {h}"
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the embedded script with `python3` into `out_dir/torch-<what>.json` and returns that
-/// path. The script's progress lines go to this process's stderr.
-pub fn run(what: What, out_dir: &Path) -> Result<PathBuf, RunError> {
+/// path; `shapes` (checked by [`check_shape`]) replace the script's layer shapes. The script's
+/// progress lines go to this process's stderr.
+pub fn run(what: What, out_dir: &Path, shapes: &[String]) -> Result<PathBuf, RunError> {
     let script =
         std::env::temp_dir().join(format!("clustersim-torch-bench-{}.py", std::process::id()));
     std::fs::write(&script, SCRIPT).map_err(|e| {
@@ -163,11 +225,12 @@ pub fn run(what: What, out_dir: &Path) -> Result<PathBuf, RunError> {
         ))
     })?;
     let out = out_dir.join(format!("torch-{}.json", what.arg()));
-    let status = Command::new("python3")
-        .arg(&script)
-        .arg(what.arg())
-        .arg(&out)
-        .status();
+    let mut command = Command::new("python3");
+    command.arg(&script).arg(what.arg()).arg(&out);
+    for shape in shapes {
+        command.arg("--shapes").arg(shape.replace(char::is_whitespace, ""));
+    }
+    let status = command.status();
     let _ = std::fs::remove_file(&script);
     match status {
         Err(e) => Err(RunError::Unavailable(format!("cannot start python3: {e}"))),
@@ -206,6 +269,30 @@ mod tests {
         assert!(err.contains("`layers` records, not `kernels`"), "{err}");
         let err = parse::<LayerRecord>("{", p, What::Layers).unwrap_err();
         assert!(err.starts_with("t.json: not an output"), "{err}");
+    }
+
+    #[test]
+    fn layer_shapes_are_checked_before_the_script_runs() {
+        assert!(check_shape("h=4096,heads=32,ffn=16384,seq=2048,batch=1,mlp=gelu").is_ok());
+        assert!(check_shape(" h = 8192, heads=64,ffn=28672,seq=4096,batch=2,mlp=swiglu").is_ok());
+        for (bad, why) in [
+            ("h=4096,heads=32", "missing ffn, seq, batch, mlp"),
+            (
+                "h=4096,heads=32,ffn=1,seq=1,batch=1,mlp=relu",
+                "gelu or swiglu",
+            ),
+            (
+                "h=4096,heads=30,ffn=1,seq=1,batch=1,mlp=gelu",
+                "does not divide",
+            ),
+            ("h=4096,heads=32,ffn=0,seq=1,batch=1,mlp=gelu", "at least 1"),
+            ("h=4096,hidden=1", "unknown key `hidden`"),
+            ("h=1,h=2", "given twice"),
+            ("h4096", "not key=value"),
+        ] {
+            let e = check_shape(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
     }
 
     #[test]
