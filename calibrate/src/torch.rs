@@ -228,7 +228,9 @@ pub fn run(what: What, out_dir: &Path, shapes: &[String]) -> Result<PathBuf, Run
     let mut command = Command::new("python3");
     command.arg(&script).arg(what.arg()).arg(&out);
     for shape in shapes {
-        command.arg("--shapes").arg(shape.replace(char::is_whitespace, ""));
+        command
+            .arg("--shapes")
+            .arg(shape.replace(char::is_whitespace, ""));
     }
     let status = command.status();
     let _ = std::fs::remove_file(&script);
