@@ -101,6 +101,9 @@ pub struct KernelRecord {
     #[serde(default)]
     pub bytes: u64,
     pub median_s: f64,
+    /// Calls per timed batch (absent in records of scripts that timed one call at a time).
+    #[serde(default)]
+    pub calls: Option<u32>,
 }
 
 /// A whole output file of the script.

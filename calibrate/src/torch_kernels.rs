@@ -12,6 +12,7 @@
 //! are grouped by their size rounded to the nearest power of two, and each group becomes one
 //! point: the geometric mean of its sizes, at the median of its bandwidths.
 
+use crate::measure::output::round_sig;
 use crate::torch::{KernelRecord, Output};
 use clustersim::hw::attention_series::AttentionSeries;
 use clustersim::hw::profile::ElementwiseSeries;
@@ -110,17 +111,11 @@ pub fn elementwise(records: &[KernelRecord]) -> Result<Vec<ElementwiseSeries>, S
                 continue;
             }
             series.bytes.push(size);
-            series.time_s.push(round4(size as f64 / bw));
+            series.time_s.push(round_sig(size as f64 / bw, 4));
         }
         tables.push(series);
     }
     Ok(tables)
-}
-
-/// Four significant digits, as the profile keeps its other times.
-fn round4(t: f64) -> f64 {
-    let scale = 10f64.powi(3 - t.log10().floor() as i32);
-    (t * scale).round() / scale
 }
 
 /// `profile` with the attention and elementwise tables of `kernels` (replacing any it had), its
@@ -131,15 +126,22 @@ pub fn add_to(profile: &Profile, kernels: &Output<KernelRecord>) -> Result<Profi
     p.elementwise = elementwise(&kernels.records)?;
     let env = &kernels.environment;
     let attention_points: usize = p.attention.iter().map(AttentionSeries::points).sum();
+    // How the records were timed, as they say themselves.
+    let timing = match kernels.records.iter().filter_map(|r| r.calls).max() {
+        Some(most) => format!(
+            "CUDA events around batches of up to {most} back-to-back calls (as many as last \
+             about 1 ms) after warm-up, median time per call over the batches"
+        ),
+        None => "CUDA events around each call after warm-up, median of 5 to 50 calls".to_string(),
+    };
     let _ = std::fmt::Write::write_fmt(
         &mut p.provenance.method,
         format_args!(
-            " [[attention]] and [elementwise]: PyTorch {} (CUDA {}) on {}, {}, through \
+            " [[attention]] and [[elementwise]]: PyTorch {} (CUDA {}) on {}, {}, through \
              calibrate/python/torch_bench.py kernels: FlashAttention via \
              scaled_dot_product_attention (bf16; {} points), and PyTorch's layer norm, RMS norm, \
              tanh-GELU, SwiGLU and residual add at width 4096 forward and backward, one table per \
-             kind (median bandwidth per power of two of size, {} points); CUDA events \
-             around each call after warm-up, median of 5 to 50 calls.",
+             kind (median bandwidth per power of two of size, {} points); {timing}.",
             env.torch,
             env.cuda.as_deref().unwrap_or("?"),
             env.device,
@@ -170,6 +172,7 @@ mod tests {
             dtype: Dtype::Bf16,
             bytes,
             median_s: t,
+            calls: None,
         }
     }
 
@@ -226,7 +229,7 @@ mod tests {
 
     #[test]
     fn rounding_keeps_four_digits() {
-        assert_eq!(round4(1.234567e-5), 1.235e-5);
-        assert_eq!(round4(0.5), 0.5);
+        assert_eq!(round_sig(1.234567e-5, 4), 1.235e-5);
+        assert_eq!(round_sig(0.5, 4), 0.5);
     }
 }

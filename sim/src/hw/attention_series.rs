@@ -227,7 +227,7 @@ pub fn seconds(
     let nearest = tables
         .iter()
         .filter(|t| t.pass == pass && t.causal == causal && dtype_ok(t.dtype))
-        .filter(|t| !t.curve(is_decode(q_len)).is_empty())
+        .filter(|t| t.q_len.iter().any(|&q| is_decode(q) == is_decode(q_len)))
         .min_by(|a, b| {
             ratio(a)
                 .total_cmp(&ratio(b))

@@ -110,15 +110,6 @@ pub enum ElementwiseOp {
 }
 
 impl ElementwiseOp {
-    /// Every kind, in order.
-    pub const ALL: [ElementwiseOp; 5] = [
-        ElementwiseOp::Norm,
-        ElementwiseOp::Activation,
-        ElementwiseOp::GatedActivation,
-        ElementwiseOp::Add,
-        ElementwiseOp::Other,
-    ];
-
     /// The name profiles use.
     pub fn name(self) -> &'static str {
         match self {

@@ -55,6 +55,54 @@ pub(crate) fn positive(s: &Scenario, value: u32, path: &str) -> Result<u32, Scen
     Ok(value)
 }
 
+/// One node of `gpus_per_node` GPUs of type `gpu`, wired as its datasheet says, with the
+/// `[cluster.intra_node]` keys applied (a group of a mixed serving fleet: its replicas stay
+/// within a node, so nothing between nodes is modelled); `tier` prices its transfers.
+pub fn datasheet_node(
+    s: &Scenario,
+    gpu: &'static GpuSpec,
+    gpus_per_node: u32,
+    tier: Tier,
+) -> Result<ClusterSetup, ScenarioError> {
+    let fabric = Fabric {
+        nodes: 1,
+        gpus_per_node,
+        intra_bandwidth: gpu.intra_bandwidth,
+        intra_latency: Fabric::INTRA_LATENCY_S,
+        nic_bandwidth: 0.0,
+        nics_per_node: gpus_per_node,
+        oversubscription: 1.0,
+        inter_latency: Fabric::INTER_LATENCY_S,
+    };
+    build(s, gpu, (1, fabric), tier, "cluster")
+}
+
+/// The cluster of `fabric` (whose `nodes` may be fewer than the cluster's `nodes` when nothing
+/// between nodes is modelled) built as a topology; a spec the topology keys refuse is an error
+/// at `spec_key`.
+fn build(
+    s: &Scenario,
+    gpu: &'static GpuSpec,
+    (nodes, fabric): (u32, Fabric),
+    tier: Tier,
+    spec_key: &str,
+) -> Result<ClusterSetup, ScenarioError> {
+    let spec = TopologySpec::from_cluster(&s.file.cluster, &fabric, gpu, s.source.path.parent())
+        .map_err(|e| s.error_at(spec_key, e))?;
+    let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
+    let in_switch_reduction = gpu.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
+    Ok(ClusterSetup {
+        gpu,
+        nodes,
+        gpus_per_node: fabric.gpus_per_node,
+        fabric,
+        spec,
+        topology,
+        tier,
+        in_switch_reduction,
+    })
+}
+
 /// The network tier `[sim] network` names; the analytical tier (recorded) when it names none.
 pub fn network_tier(s: &Scenario, assumptions: &mut Vec<String>) -> Tier {
     match s.file.sim.network {
@@ -192,23 +240,8 @@ pub fn resolve(
         inter_latency: inter.latency.map_or(Fabric::INTER_LATENCY_S, |d| d.secs()),
     };
 
-    let base_dir = s.source.path.parent();
-    let spec = TopologySpec::from_cluster(&f.cluster, &fabric, gpu, base_dir)
-        .map_err(|e| s.error_at("cluster.inter_node", e))?;
-    let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
     let tier = network_tier(s, assumptions);
-    let in_switch_reduction = gpu.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
-
-    Ok(ClusterSetup {
-        gpu,
-        nodes,
-        gpus_per_node,
-        fabric,
-        spec,
-        topology,
-        tier,
-        in_switch_reduction,
-    })
+    build(s, gpu, (nodes, fabric), tier, "cluster.inter_node")
 }
 
 /// A calibration profile as the scenario named it.

@@ -206,6 +206,12 @@ impl Topology {
             .route(self.gpus_per_node, src_rank, dst_rank, out);
     }
 
+    /// Seconds to copy `bytes` between one GPU and host memory over the GPU's PCIe link, at
+    /// the link's bulk-transfer efficiency.
+    pub fn host_copy_seconds(&self, bytes: f64) -> f64 {
+        bytes / (self.spec.pcie_bandwidth * crate::net::tier::Efficiency::DEFAULT.pcie)
+    }
+
     /// One-way latency of a route: the sum of its links' latencies, seconds.
     pub fn route_latency(&self, route: &Route) -> f64 {
         route.links.iter().map(|&e| self.graph[e].latency).sum()

@@ -52,6 +52,8 @@ pub struct IterationCost {
     nvls: bool,
     kv: Dtype,
     all_reduce: HashMap<u64, f64>,
+    /// Send/recv times by (from, to, bytes).
+    sends: HashMap<(u32, u32, u64), f64>,
 }
 
 impl IterationCost {
@@ -74,7 +76,28 @@ impl IterationCost {
             nvls,
             kv,
             all_reduce: HashMap::new(),
+            sends: HashMap::new(),
         }
+    }
+
+    /// Seconds to send `bytes` from GPU `from` to GPU `to` of this replica's network, priced as
+    /// NCCL's send/recv by the collective layer (cached).
+    pub fn send_seconds(&mut self, from: u32, to: u32, bytes: u64) -> f64 {
+        if let Some(&s) = self.sends.get(&(from, to, bytes)) {
+            return s;
+        }
+        let c = Collective {
+            op: CollectiveOp::SendRecv,
+            algorithm: Algorithm::Auto,
+            group: Group::new(vec![from, to], self.topology.gpus_per_node),
+            bytes: bytes as f64,
+            compression: None,
+        };
+        let s = cost(&self.topology, &c, &Options::new(self.tier))
+            .expect("the sending and receiving GPUs are GPUs of the network")
+            .seconds;
+        self.sends.insert((from, to, bytes), s);
+        s
     }
 
     fn seconds(&self, k: Kernel) -> f64 {

@@ -11,7 +11,7 @@
 //! its own scheduler and a `1/pp` share of the KV blocks, so that every stage has a batch to work
 //! on. An engine's iteration passes through all stages: the whole model's layers on `tp` GPUs,
 //! plus `pp - 1` hand-offs of the batch's hidden states (tokens x hidden x 2 bytes) between
-//! consecutive stages over the modelled links. Deliberately ignored: two engines contending for
+//! consecutive stages, each priced as NCCL's send/recv by the collective layer. Deliberately ignored: two engines contending for
 //! one stage (they are assumed to interleave, each stage busy with one at a time), uneven layer
 //! splits, and CUDA graphs' and the framework's own memory beyond the reserve.
 //!
@@ -24,7 +24,7 @@ use super::cost::{Batch, IterationCost, kv_bytes_per_token_layer};
 use crate::hw::{ComputeModel, Dtype, GpuSpec};
 use crate::model::Transformer;
 use crate::net::Topology;
-use crate::net::tier::{self, Efficiency, Placed, Tier};
+use crate::net::tier::Tier;
 
 /// Memory an engine keeps aside for activations and workspaces, bytes a GPU (vLLM profiles a
 /// forward pass to size it; 1 GiB is typical for 8-70B models at a few thousand batched tokens).
@@ -67,9 +67,6 @@ pub struct ReplicaKind {
     /// Tokens a second of a reference iteration ([`REFERENCE_BATCH`]) on one engine: how fast
     /// it drains work, relative to other kinds (routers weigh load by it).
     pub capacity_tokens_per_s: f64,
-    /// Seconds of the `pp - 1` stage hand-offs of one iteration: fixed latency, and seconds per
-    /// byte of hidden states.
-    handoff: (f64, f64),
     /// The model's hidden size (the width of the hidden states handed between stages).
     hidden: u32,
 }
@@ -82,7 +79,7 @@ pub const REFERENCE_BATCH: (u32, u32, u32) = (1024, 32, 1024);
 impl ReplicaKind {
     /// `network` is the GPUs replicas of this kind are laid out on (replica j's stage k on GPUs
     /// (j pp + k) tp onwards), the tier that prices its transfers and whether its switches reduce
-    /// in-network; `pcie_bandwidth` is a GPU's host link, bytes/s.
+    /// in-network.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &'static GpuSpec,
@@ -92,7 +89,6 @@ impl ReplicaKind {
         memory: MemoryPolicy,
         compute: ComputeModel,
         network: (Topology, Tier, bool),
-        pcie_bandwidth: f64,
     ) -> ReplicaKind {
         let share = model.params() as f64 * model.dtype.bytes() / (tp * pp) as f64;
         let offloaded = memory.offload_bytes.min(share);
@@ -102,28 +98,14 @@ impl ReplicaKind {
         let stage_layers = model.layers.div_ceil(pp);
         let kv_per_token =
             kv_bytes_per_token_layer(model, tp, memory.kv_dtype) * stage_layers as f64;
-        // Hand-offs between the stages of replica 0 (every replica's are alike).
-        let (topology, tier, _) = &network;
-        let capacity = tier::capacities(topology, &Efficiency::DEFAULT, None);
-        let mut handoff = (0.0, 0.0);
-        for k in 1..pp {
-            let route = topology.route((k - 1) * tp, k * tp);
-            let latency = topology.route_latency(&route);
-            let placed = |bytes: f64| Placed {
-                links: route.links.clone(),
-                latency,
-                bytes,
-            };
-            let one_gb = tier::price(*tier, &capacity, &[placed(1e9)], false).seconds;
-            handoff.0 += latency;
-            handoff.1 += (one_gb - latency) / 1e9;
-        }
         let blocks = if kv_space > 0.0 {
             (kv_space / (kv_per_token * memory.block_tokens as f64)).floor() as u32
         } else {
             0
         };
-        let mut cost = IterationCost::new(model.clone(), compute, tp, network, memory.kv_dtype);
+        let swap_seconds_per_token = network.0.host_copy_seconds(kv_per_token);
+        let offload_seconds = network.0.host_copy_seconds(offloaded);
+        let cost = IterationCost::new(model.clone(), compute, tp, network, memory.kv_dtype);
         let (chunk, decodes, context) = REFERENCE_BATCH;
         let reference = Batch {
             prefill: vec![(chunk, 0)],
@@ -131,16 +113,7 @@ impl ReplicaKind {
             decode_context: decodes as u64 * context as u64,
             sampling: decodes + 1,
         };
-        let hidden_bytes =
-            |tokens: u64| (tokens * model.hidden as u64) as f64 * Dtype::Bf16.bytes();
-        let pcie = pcie_bandwidth * Efficiency::DEFAULT.pcie;
-        let offload_seconds = offloaded / pcie;
-        let reference_s = cost.iteration(&reference)
-            + handoff.0
-            + handoff.1 * hidden_bytes(reference.tokens())
-            + offload_seconds;
-        let capacity_tokens_per_s = reference.tokens() as f64 / reference_s;
-        ReplicaKind {
+        let mut kind = ReplicaKind {
             gpu,
             tp,
             pp,
@@ -149,20 +122,39 @@ impl ReplicaKind {
             kv_per_token,
             blocks,
             cost,
-            swap_seconds_per_token: kv_per_token / pcie,
+            swap_seconds_per_token,
             offloaded_bytes: offloaded,
             offload_seconds,
-            capacity_tokens_per_s,
-            handoff,
+            capacity_tokens_per_s: 0.0,
             hidden: model.hidden,
-        }
+        };
+        kind.capacity_tokens_per_s = reference.tokens() as f64 / kind.iteration(&reference);
+        kind
     }
 
     /// Seconds of one engine's iteration over `batch`: every stage's layers, the hand-offs, and
     /// reading the offloaded weights.
     pub fn iteration(&mut self, batch: &Batch) -> f64 {
-        let bytes = (batch.tokens() * self.hidden as u64) as f64 * Dtype::Bf16.bytes();
-        self.cost.iteration(batch) + self.handoff.0 + self.handoff.1 * bytes + self.offload_seconds
+        let bytes = ((batch.tokens() * self.hidden as u64) as f64 * Dtype::Bf16.bytes()) as u64;
+        let handoffs: f64 = (1..self.pp)
+            .map(|k| {
+                self.cost
+                    .send_seconds((k - 1) * self.tp, k * self.tp, bytes)
+            })
+            .sum();
+        self.cost.iteration(batch) + handoffs + self.offload_seconds
+    }
+
+    /// Seconds to move `tokens` tokens of KV cache from replica `from` to replica `to` (pp = 1):
+    /// each tensor-parallel GPU sends its shard to its counterpart, all at once.
+    pub fn kv_transfer_seconds(&mut self, from: u32, to: u32, tokens: u32) -> f64 {
+        let bytes = (tokens as f64 * self.kv_per_token) as u64;
+        (0..self.tp)
+            .map(|k| {
+                self.cost
+                    .send_seconds(from * self.tp + k, to * self.tp + k, bytes)
+            })
+            .fold(0.0, f64::max)
     }
 
     /// Whether the weights leave room for at least one KV block.

@@ -14,8 +14,8 @@
 //! GPU k of the prefill replica to GPU k of the decode replica) crosses the modelled network to a
 //! decode replica chosen by the router among the `decode_replicas`, which admits it without a
 //! prefill once it has the KV blocks, and decodes the remaining tokens; the transfer counts in
-//! its time per output token. Each transfer is priced on its own (concurrent transfers do not
-//! share links), by the scenario's network tier.
+//! its time per output token. Each shard's transfer is priced as NCCL's send/recv by the
+//! collective layer, on its own (concurrent transfers do not share links).
 //!
 //! Swap preemption copies a preempted request's KV cache to host memory and back when it is
 //! readmitted, each GPU its shard over its own PCIe link at the link's efficiency; the copies
@@ -45,9 +45,6 @@ pub mod traffic;
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::exec::{Graph, Timeline};
 use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
-use crate::net::tier::{self, Efficiency, Placed, Tier};
-use crate::net::topology::spec::{IntraKind, TopologySpec};
-use crate::net::{Fabric, Topology};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::serving::{Preemption, RouterKind, SchedulerKind};
@@ -68,37 +65,6 @@ enum Ev {
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// Where a disaggregated fleet moves KV caches: the prefill pool's size, and what a transfer
-/// costs.
-struct KvTransfer {
-    prefill_replicas: usize,
-    tp: u32,
-    /// KV bytes of one token on one GPU (all layers).
-    bytes_per_token: f64,
-    topology: Topology,
-    tier: Tier,
-    capacity: Vec<f64>,
-}
-
-impl KvTransfer {
-    /// Seconds to move `tokens` tokens of KV cache from replica `from` to replica `to`.
-    fn seconds(&self, from: usize, to: usize, tokens: u32) -> f64 {
-        let placed: Vec<Placed> = (0..self.tp)
-            .map(|k| {
-                let route = self
-                    .topology
-                    .route(from as u32 * self.tp + k, to as u32 * self.tp + k);
-                Placed {
-                    latency: self.topology.route_latency(&route),
-                    links: route.links,
-                    bytes: tokens as f64 * self.bytes_per_token,
-                }
-            })
-            .collect();
-        tier::price(self.tier, &self.capacity, &placed, false).seconds
-    }
-}
-
 struct Fleet {
     requests: Vec<Request>,
     progress: Vec<Progress>,
@@ -118,8 +84,8 @@ struct Fleet {
     replica_of: Vec<usize>,
     /// (replica, start, end, prefill tokens, decodes) of every iteration, for the trace.
     iterations: Vec<(usize, SimTime, SimTime, u64, u32)>,
-    /// Disaggregation, if any.
-    kv: Option<KvTransfer>,
+    /// Disaggregated: the first this many replicas only prefill.
+    prefill_replicas: Option<usize>,
     /// (request, from, to, start, end, bytes) of every KV transfer.
     transfers: Vec<(usize, usize, usize, SimTime, SimTime, f64)>,
 }
@@ -127,10 +93,7 @@ struct Fleet {
 impl Fleet {
     /// The replicas new requests go to: the prefill pool when disaggregated, else all.
     fn entry_pool(&self) -> std::ops::Range<usize> {
-        match &self.kv {
-            Some(kv) => 0..kv.prefill_replicas,
-            None => 0..self.replicas.len(),
-        }
+        0..self.prefill_replicas.unwrap_or(self.replicas.len())
     }
 
     /// A replica of `pool` chosen by the router.
@@ -191,7 +154,7 @@ impl Fleet {
     }
 
     fn is_prefill_replica(&self, i: usize) -> bool {
-        self.kv.as_ref().is_some_and(|kv| i < kv.prefill_replicas)
+        self.prefill_replicas.is_some_and(|p| i < p)
     }
 
     fn start(&mut self, i: usize, sched: &mut Scheduler<Ev>) {
@@ -251,14 +214,14 @@ impl Process for Fleet {
                     } else if prefill_only {
                         // Its KV cache leaves for the decode pool.
                         self.replicas[i].finish(r, &mut self.progress);
-                        let decode_pool = self.kv.as_ref().map_or(0, |kv| kv.prefill_replicas)
-                            ..self.replicas.len();
+                        let decode_pool = self.prefill_replicas.unwrap_or(0)..self.replicas.len();
                         let to = self.route(decode_pool);
-                        let kv = self.kv.as_ref().expect("disaggregated");
                         let tokens = self.progress[r].cached;
-                        let seconds = kv.seconds(i, to, tokens);
+                        // Disaggregated fleets have one kind of replica (checked at set-up).
+                        let kind = &mut self.kinds[0];
+                        let seconds = kind.kv_transfer_seconds(i as u32, to as u32, tokens);
                         let end = now + SimTime::from_secs_f64(seconds);
-                        let bytes = tokens as f64 * kv.bytes_per_token * kv.tp as f64;
+                        let bytes = tokens as f64 * kind.kv_per_token * kind.tp as f64;
                         self.transfers.push((r, i, to, now, end, bytes));
                         self.replica_of[r] = to;
                         sched.at(end, Ev::KvArrived(r));
@@ -344,21 +307,23 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     let pools = match &serving.disaggregation {
         None => None,
         Some(d) => {
-            let p = positive(
-                d.prefill_replicas,
-                "serving.disaggregation.prefill_replicas",
-                0,
-                &mut assumptions,
-                "",
-            )?;
-            let q = positive(
-                d.decode_replicas,
-                "serving.disaggregation.decode_replicas",
-                0,
-                &mut assumptions,
-                "",
-            )?;
-            Some((p, q))
+            let pool = |v: Option<u32>, key: &str| -> Result<u32, ScenarioError> {
+                let path = format!("serving.disaggregation.{key}");
+                match v {
+                    None => Err(s
+                        .error_at(
+                            "serving.disaggregation",
+                            format!("missing key `{key}` in [serving.disaggregation]"),
+                        )
+                        .with_help("a disaggregated fleet names both pools, e.g. prefill_replicas = 2 and decode_replicas = 6")),
+                    Some(0) => Err(s.error_at(&path, format!("`{path}` must be at least 1"))),
+                    Some(n) => Ok(n),
+                }
+            };
+            Some((
+                pool(d.prefill_replicas, "prefill_replicas")?,
+                pool(d.decode_replicas, "decode_replicas")?,
+            ))
         }
     };
     let scheduler = serving.scheduler.unwrap_or_else(|| {
@@ -437,7 +402,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
 
     // The fleet's hardware: one kind of replica on `[cluster]`, or a mixed fleet of groups.
     let mut profile_name = None;
-    let mut kv = None;
+    let mut prefill_replicas = None;
     let tier;
     let nodes;
     let kinds: Vec<ReplicaKind> = match &serving.group {
@@ -506,7 +471,6 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 None => ComputeModel::new(g),
             };
             profile_name = profile.map(|p| p.name);
-            let nvls = cluster.in_switch_reduction && cluster.spec.intra == IntraKind::NvSwitch;
             let kind = ReplicaKind::new(
                 g,
                 (tp, pp),
@@ -514,17 +478,9 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 &model,
                 memory,
                 compute,
-                (cluster.topology.clone(), tier, nvls),
-                cluster.spec.pcie_bandwidth,
+                (cluster.topology, tier, cluster.in_switch_reduction),
             );
-            kv = pools.map(|(p, _)| KvTransfer {
-                prefill_replicas: p as usize,
-                tp,
-                bytes_per_token: kind.kv_per_token,
-                capacity: tier::capacities(&cluster.topology, &Efficiency::DEFAULT, None),
-                topology: cluster.topology,
-                tier,
-            });
+            prefill_replicas = pools.map(|(p, _)| p as usize);
             vec![kind]
         }
         Some(groups) => {
@@ -603,21 +559,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                     ));
                 }
                 group_nodes += (replicas * tp * pp).div_ceil(gpus_per_node);
-                let fabric = Fabric {
-                    nodes: 1,
-                    gpus_per_node,
-                    intra_bandwidth: g.intra_bandwidth,
-                    intra_latency: Fabric::INTRA_LATENCY_S,
-                    nic_bandwidth: 0.0,
-                    nics_per_node: gpus_per_node,
-                    oversubscription: 1.0,
-                    inter_latency: Fabric::INTER_LATENCY_S,
-                };
-                let spec =
-                    TopologySpec::from_cluster(&f.cluster, &fabric, g, s.source.path.parent())
-                        .map_err(|e| s.error_at("cluster", e))?;
-                let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
-                let nvls = g.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
+                let node = cluster::datasheet_node(s, g, gpus_per_node, tier)?;
                 assumptions.push(format!(
                     "group {}: intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
                     i + 1,
@@ -631,8 +573,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                     &model,
                     memory,
                     ComputeModel::new(g),
-                    (topology, tier, nvls),
-                    spec.pcie_bandwidth,
+                    (node.topology, tier, node.in_switch_reduction),
                 ));
             }
             nodes = group_nodes;
@@ -704,7 +645,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         admitted: vec![None; n],
         replica_of: vec![0; n],
         iterations: Vec::new(),
-        kv,
+        prefill_replicas,
         transfers: Vec::new(),
     };
     let mut sim = Simulation::new(fleet);

@@ -71,7 +71,7 @@ pub(super) fn build(fleet: &Fleet, done: &[usize], tier: Tier) -> (Graph, Timeli
             replica += 1;
         }
     }
-    let first_decode = fleet.kv.as_ref().map(|kv| kv.prefill_replicas);
+    let first_decode = fleet.prefill_replicas;
     let transfer_lanes: Vec<LaneId> = match first_decode {
         Some(p) => (p..fleet.replicas.len())
             .map(|i| graph.add_lane("kv transfers", format!("KV into replica {i}")))
