@@ -166,7 +166,7 @@ pub fn render(r: &Value) -> String {
 }
 
 /// "4 replica(s) of tp 2 on H100-SXM5-80GB", or for a mixed fleet each group's.
-fn fleet_text(c: &Value) -> String {
+fn fleet_text(c: &Value, placed: bool) -> String {
     if c["tp"].is_null() {
         let groups: Vec<String> = c["groups"]
             .as_array()
@@ -181,7 +181,11 @@ fn fleet_text(c: &Value) -> String {
                 )
             })
             .collect();
-        format!("mixed fleet of {}", groups.join(" + "))
+        if placed {
+            format!("placed fleet of {} servers", groups.join(" + "))
+        } else {
+            format!("mixed fleet of {}", groups.join(" + "))
+        }
     } else {
         format!(
             "{} replica(s) of tp {} on {}",
@@ -206,7 +210,7 @@ fn render_serving(r: &Value) -> String {
         "fleet",
         format!(
             "{}, {} scheduler{}",
-            fleet_text(c),
+            fleet_text(c, r["placement"].is_object()),
             r["serving"]["scheduler"].as_str().unwrap_or("?"),
             c["profile"]
                 .as_str()
@@ -214,6 +218,9 @@ fn render_serving(r: &Value) -> String {
                 .unwrap_or_default()
         ),
     );
+    if r["placement"].is_object() {
+        placement_rows(&mut out, r);
+    }
     let d = &r["disaggregation"];
     if !d.is_null() {
         row(
@@ -281,6 +288,20 @@ fn render_serving(r: &Value) -> String {
             num(r, "slo.goodput_requests_per_s")
         ),
     );
+    if r["placement"].is_object() {
+        row(
+            &mut out,
+            "KV cache",
+            format!(
+                "peak use {:.0}% (the fullest server), no preemption: a request's whole \
+                 length is reserved on its pipeline when it is admitted",
+                100.0 * num(r, "kv_cache.peak_use")
+            ),
+        );
+        assumption_rows(&mut out, r);
+        simulated_row(&mut out, r);
+        return out;
+    }
     row(
         &mut out,
         "KV cache",
@@ -336,8 +357,14 @@ fn render_serving(r: &Value) -> String {
         );
     }
     assumption_rows(&mut out, r);
+    simulated_row(&mut out, r);
+    out
+}
+
+/// The events and iterations a serving run took.
+fn simulated_row(out: &mut String, r: &Value) {
     row(
-        &mut out,
+        out,
         "simulated",
         format!(
             "{} events, {} iterations in {}",
@@ -346,5 +373,66 @@ fn render_serving(r: &Value) -> String {
             seconds(num(r, "sim.wall_s"))
         ),
     );
-    out
+}
+
+/// A placed fleet's placement: its flow against the other methods', and each group's layers.
+fn placement_rows(out: &mut String, r: &Value) {
+    let p = &r["placement"];
+    let compared: Vec<String> = p["compared_tokens_per_s"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(m, v)| format!("{m} {:.0}", v.as_f64().unwrap_or(0.0)))
+        .collect();
+    row(
+        out,
+        "placement",
+        format!(
+            "{}: max-flow {:.0} tokens/s on {} servers (flows of each method: {})",
+            p["method"].as_str().unwrap_or("?"),
+            num(r, "placement.max_flow_tokens_per_s"),
+            p["servers_used"],
+            compared.join(", ")
+        ),
+    );
+    let servers = p["servers"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    for (gi, g) in r["cluster"]["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let ranges: Vec<String> = servers
+            .iter()
+            .filter(|s| s["group"].as_u64() == Some(gi as u64))
+            .map(|s| match s["layers"].as_array() {
+                Some(l) => format!("{}-{}", l[0], l[1].as_u64().unwrap_or(1) - 1),
+                None => "idle".into(),
+            })
+            .collect();
+        let weights = servers
+            .iter()
+            .filter(|s| s["group"].as_u64() == Some(gi as u64))
+            .map(|s| s["weights_bytes_per_gpu"].as_f64().unwrap_or(0.0))
+            .fold(0.0, f64::max);
+        row(
+            out,
+            "layers",
+            format!(
+                "{}: {} (up to {} layers a server; weights up to {} of {} a GPU)",
+                g["gpu"].as_str().unwrap_or("?"),
+                ranges.join(", "),
+                g["max_layers_per_server"],
+                gib(weights),
+                gib(g["capacity_bytes"].as_f64().unwrap_or(0.0))
+            ),
+        );
+    }
+    if p["max_flow_tokens_per_s"].as_f64() == Some(0.0) {
+        row(
+            out,
+            "DOES NOT FIT",
+            "no chain of servers holds every layer: nothing can be served".into(),
+        );
+    }
 }

@@ -31,6 +31,36 @@ pub struct ServingSection {
     /// A mixed fleet: replicas of several GPU types (`[[serving.group]]`), instead of
     /// `cluster.gpu` with `replicas` and `tp`.
     pub group: Option<Vec<GroupSection>>,
+    /// Place the model's layers over the groups' servers (Helix) instead of whole replicas.
+    pub placement: Option<PlacementMethod>,
+}
+
+/// How a placed fleet spreads the model's layers over its servers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacementMethod {
+    /// The placement of greatest max-flow the search finds (Helix).
+    MaxFlow,
+    /// Equal stages, each server on the weakest stage (SWARM parallelism).
+    Swarm,
+    /// Pipelines of one GPU type each.
+    SeparatePipelines,
+}
+
+impl PlacementMethod {
+    pub const ALL: [PlacementMethod; 3] = [
+        PlacementMethod::MaxFlow,
+        PlacementMethod::Swarm,
+        PlacementMethod::SeparatePipelines,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PlacementMethod::MaxFlow => "max-flow",
+            PlacementMethod::Swarm => "swarm",
+            PlacementMethod::SeparatePipelines => "separate-pipelines",
+        }
+    }
 }
 
 /// One kind of replica in a mixed fleet: `replicas` replicas of `tp` GPUs of type `gpu`, on

@@ -164,6 +164,43 @@ pub fn resolve(
         }
     };
     let gpus_per_node = positive(s, gpus_per_node, "cluster.gpus_per_node")?;
+    wire(
+        s,
+        gpu,
+        (nodes, gpus_per_node),
+        (needs.inter_node, None),
+        assumptions,
+    )
+}
+
+/// The network between the servers of a fleet placed layer by layer (`serving.placement`): one
+/// node per server, each reached through one GPU and one NIC (`[cluster.inter_node]`), on the
+/// `[cluster]` topology (a fat-tree, or sites joined by WAN links, ...). `gpu` only fills in the
+/// unused inside of a node.
+pub fn server_network(
+    s: &Scenario,
+    gpu: &'static GpuSpec,
+    servers: u32,
+    tier: Tier,
+    assumptions: &mut Vec<String>,
+) -> Result<ClusterSetup, ScenarioError> {
+    assumptions.push(
+        "placed fleet: each server a node of its own, hand-offs through one GPU and one NIC".into(),
+    );
+    wire(s, gpu, (servers, 1), (true, Some(tier)), assumptions)
+}
+
+/// `nodes` nodes of `gpus_per_node` GPUs wired as `[cluster.intra_node]` and
+/// `[cluster.inter_node]` say; `inter_node`: traffic crosses nodes (see [`Needs`]); `tier`: the
+/// network tier when already resolved, else `[sim] network`'s.
+fn wire(
+    s: &Scenario,
+    gpu: &'static GpuSpec,
+    (nodes, gpus_per_node): (u32, u32),
+    (inter_node, tier): (bool, Option<Tier>),
+    assumptions: &mut Vec<String>,
+) -> Result<ClusterSetup, ScenarioError> {
+    let f = &s.file;
     let intra = f.cluster.intra_node.clone().unwrap_or_default();
     if let Some(link) = intra.link {
         let usual = match gpu.intra_link {
@@ -185,11 +222,13 @@ pub fn resolve(
     let intra_bandwidth = match intra.bandwidth {
         Some(b) => b.0,
         None => {
-            assumptions.push(format!(
-                "intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
-                gpu.intra_bandwidth / 1e9,
-                gpu.name
-            ));
+            if gpus_per_node > 1 {
+                assumptions.push(format!(
+                    "intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
+                    gpu.intra_bandwidth / 1e9,
+                    gpu.name
+                ));
+            }
             gpu.intra_bandwidth
         }
     };
@@ -198,7 +237,7 @@ pub fn resolve(
     let nic_bandwidth = match (inter.nic_bandwidth, nodes) {
         (Some(b), _) => b.0,
         (None, 1) => 0.0,
-        (None, _) if !needs.inter_node => {
+        (None, _) if !inter_node => {
             topology_nodes = 1;
             0.0
         }
@@ -214,7 +253,7 @@ pub fn resolve(
     let nics_per_node = match inter.nics_per_node {
         Some(n) => positive(s, n, "cluster.inter_node.nics_per_node")?,
         None => {
-            if nodes > 1 {
+            if nodes > 1 && gpus_per_node > 1 {
                 assumptions.push(format!("{gpus_per_node} NICs per node (one per GPU)"));
             }
             gpus_per_node
@@ -240,7 +279,7 @@ pub fn resolve(
         inter_latency: inter.latency.map_or(Fabric::INTER_LATENCY_S, |d| d.secs()),
     };
 
-    let tier = network_tier(s, assumptions);
+    let tier = tier.unwrap_or_else(|| network_tier(s, assumptions));
     build(s, gpu, (nodes, fabric), tier, "cluster.inter_node")
 }
 

@@ -24,6 +24,17 @@ pub fn kv_bytes_per_token_layer(m: &Transformer, tp: u32, kv: Dtype) -> f64 {
     2.0 * (m.kv_heads as f64 / tp as f64).max(1.0) * m.head_dim() as f64 * kv.bytes()
 }
 
+/// The 16-bit format activations and attention run in: fp16 for an fp16 model or on a GPU
+/// without bf16 arithmetic (T4, V100), bf16 otherwise. Both are two bytes, so hand-offs and
+/// all-reduces are sized the same.
+pub fn activation_dtype(m: &Transformer, compute: &ComputeModel) -> Dtype {
+    if m.dtype == Dtype::Fp16 || compute.gpu.peak_flops(Dtype::Bf16).is_none() {
+        Dtype::Fp16
+    } else {
+        Dtype::Bf16
+    }
+}
+
 /// What one iteration runs.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Batch {
@@ -42,18 +53,56 @@ impl Batch {
     }
 }
 
+/// Point-to-point transfers on a network, priced as NCCL's send/recv by the collective layer
+/// (cached by sender, receiver and size).
+pub struct Sends {
+    topology: Topology,
+    tier: Tier,
+    cache: HashMap<(u32, u32, u64), f64>,
+}
+
+impl Sends {
+    pub fn new(topology: Topology, tier: Tier) -> Self {
+        Sends {
+            topology,
+            tier,
+            cache: HashMap::new(),
+        }
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// Seconds to send `bytes` from GPU `from` to GPU `to`.
+    pub fn seconds(&mut self, from: u32, to: u32, bytes: u64) -> f64 {
+        if let Some(&s) = self.cache.get(&(from, to, bytes)) {
+            return s;
+        }
+        let c = Collective {
+            op: CollectiveOp::SendRecv,
+            algorithm: Algorithm::Auto,
+            group: Group::new(vec![from, to], self.topology.gpus_per_node),
+            bytes: bytes as f64,
+            compression: None,
+        };
+        let s = cost(&self.topology, &c, &Options::new(self.tier))
+            .expect("the sending and receiving GPUs are GPUs of the network")
+            .seconds;
+        self.cache.insert((from, to, bytes), s);
+        s
+    }
+}
+
 /// Prices iterations of one replica.
 pub struct IterationCost {
     model: Transformer,
     compute: ComputeModel,
     tp: u32,
-    topology: Topology,
-    tier: Tier,
     nvls: bool,
     kv: Dtype,
     all_reduce: HashMap<u64, f64>,
-    /// Send/recv times by (from, to, bytes).
-    sends: HashMap<(u32, u32, u64), f64>,
+    sends: Sends,
 }
 
 impl IterationCost {
@@ -71,33 +120,16 @@ impl IterationCost {
             model,
             compute,
             tp,
-            topology,
-            tier,
             nvls,
             kv,
             all_reduce: HashMap::new(),
-            sends: HashMap::new(),
+            sends: Sends::new(topology, tier),
         }
     }
 
-    /// Seconds to send `bytes` from GPU `from` to GPU `to` of this replica's network, priced as
-    /// NCCL's send/recv by the collective layer (cached).
+    /// Seconds to send `bytes` from GPU `from` to GPU `to` of this replica's network.
     pub fn send_seconds(&mut self, from: u32, to: u32, bytes: u64) -> f64 {
-        if let Some(&s) = self.sends.get(&(from, to, bytes)) {
-            return s;
-        }
-        let c = Collective {
-            op: CollectiveOp::SendRecv,
-            algorithm: Algorithm::Auto,
-            group: Group::new(vec![from, to], self.topology.gpus_per_node),
-            bytes: bytes as f64,
-            compression: None,
-        };
-        let s = cost(&self.topology, &c, &Options::new(self.tier))
-            .expect("the sending and receiving GPUs are GPUs of the network")
-            .seconds;
-        self.sends.insert((from, to, bytes), s);
-        s
+        self.sends.seconds(from, to, bytes)
     }
 
     fn seconds(&self, k: Kernel) -> f64 {
@@ -117,13 +149,13 @@ impl IterationCost {
         let c = Collective {
             op: CollectiveOp::AllReduce,
             algorithm: Algorithm::Auto,
-            group: Group::first(self.tp, self.topology.gpus_per_node),
+            group: Group::first(self.tp, self.sends.topology.gpus_per_node),
             bytes: bytes as f64,
             compression: None,
         };
-        let mut options = Options::new(self.tier);
+        let mut options = Options::new(self.sends.tier);
         options.nvls_available = self.nvls;
-        let s = cost(&self.topology, &c, &options)
+        let s = cost(&self.sends.topology, &c, &options)
             .expect("a replica's tensor-parallel group is the first ranks of its node")
             .seconds;
         self.all_reduce.insert(bytes, s);
@@ -142,7 +174,7 @@ impl IterationCost {
         let tp = self.tp as u64;
         let h = m.hidden as u64;
         let w = m.dtype;
-        let act = Dtype::Bf16;
+        let act = activation_dtype(&self.model, &self.compute);
         let gemm = |mm: u64, n: u64, k: u64| Kernel::Gemm {
             m: mm,
             n,

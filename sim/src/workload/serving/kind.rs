@@ -90,7 +90,61 @@ impl ReplicaKind {
         compute: ComputeModel,
         network: (Topology, Tier, bool),
     ) -> ReplicaKind {
-        let share = model.params() as f64 * model.dtype.bytes() / (tp * pp) as f64;
+        let weights = model.params() as f64 * model.dtype.bytes();
+        Self::build(
+            gpu,
+            (tp, pp),
+            replicas,
+            (model, weights, true),
+            memory,
+            compute,
+            network,
+        )
+    }
+
+    /// A server of `tp` GPUs holding layers `start..end` of `model` only (a placement over a
+    /// heterogeneous fleet): its layers' weights, the embedding table when it holds the first
+    /// layer and the output projection when it holds the last; it samples tokens only then.
+    pub fn stage(
+        gpu: &'static GpuSpec,
+        tp: u32,
+        model: &Transformer,
+        (start, end): (u32, u32),
+        memory: MemoryPolicy,
+        compute: ComputeModel,
+        network: (Topology, Tier, bool),
+    ) -> ReplicaKind {
+        let table = model.vocab as f64 * model.hidden as f64;
+        let last = end == model.layers;
+        let mut stage = model.clone();
+        stage.layers = end - start;
+        let params = stage.layers as f64 * model.layer_params() as f64
+            + if start == 0 { table } else { 0.0 }
+            + if last { table } else { 0.0 };
+        let weights = params * model.dtype.bytes();
+        Self::build(
+            gpu,
+            (tp, 1),
+            1,
+            (&stage, weights, last),
+            memory,
+            compute,
+            network,
+        )
+    }
+
+    /// `model` is what one engine computes, `weights` the bytes of a replica's weights (before
+    /// offload), `samples` whether its iterations end by sampling tokens.
+    fn build(
+        gpu: &'static GpuSpec,
+        (tp, pp): (u32, u32),
+        replicas: u32,
+        (model, weights, samples): (&Transformer, f64, bool),
+        memory: MemoryPolicy,
+        compute: ComputeModel,
+        network: (Topology, Tier, bool),
+    ) -> ReplicaKind {
+        let share = weights / (tp * pp) as f64;
         let offloaded = memory.offload_bytes.min(share);
         let weights_per_gpu = share - offloaded;
         let kv_space =
@@ -111,7 +165,7 @@ impl ReplicaKind {
             prefill: vec![(chunk, 0)],
             decodes,
             decode_context: decodes as u64 * context as u64,
-            sampling: decodes + 1,
+            sampling: if samples { decodes + 1 } else { 0 },
         };
         let mut kind = ReplicaKind {
             gpu,

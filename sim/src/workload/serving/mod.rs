@@ -38,6 +38,8 @@
 
 pub mod cost;
 pub mod kind;
+pub mod pipelines;
+pub mod placement;
 pub mod replica;
 mod trace;
 pub mod traffic;
@@ -47,7 +49,7 @@ use crate::exec::{Graph, Timeline};
 use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::serving::{Preemption, RouterKind, SchedulerKind};
+use crate::scenario::serving::{GroupSection, Preemption, RouterKind, SchedulerKind, SloSection};
 use crate::workload::cluster::{self, Needs};
 use kind::{MemoryPolicy, ReplicaKind};
 use rand::RngExt;
@@ -254,11 +256,158 @@ fn summary(mut v: Vec<f64>) -> Value {
     })
 }
 
+/// When each request arrived, was admitted, sampled its first token and finished, and how many
+/// tokens it was to generate: what the latency figures of every kind of fleet come from.
+pub(super) struct Lives<'a> {
+    pub requests: &'a [Request],
+    pub outputs: &'a [u32],
+    pub admitted: &'a [Option<SimTime>],
+    pub first_token: &'a [Option<SimTime>],
+    pub finished: &'a [Option<SimTime>],
+}
+
+impl Lives<'_> {
+    /// The completed requests, and the report's request counts, throughput, latency summaries
+    /// and SLO attainment under `slo`.
+    pub fn report(&self, slo: &SloSection) -> (Vec<usize>, Value) {
+        let n = self.requests.len();
+        let done: Vec<usize> = (0..n).filter(|&r| self.finished[r].is_some()).collect();
+        let secs = |t: SimTime| t.as_secs_f64();
+        let arrival = |r: usize| self.requests[r].arrival;
+        let first = |r: usize| self.first_token[r].expect("a completed request sampled");
+        let last = |r: usize| self.finished[r].expect("completed");
+        let ttft = |r: usize| secs(first(r) - arrival(r));
+        let e2e = |r: usize| secs(last(r) - arrival(r));
+        let tpot = |r: usize| {
+            let out = self.outputs[r];
+            (out > 1).then(|| secs(last(r) - first(r)) / (out - 1) as f64)
+        };
+        let queueing: Vec<f64> = done
+            .iter()
+            .map(|&r| secs(self.admitted[r].expect("admitted") - arrival(r)))
+            .collect();
+        let start = self
+            .requests
+            .iter()
+            .map(|r| r.arrival)
+            .min()
+            .unwrap_or(SimTime::ZERO);
+        let end = done.iter().map(|&r| last(r)).max().unwrap_or(start);
+        let span = secs(end - start).max(f64::MIN_POSITIVE);
+        let output_tokens: u64 = done.iter().map(|&r| self.outputs[r] as u64).sum();
+        let meets = |r: usize| {
+            slo.ttft.is_none_or(|d| ttft(r) <= d.secs())
+                && slo.tpot.is_none_or(|d| tpot(r).unwrap_or(0.0) <= d.secs())
+                && slo.e2e.is_none_or(|d| e2e(r) <= d.secs())
+        };
+        let meeting = done.iter().filter(|&&r| meets(r)).count();
+        let report = json!({
+            "requests": n,
+            "requests_completed": done.len(),
+            "throughput": {
+                "requests_per_s": done.len() as f64 / span,
+                "output_tokens_per_s": output_tokens as f64 / span,
+            },
+            "ttft_s": summary(done.iter().map(|&r| ttft(r)).collect()),
+            "tpot_s": summary(done.iter().filter_map(|&r| tpot(r)).collect()),
+            "e2e_s": summary(done.iter().map(|&r| e2e(r)).collect()),
+            "queueing_s": summary(queueing),
+            "slo": {
+                "attainment": if done.is_empty() { 0.0 } else { meeting as f64 / n as f64 },
+                "goodput_requests_per_s": meeting as f64 / span,
+            },
+        });
+        (done, report)
+    }
+}
+
+/// Adds the keys of `extra` (an object) to `report`.
+pub(super) fn merge(report: &mut Value, extra: Value) {
+    if let (Some(r), Value::Object(e)) = (report.as_object_mut(), extra) {
+        r.extend(e);
+    }
+}
+
 /// What a serving run produced.
 pub struct ServingRun {
     pub report: Value,
     pub graph: Graph,
     pub timeline: Timeline,
+}
+
+/// One `[[serving.group]]`, checked: its GPU, degrees, replicas and the node they sit in.
+pub(super) struct GroupSetup {
+    pub gpu: &'static GpuSpec,
+    pub tp: u32,
+    pub pp: u32,
+    pub replicas: u32,
+    pub gpus_per_node: u32,
+    pub node: cluster::ClusterSetup,
+}
+
+/// Group `i` of a mixed fleet, its keys checked at their places; `dtype` is the model's format,
+/// `tier` prices the node's transfers.
+fn group_setup(
+    s: &Scenario,
+    i: usize,
+    group: &GroupSection,
+    (dtype, tier): (Dtype, crate::net::tier::Tier),
+    assumptions: &mut Vec<String>,
+) -> Result<GroupSetup, ScenarioError> {
+    let at = |key: &str| format!("serving.group.{key}");
+    let name = group.gpu.as_deref().ok_or_else(|| {
+        s.error_at("serving.group", format!("group {} has no `gpu`", i + 1))
+            .with_help("e.g. gpu = \"A100-80GB\" (see `clustersim list gpus`)")
+    })?;
+    let g = gpu::find(name).map_err(|close| {
+        s.error_at(
+            &at("gpu"),
+            format!("unknown GPU \"{name}\" in group {}", i + 1),
+        )
+        .with_help(format!("closest catalog names: {}", close.join(", ")))
+    })?;
+    if g.peak_flops(dtype).is_none() {
+        return Err(s
+            .error_at(&at("gpu"), format!("{} has no {dtype} arithmetic", g.name))
+            .with_help("choose a model.dtype the GPU supports"));
+    }
+    let positive = |v: Option<u32>, key: &str| cluster::positive(s, v.unwrap_or(1), &at(key));
+    let tp = positive(group.tp, "tp")?;
+    let pp = positive(group.pp, "pp")?;
+    let replicas = positive(group.replicas, "replicas")?;
+    let gpus_per_node = match group.gpus_per_node {
+        Some(n) => cluster::positive(s, n, &at("gpus_per_node"))?,
+        None => {
+            assumptions.push(format!("group {}: 8 GPUs per node", i + 1));
+            8
+        }
+    };
+    if tp * pp > gpus_per_node {
+        return Err(s.error_at(
+            &at("tp"),
+            format!(
+                "group {}: tp x pp = {} is more than a node's {gpus_per_node} GPUs (a group's \
+                 replicas stay within a node)",
+                i + 1,
+                tp * pp
+            ),
+        ));
+    }
+    let node = cluster::datasheet_node(s, g, gpus_per_node, tier)?;
+    assumptions.push(format!(
+        "group {}: intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
+        i + 1,
+        g.intra_bandwidth / 1e9,
+        g.name
+    ));
+    Ok(GroupSetup {
+        gpu: g,
+        tp,
+        pp,
+        replicas,
+        gpus_per_node,
+        node,
+    })
 }
 
 pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
@@ -407,6 +556,16 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     let nodes;
     let kinds: Vec<ReplicaKind> = match &serving.group {
         None => {
+            if serving.placement.is_some() {
+                return Err(s
+                    .error_at(
+                        "serving.placement",
+                        "a placement spreads layers over the servers of [[serving.group]] tables",
+                    )
+                    .with_help(
+                        "add [[serving.group]] tables (gpu, replicas = servers, tp) and remove                          cluster.gpu",
+                    ));
+            }
             let disaggregated = pools.is_some();
             let tp = positive(serving.tp, "serving.tp", 1, &mut assumptions, "")?;
             let pp = positive(serving.pp, "serving.pp", 1, &mut assumptions, "")?;
@@ -521,59 +680,39 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                     .with_help("add [[serving.group]] with gpu, replicas and tp"));
             }
             tier = cluster::network_tier(s, &mut assumptions);
+            let mut setups = Vec::new();
+            for (i, group) in groups.iter().enumerate() {
+                setups.push(group_setup(
+                    s,
+                    i,
+                    group,
+                    (model.dtype, tier),
+                    &mut assumptions,
+                )?);
+            }
+            if let Some(method) = serving.placement {
+                let settings = pipelines::Settings {
+                    method,
+                    scheduler,
+                    max_batch_size,
+                    max_batch_tokens,
+                    memory,
+                    tier,
+                };
+                return pipelines::run(s, model, setups, settings, assumptions);
+            }
             let mut kinds = Vec::new();
             let mut group_nodes = 0;
-            for (i, group) in groups.iter().enumerate() {
-                let at = |key: &str| format!("serving.group.{key}");
-                let name = group.gpu.as_deref().ok_or_else(|| {
-                    s.error_at("serving.group", format!("group {} has no `gpu`", i + 1))
-                        .with_help("e.g. gpu = \"A100-80GB\" (see `clustersim list gpus`)")
-                })?;
-                let g = gpu::find(name).map_err(|close| {
-                    s.error_at(
-                        &at("gpu"),
-                        format!("unknown GPU \"{name}\" in group {}", i + 1),
-                    )
-                    .with_help(format!("closest catalog names: {}", close.join(", ")))
-                })?;
-                supports(g, &at("gpu"))?;
-                let tp = positive(group.tp, &at("tp"), 1, &mut assumptions, "")?;
-                let pp = positive(group.pp, &at("pp"), 1, &mut assumptions, "")?;
-                let replicas = positive(group.replicas, &at("replicas"), 1, &mut assumptions, "")?;
-                let gpus_per_node = positive(
-                    group.gpus_per_node,
-                    &at("gpus_per_node"),
-                    8,
-                    &mut assumptions,
-                    &format!("group {}: 8 GPUs per node", i + 1),
-                )?;
-                if tp * pp > gpus_per_node {
-                    return Err(s.error_at(
-                        &at("tp"),
-                        format!(
-                            "group {}: tp x pp = {} is more than a node's {gpus_per_node} GPUs \
-                             (a group's replicas stay within a node)",
-                            i + 1,
-                            tp * pp
-                        ),
-                    ));
-                }
-                group_nodes += (replicas * tp * pp).div_ceil(gpus_per_node);
-                let node = cluster::datasheet_node(s, g, gpus_per_node, tier)?;
-                assumptions.push(format!(
-                    "group {}: intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
-                    i + 1,
-                    g.intra_bandwidth / 1e9,
-                    g.name
-                ));
+            for g in setups {
+                group_nodes += (g.replicas * g.tp * g.pp).div_ceil(g.gpus_per_node);
                 kinds.push(ReplicaKind::new(
-                    g,
-                    (tp, pp),
-                    replicas,
+                    g.gpu,
+                    (g.tp, g.pp),
+                    g.replicas,
                     &model,
                     memory,
-                    ComputeModel::new(g),
-                    (node.topology, tier, node.in_switch_reduction),
+                    ComputeModel::new(g.gpu),
+                    (g.node.topology, tier, g.node.in_switch_reduction),
                 ));
             }
             nodes = group_nodes;
@@ -656,58 +795,16 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     };
     let fleet = sim.process;
 
-    // Metrics.
-    let done: Vec<usize> = (0..n).filter(|&r| fleet.finished[r].is_some()).collect();
-    let secs = |t: SimTime| t.as_secs_f64();
-    let arrival = |r: usize| fleet.requests[r].arrival;
-    let ttft: Vec<f64> = done
-        .iter()
-        .map(|&r| secs(fleet.first_token[r].unwrap() - arrival(r)))
-        .collect();
-    let e2e: Vec<f64> = done
-        .iter()
-        .map(|&r| secs(fleet.finished[r].unwrap() - arrival(r)))
-        .collect();
-    let tpot: Vec<f64> = done
-        .iter()
-        .filter(|&&r| fleet.progress[r].output > 1)
-        .map(|&r| {
-            secs(fleet.finished[r].unwrap() - fleet.first_token[r].unwrap())
-                / (fleet.progress[r].output - 1) as f64
-        })
-        .collect();
-    let queueing: Vec<f64> = done
-        .iter()
-        .map(|&r| secs(fleet.admitted[r].unwrap() - arrival(r)))
-        .collect();
-    let start = fleet
-        .requests
-        .iter()
-        .map(|r| r.arrival)
-        .min()
-        .unwrap_or(SimTime::ZERO);
-    let end = done
-        .iter()
-        .map(|&r| fleet.finished[r].unwrap())
-        .max()
-        .unwrap_or(start);
-    let span = secs(end - start).max(f64::MIN_POSITIVE);
-    let output_tokens: u64 = done.iter().map(|&r| fleet.progress[r].output as u64).sum();
     let slo = f.slo.clone().unwrap_or_default();
-    let meets = |r: usize| {
-        let t = secs(fleet.first_token[r].unwrap() - arrival(r));
-        let e = secs(fleet.finished[r].unwrap() - arrival(r));
-        let out = fleet.progress[r].output;
-        let p = if out > 1 {
-            secs(fleet.finished[r].unwrap() - fleet.first_token[r].unwrap()) / (out - 1) as f64
-        } else {
-            0.0
-        };
-        slo.ttft.is_none_or(|d| t <= d.secs())
-            && slo.tpot.is_none_or(|d| p <= d.secs())
-            && slo.e2e.is_none_or(|d| e <= d.secs())
+    let outputs: Vec<u32> = fleet.progress.iter().map(|p| p.output).collect();
+    let lives = Lives {
+        requests: &fleet.requests,
+        outputs: &outputs,
+        admitted: &fleet.admitted,
+        first_token: &fleet.first_token,
+        finished: &fleet.finished,
     };
-    let meeting = done.iter().filter(|&&r| meets(r)).count();
+    let (done, latency) = lives.report(&slo);
     let preemptions: u64 = fleet.replicas.iter().map(|r| r.preemptions).sum();
     let kind = |i: usize| &fleet.kinds[fleet.kind_of[i]];
     let swapped_bytes: f64 = fleet
@@ -751,12 +848,12 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     // One kind: its figures at the top level, as before; a mixed fleet: per group only.
     let single = (fleet.kinds.len() == 1).then(|| &fleet.kinds[0]);
 
-    let (graph, timeline) = trace::build(&fleet, &done, tier);
+    let (graph, timeline) = trace::build(&trace::of_fleet(&fleet, &lives, &done), tier);
 
     let transfer_s: Vec<f64> = fleet
         .transfers
         .iter()
-        .map(|&(_, _, _, a, b, _)| secs(b - a))
+        .map(|&(_, _, _, a, b, _)| (b - a).as_secs_f64())
         .collect();
     let disaggregation = match pools {
         Some((p, q)) => json!({
@@ -768,23 +865,9 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         }),
         None => Value::Null,
     };
-    let report = json!({
+    let mut report = json!({
         "kind": "serving",
         "scenario": s.name(),
-        "requests": n,
-        "requests_completed": done.len(),
-        "throughput": {
-            "requests_per_s": done.len() as f64 / span,
-            "output_tokens_per_s": output_tokens as f64 / span,
-        },
-        "ttft_s": summary(ttft),
-        "tpot_s": summary(tpot),
-        "e2e_s": summary(e2e),
-        "queueing_s": summary(queueing),
-        "slo": {
-            "attainment": if done.is_empty() { 0.0 } else { meeting as f64 / n as f64 },
-            "goodput_requests_per_s": meeting as f64 / span,
-        },
         "kv_cache": {
             "blocks_per_replica": single.map(|k| k.blocks),
             "block_tokens": block_tokens,
@@ -828,6 +911,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         "assumptions": assumptions,
         "sim": { "events": stats.events, "iterations": fleet.iterations.len() },
     });
+    merge(&mut report, latency);
     Ok(ServingRun {
         report,
         graph,

@@ -1,0 +1,821 @@
+//! A fleet placed layer by layer (`serving.placement`, Helix): every server holds a range of the
+//! model's layers (`placement`), and each request runs on a pipeline of its own through servers
+//! whose ranges chain from the first layer to the last.
+//!
+//! - **Routing.** When a request is admitted, the coordinator picks its pipeline hop by hop in
+//!   proportion to the placement's max-flow: the first server among those fed by the source, then
+//!   each next one among the servers its flow goes to, by smooth weighted round-robin over the
+//!   flows (Helix's interleaved weighted round-robin), skipping servers whose KV cache lacks
+//!   room. The request keeps its pipeline to the end, since its KV cache lives there.
+//! - **KV cache.** Each server's memory less its layers' weights and the activation reserve, in
+//!   blocks of its layers' KV. Admission reserves the request's whole length (prompt and output
+//!   tokens) on every server of its pipeline, so nothing is preempted; requests wait at the
+//!   coordinator, first come first served, until a pipeline has room. The reservation knows the
+//!   output length, which a real coordinator must estimate.
+//! - **Servers.** Each batches whatever work has reached it (prompts, and one token of every
+//!   decoding request), up to the batch size and token budget; with `sarathi` a prompt longer than
+//!   the budget left is cut into chunks. An iteration is priced on the server's GPU for its layers
+//!   (`kind`), with tensor-parallel all-reduces inside the server; the server holding the last
+//!   layer samples. Then the batch's hidden states (tokens x hidden x 2 bytes) move to each
+//!   request's next server, and sampled tokens back to the first server of the pipeline (4 bytes
+//!   a token), priced as send/recv on the network between servers.
+//!
+//! Deliberately ignored: the coordinator's own time, contention between hand-offs on shared
+//! links (each is priced alone), and re-routing a running request.
+
+use super::cost::{Batch, Sends};
+use super::kind::{MemoryPolicy, ReplicaKind};
+use super::placement::{Flow, Method, Placement, Problem};
+use super::traffic::{self, Request};
+use super::{GroupSetup, Lives, ServingRun, merge, trace};
+use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
+use crate::hw::{ComputeModel, GpuSpec};
+use crate::model::Transformer;
+use crate::net::Topology;
+use crate::net::tier::Tier;
+use crate::scenario::Scenario;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::serving::SchedulerKind;
+use crate::workload::cluster;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+
+/// One group of servers: `servers` servers of `tp` GPUs of type `gpu`, each a node of its own.
+pub struct ServerGroup {
+    pub gpu: &'static GpuSpec,
+    pub tp: u32,
+    pub servers: u32,
+    /// The node a server's GPUs sit in (for its tensor-parallel all-reduces), the tier that
+    /// prices them and whether its switches reduce in-network.
+    pub network: (Topology, Tier, bool),
+}
+
+/// What every server shares: the model, memory policy and batch limits.
+#[derive(Clone)]
+pub struct Engine {
+    pub model: Transformer,
+    pub memory: MemoryPolicy,
+    pub max_batch_size: u32,
+    pub max_batch_tokens: u32,
+    /// Cut prompts into chunks that fit the token budget (Sarathi-Serve).
+    pub chunked: bool,
+}
+
+impl Engine {
+    fn kind(&self, g: &ServerGroup, range: (u32, u32)) -> ReplicaKind {
+        ReplicaKind::stage(
+            g.gpu,
+            g.tp,
+            &self.model,
+            range,
+            self.memory,
+            ComputeModel::new(g.gpu),
+            g.network.clone(),
+        )
+    }
+}
+
+/// The requests' lengths, as the placement sees them.
+#[derive(Clone, Copy, Debug)]
+pub struct Lengths {
+    pub mean_prompt: f64,
+    pub mean_output: f64,
+    /// The longest request, prompt and output tokens.
+    pub longest: u32,
+}
+
+impl Lengths {
+    pub fn of(requests: &[Request]) -> Lengths {
+        let n = requests.len().max(1) as f64;
+        Lengths {
+            mean_prompt: requests.iter().map(|r| r.prompt_tokens as f64).sum::<f64>() / n,
+            mean_output: requests
+                .iter()
+                .map(|r| r.output_tokens.max(1) as f64)
+                .sum::<f64>()
+                / n,
+            longest: requests
+                .iter()
+                .map(|r| r.prompt_tokens + r.output_tokens.max(1))
+                .max()
+                .unwrap_or(1),
+        }
+    }
+}
+
+/// A server's steady iteration for the traffic's lengths: as many requests as its KV cache
+/// holds at their mean length (at most the batch size) each decode a token at half their output
+/// generated, beside the prompt tokens that keep the mix (mean prompt over mean output prefill
+/// tokens for every decode, within the token budget). None when not one request fits.
+fn steady_batch(kv_tokens: f64, engine: &Engine, l: Lengths) -> Option<Batch> {
+    let length = l.mean_prompt + l.mean_output;
+    let resident = ((kv_tokens / length).floor() as u32).min(engine.max_batch_size);
+    if resident == 0 {
+        return None;
+    }
+    let context = l.mean_prompt + l.mean_output / 2.0;
+    let prefill = ((resident as f64 * l.mean_prompt / l.mean_output).round() as u32)
+        .min(engine.max_batch_tokens.saturating_sub(resident));
+    Some(Batch {
+        prefill: if prefill > 0 {
+            vec![(prefill, 0)]
+        } else {
+            Vec::new()
+        },
+        decodes: resident,
+        decode_context: (resident as f64 * context) as u64,
+        sampling: 0,
+    })
+}
+
+/// The placement problem of `groups` on `engine` for traffic of `lengths`: each server's speed
+/// by layer count (tokens a second of its steady iteration, [`steady_batch`], on those layers)
+/// up to the most layers it can hold with room for the longest request's KV cache, and the
+/// links between servers on `between` (server i reached at GPU i).
+pub fn problem(
+    groups: &[ServerGroup],
+    engine: &Engine,
+    between: &Topology,
+    lengths: Lengths,
+) -> Problem {
+    let layers = engine.model.layers;
+    let mut speed = Vec::new();
+    let mut group = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let mut by_count = Vec::new();
+        for k in 1..=layers {
+            let mut kind = engine.kind(g, (1.min(layers - k), 1.min(layers - k) + k));
+            let kv_tokens = kind.blocks as f64 * engine.memory.block_tokens as f64;
+            let Some(batch) = steady_batch(kv_tokens, engine, lengths)
+                .filter(|_| kv_tokens >= lengths.longest as f64)
+            else {
+                break;
+            };
+            by_count.push(batch.tokens() as f64 / kind.iteration(&batch));
+        }
+        for _ in 0..g.servers {
+            speed.push(by_count.clone());
+            group.push(gi);
+        }
+    }
+    let n = speed.len();
+    let token_bytes = engine.model.hidden as f64 * 2.0;
+    let mut link = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            if i != j {
+                let route = between.route(i as u32, j as u32);
+                link[i * n + j] = between.route_bandwidth(&route) / token_bytes;
+            }
+        }
+    }
+    Problem {
+        layers,
+        speed,
+        group,
+        link,
+    }
+}
+
+/// One token's worth of work on its way through a pipeline.
+#[derive(Clone, Copy, Debug)]
+pub struct Item {
+    request: usize,
+    tokens: u32,
+    /// Tokens already in the request's cache before these.
+    context: u32,
+    decode: bool,
+    /// The last chunk of a prompt, or a decode step: the last server samples a token after it.
+    samples: bool,
+}
+
+/// A server of the placed fleet.
+pub struct Server {
+    pub group: usize,
+    pub range: (u32, u32),
+    pub kind: ReplicaKind,
+    pending: VecDeque<Item>,
+    running: Option<Vec<Item>>,
+    pub blocks_free: u32,
+    pub peak_blocks_used: u32,
+    /// Requests whose pipeline passes through it.
+    pub requests: u64,
+}
+
+impl Server {
+    pub fn placed(&self) -> bool {
+        self.range.1 > self.range.0
+    }
+
+    /// Whether no request holds KV blocks here.
+    fn idle(&self) -> bool {
+        !self.placed() || self.blocks_free == self.kind.blocks
+    }
+}
+
+pub enum Ev {
+    Arrival(usize),
+    Done(usize),
+    Deliver(usize, Vec<Item>),
+}
+
+/// The placed fleet as a process on the engine.
+pub struct Placed {
+    pub requests: Vec<Request>,
+    pub servers: Vec<Server>,
+    pub layers: u32,
+    engine: Engine,
+    flow: Flow,
+    /// Smooth weighted round-robin credits: of the source's edges, and of each server's.
+    credit_entry: Vec<f64>,
+    credit_next: Vec<Vec<f64>>,
+    waiting: VecDeque<usize>,
+    paths: Vec<Vec<usize>>,
+    sends: Sends,
+    generated: Vec<u32>,
+    pub first_token: Vec<Option<SimTime>>,
+    pub finished: Vec<Option<SimTime>>,
+    pub admitted: Vec<Option<SimTime>>,
+    /// Requests no pipeline could ever hold.
+    pub refused: u64,
+    /// (server, start, end, prefill tokens, decodes) of every iteration, for the trace.
+    pub iterations: Vec<(usize, SimTime, SimTime, u64, u32)>,
+}
+
+impl Placed {
+    /// The fleet of `groups` with `placement`; servers are numbered group by group, and server
+    /// i is GPU i of `between`.
+    pub fn new(
+        groups: &[ServerGroup],
+        engine: Engine,
+        (placement, flow): (&Placement, Flow),
+        between: Topology,
+        tier: Tier,
+        requests: Vec<Request>,
+    ) -> Placed {
+        let group_of = groups
+            .iter()
+            .enumerate()
+            .flat_map(|(gi, g)| std::iter::repeat_n(gi, g.servers as usize));
+        // Every server keeps its index, placed or not, so that the flow's indices hold; one
+        // that holds no layers has no KV blocks and is never routed to.
+        let all: Vec<Server> = group_of
+            .zip(placement)
+            .map(|(gi, range)| {
+                let range = range.unwrap_or((0, 0));
+                let kind = engine.kind(&groups[gi], (range.0, range.1.max(range.0 + 1)));
+                Server {
+                    group: gi,
+                    range,
+                    blocks_free: if range.1 > range.0 { kind.blocks } else { 0 },
+                    kind,
+                    pending: VecDeque::new(),
+                    running: None,
+                    peak_blocks_used: 0,
+                    requests: 0,
+                }
+            })
+            .collect();
+        let n = requests.len();
+        let credit_next = flow.next.iter().map(|e| vec![0.0; e.len()]).collect();
+        Placed {
+            requests,
+            servers: all,
+            layers: engine.model.layers,
+            engine,
+            credit_entry: vec![0.0; flow.entry.len()],
+            credit_next,
+            flow,
+            waiting: VecDeque::new(),
+            paths: vec![Vec::new(); n],
+            sends: Sends::new(between, tier),
+            generated: vec![0; n],
+            first_token: vec![None; n],
+            finished: vec![None; n],
+            admitted: vec![None; n],
+            refused: 0,
+            iterations: Vec::new(),
+        }
+    }
+
+    fn blocks_for(&self, r: usize) -> u32 {
+        let q = &self.requests[r];
+        (q.prompt_tokens + q.output_tokens.max(1)).div_ceil(self.engine.memory.block_tokens)
+    }
+
+    /// Whether server `i` is placed and has room for `blocks`.
+    fn has_room(&self, i: usize, blocks: u32) -> bool {
+        let s = &self.servers[i];
+        s.placed() && s.blocks_free >= blocks
+    }
+
+    /// Of `choices` (index, flow), the one smooth weighted round-robin picks among those `ok`
+    /// accepts, updating `credit`.
+    fn pick(
+        choices: &[(usize, f64)],
+        credit: &mut [f64],
+        ok: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let eligible: Vec<(usize, usize, f64)> = choices
+            .iter()
+            .enumerate()
+            .filter(|&(_, &(i, f))| f > 0.0 && ok(i))
+            .map(|(k, &(i, f))| (k, i, f))
+            .collect();
+        let total: f64 = eligible.iter().map(|e| e.2).sum();
+        for &(k, _, f) in &eligible {
+            credit[k] += f;
+        }
+        let &(k, i, _) = eligible
+            .iter()
+            .max_by(|a, b| credit[a.0].total_cmp(&credit[b.0]).then(b.0.cmp(&a.0)))?;
+        credit[k] -= total;
+        Some(i)
+    }
+
+    /// A pipeline with room for request `r`, chosen in proportion to the flow; the credits move
+    /// only when one is found.
+    fn pipeline(&mut self, r: usize) -> Option<Vec<usize>> {
+        let need = self.blocks_for(r);
+        let mut entry = self.credit_entry.clone();
+        let mut next = self.credit_next.clone();
+        let sources: Vec<(usize, f64)> = self.flow.entry.iter().copied().enumerate().collect();
+        let mut at = Self::pick(&sources, &mut entry, |i| self.has_room(i, need))?;
+        let mut path = vec![at];
+        while self.servers[at].range.1 < self.layers {
+            let choices: Vec<(usize, f64)> = self.flow.next[at]
+                .iter()
+                .filter_map(|&(to, f)| to.map(|j| (j, f)))
+                .collect();
+            // Credits are kept per edge of the flow, in the order `flow.next` lists them.
+            let mut credit: Vec<f64> = self.flow.next[at]
+                .iter()
+                .zip(&next[at])
+                .filter(|(e, _)| e.0.is_some())
+                .map(|(_, &c)| c)
+                .collect();
+            let j = Self::pick(&choices, &mut credit, |j| self.has_room(j, need))?;
+            let mut c = credit.into_iter();
+            for (e, slot) in self.flow.next[at].iter().zip(next[at].iter_mut()) {
+                if e.0.is_some() {
+                    *slot = c.next().expect("one credit per edge");
+                }
+            }
+            at = j;
+            path.push(at);
+        }
+        self.credit_entry = entry;
+        self.credit_next = next;
+        Some(path)
+    }
+
+    /// Admits waiting requests, first come first served, while pipelines have room.
+    fn admit(&mut self, sched: &mut Scheduler<Ev>) {
+        while let Some(&r) = self.waiting.front() {
+            let Some(path) = self.pipeline(r) else {
+                let idle = self.servers.iter().all(Server::idle);
+                if idle {
+                    // No pipeline could ever hold it: refuse it rather than wait for ever.
+                    self.waiting.pop_front();
+                    self.refused += 1;
+                    continue;
+                }
+                break;
+            };
+            self.waiting.pop_front();
+            let need = self.blocks_for(r);
+            for &i in &path {
+                let s = &mut self.servers[i];
+                s.blocks_free -= need;
+                s.peak_blocks_used = s.peak_blocks_used.max(s.kind.blocks - s.blocks_free);
+                s.requests += 1;
+            }
+            let first = path[0];
+            self.paths[r] = path;
+            self.servers[first].pending.push_back(Item {
+                request: r,
+                tokens: self.requests[r].prompt_tokens.max(1),
+                context: 0,
+                decode: false,
+                samples: true,
+            });
+            self.start(first, sched);
+        }
+    }
+
+    /// Starts an iteration on server `i` if it is idle and has work.
+    fn start(&mut self, i: usize, sched: &mut Scheduler<Ev>) {
+        let e = &self.engine;
+        let s = &mut self.servers[i];
+        if s.running.is_some() || s.pending.is_empty() {
+            return;
+        }
+        let mut items: Vec<Item> = Vec::new();
+        let mut tokens = 0u32;
+        while let Some(&item) = s.pending.front() {
+            if items.len() as u32 >= e.max_batch_size {
+                break;
+            }
+            let room = e.max_batch_tokens.saturating_sub(tokens);
+            if item.tokens <= room || (items.is_empty() && !e.chunked) {
+                items.push(item);
+                tokens += item.tokens;
+                s.pending.pop_front();
+            } else if e.chunked && room > 0 && !item.decode {
+                items.push(Item {
+                    tokens: room,
+                    samples: false,
+                    ..item
+                });
+                let rest = s.pending.front_mut().expect("the item looked at");
+                rest.tokens -= room;
+                rest.context += room;
+                break;
+            } else {
+                break;
+            }
+        }
+        let last = s.range.1 == self.layers;
+        let mut batch = Batch::default();
+        for it in &items {
+            if it.decode {
+                batch.decodes += 1;
+                batch.decode_context += it.context as u64;
+            } else {
+                batch.prefill.push((it.tokens, it.context));
+            }
+            if last && it.samples {
+                batch.sampling += 1;
+            }
+        }
+        let now = sched.now();
+        for it in &items {
+            self.admitted[it.request].get_or_insert(now);
+        }
+        let end = now + SimTime::from_secs_f64(s.kind.iteration(&batch));
+        self.iterations.push((
+            i,
+            now,
+            end,
+            batch.tokens() - batch.decodes as u64,
+            batch.decodes,
+        ));
+        s.running = Some(items);
+        sched.at(end, Ev::Done(i));
+    }
+
+    /// Sends `items` from server `from` to server `to`, `bytes` in all.
+    fn hand_off(
+        &mut self,
+        (from, to): (usize, usize),
+        items: Vec<Item>,
+        bytes: u64,
+        sched: &mut Scheduler<Ev>,
+    ) {
+        let seconds = if from == to {
+            0.0
+        } else {
+            self.sends.seconds(from as u32, to as u32, bytes)
+        };
+        sched.at(
+            sched.now() + SimTime::from_secs_f64(seconds),
+            Ev::Deliver(to, items),
+        );
+    }
+}
+
+impl Process for Placed {
+    type Event = Ev;
+
+    fn start(&mut self, sched: &mut Scheduler<Ev>) {
+        for (k, r) in self.requests.iter().enumerate() {
+            sched.at(r.arrival, Ev::Arrival(k));
+        }
+    }
+
+    fn handle(&mut self, ev: Ev, sched: &mut Scheduler<Ev>) {
+        match ev {
+            Ev::Arrival(r) => {
+                self.waiting.push_back(r);
+                self.admit(sched);
+            }
+            Ev::Deliver(i, items) => {
+                self.servers[i].pending.extend(items);
+                self.start(i, sched);
+            }
+            Ev::Done(i) => {
+                let items = self.servers[i].running.take().expect("a running iteration");
+                let now = sched.now();
+                let hidden_bytes = self.engine.model.hidden as u64 * 2;
+                // Work for each next server, and its bytes.
+                let mut out: Vec<(usize, Vec<Item>, u64)> = Vec::new();
+                let mut freed = false;
+                for it in items {
+                    let r = it.request;
+                    let path = &self.paths[r];
+                    let at = path.iter().position(|&x| x == i).expect("on its pipeline");
+                    let (to, next, bytes) = if at + 1 < path.len() {
+                        (path[at + 1], it, it.tokens as u64 * hidden_bytes)
+                    } else if it.samples {
+                        self.generated[r] += 1;
+                        self.first_token[r].get_or_insert(now);
+                        let q = &self.requests[r];
+                        if self.generated[r] >= q.output_tokens.max(1) {
+                            self.finished[r] = Some(now);
+                            let need = self.blocks_for(r);
+                            for &k in &self.paths[r] {
+                                self.servers[k].blocks_free += need;
+                            }
+                            freed = true;
+                            continue;
+                        }
+                        let step = Item {
+                            request: r,
+                            tokens: 1,
+                            context: q.prompt_tokens + self.generated[r] - 1,
+                            decode: true,
+                            samples: true,
+                        };
+                        (path[0], step, 4)
+                    } else {
+                        continue; // a prompt chunk that samples nothing
+                    };
+                    match out.iter_mut().find(|o| o.0 == to) {
+                        Some(o) => {
+                            o.1.push(next);
+                            o.2 += bytes;
+                        }
+                        None => out.push((to, vec![next], bytes)),
+                    }
+                }
+                for (to, items, bytes) in out {
+                    self.hand_off((i, to), items, bytes, sched);
+                }
+                self.start(i, sched);
+                if freed {
+                    self.admit(sched);
+                }
+            }
+        }
+    }
+}
+
+/// What a placed fleet takes from `[serving]`.
+pub struct Settings {
+    pub method: Method,
+    pub scheduler: SchedulerKind,
+    pub max_batch_size: u32,
+    pub max_batch_tokens: u32,
+    pub memory: MemoryPolicy,
+    pub tier: Tier,
+}
+
+/// Simulates the placed fleet of `setups` (checked `[[serving.group]]`s, each replica a server)
+/// serving `model` as `settings` say.
+pub(super) fn run(
+    s: &Scenario,
+    model: Transformer,
+    setups: Vec<GroupSetup>,
+    settings: Settings,
+    mut assumptions: Vec<String>,
+) -> Result<ServingRun, ScenarioError> {
+    let f = &s.file;
+    let serving = f.serving.clone().unwrap_or_default();
+    let refuse = |path: &str, what: &str, help: &str| {
+        Err(s
+            .error_at(path, format!("{what} does not apply to a placed fleet"))
+            .with_help(help.to_string()))
+    };
+    if settings.scheduler == SchedulerKind::Static {
+        return refuse(
+            "serving.scheduler",
+            "static batching",
+            "use scheduler = \"vllm\" or \"sarathi\"",
+        );
+    }
+    if serving.preemption.is_some() {
+        return refuse(
+            "serving.preemption",
+            "preemption",
+            "a placed fleet reserves each request's KV cache when it admits it and never \
+             preempts; remove `preemption`",
+        );
+    }
+    if serving.router.is_some() {
+        return refuse(
+            "serving.router",
+            "a router",
+            "requests follow the placement's max-flow; remove `router`",
+        );
+    }
+    if serving.weights_offload.is_some() {
+        return refuse(
+            "serving.weights_offload",
+            "weights offload",
+            "remove `weights_offload`; the placement gives each server only the layers it holds",
+        );
+    }
+    if model.moe.is_some() {
+        return Err(s
+            .error_at(
+                "serving.placement",
+                "mixture-of-experts models are not placed layer by layer by this version",
+            )
+            .with_help("remove `placement` to serve whole replicas"));
+    }
+    if let Some((i, _)) = setups.iter().enumerate().find(|(_, g)| g.pp > 1) {
+        return refuse(
+            "serving.group.pp",
+            &format!("pp (group {})", i + 1),
+            "the placement splits the model into stages; remove `pp`",
+        );
+    }
+    let workload = f.workload.clone().expect("checked before the fleet");
+    let tier = settings.tier;
+    let groups: Vec<ServerGroup> = setups
+        .into_iter()
+        .map(|g| ServerGroup {
+            gpu: g.gpu,
+            tp: g.tp,
+            servers: g.replicas,
+            network: (g.node.topology, tier, g.node.in_switch_reduction),
+        })
+        .collect();
+    let servers: u32 = groups.iter().map(|g| g.servers).sum();
+    let between = cluster::server_network(s, groups[0].gpu, servers, tier, &mut assumptions)?;
+    let memory = settings.memory;
+    let engine = Engine {
+        model,
+        memory,
+        max_batch_size: settings.max_batch_size,
+        max_batch_tokens: settings.max_batch_tokens,
+        chunked: settings.scheduler == SchedulerKind::Sarathi,
+    };
+    let seed = f.sim.seed.unwrap_or(1);
+    let requests =
+        traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
+    let problem = problem(&groups, &engine, &between.topology, Lengths::of(&requests));
+    let streams = RngStreams::new(seed);
+    let placements: Vec<(Method, Placement, f64)> = Method::ALL
+        .iter()
+        .map(|&m| {
+            let p = problem.place(m, &mut streams.stream("placement"));
+            let v = problem.flow(&p).tokens_per_s;
+            (m, p, v)
+        })
+        .collect();
+    let (_, placement, _) = placements
+        .iter()
+        .find(|p| p.0 == settings.method)
+        .expect("every method placed");
+    let flow = problem.flow(placement);
+    let max_flow = flow.tokens_per_s;
+    let model_name = engine.model.name.clone();
+    let (params, dtype) = (engine.model.params(), engine.model.dtype);
+    let placed = Placed::new(
+        &groups,
+        engine,
+        (placement, flow.clone()),
+        between.topology,
+        tier,
+        requests,
+    );
+    let fits = max_flow > 0.0
+        && placed
+            .servers
+            .iter()
+            .all(|sv| !sv.placed() || sv.kind.blocks > 0);
+    let mut sim = Simulation::new(placed);
+    let stats = if fits {
+        sim.run_to_end()
+    } else {
+        sim.run_until(SimTime::ZERO)
+    };
+    let placed = sim.process;
+
+    let slo = f.slo.clone().unwrap_or_default();
+    let outputs: Vec<u32> = placed
+        .requests
+        .iter()
+        .map(|r| r.output_tokens.max(1))
+        .collect();
+    let lives = Lives {
+        requests: &placed.requests,
+        outputs: &outputs,
+        admitted: &placed.admitted,
+        first_token: &placed.first_token,
+        finished: &placed.finished,
+    };
+    let (done, latency) = lives.report(&slo);
+    let block_tokens = memory.block_tokens;
+    let gpu_names: Vec<&str> = groups.iter().map(|g| g.gpu.name).collect();
+    let mut served = vec![0u64; groups.len()];
+    let server_rows: Vec<Value> = placed
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, sv)| {
+            served[sv.group] += sv.requests;
+            let through = flow.next[i].iter().fold(0.0, |a, e| a + e.1);
+            json!({
+                "group": sv.group,
+                "gpu": gpu_names[sv.group],
+                "layers": sv.placed().then(|| vec![sv.range.0, sv.range.1]),
+                "capacity_tokens_per_s": sv.placed().then(|| problem.speed[i][(sv.range.1 - sv.range.0 - 1) as usize]),
+                "flow_tokens_per_s": through,
+                "requests": sv.requests,
+                "kv_blocks": if sv.placed() { sv.kind.blocks } else { 0 },
+                "weights_bytes_per_gpu": if sv.placed() { sv.kind.weights_per_gpu.round() } else { 0.0 },
+                "kv_bytes_per_gpu": if sv.placed() {
+                    (sv.kind.blocks as f64 * block_tokens as f64 * sv.kind.kv_per_token).round()
+                } else {
+                    0.0
+                },
+            })
+        })
+        .collect();
+    let group_rows: Vec<Value> = groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            json!({
+                "gpu": g.gpu.name,
+                "replicas": g.servers,
+                "tp": g.tp,
+                "pp": null,
+                "max_layers_per_server": problem.speed[problem.group.iter().position(|&x| x == gi).expect("a server per group")].len(),
+                "capacity_bytes": g.gpu.memory_bytes,
+                "requests_routed": served[gi],
+            })
+        })
+        .collect();
+    let peak_kv = placed
+        .servers
+        .iter()
+        .filter(|sv| sv.placed())
+        .map(|sv| sv.peak_blocks_used as f64 / sv.kind.blocks.max(1) as f64)
+        .fold(0.0, f64::max);
+    let compared: serde_json::Map<String, Value> = placements
+        .iter()
+        .map(|(m, _, v)| (m.name().to_string(), json!(v)))
+        .collect();
+    let single = (groups.len() == 1).then(|| groups[0].gpu.name);
+    let (graph, timeline) =
+        trace::build(&trace::of_placed(&placed, &gpu_names, &lives, &done), tier);
+    let mut report = json!({
+        "kind": "serving",
+        "scenario": s.name(),
+        "kv_cache": {
+            "blocks_per_replica": null,
+            "block_tokens": block_tokens,
+            "peak_use": peak_kv,
+            "preemptions": 0,
+            "preemption": "none (whole length reserved at admission)",
+            "swapped_bytes": 0.0,
+        },
+        "memory": {
+            "weights_bytes_per_gpu": null,
+            "weights_offload_bytes_per_gpu": 0.0,
+            "kv_bytes_per_gpu": null,
+            "capacity_bytes": null,
+            "fits": fits,
+        },
+        "cluster": {
+            "gpu": single.unwrap_or("mixed"),
+            "nodes": servers,
+            "replicas": servers,
+            "tp": null,
+            "pp": null,
+            "groups": group_rows,
+            "profile": null,
+        },
+        "placement": {
+            "method": settings.method.name(),
+            "max_flow_tokens_per_s": max_flow,
+            "compared_tokens_per_s": compared,
+            "servers_used": placed.servers.iter().filter(|sv| sv.placed()).count(),
+            "servers": server_rows,
+            "refused_requests": placed.refused,
+        },
+        "disaggregation": null,
+        "model": { "name": model_name, "params": params, "dtype": dtype.name() },
+        "serving": {
+            "scheduler": match settings.scheduler { SchedulerKind::Sarathi => "sarathi", _ => "vllm" },
+            "max_batch_size": settings.max_batch_size,
+            "max_batch_tokens": settings.max_batch_tokens,
+        },
+        "fidelity": {
+            "compute": "roofline",
+            "network": tier.name(),
+            "symmetry": "none: every server and request simulated",
+        },
+        "assumptions": assumptions,
+        "sim": { "events": stats.events, "iterations": placed.iterations.len() },
+    });
+    merge(&mut report, latency);
+    Ok(ServingRun {
+        report,
+        graph,
+        timeline,
+    })
+}
