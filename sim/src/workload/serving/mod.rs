@@ -33,8 +33,11 @@
 //! Mixture-of-experts models are served with their experts split by tensor parallelism (no
 //! expert parallelism), tokens spread evenly over the experts (`cost`).
 //!
-//! Not modelled yet: a model split across GPU types (Helix's layer placement by max-flow),
-//! expert parallelism in serving, disaggregated pools of pipeline-parallel or mixed replicas. They are refused with a clear message.
+//! A placed fleet (`serving.placement`, Helix) spreads one model's layers over the servers of
+//! a mixed fleet by max-flow; `pipelines` simulates it and `placement` places it.
+//!
+//! Not modelled yet: expert parallelism in serving, disaggregated pools of pipeline-parallel or
+//! mixed replicas. They are refused with a clear message.
 
 pub mod cost;
 pub mod kind;
