@@ -66,7 +66,12 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             })
         }
         Kind::Diffusion => {
-            unreachable!("Scenario::parse refuses kinds this version does not simulate")
+            let d = crate::workload::diffusion::simulate(scenario)?;
+            Ok(RunOutput {
+                report: d.report,
+                graph: d.graph,
+                timeline: d.timeline,
+            })
         }
     }
 }

@@ -526,11 +526,7 @@ pub fn validate_case(c: &Case, file_name: &str) -> Vec<Row> {
     let rows = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &kind {
         Err(e) => vec![row(Status::Failed(e.clone()), None, Vec::new())],
         Ok(CaseKind::Serving) => vec![serving_row(c, file_name, &row)],
-        Ok(CaseKind::Diffusion) => vec![row(
-            Status::NotExpressible(unsupported_kind("diffusion", file_name, &c.id)),
-            None,
-            Vec::new(),
-        )],
+        Ok(CaseKind::Diffusion) => vec![diffusion_row(c, file_name, &row)],
         Ok(CaseKind::Collective) => vec![match collective(c) {
             Ok((busbw, assumptions)) => row(Status::Compared, Some(busbw), assumptions),
             Err(Refusal {
@@ -576,16 +572,6 @@ pub fn validate_case(c: &Case, file_name: &str) -> Vec<Row> {
 
 /// The reason a kind of workload is not expressible: the scenario pipeline's own refusal of a
 /// minimal scenario of that kind.
-fn unsupported_kind(kind: &str, file_name: &str, id: &str) -> String {
-    let path = format!("{file_name}#{id}");
-    match Scenario::parse(Path::new(&path), format!("kind = \"{kind}\"\n"), &[]) {
-        Err(e) => e.message,
-        Ok(_) => format!(
-            "{kind} scenarios parse, but validate.rs does not yet map {kind} cases onto them"
-        ),
-    }
-}
-
 struct Refusal {
     status: Status,
     assumptions: Vec<String>,
@@ -1376,6 +1362,92 @@ fn serving_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
             r
         }
     }
+}
+
+/// A video diffusion case (xDiT's tables): the model from its architecture, the video from its
+/// resolution, frames and steps, the degrees from the parallel section, end-to-end latency read.
+fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
+    let mut a: Vec<String> = Vec::new();
+    let hw = |k: &str| c.get("hardware", k);
+    let md = |k: &str| c.get("model", k);
+    let par = |k: &str| c.get("parallel", k);
+    let gpu = match find_gpu(text(hw("gpu")).unwrap_or("")) {
+        Ok((gpu, note)) => {
+            a.extend(note);
+            gpu
+        }
+        Err(e) => return row(Status::Failed(e), None, a),
+    };
+    let arch = text(md("arch")).unwrap_or("").to_lowercase();
+    let Some(preset) = crate::model::dit_preset::all()
+        .into_iter()
+        .find(|m| arch.replace(' ', "").contains(m.name))
+    else {
+        return row(
+            Status::Failed(format!("no video DiT preset for \"{arch}\"")),
+            None,
+            a,
+        );
+    };
+    let resolution = text(md("resolution")).unwrap_or("");
+    let Some((width, height)) = resolution
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?)))
+    else {
+        return row(
+            Status::Failed(format!("no resolution in \"{resolution}\"")),
+            None,
+            a,
+        );
+    };
+    let (Some(frames), Some(steps)) = (whole(md("frames")), whole(md("steps"))) else {
+        return row(Status::Failed("no frames or steps".into()), None, a);
+    };
+    let gpus = whole(hw("count")).unwrap_or(1);
+    let ulysses = whole(par("ulysses_degree")).unwrap_or(1);
+    let ring = whole(par("ring_degree")).unwrap_or(1);
+    let cfg = whole(par("cfg_parallel")).unwrap_or(1);
+    if ulysses * ring * cfg != gpus {
+        return row(
+            Status::Failed(format!(
+                "ulysses {ulysses} x ring {ring} x cfg {cfg} is not the {gpus} GPUs"
+            )),
+            None,
+            a,
+        );
+    }
+    a.push("no classifier-free guidance: HunyuanVideo's guidance is distilled into the model (one branch a step)".into());
+    a.push("VAE decoded on one GPU; text encoders and VAE resident on every GPU".into());
+    a.push(
+        "FlashAttention 2: the official HunyuanVideo repository requires flash-attn 2 and xDiT's \
+         USP runs it by default"
+            .into(),
+    );
+    let toml = format!(
+        "name = {}\nkind = \"diffusion\"\n[cluster]\ngpu = \"{}\"\nnodes = 1\ngpus_per_node = 8\n\
+         [model]\npreset = \"{}\"\nattention_kernel = \"flash-attention-2\"\n\
+         [diffusion]\nwidth = {width}\nheight = {height}\nframes = {frames}\nsteps = {steps}\ncfg = {}\n\
+         [parallel]\nulysses = {ulysses}\nring = {ring}\ncfg = {cfg}\n",
+        quote(&c.id),
+        gpu.name,
+        preset.name,
+        cfg > 1,
+    );
+    let path = format!("{file_name}#{}", c.id);
+    let mut r =
+        match Scenario::parse(Path::new(&path), toml.clone(), &[]).and_then(|s| crate::run(&s)) {
+            Ok(out) => {
+                let predicted = out.report["latency_s"].as_f64();
+                row(
+                    Status::Compared,
+                    predicted,
+                    with_report_notes(a, &out.report),
+                )
+            }
+            Err(e) => row(Status::Failed(e.message), None, a),
+        };
+    r.scenario = Some(toml);
+    r
 }
 
 fn training_rows(c: &Case, file_name: &str, metric: TrainingMetric, row: &RowFn) -> Vec<Row> {

@@ -17,6 +17,20 @@ pub enum IntraLinkKind {
     Pcie,
 }
 
+/// The GPU's architecture: kernels written for one (FlashAttention 3 for Hopper) run on it alone,
+/// and a kernel's achieved fraction of peak depends on it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Architecture {
+    Volta,
+    Turing,
+    Ampere,
+    AdaLovelace,
+    Hopper,
+    Blackwell,
+    Cdna2,
+    Cdna3,
+}
+
 /// Datasheet figures of one GPU model.
 #[derive(Clone, Debug)]
 pub struct GpuSpec {
@@ -25,6 +39,7 @@ pub struct GpuSpec {
     /// Other names users type; matched case-insensitively, like `name`.
     pub aliases: &'static [&'static str],
     pub vendor: &'static str,
+    pub architecture: Architecture,
     /// Dense peak FLOP/s (or OP/s for integers) by format; `None` where the hardware lacks it.
     pub peak_fp32: f64,
     pub peak_tf32: Option<f64>,
@@ -91,6 +106,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "V100-SXM2-32GB",
         aliases: &["V100", "V100-32GB", "V100-SXM2", "Tesla V100-SXM2-32GB"],
         vendor: "NVIDIA",
+        architecture: Architecture::Volta,
         peak_fp32: 15.7 * TFLOPS,
         peak_tf32: None,
         peak_bf16: None,
@@ -118,6 +134,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "T4",
         aliases: &["Tesla T4", "NVIDIA T4", "T4-16GB"],
         vendor: "NVIDIA",
+        architecture: Architecture::Turing,
         peak_fp32: 8.1 * TFLOPS,
         peak_tf32: None,
         peak_bf16: None,
@@ -142,6 +159,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "A100-SXM4-40GB",
         aliases: &["A100-40GB", "A100-SXM-40GB"],
         vendor: "NVIDIA",
+        architecture: Architecture::Ampere,
         peak_fp32: 19.5 * TFLOPS,
         peak_tf32: Some(156.0 * TFLOPS),
         peak_bf16: Some(312.0 * TFLOPS),
@@ -163,6 +181,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "A100-SXM4-80GB",
         aliases: &["A100-80GB", "A100 80GB", "A100"],
         vendor: "NVIDIA",
+        architecture: Architecture::Ampere,
         peak_fp32: 19.5 * TFLOPS,
         peak_tf32: Some(156.0 * TFLOPS),
         peak_bf16: Some(312.0 * TFLOPS),
@@ -183,6 +202,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "A100-PCIe-80GB",
         aliases: &["A100-PCIe", "A100-80GB-PCIe"],
         vendor: "NVIDIA",
+        architecture: Architecture::Ampere,
         peak_fp32: 19.5 * TFLOPS,
         peak_tf32: Some(156.0 * TFLOPS),
         peak_bf16: Some(312.0 * TFLOPS),
@@ -205,6 +225,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "A40",
         aliases: &["NVIDIA A40", "A40-48GB"],
         vendor: "NVIDIA",
+        architecture: Architecture::Ampere,
         peak_fp32: 37.4 * TFLOPS,
         peak_tf32: Some(74.8 * TFLOPS),
         peak_bf16: Some(149.7 * TFLOPS),
@@ -228,6 +249,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "L4",
         aliases: &["NVIDIA L4", "L4-24GB"],
         vendor: "NVIDIA",
+        architecture: Architecture::AdaLovelace,
         peak_fp32: 30.3 * TFLOPS,
         // The datasheet prints only sparse figures (120*, 242*, 242*, 485*, 485*): halved here.
         peak_tf32: Some(60.0 * TFLOPS),
@@ -250,6 +272,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "L20",
         aliases: &["NVIDIA L20", "L20-48GB"],
         vendor: "NVIDIA",
+        architecture: Architecture::AdaLovelace,
         // UNCERTAIN: NVIDIA publishes no public L20 datasheet. These are the figures of the
         // China-market spec sheet as widely reported (Nov 2023), read as dense: 59.8 FP32 matches
         // 92 SMs x 128 lanes x 2 x 2.52 GHz, and 239 FP8 TFLOPS keeps the card under the Oct 2023
@@ -276,6 +299,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "L40S",
         aliases: &["NVIDIA L40S", "L40S-48GB"],
         vendor: "NVIDIA",
+        architecture: Architecture::AdaLovelace,
         peak_fp32: 91.6 * TFLOPS,
         peak_tf32: Some(183.0 * TFLOPS),
         peak_bf16: Some(362.05 * TFLOPS),
@@ -299,6 +323,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "H100-SXM5-80GB",
         aliases: &["H100-SXM", "H100 SXM", "H100-80GB", "H100"],
         vendor: "NVIDIA",
+        architecture: Architecture::Hopper,
         peak_fp32: 67.0 * TFLOPS,
         peak_tf32: Some(494.7 * TFLOPS),
         peak_bf16: Some(989.4 * TFLOPS),
@@ -319,6 +344,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "H100-PCIe-80GB",
         aliases: &["H100-PCIe", "H100-80GB-PCIe"],
         vendor: "NVIDIA",
+        architecture: Architecture::Hopper,
         peak_fp32: 51.0 * TFLOPS,
         // Datasheet: 756*, 1,513*, 1,513*, 3,026*, 3,026* (with sparsity): halved here.
         peak_tf32: Some(378.0 * TFLOPS),
@@ -345,6 +371,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "H800-SXM5-80GB",
         aliases: &["H800", "H800-SXM", "H800-80GB"],
         vendor: "NVIDIA",
+        architecture: Architecture::Hopper,
         // Same GH100 compute as the H100 SXM apart from FP64 (cut to ~1 TFLOPS); the datasheet
         // prints the H100 SXM sparse figures (989*, 1,979*, 3,958*), halved here.
         peak_fp32: 67.0 * TFLOPS,
@@ -370,6 +397,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "H20-96GB",
         aliases: &["H20", "NVIDIA H20", "H20-SXM"],
         vendor: "NVIDIA",
+        architecture: Architecture::Hopper,
         // UNCERTAIN: NVIDIA publishes no public H20 datasheet. Figures of the China-market spec
         // sheet as widely reported (2024), dense: 148 TFLOPS BF16 and 296 FP8 keep the part under
         // the Oct 2023 export-rule thresholds; measured BF16 GEMMs reach ~142 TFLOPS, so these
@@ -397,6 +425,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "H200-SXM-141GB",
         aliases: &["H200", "H200-SXM", "H200-141GB"],
         vendor: "NVIDIA",
+        architecture: Architecture::Hopper,
         // Same compute as the H100 SXM; the datasheet prints sparse figures (989*, 1,979*,
         // 3,958*), halved here.
         peak_fp32: 67.0 * TFLOPS,
@@ -423,6 +452,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "B200-SXM-180GB",
         aliases: &["B200", "B200-SXM", "B200-180GB", "HGX B200"],
         vendor: "NVIDIA",
+        architecture: Architecture::Blackwell,
         // Per-GPU HGX B200 column; the datasheet prints sparse figures (2.2*, 4.5*, 4.5*, 9*,
         // 9* PFLOPS), halved here. The Blackwell technical brief gives FP32 80 TFLOPS at 1000 W;
         // the datasheet says 75.
@@ -451,6 +481,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "GB200-186GB",
         aliases: &["GB200", "GB200-NVL72", "GB200-GPU"],
         vendor: "NVIDIA",
+        architecture: Architecture::Blackwell,
         // One Blackwell GPU of a GB200 superchip (two GPUs + one Grace CPU), per-GPU GB200
         // NVL72 column; the datasheet prints sparse figures (2.5*, 5*, 5*, 10*, 10* PFLOPS),
         // halved here.
@@ -480,6 +511,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "MI250X",
         aliases: &["AMD MI250X", "Instinct MI250X", "MI250X-128GB"],
         vendor: "AMD",
+        architecture: Architecture::Cdna2,
         // One OAM module, i.e. both GCDs (the OS shows each GCD as its own GPU with half of
         // everything below). FP32 is the matrix (and packed-FP32) peak, 95.7 TFLOPS, which is what
         // FP32 GEMMs get; plain vector FP32 is 47.9. CDNA2 has no TF32/XF32 and no FP8.
@@ -511,6 +543,7 @@ static CATALOG: &[GpuSpec] = &[
         name: "MI300X",
         aliases: &["AMD MI300X", "Instinct MI300X", "MI300X-192GB"],
         vendor: "AMD",
+        architecture: Architecture::Cdna3,
         // Dense figures (the datasheet gives sparse ones separately). Vector and matrix FP32
         // are both 163.4; AMD's datasheet gives a TF32 matrix figure, used here.
         peak_fp32: 163.4 * TFLOPS,

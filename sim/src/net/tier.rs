@@ -1,7 +1,10 @@
 //! The two network tiers behind one seam: price a phase of concurrent transfers on a topology.
 //!
-//! - Analytical: each transfer takes its route's latency plus its bytes over the slowest link of
-//!   its route, as if it were alone. No contention: fast, and exact when transfers share no link.
+//! - Analytical: each transfer takes its route's latency plus the time the busiest link of its
+//!   route needs to carry every byte crossing it in the phase (a link's capacity shared evenly
+//!   over the whole phase, no rates that change as transfers finish). Alone on its links, a
+//!   transfer takes its bytes over the slowest link: exact when transfers share no link, and a
+//!   GPU's own port bounds an all-to-all as it should.
 //! - Flow: the transfers share every link max-min fairly (`flow::FlowModel`). A phase that runs
 //!   once runs on the engine: each transfer starts moving bytes after its route's latency, and
 //!   rates are recomputed as transfers start and finish. A phase that repeats is a pipelined
@@ -16,6 +19,7 @@ use super::flow::FlowModel;
 use super::topology::{LinkKind, Topology};
 use crate::engine::{EventId, Process, Scheduler, SimTime, Simulation};
 use petgraph::graph::{EdgeIndex, NodeIndex};
+use std::collections::HashMap;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Tier {
@@ -92,25 +96,29 @@ pub fn capacities(topo: &Topology, efficiency: &Efficiency, scale: Option<f64>) 
 /// Prices one phase. `steady` marks a phase repeated back to back (see the module docs).
 pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed], steady: bool) -> PhaseCost {
     match tier {
-        Tier::Analytical => PhaseCost {
-            seconds: transfers
-                .iter()
-                .map(|t| {
-                    let bottleneck = t
-                        .links
-                        .iter()
-                        .map(|e| capacity[e.index()])
-                        .fold(f64::INFINITY, f64::min);
-                    let transfer = if t.links.is_empty() {
-                        0.0
-                    } else {
-                        t.bytes / bottleneck
-                    };
-                    t.latency + transfer
-                })
-                .fold(0.0, f64::max),
-            peak_load: 0.0,
-        },
+        Tier::Analytical => {
+            // The bytes every link carries in this phase.
+            let mut load: HashMap<EdgeIndex, f64> = HashMap::new();
+            for t in transfers {
+                for &e in &t.links {
+                    *load.entry(e).or_insert(0.0) += t.bytes;
+                }
+            }
+            PhaseCost {
+                seconds: transfers
+                    .iter()
+                    .map(|t| {
+                        let drain = t
+                            .links
+                            .iter()
+                            .map(|e| load[e] / capacity[e.index()])
+                            .fold(0.0, f64::max);
+                        t.latency + drain
+                    })
+                    .fold(0.0, f64::max),
+                peak_load: 0.0,
+            }
+        }
         Tier::Flow if steady => steady_phase(capacity, transfers),
         Tier::Flow => flow_phase(capacity, transfers),
     }
@@ -277,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn the_flow_tier_sees_contention_the_analytical_tier_does_not() {
+    fn both_tiers_see_a_shared_link() {
         let topo = Topology::build(&TopologySpec::new(1, 8)).unwrap();
         let cap = capacities(&topo, &Efficiency::DEFAULT, None);
         // Seven GPUs send to GPU 0 at once: they share its NVSwitch downlink.
@@ -290,8 +298,13 @@ mod tests {
             (steady.seconds - f.seconds).abs() < 1e-12,
             "equal flows: steady and dynamic agree"
         );
+        // Equal flows through one link: the analytical tier's even share of the link over the
+        // phase is exactly max-min fairness, seven times one sender alone.
         let ratio = (f.seconds - t[0].latency) / (a.seconds - t[0].latency);
-        assert!((ratio - 7.0).abs() < 1e-6, "{ratio}");
+        assert!((ratio - 1.0).abs() < 1e-6, "{ratio}");
+        let alone = price(Tier::Analytical, &cap, &t[..1], false);
+        let slower = (a.seconds - t[0].latency) / (alone.seconds - t[0].latency);
+        assert!((slower - 7.0).abs() < 1e-6, "{slower}");
         assert!((f.peak_load - 1.0).abs() < 1e-9);
     }
 }

@@ -6,6 +6,7 @@
 //! by the workloads; they report semantic errors at the key's place through [`Scenario::error_at`].
 
 pub mod cluster;
+pub mod diffusion;
 pub mod error;
 pub mod expect;
 pub mod model;
@@ -49,7 +50,7 @@ impl Kind {
 }
 
 /// Kinds this build can simulate.
-pub const SUPPORTED_KINDS: &[Kind] = &[Kind::Training, Kind::Serving];
+pub const SUPPORTED_KINDS: &[Kind] = &[Kind::Training, Kind::Serving, Kind::Diffusion];
 
 /// `[sim]`: how the simulator itself runs.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -85,6 +86,7 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub sim: SimSection,
     pub serving: Option<serving::ServingSection>,
+    pub diffusion: Option<diffusion::DiffusionSection>,
     pub workload: Option<serving::WorkloadSection>,
     pub slo: Option<serving::SloSection>,
     #[serde(default)]

@@ -26,6 +26,17 @@ pub struct ParallelSection {
     /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
     /// communication overlap does) instead of blocking the compute stream.
     pub tp_comm_overlap: Option<bool>,
+    /// Diffusion: Ulysses sequence-parallel degree (all-to-all of heads and tokens).
+    pub ulysses: Option<u32>,
+    /// Diffusion: ring-attention degree (keys and values passed around a ring).
+    pub ring: Option<u32>,
+    /// Diffusion: PipeFusion stages (layers split over GPUs, the latent in patches).
+    pub pipefusion: Option<u32>,
+    /// Diffusion: patches of the latent PipeFusion pipelines (default: the stage count).
+    pub pipefusion_patches: Option<u32>,
+    /// Diffusion: classifier-free-guidance parallel degree (1, or 2: each branch on its own
+    /// GPUs).
+    pub cfg: Option<u32>,
 }
 
 /// The optimizer whose states the memory model counts.

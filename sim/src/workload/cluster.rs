@@ -109,7 +109,10 @@ pub fn network_tier(s: &Scenario, assumptions: &mut Vec<String>) -> Tier {
         Some(NetworkTier::Flow) => Tier::Flow,
         Some(NetworkTier::Analytical) => Tier::Analytical,
         None => {
-            assumptions.push("analytical network tier (no contention)".into());
+            assumptions.push(
+                "analytical network tier (links shared evenly within a phase, no dynamic rates)"
+                    .into(),
+            );
             Tier::Analytical
         }
     }
@@ -281,6 +284,33 @@ fn wire(
 
     let tier = tier.unwrap_or_else(|| network_tier(s, assumptions));
     build(s, gpu, (nodes, fabric), tier, "cluster.inter_node")
+}
+
+/// Applies `[model] attention_kernel` to `compute` (see `hw::attention_kernel`), recording the
+/// figure used; a kernel without a figure for the GPU is an error at the key.
+pub fn apply_attention_kernel(
+    s: &Scenario,
+    compute: &mut crate::hw::ComputeModel,
+    assumptions: &mut Vec<String>,
+) -> Result<(), ScenarioError> {
+    let Some(kernel) = s.file.model.attention_kernel else {
+        return Ok(());
+    };
+    match kernel.apply(compute) {
+        Some(source) => {
+            assumptions.push(source.to_string());
+            Ok(())
+        }
+        None => Err(s
+            .error_at(
+                "model.attention_kernel",
+                format!("no figure for {} on {}", kernel.name(), compute.gpu.name),
+            )
+            .with_help(
+                "flash-attention-2 has figures for Ampere and Hopper GPUs, flash-attention-3 for \
+                 Hopper (it runs there only); remove the key to use the roofline's default",
+            )),
+    }
 }
 
 /// A calibration profile as the scenario named it.

@@ -2,5 +2,6 @@
 //! collectives over groups of ranks). Workloads never see link speeds; the pricing layers do.
 
 pub mod cluster;
+pub mod diffusion;
 pub mod serving;
 pub mod training;

@@ -627,11 +627,12 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             }
             tier = cluster.tier;
             let profile = cluster::resolve_profile(s, g, model.dtype, &mut assumptions)?;
-            let compute = match &profile {
+            let mut compute = match &profile {
                 Some(p) => ComputeModel::with_profile(g, p.profile.clone())
                     .map_err(|e| s.error_at("cluster.profile", e))?,
                 None => ComputeModel::new(g),
             };
+            cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
             profile_name = profile.map(|p| p.name);
             let kind = ReplicaKind::new(
                 g,
@@ -661,6 +662,9 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             }
             if f.cluster.profile.is_some() {
                 return refuse("cluster.profile", "a calibration profile (one GPU's)");
+            }
+            if f.model.attention_kernel.is_some() {
+                return refuse("model.attention_kernel", "model.attention_kernel");
             }
             if serving.replicas.is_some() {
                 return refuse("serving.replicas", "serving.replicas");

@@ -180,12 +180,17 @@ pub fn compute_fidelity(graph: &Graph) -> String {
 }
 
 pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
-    let setup = setup::resolve(scenario)?;
-    let compute = match &setup.profile {
+    let mut setup = setup::resolve(scenario)?;
+    let mut compute = match &setup.profile {
         Some(p) => ComputeModel::with_profile(setup.gpu, p.profile.clone())
             .expect("the set-up checked that the profile was measured on the cluster's GPU"),
         None => ComputeModel::new(setup.gpu),
     };
+    crate::workload::cluster::apply_attention_kernel(
+        scenario,
+        &mut compute,
+        &mut setup.assumptions,
+    )?;
     let (graph, stages) = step::StepBuilder::new(&setup, &compute).build();
     let (timeline, stats) = execute(&graph);
     let iteration = timeline.makespan().as_secs_f64();

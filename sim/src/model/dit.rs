@@ -1,0 +1,148 @@
+//! Video diffusion transformers (DiT): the denoiser's blocks, the latent the VAE makes of a
+//! video, and the text encoder and VAE decoder priced as stages of their own.
+//!
+//! A video of `frames` x `height` x `width` pixels becomes a latent of
+//! `(frames - 1) / temporal + 1` x `height / spatial` x `width / spatial` (a causal VAE keeps the
+//! first frame apart), cut into patches of `patch` (t, h, w): one token each. Blocks come in
+//! three kinds:
+//! - dual-stream (MM-DiT, HunyuanVideo's double blocks): video and text tokens keep weights of
+//!   their own but attend jointly over both;
+//! - single-stream (HunyuanVideo's single blocks, CogVideoX's expert blocks): video and text
+//!   tokens concatenated through one set of weights;
+//! - cross-attention (Wan, Open-Sora, Step-Video): self-attention over the video tokens, then
+//!   cross-attention from them to the text tokens.
+//!
+//! Open-Sora's blocks attend over space and time apart (`factorised_attention`): each block
+//! is a spatial attention within every frame plus a temporal attention along every position.
+//! Units: counts, bytes, FLOPs. Deliberately ignored: timestep and modulation embeddings (a few
+//! small GEMMs a step), rotary embeddings, and the scheduler's own arithmetic.
+
+/// The VAE's compression and its decoder's convolutions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Vae {
+    /// Frames per latent frame (after the first).
+    pub temporal: u32,
+    /// Pixels per latent pixel, along height and along width.
+    pub spatial: u32,
+    pub latent_channels: u32,
+    /// Decoder channels from the full-resolution level down (e.g. [128, 256, 512, 512]); each
+    /// level below the first halves height and width.
+    pub decoder_channels: &'static [u32],
+    /// The levels (full resolution first) that the decoder reaches by an up-step doubling the
+    /// frames: a level sees the output's frames halved once for every such level above it (the
+    /// first included). Empty for a 2-D decoder, which runs on every frame.
+    pub time_doubling_levels: &'static [u32],
+    /// The VAE encodes the video in chunks: (frames a chunk, latent frames it becomes), instead
+    /// of keeping the first frame apart and compressing the rest `temporal` times.
+    pub chunks: Option<(u32, u32)>,
+    /// Residual blocks per level in the decoder (two convolutions each).
+    pub blocks_per_level: u32,
+    /// 3-D convolutions (3 x 3 x 3); false: 2-D convolutions per frame (3 x 3).
+    pub conv3d: bool,
+    pub params: u64,
+}
+
+/// The text encoder(s), run once per video (twice with classifier-free guidance).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextEncoder {
+    pub name: &'static str,
+    pub params: u64,
+    /// Tokens it encodes.
+    pub tokens: u32,
+}
+
+/// A video diffusion transformer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VideoDit {
+    pub name: &'static str,
+    pub hidden: u32,
+    pub heads: u32,
+    pub head_dim: u32,
+    pub dual_stream_blocks: u32,
+    pub single_stream_blocks: u32,
+    pub cross_attention_blocks: u32,
+    /// MLP intermediate width.
+    pub ffn: u32,
+    /// A gated MLP (three matrices) instead of two.
+    pub gated_mlp: bool,
+    /// Spatial and temporal attention apart instead of full 3-D attention.
+    pub factorised_attention: bool,
+    /// Text tokens the blocks see (joint attention or cross-attention keys).
+    pub text_tokens: u32,
+    /// Width of the text features the blocks receive.
+    pub text_dim: u32,
+    /// Latent frames, height and width per token.
+    pub patch: (u32, u32, u32),
+    pub vae: Vae,
+    pub text_encoders: &'static [TextEncoder],
+    /// The denoiser's parameters as published.
+    pub params: u64,
+    /// Where the shapes come from.
+    pub source: &'static str,
+}
+
+/// A video's size in pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Video {
+    pub width: u32,
+    pub height: u32,
+    pub frames: u32,
+}
+
+impl VideoDit {
+    /// The latent of `v`: frames, height and width (a causal VAE keeps the first frame apart; a
+    /// chunked one makes each whole chunk a few latent frames; a size that does not divide is
+    /// padded up).
+    pub fn latent(&self, v: Video) -> (u32, u32, u32) {
+        let s = self.vae.spatial;
+        let frames = match self.vae.chunks {
+            Some((chunk, latent)) => (v.frames / chunk * latent).max(latent),
+            None => (v.frames.max(1) - 1).div_ceil(self.vae.temporal) + 1,
+        };
+        (frames, v.height.div_ceil(s), v.width.div_ceil(s))
+    }
+
+    /// Tokens of `v` along frames, height and width (patches of the latent, padded up).
+    pub fn token_grid(&self, v: Video) -> (u64, u64, u64) {
+        let (f, h, w) = self.latent(v);
+        let (pt, ph, pw) = self.patch;
+        (
+            f.div_ceil(pt) as u64,
+            h.div_ceil(ph) as u64,
+            w.div_ceil(pw) as u64,
+        )
+    }
+
+    /// Video tokens of `v`.
+    pub fn tokens(&self, v: Video) -> u64 {
+        let (f, h, w) = self.token_grid(v);
+        f * h * w
+    }
+
+    pub fn blocks(&self) -> u32 {
+        self.dual_stream_blocks + self.single_stream_blocks + self.cross_attention_blocks
+    }
+
+    /// Width of the attention's queries (heads x head_dim).
+    pub fn attention_width(&self) -> u64 {
+        self.heads as u64 * self.head_dim as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::dit_preset;
+    use super::*;
+
+    #[test]
+    fn hunyuanvideo_720p_is_118800_tokens() {
+        let m = dit_preset::find("hunyuanvideo").expect("a preset");
+        let v = Video {
+            width: 1280,
+            height: 720,
+            frames: 129,
+        };
+        assert_eq!(m.latent(v), (33, 90, 160));
+        assert_eq!(m.tokens(v), 33 * 45 * 80);
+    }
+}

@@ -1,0 +1,654 @@
+//! The operations of one video on one GPU (rank 0 of `layout`), as a dependency graph on a
+//! compute stream and a communication stream: the text encoders, every denoising step's blocks
+//! with their collectives, and the VAE decoder.
+//!
+//! Per block and stream of tokens: the QKV projection, a Ulysses all-to-all of queries, keys
+//! and values (heads for tokens) and one of the attention's output back, fused attention (with
+//! Ring, in `ring` chunks of keys and values, each chunk's send to the next ring rank on the
+//! communication stream overlapping the previous chunk's attention), the output projection,
+//! the MLP, two norms, the adaptive-norm modulations and residual adds, and with `tp > 1` an
+//! all-reduce after the output projection and after the MLP. Dual-stream blocks run the text
+//! tokens through weights of their own and attend jointly; cross-attention blocks add queries
+//! from the video, keys and values from the text, and an attention over them (no all-to-all:
+//! the text is whole on every GPU). Factorised attention (Open-Sora) is a spatial attention
+//! within each frame and a temporal one along each position.
+//!
+//! PipeFusion (`pipefusion` stages, `patches` patches): the GPU holds its stage's blocks and runs
+//! them patch by patch, each patch's queries against the whole sequence's keys and values (the
+//! other patches' from the previous step: stale), sending each patch's activations to the next
+//! stage on the communication stream. Warm-up steps run synchronously: the stage waits for the
+//! rest of the pipeline to finish the step. The first pipelined step fills the pipeline; later
+//! steps stall only when there are fewer patches than stages.
+//!
+//! Units: seconds, bytes, FLOPs. Ignored: timestep embeddings, rotary embeddings, the
+//! scheduler's update of the latent, CUDA launch gaps between blocks.
+
+use super::layout::{Dim, Layout};
+use crate::collective::cost::{Collective, Options, cost};
+use crate::collective::{Algorithm, CollectiveOp, Group};
+use crate::engine::SimTime;
+use crate::exec::{Graph, LaneId, Op, OpId, OpKind};
+use crate::hw::{ComputeModel, Dtype, ElementwiseOp, Kernel};
+use crate::model::dit::{Video, VideoDit};
+use crate::net::Topology;
+use crate::net::tier::Tier;
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// The network a video's GPUs sit on.
+pub struct Network {
+    pub topology: Topology,
+    pub tier: Tier,
+    pub nvls: bool,
+}
+
+/// Where each part of the video's operations lies in the graph (ranges of op ids).
+#[derive(Clone, Debug, Default)]
+pub struct Parts {
+    pub text_encode: std::ops::Range<usize>,
+    pub denoise: std::ops::Range<usize>,
+    pub vae: std::ops::Range<usize>,
+    /// Model FLOPs of one denoising step on this GPU.
+    pub step_flops: f64,
+}
+
+/// What the builder knows.
+pub struct Video3<'a> {
+    pub model: &'a VideoDit,
+    pub video: Video,
+    pub steps: u32,
+    pub guidance: bool,
+    pub warmup_steps: u32,
+    pub vae_parallel: bool,
+}
+
+struct Builder<'a> {
+    graph: Graph,
+    compute: LaneId,
+    comm: LaneId,
+    /// The last operation of the compute stream's chain.
+    last: Option<OpId>,
+    model: &'a ComputeModel,
+    net: &'a Network,
+    layout: Layout,
+    act: Dtype,
+    priced: HashMap<(Dim, CollectiveOp, u64), f64>,
+    flops: f64,
+    /// Operations the next one on the compute stream's chain also waits for.
+    pending: Vec<OpId>,
+}
+
+impl Builder<'_> {
+    fn op(
+        &mut self,
+        lane: LaneId,
+        op: (Cow<'static, str>, OpKind),
+        cost: (f64, f64, f64),
+        deps: &[OpId],
+    ) -> OpId {
+        let (seconds, flops, bytes) = cost;
+        self.graph.add(
+            Op {
+                name: op.0,
+                lane,
+                kind: op.1,
+                duration: SimTime::from_secs_f64(seconds),
+                flops,
+                bytes,
+                tier: if op.1 == OpKind::Communication {
+                    self.net.tier.name()
+                } else {
+                    "roofline"
+                },
+                layer: None,
+                micro_batch: None,
+                model_flops: op.1 == OpKind::Compute,
+            },
+            deps,
+        )
+    }
+
+    /// What the next operation of the chain waits for: the last one, and any pending.
+    fn chain(&mut self) -> Vec<OpId> {
+        let mut deps: Vec<OpId> = self.last.into_iter().collect();
+        deps.append(&mut self.pending);
+        deps
+    }
+
+    /// A kernel on the compute stream after everything before it there.
+    fn kernel(&mut self, name: &'static str, k: Kernel) -> OpId {
+        let c = self
+            .model
+            .cost(&k)
+            .expect("the set-up checked that the GPU computes in the model's format");
+        self.flops += c.flops;
+        let deps = self.chain();
+        let kind = match k {
+            Kernel::Memory { .. } | Kernel::Elementwise { .. } => OpKind::Memory,
+            _ => OpKind::Compute,
+        };
+        let id = self.op(
+            self.compute,
+            (Cow::Borrowed(name), kind),
+            (c.seconds, c.flops, c.bytes),
+            &deps,
+        );
+        self.last = Some(id);
+        id
+    }
+
+    fn gemm(&mut self, name: &'static str, m: u64, n: u64, k: u64) -> OpId {
+        self.kernel(
+            name,
+            Kernel::Gemm {
+                m,
+                n,
+                k,
+                batch: 1,
+                dtype: self.act,
+            },
+        )
+    }
+
+    fn elementwise(&mut self, name: &'static str, op: ElementwiseOp, elements: u64, passes: f64) {
+        self.kernel(
+            name,
+            Kernel::Elementwise {
+                op,
+                backward: false,
+                bytes: elements as f64 * self.act.bytes() * passes,
+                flops: 4.0 * elements as f64,
+            },
+        );
+    }
+
+    fn attention(
+        &mut self,
+        name: &'static str,
+        batch_heads: u64,
+        q: u64,
+        kv: u64,
+        head_dim: u64,
+    ) -> OpId {
+        self.kernel(
+            name,
+            Kernel::Attention {
+                batch_heads,
+                q_len: q,
+                kv_len: kv,
+                head_dim,
+                causal: false,
+                backward: false,
+                dtype: self.act,
+            },
+        )
+    }
+
+    fn collective_seconds(&mut self, dim: Dim, op: CollectiveOp, bytes: f64) -> f64 {
+        let key = (dim, op, bytes.to_bits());
+        if let Some(&s) = self.priced.get(&key) {
+            return s;
+        }
+        let ranks = match (dim, op) {
+            (_, CollectiveOp::SendRecv) => self.layout.group(dim)[..2].to_vec(),
+            _ => self.layout.group(dim),
+        };
+        let c = Collective {
+            op,
+            algorithm: Algorithm::Auto,
+            group: Group::new(ranks, self.net.topology.gpus_per_node),
+            bytes,
+            compression: None,
+        };
+        let mut options = Options::new(self.net.tier);
+        options.nvls_available = self.net.nvls;
+        let s = cost(&self.net.topology, &c, &options)
+            .expect("a video's groups are ranks of its cluster")
+            .seconds;
+        self.priced.insert(key, s);
+        s
+    }
+
+    /// A collective the compute stream waits for.
+    fn blocking(&mut self, name: &'static str, dim: Dim, op: CollectiveOp, bytes: f64) {
+        let s = self.collective_seconds(dim, op, bytes);
+        let deps = self.chain();
+        let id = self.op(
+            self.comm,
+            (Cow::Borrowed(name), OpKind::Communication),
+            (s, 0.0, bytes),
+            &deps,
+        );
+        self.last = Some(id);
+    }
+
+    /// An idle wait of the compute stream (other pipeline stages at work).
+    fn wait(&mut self, name: &'static str, seconds: f64) {
+        let deps = self.chain();
+        let id = self.op(
+            self.comm,
+            (Cow::Borrowed(name), OpKind::Communication),
+            (seconds, 0.0, 0.0),
+            &deps,
+        );
+        self.last = Some(id);
+    }
+}
+
+/// Token counts of one block's work on this GPU.
+#[derive(Clone, Copy)]
+struct Share {
+    /// Branches (1, or 2 with guidance and no CFG parallelism).
+    batch: u64,
+    /// Video tokens this GPU projects (its sequence share, of its patch).
+    video: u64,
+    /// Text tokens this GPU projects in joint attention.
+    text: u64,
+    /// Query and key lengths of its attention after the Ulysses exchange (per ring chunk for
+    /// keys).
+    queries: u64,
+    keys: u64,
+}
+
+fn self_attention(
+    b: &mut Builder,
+    m: &VideoDit,
+    s: Share,
+    streams: &[u64],
+    axis: Option<Attention3>,
+) {
+    let l = b.layout;
+    let (t, u) = (l.tp as u64, l.ulysses as u64);
+    let a = m.attention_width();
+    let h = m.hidden as u64;
+    let tokens: u64 = streams.iter().sum();
+    for &n in streams {
+        b.gemm("qkv", s.batch * n, 3 * a / t, h);
+    }
+    let act = b.act.bytes();
+    let bytes = |width: u64| (s.batch * tokens * width / t) as f64 * act;
+    if u > 1 {
+        b.blocking(
+            "ulysses_all_to_all_qkv",
+            Dim::Ulysses,
+            CollectiveOp::AllToAll,
+            bytes(3 * a),
+        );
+    }
+    let heads = (m.heads as u64 / (t * u)).max(1);
+    let hd = m.head_dim as u64;
+    match axis {
+        Some(Attention3::Spatial(per_frame, frames)) => {
+            b.attention(
+                "spatial_attention",
+                s.batch * heads * frames,
+                per_frame,
+                per_frame,
+                hd,
+            );
+        }
+        Some(Attention3::Temporal(per_frame, frames)) => {
+            b.attention(
+                "temporal_attention",
+                s.batch * heads * per_frame,
+                frames,
+                frames,
+                hd,
+            );
+        }
+        None if l.ring > 1 => {
+            // Keys and values pass around the ring, chunk by chunk: chunk i + 1 arrives with a
+            // send that overlaps the attention over chunk i.
+            let kv_bytes = (2 * s.batch * heads * s.keys * hd) as f64 * b.act.bytes();
+            let send = b.collective_seconds(Dim::Ring, CollectiveOp::SendRecv, kv_bytes);
+            let mut arriving: Option<OpId> = None;
+            for i in 0..l.ring {
+                let ready = arriving.take();
+                if i + 1 < l.ring {
+                    let deps: Vec<OpId> = ready.or(b.last).into_iter().collect();
+                    let name = (Cow::Borrowed("ring_kv_send"), OpKind::Communication);
+                    arriving = Some(b.op(b.comm, name, (send, 0.0, kv_bytes), &deps));
+                }
+                b.pending.extend(ready);
+                b.attention("attention", s.batch * heads, s.queries, s.keys, hd);
+            }
+        }
+        None => {
+            b.attention("attention", s.batch * heads, s.queries, s.keys, hd);
+        }
+    }
+    if u > 1 {
+        b.blocking(
+            "ulysses_all_to_all_out",
+            Dim::Ulysses,
+            CollectiveOp::AllToAll,
+            bytes(a),
+        );
+    }
+    for &n in streams {
+        b.gemm("attention_out", s.batch * n, h, a / t);
+        if t > 1 {
+            b.blocking(
+                "tp_all_reduce",
+                Dim::Tensor,
+                CollectiveOp::AllReduce,
+                (s.batch * n * h) as f64 * b.act.bytes(),
+            );
+        }
+    }
+}
+
+fn mlp(b: &mut Builder, m: &VideoDit, batch: u64, n: u64) {
+    let t = b.layout.tp as u64;
+    let h = m.hidden as u64;
+    let f = m.ffn as u64 / t;
+    let (up, op, passes) = if m.gated_mlp {
+        (2 * f, ElementwiseOp::GatedActivation, 3.0)
+    } else {
+        (f, ElementwiseOp::Activation, 2.0)
+    };
+    b.gemm("mlp_up", batch * n, up, h);
+    b.elementwise("activation", op, batch * n * f, passes);
+    b.gemm("mlp_down", batch * n, h, f);
+    if t > 1 {
+        b.blocking(
+            "tp_all_reduce",
+            Dim::Tensor,
+            CollectiveOp::AllReduce,
+            (batch * n * h) as f64 * b.act.bytes(),
+        );
+    }
+    // Two norms, two modulations and two residual adds of the stream.
+    b.elementwise("norm", ElementwiseOp::Norm, batch * n * h, 2.0);
+    b.elementwise(
+        "modulate_residual",
+        ElementwiseOp::Add,
+        2 * batch * n * h,
+        3.0,
+    );
+}
+
+/// One block of `kind` on `s`.
+fn block(b: &mut Builder, m: &VideoDit, kind: BlockKind, s: Share, factorised: Option<(u64, u64)>) {
+    match kind {
+        BlockKind::Dual => {
+            self_attention(b, m, s, &[s.video, s.text], None);
+            mlp(b, m, s.batch, s.video);
+            mlp(b, m, s.batch, s.text);
+        }
+        BlockKind::Single => {
+            self_attention(b, m, s, &[s.video + s.text], None);
+            mlp(b, m, s.batch, s.video + s.text);
+        }
+        BlockKind::Cross if factorised.is_some() => {
+            // A spatial block and a temporal block, each whole (Open-Sora's STDiT).
+            let (per_frame, frames) = factorised.expect("checked above");
+            cross_block(b, m, s, Some(Attention3::Spatial(per_frame, frames)));
+            cross_block(b, m, s, Some(Attention3::Temporal(per_frame, frames)));
+        }
+        BlockKind::Cross => cross_block(b, m, s, None),
+    }
+}
+
+/// A cross-attention block: self-attention over the video tokens (or one axis of them), then
+/// cross-attention to the text, then the MLP.
+fn cross_block(b: &mut Builder, m: &VideoDit, s: Share, axis: Option<Attention3>) {
+    self_attention(b, m, s, &[s.video], axis);
+    let t = b.layout.tp as u64;
+    let a = m.attention_width();
+    let h = m.hidden as u64;
+    let text = m.text_tokens as u64;
+    b.gemm("cross_q", s.batch * s.video, a / t, h);
+    b.gemm("cross_kv", s.batch * text, 2 * a / t, m.text_dim as u64);
+    let heads = (m.heads as u64 / t).max(1);
+    b.attention(
+        "cross_attention",
+        s.batch * heads,
+        s.video,
+        text,
+        m.head_dim as u64,
+    );
+    b.gemm("cross_out", s.batch * s.video, h, a / t);
+    if t > 1 {
+        b.blocking(
+            "tp_all_reduce",
+            Dim::Tensor,
+            CollectiveOp::AllReduce,
+            (s.batch * s.video * h) as f64 * b.act.bytes(),
+        );
+    }
+    mlp(b, m, s.batch, s.video);
+}
+
+/// One axis of a factorised attention: (tokens a frame, frames).
+#[derive(Clone, Copy)]
+enum Attention3 {
+    Spatial(u64, u64),
+    Temporal(u64, u64),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    Dual,
+    Single,
+    Cross,
+}
+
+/// This GPU's blocks (its PipeFusion stage's share: the first stage's, the largest).
+fn stage_blocks(m: &VideoDit, stages: u32) -> Vec<BlockKind> {
+    let all: Vec<BlockKind> = std::iter::repeat_n(BlockKind::Dual, m.dual_stream_blocks as usize)
+        .chain(std::iter::repeat_n(
+            BlockKind::Single,
+            m.single_stream_blocks as usize,
+        ))
+        .chain(std::iter::repeat_n(
+            BlockKind::Cross,
+            m.cross_attention_blocks as usize,
+        ))
+        .collect();
+    let per = all.len().div_ceil(stages as usize);
+    all.into_iter().take(per).collect()
+}
+
+/// The graph of one video on rank 0, and where its parts lie.
+pub fn build(
+    v: &Video3,
+    layout: Layout,
+    compute: &ComputeModel,
+    net: &Network,
+    act: Dtype,
+) -> (Graph, Parts) {
+    let mut graph = Graph::new();
+    let compute_lane = graph.add_lane("compute", "GPU 0");
+    let comm = graph.add_lane("communication", "GPU 0");
+    let mut b = Builder {
+        graph,
+        compute: compute_lane,
+        comm,
+        last: None,
+        model: compute,
+        net,
+        layout,
+        act,
+        priced: HashMap::new(),
+        flops: 0.0,
+        pending: Vec::new(),
+    };
+    let m = v.model;
+    let mut parts = Parts::default();
+    let branches: u64 = if v.guidance { 2 } else { 1 };
+
+    // Text encoders: the prompt, and the negative prompt with guidance.
+    for enc in m.text_encoders {
+        let tokens = enc.tokens as u64 * branches;
+        b.gemm("text_encoder", tokens, (enc.params / 4096).max(1), 4096);
+    }
+    parts.text_encode = 0..b.graph.ops.len();
+
+    // Denoising.
+    let start = b.graph.ops.len();
+    let batch = (branches / layout.cfg as u64).max(1);
+    let sp = layout.sp() as u64;
+    let video = m.tokens(v.video);
+    let text = m.text_tokens as u64;
+    let joint = match (m.dual_stream_blocks + m.single_stream_blocks) > 0 {
+        true => text,
+        false => 0,
+    };
+    let (tf, th, tw) = m.token_grid(v.video);
+    let factorised = m.factorised_attention.then_some((th * tw, tf));
+    let blocks = stage_blocks(m, layout.pipefusion);
+    let patches = if layout.pipefusion > 1 {
+        layout.patches as u64
+    } else {
+        1
+    };
+    let share = |patches: u64| Share {
+        batch,
+        video: video.div_ceil(sp * patches),
+        text: joint.div_ceil(sp * patches),
+        queries: (video + joint).div_ceil(layout.ring as u64 * patches),
+        keys: (video + joint).div_ceil(layout.ring as u64),
+    };
+    let patch_bytes = |patches: u64| {
+        (batch * video.div_ceil(sp * patches) * m.hidden as u64) as f64 * act.bytes()
+    };
+    let final_layer = |b: &mut Builder, n: u64| {
+        let (pt, ph, pw) = m.patch;
+        b.gemm(
+            "final_layer",
+            batch * n,
+            (pt * ph * pw * m.vae.latent_channels) as u64,
+            m.hidden as u64,
+        );
+    };
+    let p = layout.pipefusion;
+    for step in 0..v.steps {
+        let flops_before = b.flops;
+        let synchronous = p == 1 || step < v.warmup_steps;
+        if synchronous {
+            let stage_start = b.graph.ops.len();
+            for &k in &blocks {
+                block(&mut b, m, k, share(1), factorised);
+            }
+            final_layer(&mut b, share(1).video);
+            if p > 1 {
+                // The rest of the pipeline runs its stages on the whole latent after this one.
+                let stage: f64 = b.graph.ops[stage_start..]
+                    .iter()
+                    .filter(|o| o.lane == compute_lane)
+                    .map(|o| o.duration.as_secs_f64())
+                    .sum();
+                let hop = b.collective_seconds(Dim::Pipe, CollectiveOp::SendRecv, patch_bytes(1));
+                b.wait("pipefusion_wait", (p - 1) as f64 * (stage + hop) + hop);
+            }
+        } else {
+            let mut patch_time = 0.0;
+            for _ in 0..patches {
+                let patch_start = b.graph.ops.len();
+                for &k in &blocks {
+                    block(&mut b, m, k, share(patches), factorised);
+                }
+                patch_time = b.graph.ops[patch_start..]
+                    .iter()
+                    .filter(|o| o.lane == compute_lane)
+                    .map(|o| o.duration.as_secs_f64())
+                    .sum();
+                let bytes = patch_bytes(patches);
+                let s = b.collective_seconds(Dim::Pipe, CollectiveOp::SendRecv, bytes);
+                let deps: Vec<OpId> = b.last.into_iter().collect();
+                b.op(
+                    comm,
+                    (Cow::Borrowed("pipefusion_send"), OpKind::Communication),
+                    (s, 0.0, bytes),
+                    &deps,
+                );
+            }
+            // The first pipelined step fills the pipeline; with fewer patches than stages every
+            // step waits for its first patch to come round.
+            let fill = if step == v.warmup_steps {
+                (p - 1) as f64
+            } else {
+                0.0
+            };
+            let short = (p as f64 - patches as f64).max(0.0);
+            if fill + short > 0.0 {
+                b.wait("pipefusion_wait", (fill + short) * patch_time);
+            }
+        }
+        if layout.cfg > 1 {
+            // The branches' noise predictions meet to form the guided one.
+            let bytes = (video.div_ceil(sp)
+                * (m.patch.0 * m.patch.1 * m.patch.2 * m.vae.latent_channels) as u64)
+                as f64
+                * act.bytes()
+                * layout.cfg as f64;
+            b.blocking("cfg_all_gather", Dim::Cfg, CollectiveOp::AllGather, bytes);
+        }
+        if step == 0 {
+            parts.step_flops = b.flops - flops_before;
+        }
+    }
+    if sp > 1 {
+        let (f, hh, ww) = m.latent(v.video);
+        let bytes =
+            (f as u64 * hh as u64 * ww as u64 * m.vae.latent_channels as u64) as f64 * act.bytes();
+        b.blocking(
+            "latent_all_gather",
+            Dim::Ulysses,
+            CollectiveOp::AllGather,
+            bytes,
+        );
+    }
+    parts.denoise = start..b.graph.ops.len();
+
+    // The VAE decoder, level by level (its share of the tiles with the parallel VAE).
+    let start = b.graph.ops.len();
+    let share_of = if v.vae_parallel {
+        layout.world() as u64
+    } else {
+        1
+    };
+    for (c, voxels, convs) in vae_levels(m, v.video) {
+        let vox = voxels.div_ceil(share_of);
+        let taps: u64 = if m.vae.conv3d { 27 } else { 9 };
+        b.kernel(
+            "vae_conv",
+            Kernel::Gemm {
+                m: vox,
+                n: c,
+                k: c * taps,
+                batch: convs,
+                dtype: act,
+            },
+        );
+        b.elementwise("vae_norm_silu", ElementwiseOp::Norm, vox * c * convs, 4.0);
+    }
+    parts.vae = start..b.graph.ops.len();
+    (b.graph, parts)
+}
+
+/// The VAE decoder's levels, full resolution first: (channels, voxels, convolutions at that
+/// resolution). Each level below the first halves height and width; a level sees the video's
+/// frames halved once for every time-doubling level above it (a 2-D decoder: every frame).
+pub fn vae_levels(m: &VideoDit, v: Video) -> Vec<(u64, u64, u64)> {
+    let vae = &m.vae;
+    let levels = vae.decoder_channels.len();
+    vae.decoder_channels
+        .iter()
+        .enumerate()
+        .map(|(l, &c)| {
+            let halvings = vae
+                .time_doubling_levels
+                .iter()
+                .filter(|&&k| (k as usize) < l)
+                .count();
+            let frames = (v.frames as u64).div_ceil(1 << halvings);
+            let voxels = frames * (v.height as u64 >> l) * (v.width as u64 >> l);
+            // Residual blocks (two convolutions each), and the upsampling convolution that
+            // produces this level from the one below (none below the lowest).
+            let convs = 2 * vae.blocks_per_level as u64 + u64::from(l + 1 < levels);
+            (c as u64, voxels, convs)
+        })
+        .collect()
+}
