@@ -380,8 +380,7 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
             .denoise
             .clone()
             .filter(|&i| graph.ops[i].kind == kind && name.is_none_or(|n| graph.ops[i].name == n))
-            .map(|i| graph.ops[i].duration.as_secs_f64())
-            .sum()
+            .fold(0.0, |a, i| a + graph.ops[i].duration.as_secs_f64())
     };
     let denoise_compute = busy(OpKind::Compute, None) + busy(OpKind::Memory, None);
     let pipeline_wait = busy(OpKind::Communication, Some("pipefusion_wait"));

@@ -1,0 +1,214 @@
+//! Video diffusion: one video on one or more GPUs, its parallelisms, memory and errors.
+
+use clustersim::Scenario;
+use serde_json::Value;
+use std::path::Path;
+
+fn simulate(text: String) -> Result<Value, String> {
+    let s = Scenario::parse(Path::new("video.toml"), text, &[]).map_err(|e| e.to_string())?;
+    clustersim::run(&s)
+        .map(|o| o.report)
+        .map_err(|e| e.to_string())
+}
+
+/// `preset` generating `video` (the [diffusion] body) with `parallel` (the [parallel] body) on
+/// one node of 8 H100.
+fn video(preset: &str, video: &str, parallel: &str) -> Result<Value, String> {
+    simulate(format!(
+        "kind = \"diffusion\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"{preset}\"\n\
+         [diffusion]\n{video}\n[parallel]\n{parallel}\n"
+    ))
+}
+
+const HUNYUAN_720P: &str = "width = 1280\nheight = 720\nframes = 129\nsteps = 10";
+
+fn num(r: &Value, path: &str) -> f64 {
+    path.split('.')
+        .fold(r, |v, k| &v[k])
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} in {r}"))
+}
+
+#[test]
+fn ulysses_divides_the_work_and_its_all_to_alls_grow_in_share() {
+    let run = |u: u32| video("hunyuanvideo", HUNYUAN_720P, &format!("ulysses = {u}")).unwrap();
+    let (one, two, eight) = (run(1), run(2), run(8));
+    assert_eq!(one["video"]["tokens"], 118_800);
+    assert_eq!(num(&one, "breakdown_s.communication"), 0.0);
+    let step = |r: &Value| num(r, "denoise_step_s");
+    // Nearly linear: attention dominates, and every GPU does 1/u of it.
+    assert!(step(&two) < 0.55 * step(&one) && step(&two) > 0.45 * step(&one));
+    assert!(step(&eight) < step(&two) / 3.5);
+    let share = |r: &Value| num(r, "breakdown_s.communication") / num(r, "breakdown_s.denoise");
+    assert!(share(&eight) > share(&two) && share(&two) > 0.0);
+    // The VAE decodes on one GPU unless asked: the same time at any degree.
+    let vae = |r: &Value| num(r, "breakdown_s.vae_decode");
+    assert!((vae(&one) / vae(&eight) - 1.0).abs() < 1e-9);
+    let parallel_vae = video(
+        "hunyuanvideo",
+        &format!("{HUNYUAN_720P}\nvae_parallel = true"),
+        "ulysses = 8",
+    )
+    .unwrap();
+    assert!(
+        num(&parallel_vae, "breakdown_s.vae_decode") < num(&eight, "breakdown_s.vae_decode") / 4.0
+    );
+    // Every GPU of one video: one video at a time on the node; one GPU a video: eight.
+    assert_eq!(eight["parallel"]["videos_at_once"], 1);
+    assert_eq!(one["parallel"]["videos_at_once"], 8);
+}
+
+#[test]
+fn ring_attention_overlaps_its_sends_with_the_attention() {
+    let usp = video("hunyuanvideo", HUNYUAN_720P, "ulysses = 4\nring = 2").unwrap();
+    let ulysses = video("hunyuanvideo", HUNYUAN_720P, "ulysses = 8").unwrap();
+    // Same GPUs, same arithmetic; the ring's sends hide under the attention chunks, so USP is
+    // within a few percent of pure Ulysses.
+    let step = |r: &Value| num(r, "denoise_step_s");
+    assert!((step(&usp) / step(&ulysses) - 1.0).abs() < 0.05);
+    assert!(
+        num(&usp, "breakdown_s.exposed_communication") < num(&usp, "breakdown_s.communication")
+    );
+}
+
+#[test]
+fn cfg_parallel_halves_each_gpus_batch() {
+    let wan = "width = 1280\nheight = 720\nframes = 81\nsteps = 5\ncfg = true";
+    let one_group = video("wan2.1-14b", wan, "ulysses = 4").unwrap();
+    let two_groups = video("wan2.1-14b", wan, "ulysses = 4\ncfg = 2").unwrap();
+    let ratio = num(&two_groups, "denoise_step_s") / num(&one_group, "denoise_step_s");
+    assert!(ratio > 0.45 && ratio < 0.6, "{ratio}");
+    // Guidance off is one branch: half the work of guidance on one group.
+    let off = video(
+        "wan2.1-14b",
+        &wan.replace("cfg = true", "cfg = false"),
+        "ulysses = 4",
+    )
+    .unwrap();
+    let half = num(&off, "denoise_step_s") / num(&one_group, "denoise_step_s");
+    assert!(half > 0.45 && half < 0.55, "{half}");
+}
+
+#[test]
+fn pipefusion_splits_the_blocks_and_pays_a_pipeline_fill() {
+    let cog = "width = 720\nheight = 480\nframes = 49\nsteps = 20\ncfg = true";
+    let alone = video("cogvideox-5b", cog, "").unwrap();
+    let piped = video("cogvideox-5b", cog, "pipefusion = 4").unwrap();
+    let w = |r: &Value| num(r, "memory.weights_bytes_per_gpu");
+    assert!((w(&piped) * 4.0 / w(&alone) - 1.0).abs() < 0.01);
+    assert!(num(&piped, "breakdown_s.pipeline_wait") > 0.0);
+    let speedup = num(&alone, "breakdown_s.denoise") / num(&piped, "breakdown_s.denoise");
+    assert!(speedup > 2.5 && speedup < 4.0, "{speedup}");
+    // Fewer patches than stages: every step waits for its first patch to come round.
+    let short = video(
+        "cogvideox-5b",
+        cog,
+        "pipefusion = 4\npipefusion_patches = 2",
+    )
+    .unwrap();
+    assert!(
+        num(&short, "breakdown_s.pipeline_wait") > 2.0 * num(&piped, "breakdown_s.pipeline_wait")
+    );
+    // The stale keys and values of a stage's blocks take memory.
+    assert!(
+        num(&piped, "memory.denoise_activation_bytes_per_gpu")
+            > num(&alone, "memory.denoise_activation_bytes_per_gpu")
+    );
+}
+
+#[test]
+fn every_preset_runs_and_chunked_vaes_count_their_latent_frames() {
+    for (preset, v) in [
+        ("hunyuanvideo", HUNYUAN_720P),
+        (
+            "cogvideox-2b",
+            "width = 720\nheight = 480\nframes = 49\nsteps = 2",
+        ),
+        (
+            "cogvideox-5b",
+            "width = 720\nheight = 480\nframes = 49\nsteps = 2",
+        ),
+        (
+            "wan2.1-14b",
+            "width = 1280\nheight = 720\nframes = 81\nsteps = 2",
+        ),
+        (
+            "wan2.1-1.3b",
+            "width = 832\nheight = 480\nframes = 81\nsteps = 2",
+        ),
+        (
+            "open-sora-1.2",
+            "width = 1280\nheight = 720\nframes = 102\nsteps = 2",
+        ),
+        (
+            "step-video-t2v",
+            "width = 992\nheight = 544\nframes = 204\nsteps = 2",
+        ),
+        (
+            "consisid",
+            "width = 720\nheight = 480\nframes = 49\nsteps = 2",
+        ),
+    ] {
+        let r = video(preset, v, "").unwrap_or_else(|e| panic!("{preset}: {e}"));
+        assert!(num(&r, "latency_s") > 0.0, "{preset}");
+        assert!(num(&r, "memory.peak_bytes_per_gpu") > num(&r, "memory.weights_bytes_per_gpu"));
+    }
+    // Step-Video's VAE makes 3 latent frames of every 17: 204 frames, 36 latent frames.
+    let step = video(
+        "step-video-t2v",
+        "width = 992\nheight = 544\nframes = 204\nsteps = 1",
+        "",
+    )
+    .unwrap();
+    assert_eq!(step["video"]["latent"][0], 36);
+    // Step-Video (30 B) and its 20 B text encoder do not fit one H100: a result, not an error.
+    assert_eq!(step["memory"]["fits"], false);
+}
+
+#[test]
+fn bad_diffusion_input_names_the_key() {
+    let e = video("hunyuanvideo", HUNYUAN_720P, "ulysses = 16").unwrap_err();
+    assert!(e.contains("24 attention heads"), "{e}");
+    let e = video("hunyuanvideo", HUNYUAN_720P, "cfg = 2").unwrap_err();
+    assert!(e.contains("classifier-free guidance"), "{e}");
+    let e = video("hunyuanvideo", HUNYUAN_720P, "dp = 2").unwrap_err();
+    assert!(e.contains("parallel.dp") && e.contains("diffusion"), "{e}");
+    let e = video("hunyuan", HUNYUAN_720P, "").unwrap_err();
+    assert!(
+        e.contains("unknown video DiT preset") && e.contains("hunyuanvideo"),
+        "{e}"
+    );
+    let e = video("hunyuanvideo", "width = 1280\nheight = 720\nsteps = 10", "").unwrap_err();
+    assert!(e.contains("missing key `frames`"), "{e}");
+    let e = video("hunyuanvideo", HUNYUAN_720P, "ulysses = 8\nring = 2").unwrap_err();
+    assert!(e.contains("needs 16 GPUs"), "{e}");
+    let e = simulate(
+        "kind = \"diffusion\"\n[cluster]\ngpu = \"A100\"\n[model]\npreset = \"hunyuanvideo\"\n\
+         attention_kernel = \"flash-attention-3\"\n[diffusion]\nwidth = 64\nheight = 64\n\
+         frames = 1\nsteps = 1\n"
+            .into(),
+    )
+    .unwrap_err();
+    assert!(e.contains("no figure for flash-attention-3"), "{e}");
+}
+
+#[test]
+fn flash_attention_2_on_hopper_is_slower_than_the_default_roofline() {
+    let text = |kernel: &str| {
+        format!(
+            "kind = \"diffusion\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"hunyuanvideo\"\n\
+             {kernel}\n[diffusion]\n{HUNYUAN_720P}\n"
+        )
+    };
+    let default = simulate(text("")).unwrap();
+    let fa2 = simulate(text("attention_kernel = \"flash-attention-2\"")).unwrap();
+    let fa3 = simulate(text("attention_kernel = \"flash-attention-3\"")).unwrap();
+    let step = |r: &Value| num(r, "denoise_step_s");
+    assert!(step(&fa2) > 1.2 * step(&default));
+    assert!(step(&fa3) < step(&default));
+    assert!(
+        fa2["assumptions"]
+            .to_string()
+            .contains("measured on an H200")
+    );
+}
