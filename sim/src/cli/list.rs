@@ -57,6 +57,33 @@ pub fn models() -> String {
             m.activation.describe(m.gated)
         );
     }
+    let _ = writeln!(
+        out,
+        "\nVideo diffusion transformers (kind = \"diffusion\"):\n{:<16} {:>9} {:>12} {:>7} {:>9} {:>6} {:>8}  VAE (time x space, channels)",
+        "preset", "params", "blocks", "hidden", "heads", "text", "patch"
+    );
+    for m in clustersim::model::dit_preset::all() {
+        let blocks = match (m.dual_stream_blocks, m.single_stream_blocks, m.cross_attention_blocks) {
+            (d, s, 0) if d > 0 => format!("{d}+{s} mm"),
+            (0, s, 0) => format!("{s} joint"),
+            (_, _, c) => format!("{c} cross"),
+        };
+        let _ = writeln!(
+            out,
+            "{:<16} {:>8.2}B {:>12} {:>7} {:>4}x{:<4} {:>6} {:>8}  {}x{}, {}",
+            m.name,
+            m.params as f64 / 1e9,
+            blocks,
+            m.hidden,
+            m.heads,
+            m.head_dim,
+            m.text_tokens,
+            format!("{}x{}x{}", m.patch.0, m.patch.1, m.patch.2),
+            m.vae.temporal,
+            m.vae.spatial,
+            m.vae.latent_channels
+        );
+    }
     out
 }
 
