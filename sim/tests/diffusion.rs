@@ -212,3 +212,66 @@ fn flash_attention_2_on_hopper_is_slower_than_the_default_roofline() {
             .contains("measured on an H200")
     );
 }
+
+/// Wan 2.1 1.3B videos of two sizes served on 16 H100 in groups of 2, by `scheduler`.
+fn served(scheduler: &str, rate: &str) -> Value {
+    simulate(format!(
+        "kind = \"diffusion\"\n[cluster]\ngpu = \"H100\"\nnodes = 2\n[cluster.inter_node]\n\
+         nic_bandwidth = \"400 Gb/s\"\n[model]\npreset = \"wan2.1-1.3b\"\n[diffusion]\nsteps = 20\n\
+         scheduler = \"{scheduler}\"\nvideos = [{{ width = 832, height = 480, frames = 81, share = 3 }}, \
+         {{ width = 1280, height = 720, frames = 81 }}]\n[parallel]\nulysses = 2\n[workload]\n\
+         requests = 200\narrival = \"poisson\"\nrate = \"{rate}\"\n"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn a_queue_of_videos_is_served_by_groups_and_sjf_cuts_the_median() {
+    // About 80% of the groups' capacity: queues form and drain.
+    let fcfs = served("fcfs", "33/min");
+    let sjf = served("sjf", "33/min");
+    for r in [&fcfs, &sjf] {
+        assert_eq!(r["serving"]["completed"], 200);
+        assert_eq!(r["serving"]["groups"], 8);
+        let videos = r["serving"]["videos"].as_array().unwrap();
+        assert_eq!(
+            videos[0]["requests"].as_u64().unwrap() + videos[1]["requests"].as_u64().unwrap(),
+            200
+        );
+        // The 720p video takes longer than the 480p one.
+        assert!(num(&videos[1], "latency_s") > 1.5 * num(&videos[0], "latency_s"));
+        // No video is served faster than its own generation.
+        assert!(num(r, "serving.latency_s.p50") >= num(&videos[0], "latency_s") - 1e-9);
+    }
+    // Same arrivals, same work: the same videos per hour within the tail; a lower median with
+    // shortest job first.
+    assert!(
+        num(&sjf, "serving.latency_s.p50") < num(&fcfs, "serving.latency_s.p50"),
+        "{} {}",
+        sjf["serving"],
+        fcfs["serving"]
+    );
+    assert!(num(&sjf, "serving.latency_s.mean") <= num(&fcfs, "serving.latency_s.mean"));
+    // A light load does not queue.
+    let light = served("fcfs", "1/h");
+    assert!(num(&light, "serving.queueing_s.p99") < 1e-9);
+}
+
+#[test]
+fn a_video_mix_needs_a_workload_and_serving_refuses_token_lengths() {
+    let e = video(
+        "wan2.1-1.3b",
+        "steps = 2\nvideos = [{ width = 832, height = 480, frames = 81 }]",
+        "",
+    )
+    .unwrap_err();
+    assert!(e.contains("needs a [workload]"), "{e}");
+    let e = simulate(
+        "kind = \"diffusion\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"wan2.1-1.3b\"\n\
+         [diffusion]\nsteps = 2\nvideos = [{ width = 832, height = 480, frames = 81 }]\n\
+         [workload]\nrequests = 3\narrival = \"offline\"\nprompt_tokens = 100\n"
+            .into(),
+    )
+    .unwrap_err();
+    assert!(e.contains("does not apply to serving videos"), "{e}");
+}

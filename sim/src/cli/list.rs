@@ -63,7 +63,11 @@ pub fn models() -> String {
         "preset", "params", "blocks", "hidden", "heads", "text", "patch"
     );
     for m in clustersim::model::dit_preset::all() {
-        let blocks = match (m.dual_stream_blocks, m.single_stream_blocks, m.cross_attention_blocks) {
+        let blocks = match (
+            m.dual_stream_blocks,
+            m.single_stream_blocks,
+            m.cross_attention_blocks,
+        ) {
             (d, s, 0) if d > 0 => format!("{d}+{s} mm"),
             (0, s, 0) => format!("{s} joint"),
             (_, _, c) => format!("{c} cross"),

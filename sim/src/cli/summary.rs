@@ -509,16 +509,69 @@ fn render_diffusion(r: &Value) -> String {
             p["videos_at_once"]
         ),
     );
-    row(
-        &mut out,
-        "latency",
-        format!(
-            "{} a video, {} a denoising step, {:.1} videos/hour",
-            seconds(num(r, "latency_s")),
-            seconds(num(r, "denoise_step_s")),
-            num(r, "videos_per_hour")
-        ),
-    );
+    let q = &r["serving"];
+    if q.is_object() {
+        let sizes: Vec<String> = q["videos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|v| {
+                format!(
+                    "{}x{}x{} ({} requests, {} each)",
+                    v["width"],
+                    v["height"],
+                    v["frames"],
+                    v["requests"],
+                    seconds(v["latency_s"].as_f64().unwrap_or(0.0))
+                )
+            })
+            .collect();
+        row(
+            &mut out,
+            "serving",
+            format!(
+                "{} requests on {} groups, {}: {}",
+                q["requests"],
+                q["groups"],
+                q["scheduler"].as_str().unwrap_or("?"),
+                sizes.join(", ")
+            ),
+        );
+        for (label, key) in [("latency", "latency_s"), ("queueing", "queueing_s")] {
+            row(
+                &mut out,
+                label,
+                format!(
+                    "mean {}, p50 {}, p90 {}, p99 {}",
+                    seconds(num(q, &format!("{key}.mean"))),
+                    seconds(num(q, &format!("{key}.p50"))),
+                    seconds(num(q, &format!("{key}.p90"))),
+                    seconds(num(q, &format!("{key}.p99")))
+                ),
+            );
+        }
+        row(
+            &mut out,
+            "throughput",
+            format!("{:.1} videos/hour", num(r, "videos_per_hour")),
+        );
+        row(
+            &mut out,
+            "first video",
+            format!("{} a denoising step", seconds(num(r, "denoise_step_s"))),
+        );
+    } else {
+        row(
+            &mut out,
+            "latency",
+            format!(
+                "{} a video, {} a denoising step, {:.1} videos/hour",
+                seconds(num(r, "latency_s")),
+                seconds(num(r, "denoise_step_s")),
+                num(r, "videos_per_hour")
+            ),
+        );
+    }
     let b = |k: &str| seconds(num(r, &format!("breakdown_s.{k}")));
     row(
         &mut out,

@@ -18,4 +18,28 @@ pub struct DiffusionSection {
     pub vae_parallel: Option<bool>,
     /// PipeFusion: leading steps run synchronously, without stale activations (default 1).
     pub warmup_steps: Option<u32>,
+    /// Serving (with `[workload]`): the videos requests ask for, each drawn with its share.
+    pub videos: Option<Vec<VideoShape>>,
+    /// Serving: which waiting request a free group takes.
+    pub scheduler: Option<VideoScheduler>,
+}
+
+/// One kind of video in a served mix.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VideoShape {
+    pub width: u32,
+    pub height: u32,
+    pub frames: u32,
+    /// Relative frequency among the mix (default 1).
+    pub share: Option<f64>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VideoScheduler {
+    /// First come, first served.
+    Fcfs,
+    /// Shortest job first: the waiting video with the least simulated latency.
+    Sjf,
 }

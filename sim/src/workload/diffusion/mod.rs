@@ -15,12 +15,15 @@
 //! decoder's (three tensors of its widest level, decoded in tiles of at most 256 x 256 pixels and
 //! all frames, as the official pipelines tile it).
 //!
-//! Not modelled yet: DSP (switching the split dimension between spatial and temporal stages),
-//! latent parallelism, the serving of a queue of video requests. They are refused with a clear
-//! message.
+//! With `[workload]`, `queue` serves a stream of requests for a mix of video sizes on groups of
+//! the cluster's GPUs.
+//!
+//! Not modelled yet: DSP (switching the split dimension between spatial and temporal stages) and
+//! latent parallelism.
 
 pub mod layout;
 pub mod ops;
+pub mod queue;
 
 use crate::exec::{Graph, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, Dtype};
@@ -39,8 +42,6 @@ pub struct DiffusionRun {
     pub graph: Graph,
     pub timeline: Timeline,
 }
-
-const GIB: f64 = (1u64 << 30) as f64;
 
 /// Tile edge of the VAE decoder, pixels.
 const VAE_TILE: u64 = 256;
@@ -71,9 +72,6 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
         };
     if f.serving.is_some() {
         return refuse("serving", "[serving]");
-    }
-    if f.workload.is_some() {
-        return refuse("workload", "[workload]");
     }
     if f.slo.is_some() {
         return refuse("slo", "[slo]");
@@ -171,10 +169,50 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
             Some(n) => Ok(n),
         }
     };
-    let video = Video {
-        width: need(d.width, "width", "1280")?,
-        height: need(d.height, "height", "720")?,
-        frames: need(d.frames, "frames", "129")?,
+    // One video, or with [workload] a queue of videos of the `videos` mix.
+    let serving = f.workload.is_some();
+    let videos: Vec<(Video, f64)> = match &d.videos {
+        Some(mix) if serving => {
+            if mix.is_empty() {
+                return Err(s
+                    .error_at("diffusion.videos", "the mix names no video")
+                    .with_help("e.g. videos = [{ width = 1280, height = 720, frames = 129 }]"));
+            }
+            let mut out = Vec::new();
+            for v in mix {
+                let size =
+                    |x: u32, key: &str| cluster::positive(s, x, &format!("diffusion.videos.{key}"));
+                let share = v.share.unwrap_or(1.0);
+                if !(share > 0.0 && share.is_finite()) {
+                    return Err(s.error_at(
+                        "diffusion.videos.share",
+                        format!("share {share} must be positive"),
+                    ));
+                }
+                out.push((
+                    Video {
+                        width: size(v.width, "width")?,
+                        height: size(v.height, "height")?,
+                        frames: size(v.frames, "frames")?,
+                    },
+                    share,
+                ));
+            }
+            out
+        }
+        Some(_) => {
+            return Err(s
+                .error_at("diffusion.videos", "a mix of videos needs a [workload] to serve")
+                .with_help("add [workload] with requests, arrival and rate, or give width, height and frames"));
+        }
+        None => vec![(
+            Video {
+                width: need(d.width, "width", "1280")?,
+                height: need(d.height, "height", "720")?,
+                frames: need(d.frames, "frames", "129")?,
+            },
+            1.0,
+        )],
     };
     let steps = need(d.steps, "steps", "50")?;
     let guidance = d.cfg.unwrap_or_else(|| {
@@ -304,174 +342,252 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
     };
     assumptions.push("text encoders priced as one GEMM of 2 x params x tokens FLOPs each".into());
 
-    // Memory.
-    let tokens = model.tokens(video);
-    let branches: u64 = if guidance { 2 } else { 1 };
-    let batch = (branches / layout.cfg as u64).max(1);
-    let weights = model.params as f64 * act.bytes() / (layout.tp * layout.pipefusion) as f64;
-    let others: f64 = model
-        .text_encoders
-        .iter()
-        .map(|e| e.params as f64)
-        .sum::<f64>()
-        * act.bytes()
-        + model.vae.params as f64 * act.bytes();
-    let joint = if model.dual_stream_blocks + model.single_stream_blocks > 0 {
-        model.text_tokens as u64
-    } else {
-        0
-    };
-    let activations = denoise_activation_bytes(&model, layout, tokens + joint, batch, act);
-    let stale_kv = if layout.pipefusion > 1 {
-        let stage_blocks = blocks.div_ceil(layout.pipefusion) as u64;
-        (stage_blocks
-            * 2
-            * batch
-            * (tokens + joint).div_ceil(layout.ring as u64)
-            * model.attention_width()
-            / (layout.tp * layout.ulysses) as u64) as f64
-            * act.bytes()
-    } else {
-        0.0
-    };
-    let vae_share = if vae_parallel { world as u64 } else { 1 };
-    let vae_act = ops::vae_levels(&model, video)
-        .iter()
-        .map(|&(c, voxels, _)| {
-            let frames_pixels = voxels.div_ceil(vae_share);
-            let tile = frames_pixels.min(video.frames as u64 * VAE_TILE * VAE_TILE);
-            3.0 * (tile * c) as f64 * act.bytes()
-        })
-        .fold(0.0, f64::max);
-    let denoise_peak = activations + stale_kv;
-    let peak = weights + others + denoise_peak.max(vae_act);
-    let capacity = gpu.memory_bytes as f64;
-    let fits = peak <= capacity;
-
-    // The run.
-    let v3 = Video3 {
+    let plan = Plan {
         model: &model,
-        video,
+        layout,
+        compute: &compute,
+        net: &net,
+        act,
         steps,
         guidance,
         warmup_steps,
         vae_parallel,
+        total_gpus,
     };
-    let (graph, parts) = ops::build(&v3, layout, &compute, &net, act);
-    let (timeline, stats) = execute(&graph);
-    let span = |r: &std::ops::Range<usize>| -> (f64, f64) {
-        if r.is_empty() {
-            return (0.0, 0.0);
-        }
-        let a = timeline.start[r.start];
-        let b = r
-            .clone()
-            .map(|i| timeline.end[i])
-            .max()
-            .expect("a non-empty range");
-        (a.as_secs_f64(), b.as_secs_f64())
-    };
-    let (te0, te1) = span(&parts.text_encode);
-    let (d0, d1) = span(&parts.denoise);
-    let (v0, v1) = span(&parts.vae);
-    let latency = v1.max(d1).max(te1);
-    let busy = |kind: OpKind, name: Option<&str>| -> f64 {
-        parts
-            .denoise
-            .clone()
-            .filter(|&i| graph.ops[i].kind == kind && name.is_none_or(|n| graph.ops[i].name == n))
-            .fold(0.0, |a, i| a + graph.ops[i].duration.as_secs_f64())
-    };
-    let denoise_compute = busy(OpKind::Compute, None) + busy(OpKind::Memory, None);
-    let pipeline_wait = busy(OpKind::Communication, Some("pipefusion_wait"));
-    let denoise_span = d1 - d0;
-    let exposed = (denoise_span - denoise_compute - pipeline_wait).max(0.0);
-    let communication = busy(OpKind::Communication, None) - pipeline_wait;
-    let denoise_step = denoise_span / steps as f64;
-    let videos_at_once = total_gpus / world;
-    let videos_per_hour = if latency > 0.0 {
-        3600.0 / latency * videos_at_once as f64
-    } else {
-        0.0
-    };
-    let step_flops_all = parts.step_flops * world as f64;
-    let (lf, lh, lw) = model.latent(video);
-    let report = json!({
-        "kind": "diffusion",
-        "scenario": s.name(),
-        "latency_s": latency,
-        "denoise_step_s": denoise_step,
-        "videos_per_hour": videos_per_hour,
-        "tflops_per_gpu": if denoise_span > 0.0 { parts.step_flops * steps as f64 / denoise_span / 1e12 } else { 0.0 },
-        "breakdown_s": {
-            "text_encode": te1 - te0,
-            "denoise": denoise_span,
-            "denoise_compute": denoise_compute,
-            "communication": communication,
-            "exposed_communication": exposed,
-            "pipeline_wait": pipeline_wait,
-            "vae_decode": v1 - v0,
-        },
-        "memory": {
-            "peak_bytes_per_gpu": peak.round(),
-            "weights_bytes_per_gpu": weights.round(),
-            "encoder_and_vae_weights_bytes_per_gpu": others.round(),
-            "denoise_activation_bytes_per_gpu": denoise_peak.round(),
-            "vae_activation_bytes_per_gpu": vae_act.round(),
-            "capacity_bytes": gpu.memory_bytes,
-            "fits": fits,
-        },
-        "video": {
-            "width": video.width,
-            "height": video.height,
-            "frames": video.frames,
-            "steps": steps,
-            "guidance": guidance,
-            "latent": [lf, lh, lw],
-            "tokens": tokens,
-            "text_tokens": model.text_tokens,
-        },
-        "parallel": {
-            "gpus_per_video": world,
-            "tp": layout.tp,
-            "ulysses": layout.ulysses,
-            "ring": layout.ring,
-            "pipefusion": layout.pipefusion,
-            "pipefusion_patches": layout.patches,
-            "cfg": layout.cfg,
-            "vae_parallel": vae_parallel,
-            "videos_at_once": videos_at_once,
-        },
-        "flops": {
-            "per_step": step_flops_all,
-            "per_video": step_flops_all * steps as f64,
-        },
-        "model": {
-            "name": model.name,
-            "params": model.params,
-            "blocks": blocks,
-            "hidden": model.hidden,
-            "heads": model.heads,
-            "dtype": act.name(),
-        },
-        "cluster": {
+    let first = plan.video(videos[0].0);
+    if !serving {
+        let mut report = first.report;
+        report["scenario"] = json!(s.name());
+        report["cluster"] = json!({
             "gpu": gpu.name,
             "nodes": setup.nodes,
             "gpus_per_node": setup.gpus_per_node,
             "profile": profile.as_ref().map(|p| p.name.clone()),
-        },
-        "fidelity": {
+        });
+        report["fidelity"] = json!({
             "compute": if profile.is_some() { "profile where it has a measurement, roofline for the rest" } else { "roofline" },
             "network": setup.tier.name(),
             "symmetry": "one GPU simulated: every GPU of a video does the same work on its share",
-        },
-        "assumptions": assumptions,
-        "sim": { "events": stats.events, "ops": graph.ops.len() },
-    });
-    let _ = GIB;
-    Ok(DiffusionRun {
-        report,
-        graph,
-        timeline,
-    })
+        });
+        report["assumptions"] = json!(assumptions);
+        return Ok(DiffusionRun {
+            report,
+            graph: first.graph,
+            timeline: first.timeline,
+        });
+    }
+    queue::serve(
+        s,
+        &plan,
+        &videos,
+        first,
+        d.scheduler,
+        assumptions,
+        (gpu.name, &setup, profile.map(|p| p.name)),
+    )
+}
+
+/// What every video of a scenario shares: the model, the layout, the GPU's pricing.
+pub(crate) struct Plan<'a> {
+    pub model: &'a VideoDit,
+    pub layout: Layout,
+    pub compute: &'a ComputeModel,
+    pub net: &'a Network,
+    pub act: Dtype,
+    pub steps: u32,
+    pub guidance: bool,
+    pub warmup_steps: u32,
+    pub vae_parallel: bool,
+    pub total_gpus: u32,
+}
+
+/// One video simulated: its report (the per-video keys), graph and timeline.
+pub(crate) struct VideoRun {
+    pub report: Value,
+    pub graph: Graph,
+    pub timeline: Timeline,
+    pub latency: f64,
+}
+
+impl Plan<'_> {
+    /// Simulates one `video`.
+    pub fn video(&self, video: Video) -> VideoRun {
+        let Plan {
+            model,
+            layout,
+            compute,
+            net,
+            act,
+            steps,
+            guidance,
+            warmup_steps,
+            vae_parallel,
+            total_gpus,
+        } = *self;
+        let model = model.clone();
+        let blocks = model.blocks();
+        let world = layout.world();
+        let gpu = compute.gpu;
+        // Memory.
+        let tokens = model.tokens(video);
+        let branches: u64 = if guidance { 2 } else { 1 };
+        let batch = (branches / layout.cfg as u64).max(1);
+        let weights = model.params as f64 * act.bytes() / (layout.tp * layout.pipefusion) as f64;
+        let others: f64 = model
+            .text_encoders
+            .iter()
+            .map(|e| e.params as f64)
+            .sum::<f64>()
+            * act.bytes()
+            + model.vae.params as f64 * act.bytes();
+        let joint = if model.dual_stream_blocks + model.single_stream_blocks > 0 {
+            model.text_tokens as u64
+        } else {
+            0
+        };
+        let activations = denoise_activation_bytes(&model, layout, tokens + joint, batch, act);
+        let stale_kv = if layout.pipefusion > 1 {
+            let stage_blocks = blocks.div_ceil(layout.pipefusion) as u64;
+            (stage_blocks
+                * 2
+                * batch
+                * (tokens + joint).div_ceil(layout.ring as u64)
+                * model.attention_width()
+                / (layout.tp * layout.ulysses) as u64) as f64
+                * act.bytes()
+        } else {
+            0.0
+        };
+        let vae_share = if vae_parallel { world as u64 } else { 1 };
+        let vae_act = ops::vae_levels(&model, video)
+            .iter()
+            .map(|&(c, voxels, _)| {
+                let frames_pixels = voxels.div_ceil(vae_share);
+                let tile = frames_pixels.min(video.frames as u64 * VAE_TILE * VAE_TILE);
+                3.0 * (tile * c) as f64 * act.bytes()
+            })
+            .fold(0.0, f64::max);
+        let denoise_peak = activations + stale_kv;
+        let peak = weights + others + denoise_peak.max(vae_act);
+        let capacity = gpu.memory_bytes as f64;
+        let fits = peak <= capacity;
+
+        // The run.
+        let v3 = Video3 {
+            model: &model,
+            video,
+            steps,
+            guidance,
+            warmup_steps,
+            vae_parallel,
+        };
+        let (graph, parts) = ops::build(&v3, layout, compute, net, act);
+        let (timeline, stats) = execute(&graph);
+        let span = |r: &std::ops::Range<usize>| -> (f64, f64) {
+            if r.is_empty() {
+                return (0.0, 0.0);
+            }
+            let a = timeline.start[r.start];
+            let b = r
+                .clone()
+                .map(|i| timeline.end[i])
+                .max()
+                .expect("a non-empty range");
+            (a.as_secs_f64(), b.as_secs_f64())
+        };
+        let (te0, te1) = span(&parts.text_encode);
+        let (d0, d1) = span(&parts.denoise);
+        let (v0, v1) = span(&parts.vae);
+        let latency = v1.max(d1).max(te1);
+        let busy = |kind: OpKind, name: Option<&str>| -> f64 {
+            parts
+                .denoise
+                .clone()
+                .filter(|&i| {
+                    graph.ops[i].kind == kind && name.is_none_or(|n| graph.ops[i].name == n)
+                })
+                .fold(0.0, |a, i| a + graph.ops[i].duration.as_secs_f64())
+        };
+        let denoise_compute = busy(OpKind::Compute, None) + busy(OpKind::Memory, None);
+        let pipeline_wait = busy(OpKind::Communication, Some("pipefusion_wait"));
+        let denoise_span = d1 - d0;
+        let exposed = (denoise_span - denoise_compute - pipeline_wait).max(0.0);
+        let communication = busy(OpKind::Communication, None) - pipeline_wait;
+        let denoise_step = denoise_span / steps as f64;
+        let videos_at_once = total_gpus / world;
+        let videos_per_hour = if latency > 0.0 {
+            3600.0 / latency * videos_at_once as f64
+        } else {
+            0.0
+        };
+        let step_flops_all = parts.step_flops * world as f64;
+        let (lf, lh, lw) = model.latent(video);
+        let report = json!({
+            "kind": "diffusion",
+            "scenario": null,
+            "latency_s": latency,
+            "denoise_step_s": denoise_step,
+            "videos_per_hour": videos_per_hour,
+            "tflops_per_gpu": if denoise_span > 0.0 { parts.step_flops * steps as f64 / denoise_span / 1e12 } else { 0.0 },
+            "breakdown_s": {
+                "text_encode": te1 - te0,
+                "denoise": denoise_span,
+                "denoise_compute": denoise_compute,
+                "communication": communication,
+                "exposed_communication": exposed,
+                "pipeline_wait": pipeline_wait,
+                "vae_decode": v1 - v0,
+            },
+            "memory": {
+                "peak_bytes_per_gpu": peak.round(),
+                "weights_bytes_per_gpu": weights.round(),
+                "encoder_and_vae_weights_bytes_per_gpu": others.round(),
+                "denoise_activation_bytes_per_gpu": denoise_peak.round(),
+                "vae_activation_bytes_per_gpu": vae_act.round(),
+                "capacity_bytes": gpu.memory_bytes,
+                "fits": fits,
+            },
+            "video": {
+                "width": video.width,
+                "height": video.height,
+                "frames": video.frames,
+                "steps": steps,
+                "guidance": guidance,
+                "latent": [lf, lh, lw],
+                "tokens": tokens,
+                "text_tokens": model.text_tokens,
+            },
+            "parallel": {
+                "gpus_per_video": world,
+                "tp": layout.tp,
+                "ulysses": layout.ulysses,
+                "ring": layout.ring,
+                "pipefusion": layout.pipefusion,
+                "pipefusion_patches": layout.patches,
+                "cfg": layout.cfg,
+                "vae_parallel": vae_parallel,
+                "videos_at_once": videos_at_once,
+            },
+            "flops": {
+                "per_step": step_flops_all,
+                "per_video": step_flops_all * steps as f64,
+            },
+            "model": {
+                "name": model.name,
+                "params": model.params,
+                "blocks": blocks,
+                "hidden": model.hidden,
+                "heads": model.heads,
+                "dtype": act.name(),
+            },
+
+            "sim": { "events": stats.events, "ops": graph.ops.len() },
+        });
+        VideoRun {
+            report,
+            graph,
+            timeline,
+            latency,
+        }
+    }
 }

@@ -245,7 +245,7 @@ impl Process for Fleet {
 }
 
 /// Mean and percentiles of a sample, in seconds.
-fn summary(mut v: Vec<f64>) -> Value {
+pub(crate) fn summary(mut v: Vec<f64>) -> Value {
     if v.is_empty() {
         return json!({ "mean": null, "p50": null, "p90": null, "p99": null });
     }

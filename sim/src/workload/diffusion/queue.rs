@@ -1,0 +1,228 @@
+//! Serving videos: requests (`[workload]`: how many, how they arrive) each ask for a video of the
+//! `[diffusion] videos` mix, drawn by share; the cluster's GPUs form `total / gpus_per_video`
+//! groups, each generating one video at a time, and a free group takes the next waiting request:
+//! first come first served (`fcfs`) or shortest job first (`sjf`, by the video's simulated
+//! latency).
+//!
+//! A video's service time is its latency on one group as `Plan::video` simulates it (priced once
+//! per size). Deliberately ignored: batching several videos on one group, and groups of
+//! different sizes.
+
+use super::{DiffusionRun, Plan, VideoRun};
+use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
+use crate::model::dit::Video;
+use crate::scenario::Scenario;
+use crate::scenario::diffusion::VideoScheduler;
+use crate::scenario::error::ScenarioError;
+use crate::workload::cluster::ClusterSetup;
+use crate::workload::serving::{summary, traffic};
+use rand::RngExt;
+use serde_json::{Value, json};
+
+enum Ev {
+    Arrival(usize),
+    Done(usize),
+}
+
+struct Pool {
+    arrivals: Vec<SimTime>,
+    /// Each request's video (index into the mix) and service time.
+    kind: Vec<usize>,
+    service: Vec<SimTime>,
+    free: u32,
+    waiting: Vec<usize>,
+    shortest_first: bool,
+    started: Vec<Option<SimTime>>,
+    finished: Vec<Option<SimTime>>,
+}
+
+impl Pool {
+    fn dispatch(&mut self, sched: &mut Scheduler<Ev>) {
+        while self.free > 0 && !self.waiting.is_empty() {
+            let pick = if self.shortest_first {
+                (0..self.waiting.len())
+                    .min_by_key(|&i| (self.service[self.waiting[i]], self.waiting[i]))
+                    .expect("a waiting request")
+            } else {
+                0
+            };
+            let r = self.waiting.remove(pick);
+            self.free -= 1;
+            self.started[r] = Some(sched.now());
+            sched.at(sched.now() + self.service[r], Ev::Done(r));
+        }
+    }
+}
+
+impl Process for Pool {
+    type Event = Ev;
+
+    fn start(&mut self, sched: &mut Scheduler<Ev>) {
+        for (r, &t) in self.arrivals.iter().enumerate() {
+            sched.at(t, Ev::Arrival(r));
+        }
+    }
+
+    fn handle(&mut self, ev: Ev, sched: &mut Scheduler<Ev>) {
+        match ev {
+            Ev::Arrival(r) => self.waiting.push(r),
+            Ev::Done(r) => {
+                self.finished[r] = Some(sched.now());
+                self.free += 1;
+            }
+        }
+        self.dispatch(sched);
+    }
+}
+
+/// Serves the scenario's requests; `first` is the first video of the mix, already simulated (its
+/// graph is the run's trace).
+pub(super) fn serve(
+    s: &Scenario,
+    plan: &Plan,
+    mix: &[(Video, f64)],
+    first: VideoRun,
+    scheduler: Option<VideoScheduler>,
+    mut assumptions: Vec<String>,
+    (gpu, setup, profile): (&str, &ClusterSetup, Option<String>),
+) -> Result<DiffusionRun, ScenarioError> {
+    let f = &s.file;
+    let mut workload = f.workload.clone().expect("serving has a [workload]");
+    for (given, key) in [
+        (workload.prompt_tokens.is_some(), "prompt_tokens"),
+        (workload.output_tokens.is_some(), "output_tokens"),
+        (workload.trace.is_some(), "trace"),
+    ] {
+        if given {
+            return Err(s
+                .error_at(
+                    &format!("workload.{key}"),
+                    format!("workload.{key} does not apply to serving videos"),
+                )
+                .with_help("videos come from [diffusion] videos = [...]; [workload] says how many and when"));
+        }
+    }
+    // Token lengths do not matter here: the traffic module makes the arrivals.
+    workload.prompt_tokens = Some(crate::scenario::serving::LengthSpec::Fixed(1));
+    workload.output_tokens = Some(crate::scenario::serving::LengthSpec::Fixed(1));
+    let seed = f.sim.seed.unwrap_or(1);
+    let requests =
+        traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
+    let mut latencies = vec![first.latency];
+    let mut fits = first.report["memory"]["fits"] == true;
+    for &(v, _) in &mix[1..] {
+        let run = plan.video(v);
+        fits &= run.report["memory"]["fits"] == true;
+        latencies.push(run.latency);
+    }
+    let total: f64 = mix.iter().map(|m| m.1).sum();
+    let mut rng = RngStreams::new(seed).stream("video-mix");
+    let kind: Vec<usize> = requests
+        .iter()
+        .map(|_| {
+            let mut x = rng.random::<f64>() * total;
+            mix.iter()
+                .position(|m| {
+                    x -= m.1;
+                    x < 0.0
+                })
+                .unwrap_or(mix.len() - 1)
+        })
+        .collect();
+    let groups = plan.total_gpus / plan.layout.world();
+    let shortest_first = match scheduler {
+        Some(VideoScheduler::Sjf) => true,
+        Some(VideoScheduler::Fcfs) => false,
+        None => {
+            assumptions.push("first come, first served".into());
+            false
+        }
+    };
+    let n = requests.len();
+    let pool = Pool {
+        arrivals: requests.iter().map(|r| r.arrival).collect(),
+        service: kind
+            .iter()
+            .map(|&k| SimTime::from_secs_f64(latencies[k]))
+            .collect(),
+        kind,
+        free: groups,
+        waiting: Vec::new(),
+        shortest_first,
+        started: vec![None; n],
+        finished: vec![None; n],
+    };
+    let mut sim = Simulation::new(pool);
+    let stats = sim.run_to_end();
+    let pool = sim.process;
+    let secs = |t: SimTime| t.as_secs_f64();
+    let e2e: Vec<f64> = (0..n)
+        .map(|r| secs(pool.finished[r].expect("every video ends") - pool.arrivals[r]))
+        .collect();
+    let queueing: Vec<f64> = (0..n)
+        .map(|r| secs(pool.started[r].expect("every video starts") - pool.arrivals[r]))
+        .collect();
+    let start = pool.arrivals.iter().copied().min().unwrap_or(SimTime::ZERO);
+    let end = pool
+        .finished
+        .iter()
+        .flatten()
+        .copied()
+        .max()
+        .unwrap_or(start);
+    let span = secs(end - start).max(f64::MIN_POSITIVE);
+    let shapes: Vec<Value> = mix
+        .iter()
+        .zip(&latencies)
+        .enumerate()
+        .map(|(k, ((v, share), latency))| {
+            json!({
+                "width": v.width,
+                "height": v.height,
+                "frames": v.frames,
+                "share": share,
+                "latency_s": latency,
+                "requests": pool.kind.iter().filter(|&&x| x == k).count(),
+            })
+        })
+        .collect();
+    let mean_e2e = e2e.iter().sum::<f64>() / n.max(1) as f64;
+    let mut report = first.report;
+    report["scenario"] = json!(s.name());
+    report["latency_s"] = json!(mean_e2e);
+    report["videos_per_hour"] = json!(n as f64 / span * 3600.0);
+    report["memory"]["fits"] = json!(fits);
+    report["serving"] = json!({
+        "requests": n,
+        "completed": n,
+        "groups": groups,
+        "scheduler": if shortest_first { "sjf" } else { "fcfs" },
+        "videos_per_hour": n as f64 / span * 3600.0,
+        "latency_s": summary(e2e),
+        "queueing_s": summary(queueing),
+        "videos": shapes,
+        "events": stats.events,
+    });
+    report["cluster"] = json!({
+        "gpu": gpu,
+        "nodes": setup.nodes,
+        "gpus_per_node": setup.gpus_per_node,
+        "profile": profile,
+    });
+    report["fidelity"] = json!({
+        "compute": if report["cluster"]["profile"].is_null() { "roofline" } else { "profile where it has a measurement, roofline for the rest" },
+        "network": setup.tier.name(),
+        "symmetry": "one GPU of a group simulated per video size; the queue simulated request by request",
+    });
+    assumptions.push(
+        "latency_s is the mean from a request's arrival to its video, queueing included; the \
+         per-video figures (breakdown, memory, denoise_step_s) are the mix's first video's"
+            .into(),
+    );
+    report["assumptions"] = json!(assumptions);
+    Ok(DiffusionRun {
+        report,
+        graph: first.graph,
+        timeline: first.timeline,
+    })
+}
