@@ -1,6 +1,9 @@
 //! Video diffusion: one video on one or more GPUs, its parallelisms, memory and errors.
 
+mod common;
+
 use clustersim::Scenario;
+use common::number as num;
 use serde_json::Value;
 use std::path::Path;
 
@@ -21,13 +24,6 @@ fn video(preset: &str, video: &str, parallel: &str) -> Result<Value, String> {
 }
 
 const HUNYUAN_720P: &str = "width = 1280\nheight = 720\nframes = 129\nsteps = 10";
-
-fn num(r: &Value, path: &str) -> f64 {
-    path.split('.')
-        .fold(r, |v, k| &v[k])
-        .as_f64()
-        .unwrap_or_else(|| panic!("{path} in {r}"))
-}
 
 #[test]
 fn ulysses_divides_the_work_and_its_all_to_alls_grow_in_share() {

@@ -1,7 +1,10 @@
 //! Serving on a fleet placed layer by layer (Helix): the max-flow placement against the SWARM
 //! and separate-pipelines baselines, the report, and the errors.
 
+mod common;
+
 use clustersim::Scenario;
+use common::number as num;
 use serde_json::Value;
 use std::path::Path;
 
@@ -44,13 +47,6 @@ prompt_tokens = {{ dist = "lognormal", mean = 700, sigma = 0.6, max = 4000 }}
 output_tokens = {{ dist = "lognormal", mean = 200, sigma = 0.7, max = 1000 }}
 "#
     ))
-}
-
-fn num(r: &Value, path: &str) -> f64 {
-    path.split('.')
-        .fold(r, |v, k| &v[k])
-        .as_f64()
-        .unwrap_or_else(|| panic!("{path} in {r}"))
 }
 
 #[test]

@@ -101,30 +101,26 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
 
     // The model: a video DiT preset.
     let model_section = &f.model;
-    let name = model_section.preset.as_deref().ok_or_else(|| {
-        s.error_at("model", "a diffusion scenario needs `preset` in [model]")
-            .with_help(format!(
-                "video DiT presets: {}",
-                dit_preset::all()
-                    .iter()
-                    .map(|m| m.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-    })?;
-    let model = dit_preset::find(name).ok_or_else(|| {
-        s.error_at(
-            "model.preset",
-            format!("unknown video DiT preset \"{name}\""),
-        )
-        .with_help(format!(
+    let presets = || {
+        format!(
             "video DiT presets: {}",
             dit_preset::all()
                 .iter()
                 .map(|m| m.name)
                 .collect::<Vec<_>>()
                 .join(", ")
-        ))
+        )
+    };
+    let name = model_section.preset.as_deref().ok_or_else(|| {
+        s.error_at("model", "a diffusion scenario needs `preset` in [model]")
+            .with_help(presets())
+    })?;
+    let model = dit_preset::find(name).ok_or_else(|| {
+        s.error_at(
+            "model.preset",
+            format!("unknown video DiT preset \"{name}\""),
+        )
+        .with_help(presets())
     })?;
     if model_section.hf_config.is_some()
         || model_section.layers.is_some()
