@@ -271,3 +271,36 @@ fn a_video_mix_needs_a_workload_and_serving_refuses_token_lengths() {
     .unwrap_err();
     assert!(e.contains("does not apply to serving videos"), "{e}");
 }
+
+#[test]
+fn dsp_switches_the_split_with_fewer_all_to_alls_than_ulysses() {
+    let open_sora = "width = 1280\nheight = 720\nframes = 204\nsteps = 5";
+    let ulysses = video("open-sora-1.2", open_sora, "ulysses = 8").unwrap();
+    let dsp = video("open-sora-1.2", open_sora, "dsp = 8").unwrap();
+    let comm = |r: &Value| num(r, "breakdown_s.communication");
+    // Two all-to-alls of the activations a depth step against four an attention (two
+    // attentions a step): about a quarter of the bytes.
+    let ratio = comm(&dsp) / comm(&ulysses);
+    assert!(ratio > 0.15 && ratio < 0.4, "{ratio}");
+    assert!(num(&dsp, "latency_s") < num(&ulysses, "latency_s"));
+    let e = video("hunyuanvideo", HUNYUAN_720P, "dsp = 8").unwrap_err();
+    assert!(e.contains("whole 3-D sequence"), "{e}");
+    let e = video("open-sora-1.2", open_sora, "dsp = 4\nulysses = 2").unwrap_err();
+    assert!(e.contains("DSP replaces Ulysses"), "{e}");
+}
+
+#[test]
+fn latent_parallelism_trades_all_to_alls_for_one_gather_a_step() {
+    let wan = "width = 1280\nheight = 720\nframes = 81\nsteps = 6";
+    let ulysses = video("wan2.1-1.3b", wan, "ulysses = 4").unwrap();
+    let latent = video("wan2.1-1.3b", wan, "latent = 4").unwrap();
+    let comm = |r: &Value| num(r, "breakdown_s.communication");
+    assert!(comm(&latent) < 0.05 * comm(&ulysses));
+    // Attention within a region does a quarter of the whole sequence's pairs: less arithmetic.
+    assert!(num(&latent, "denoise_step_s") < num(&ulysses, "denoise_step_s"));
+    // Wider overlaps cost more.
+    let wide = video("wan2.1-1.3b", wan, "latent = 4\nlatent_overlap = 4").unwrap();
+    assert!(num(&wide, "denoise_step_s") > num(&latent, "denoise_step_s"));
+    let e = video("wan2.1-1.3b", wan, "latent = 2\nulysses = 2").unwrap_err();
+    assert!(e.contains("latent parallelism is modelled alone"), "{e}");
+}

@@ -34,6 +34,13 @@ pub struct ParallelSection {
     pub pipefusion: Option<u32>,
     /// Diffusion: patches of the latent PipeFusion pipelines (default: the stage count).
     pub pipefusion_patches: Option<u32>,
+    /// Diffusion: DSP degree (spatial-temporal models: the split switches between frames and
+    /// positions).
+    pub dsp: Option<u32>,
+    /// Diffusion: latent parallelism degree (regions of the latent denoised apart).
+    pub latent: Option<u32>,
+    /// Diffusion: tokens a latent region borrows from each neighbour (default 1).
+    pub latent_overlap: Option<u32>,
     /// Diffusion: classifier-free-guidance parallel degree (1, or 2: each branch on its own
     /// GPUs).
     pub cfg: Option<u32>,

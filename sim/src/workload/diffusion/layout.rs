@@ -2,6 +2,9 @@
 //! guidance on groups of their own, `pipefusion` stages of layers, `ring` x `ulysses` sequence
 //! parallelism (USP: Ulysses inside, Ring around it), and `tp` tensor parallelism innermost.
 //!
+//! DSP (`dsp`, for spatial-temporal models) and latent parallelism (`latent`) take Ulysses'
+//! place when used.
+//!
 //! Ranks are numbered tp fastest, then ulysses, ring, pipefusion and cfg, so that the
 //! communication-heaviest groups sit closest (a node's NVLink before the network). Rank 0
 //! stands for every GPU: all do the same work on their share (the first PipeFusion stage is the
@@ -17,17 +20,25 @@ pub struct Layout {
     /// Patches of the latent in the PipeFusion pipeline.
     pub patches: u32,
     pub cfg: u32,
+    /// DSP degree (spatial-temporal models: frames split for spatial attention, positions for
+    /// temporal; it takes Ulysses' place in the numbering and excludes Ulysses and Ring).
+    pub dsp: u32,
+    /// Latent parallelism: GPUs that each denoise their own region of the latent (the split
+    /// dimension rotating every step), the regions gathered at the end of each step.
+    pub latent: u32,
+    /// Latent parallelism: tokens each region borrows from its neighbours on each side.
+    pub latent_overlap: u32,
 }
 
 impl Layout {
     /// GPUs one video runs on.
     pub fn world(&self) -> u32 {
-        self.tp * self.ulysses * self.ring * self.pipefusion * self.cfg
+        self.tp * self.sp() * self.latent * self.pipefusion * self.cfg
     }
 
     /// Sequence-parallel degree.
     pub fn sp(&self) -> u32 {
-        self.ulysses * self.ring
+        self.ulysses * self.ring * self.dsp
     }
 
     /// The ranks of rank 0's group of kind `dim`: tensor, ulysses or ring.
@@ -35,9 +46,14 @@ impl Layout {
         let (stride, size) = match dim {
             Dim::Tensor => (1, self.tp),
             Dim::Ulysses => (self.tp, self.ulysses),
+            Dim::Dsp => (self.tp, self.dsp),
+            Dim::Latent => (self.tp, self.latent),
             Dim::Ring => (self.tp * self.ulysses, self.ring),
-            Dim::Pipe => (self.tp * self.sp(), self.pipefusion),
-            Dim::Cfg => (self.tp * self.sp() * self.pipefusion, self.cfg),
+            Dim::Pipe => (self.tp * self.sp() * self.latent, self.pipefusion),
+            Dim::Cfg => (
+                self.tp * self.sp() * self.latent * self.pipefusion,
+                self.cfg,
+            ),
         };
         (0..size).map(|i| i * stride).collect()
     }
@@ -48,6 +64,8 @@ impl Layout {
 pub enum Dim {
     Tensor,
     Ulysses,
+    Dsp,
+    Latent,
     Ring,
     Pipe,
     Cfg,
@@ -66,6 +84,9 @@ mod tests {
             pipefusion: 1,
             patches: 1,
             cfg: 2,
+            dsp: 1,
+            latent: 1,
+            latent_overlap: 0,
         };
         assert_eq!(l.world(), 32);
         assert_eq!(l.group(Dim::Tensor), vec![0, 1]);

@@ -18,8 +18,8 @@
 //! With `[workload]`, `queue` serves a stream of requests for a mix of video sizes on groups of
 //! the cluster's GPUs.
 //!
-//! Not modelled yet: DSP (switching the split dimension between spatial and temporal stages) and
-//! latent parallelism.
+//! DSP (spatial-temporal models) and latent parallelism are priced in `ops`; latent parallelism
+//! is modelled alone or with cfg and tp.
 
 pub mod layout;
 pub mod ops;
@@ -50,11 +50,11 @@ const VAE_TILE: u64 = 256;
 /// residual stream, the queries, keys and values after the Ulysses exchange and the attention's
 /// output.
 fn denoise_activation_bytes(m: &VideoDit, l: Layout, tokens: u64, batch: u64, act: Dtype) -> f64 {
-    let local = tokens.div_ceil(l.sp() as u64);
+    let local = tokens.div_ceil((l.sp() * l.latent) as u64);
     let a = m.attention_width();
     let mlp = local
         * (m.ffn as u64 * if m.gated_mlp { 3 } else { 2 } / l.tp as u64 + 2 * m.hidden as u64);
-    let attention = tokens.div_ceil(l.ring as u64) * 4 * a / (l.tp * l.ulysses) as u64;
+    let attention = tokens.div_ceil((l.ring * l.latent) as u64) * 4 * a / (l.tp * l.ulysses) as u64;
     (batch * mlp.max(attention)) as f64 * act.bytes()
 }
 
@@ -231,7 +231,44 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
             None => pipefusion,
         },
         cfg: degree(p.cfg, "cfg")?,
+        dsp: degree(p.dsp, "dsp")?,
+        latent: degree(p.latent, "latent")?,
+        latent_overlap: p.latent_overlap.unwrap_or(1),
     };
+    if layout.latent > 1 {
+        if layout.sp() > 1 || layout.pipefusion > 1 {
+            return Err(s
+                .error_at(
+                    "parallel.latent",
+                    "latent parallelism is modelled alone or with cfg and tp",
+                )
+                .with_help("remove ulysses, ring, dsp and pipefusion, or latent"));
+        }
+        if p.latent_overlap.is_none() {
+            assumptions.push(
+                "latent parallelism: each region borrows 1 token row from each neighbour".into(),
+            );
+        }
+    }
+    if layout.dsp > 1 {
+        if !model.factorised_attention {
+            return Err(s
+                .error_at(
+                    "parallel.dsp",
+                    format!(
+                        "DSP switches the split between spatial and temporal attention; {} \
+                         attends over the whole 3-D sequence at once",
+                        model.name
+                    ),
+                )
+                .with_help("use ulysses or ring for full 3-D attention"));
+        }
+        if layout.ulysses > 1 || layout.ring > 1 {
+            return Err(s
+                .error_at("parallel.dsp", "DSP replaces Ulysses and Ring")
+                .with_help("use dsp alone, or ulysses / ring alone"));
+        }
+    }
     if layout.cfg > 2 {
         return Err(s
             .error_at(
@@ -561,6 +598,8 @@ impl Plan<'_> {
                 "pipefusion": layout.pipefusion,
                 "pipefusion_patches": layout.patches,
                 "cfg": layout.cfg,
+                "dsp": layout.dsp,
+                "latent": layout.latent,
                 "vae_parallel": vae_parallel,
                 "videos_at_once": videos_at_once,
             },

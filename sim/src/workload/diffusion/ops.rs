@@ -10,8 +10,11 @@
 //! all-reduce after the output projection and after the MLP. Dual-stream blocks run the text
 //! tokens through weights of their own and attend jointly; cross-attention blocks add queries
 //! from the video, keys and values from the text, and an attention over them (no all-to-all:
-//! the text is whole on every GPU). Factorised attention (Open-Sora) is a spatial attention
-//! within each frame and a temporal one along each position.
+//! the text is whole on every GPU). Factorised attention (Open-Sora) is a spatial block within
+//! each frame and a temporal block along each position; with DSP the GPUs split the frames for
+//! the spatial block and the positions for the temporal one, an all-to-all switching the split
+//! before the temporal block and back after it (two a depth step, against Ulysses' four an
+//! attention).
 //!
 //! PipeFusion (`pipefusion` stages, `patches` patches): the GPU holds its stage's blocks and runs
 //! them patch by patch, each patch's queries against the whole sequence's keys and values (the
@@ -19,6 +22,11 @@
 //! stage on the communication stream. Warm-up steps run synchronously: the stage waits for the
 //! rest of the pipeline to finish the step. The first pipelined step fills the pipeline; later
 //! steps stall only when there are fewer patches than stages.
+//!
+//! Latent parallelism (`latent` GPUs): every step each GPU denoises its own region of the latent
+//! with the whole model (attention within the region and the text), the split rotating between
+//! frames, height and width from step to step, each region widened by `latent_overlap` tokens on
+//! each side; the regions' latents are all-gathered at the end of the step.
 //!
 //! Units: seconds, bytes, FLOPs. Ignored: timestep embeddings, rotary embeddings, the
 //! scheduler's update of the latent, CUDA launch gaps between blocks.
@@ -277,11 +285,14 @@ fn self_attention(
     }
     let heads = (m.heads as u64 / (t * u)).max(1);
     let hd = m.head_dim as u64;
+    // With DSP each GPU holds whole frames for spatial attention and whole time lines for
+    // temporal attention: its share of the frames, or of the positions.
+    let dsp = l.dsp as u64;
     match axis {
         Some(Attention3::Spatial(per_frame, frames)) => {
             b.attention(
                 "spatial_attention",
-                s.batch * heads * frames,
+                s.batch * heads * frames.div_ceil(dsp),
                 per_frame,
                 per_frame,
                 hd,
@@ -290,7 +301,7 @@ fn self_attention(
         Some(Attention3::Temporal(per_frame, frames)) => {
             b.attention(
                 "temporal_attention",
-                s.batch * heads * per_frame,
+                s.batch * heads * per_frame.div_ceil(dsp),
                 frames,
                 frames,
                 hd,
@@ -384,7 +395,16 @@ fn block(b: &mut Builder, m: &VideoDit, kind: BlockKind, s: Share, factorised: O
             // A spatial block and a temporal block, each whole (Open-Sora's STDiT).
             let (per_frame, frames) = factorised.expect("checked above");
             cross_block(b, m, s, Some(Attention3::Spatial(per_frame, frames)));
+            // DSP re-splits the activations from frames to positions before the temporal
+            // block, and back after it.
+            let switch = (s.batch * s.video * m.hidden as u64) as f64 * b.act.bytes();
+            if b.layout.dsp > 1 {
+                b.blocking("dsp_all_to_all", Dim::Dsp, CollectiveOp::AllToAll, switch);
+            }
             cross_block(b, m, s, Some(Attention3::Temporal(per_frame, frames)));
+            if b.layout.dsp > 1 {
+                b.blocking("dsp_all_to_all", Dim::Dsp, CollectiveOp::AllToAll, switch);
+            }
         }
         BlockKind::Cross => cross_block(b, m, s, None),
     }
@@ -526,7 +546,40 @@ pub fn build(
     for step in 0..v.steps {
         let flops_before = b.flops;
         let synchronous = p == 1 || step < v.warmup_steps;
-        if synchronous {
+        if layout.latent > 1 {
+            // This step's region: the latent split along frames, height or width in turn (a
+            // dimension too short for every GPU is passed over), with the overlap each side.
+            let k = layout.latent as u64;
+            let grid = [tf, th, tw];
+            let splittable: Vec<usize> = (0..3).filter(|&d| grid[d] >= k).collect();
+            let mut region = grid;
+            if let Some(&d) = splittable.get(step as usize % splittable.len().max(1)) {
+                region[d] = (grid[d].div_ceil(k) + 2 * layout.latent_overlap as u64).min(grid[d]);
+            }
+            let local = region[0] * region[1] * region[2];
+            let sh = Share {
+                batch,
+                video: local,
+                text: joint,
+                queries: local + joint,
+                keys: local + joint,
+            };
+            let axis = factorised.map(|_| (region[1] * region[2], region[0]));
+            for &kind in &blocks {
+                block(&mut b, m, kind, sh, axis);
+            }
+            final_layer(&mut b, local);
+            // The regions' denoised latents meet to form the whole one.
+            let (f, hh, ww) = m.latent(v.video);
+            let bytes = (f as u64 * hh as u64 * ww as u64 * m.vae.latent_channels as u64) as f64
+                * act.bytes();
+            b.blocking(
+                "latent_all_gather",
+                Dim::Latent,
+                CollectiveOp::AllGather,
+                bytes,
+            );
+        } else if synchronous {
             let stage_start = b.graph.ops.len();
             for &k in &blocks {
                 block(&mut b, m, k, share(1), factorised);
