@@ -810,6 +810,19 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
         model.push_str("gated = true\n");
         a.push("gated (SwiGLU) MLP: the Llama architecture's (activation not stated)".into());
     }
+    let attention = text(md("attn")).unwrap_or("").to_lowercase();
+    if (attention.contains("flash") || attention.contains("triton"))
+        && crate::hw::attention_kernel::AttentionKernel::FlashAttention2
+            .reference(gpu)
+            .is_some()
+    {
+        model.push_str("attention_kernel = \"flash-attention-2\"\n");
+        a.push(format!(
+            "FlashAttention 2 for the stated attention \"{}\" (flash-attn 2 or Triton's flash \
+             attention: neither uses Hopper's asynchronous tensor-core instructions)",
+            text(md("attn")).unwrap_or("")
+        ));
+    }
     if arch.contains("llama") {
         model.push_str("tied_embeddings = false\n");
         a.push("untied input and output embeddings: the Llama architecture's".into());
