@@ -143,7 +143,66 @@ impl Scenario {
             spans,
         };
         scenario.check_expectations()?;
+        scenario.check_sections()?;
         Ok(scenario)
+    }
+
+    /// Refuses sections and keys another kind of scenario reads: a key that would be ignored is
+    /// an error, not a silent default.
+    fn check_sections(&self) -> Result<(), ScenarioError> {
+        let f = &self.file;
+        let kind = self.kind.name();
+        let refuse = |path: String, help: &str| {
+            Err(self
+                .error_at(
+                    &path,
+                    format!("`{path}` does not apply to a {kind} scenario"),
+                )
+                .with_help(help.to_string()))
+        };
+        let sections = [
+            (f.serving.is_some(), "serving", Kind::Serving),
+            (f.workload.is_some(), "workload", Kind::Serving),
+            (f.slo.is_some(), "slo", Kind::Serving),
+            (f.diffusion.is_some(), "diffusion", Kind::Diffusion),
+        ];
+        for (given, section, owner) in sections {
+            // A diffusion scenario serves videos with [workload].
+            let shared = section == "workload" && self.kind == Kind::Diffusion;
+            if given && owner != self.kind && !shared {
+                return refuse(
+                    section.to_string(),
+                    &format!(
+                        "[{section}] belongs to {} scenarios; remove it",
+                        owner.name()
+                    ),
+                );
+            }
+        }
+        let p = &f.parallel;
+        let foreign = match self.kind {
+            Kind::Training => p.diffusion_keys(),
+            Kind::Diffusion => p.training_keys(),
+            Kind::Serving => {
+                let mut all = p.training_keys();
+                all.extend(p.diffusion_keys());
+                if p.tp.is_some() {
+                    all.push("tp");
+                }
+                all
+            }
+        };
+        if let Some(key) = foreign.first() {
+            let help = match self.kind {
+                Kind::Serving => "a serving replica's parallelism is [serving] tp and pp",
+                Kind::Training => "ulysses, ring, pipefusion, dsp, latent and cfg are diffusion's",
+                Kind::Diffusion => {
+                    "a video's parallelism is ulysses, ring, pipefusion, dsp, latent, cfg and tp"
+                }
+            };
+            return refuse(format!("parallel.{key}"), help);
+        }
+        Ok(())
     }
 
     /// The scenario's display name: its `name`, else its file name.

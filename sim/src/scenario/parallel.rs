@@ -46,6 +46,49 @@ pub struct ParallelSection {
     pub cfg: Option<u32>,
 }
 
+impl ParallelSection {
+    /// The keys of diffusion's parallelisms that are set.
+    pub fn diffusion_keys(&self) -> Vec<&'static str> {
+        [
+            (self.ulysses.is_some(), "ulysses"),
+            (self.ring.is_some(), "ring"),
+            (self.pipefusion.is_some(), "pipefusion"),
+            (self.pipefusion_patches.is_some(), "pipefusion_patches"),
+            (self.dsp.is_some(), "dsp"),
+            (self.latent.is_some(), "latent"),
+            (self.latent_overlap.is_some(), "latent_overlap"),
+            (self.cfg.is_some(), "cfg"),
+        ]
+        .into_iter()
+        .filter_map(|(set, key)| set.then_some(key))
+        .collect()
+    }
+
+    /// The keys of training's parallelisms that are set.
+    pub fn training_keys(&self) -> Vec<&'static str> {
+        [
+            (self.pp.is_some(), "pp"),
+            (self.dp.is_some(), "dp"),
+            (self.cp.is_some(), "cp"),
+            (self.cp_algorithm.is_some(), "cp_algorithm"),
+            (self.ep.is_some(), "ep"),
+            (self.micro_batch.is_some(), "micro_batch"),
+            (self.global_batch.is_some(), "global_batch"),
+            (self.schedule.is_some(), "schedule"),
+            (self.virtual_stages.is_some(), "virtual_stages"),
+            (self.sequence_parallel.is_some(), "sequence_parallel"),
+            (self.recompute.is_some(), "recompute"),
+            (self.zero.is_some(), "zero"),
+            (self.order.is_some(), "order"),
+            (self.optimizer.is_some(), "optimizer"),
+            (self.tp_comm_overlap.is_some(), "tp_comm_overlap"),
+        ]
+        .into_iter()
+        .filter_map(|(set, key)| set.then_some(key))
+        .collect()
+    }
+}
+
 /// The optimizer whose states the memory model counts.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -175,3 +175,16 @@ fn error_at_falls_back_to_the_table_or_file() {
     let e = s.error_at("serving.tp", "no serving here");
     assert_eq!(e.location, Location::Whole);
 }
+
+#[test]
+fn sections_and_keys_of_another_kind_are_refused() {
+    let e = err(&format!("{GOOD}\n[workload]\nrequests = 3\n"), &[]);
+    assert!(
+        e.message
+            .contains("`workload` does not apply to a training scenario"),
+        "{}",
+        e.message
+    );
+    let e = err(&GOOD.replace("[parallel]", "[parallel]\nulysses = 2"), &[]);
+    assert!(e.message.contains("`parallel.ulysses`"), "{}", e.message);
+}

@@ -67,37 +67,10 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
             .error_at(path, format!("{what} does not apply to a diffusion scenario"))
             .with_help(
                 "a diffusion scenario takes [cluster], [model] preset, [diffusion] and [parallel] \
-                 ulysses, ring, pipefusion, pipefusion_patches, cfg, tp",
+                 ulysses, ring, pipefusion, pipefusion_patches, dsp, latent, cfg, tp",
             ))
         };
-    if f.serving.is_some() {
-        return refuse("serving", "[serving]");
-    }
-    if f.slo.is_some() {
-        return refuse("slo", "[slo]");
-    }
     let p = &f.parallel;
-    for (value, key) in [
-        (p.pp.is_some(), "pp"),
-        (p.dp.is_some(), "dp"),
-        (p.cp.is_some(), "cp"),
-        (p.ep.is_some(), "ep"),
-        (p.micro_batch.is_some(), "micro_batch"),
-        (p.global_batch.is_some(), "global_batch"),
-        (p.schedule.is_some(), "schedule"),
-        (p.virtual_stages.is_some(), "virtual_stages"),
-        (p.recompute.is_some(), "recompute"),
-        (p.zero.is_some(), "zero"),
-        (p.sequence_parallel.is_some(), "sequence_parallel"),
-        (p.optimizer.is_some(), "optimizer"),
-        (p.order.is_some(), "order"),
-        (p.cp_algorithm.is_some(), "cp_algorithm"),
-        (p.tp_comm_overlap.is_some(), "tp_comm_overlap"),
-    ] {
-        if value {
-            return refuse(&format!("parallel.{key}"), &format!("parallel.{key}"));
-        }
-    }
 
     // The model: a video DiT preset.
     let model_section = &f.model;
