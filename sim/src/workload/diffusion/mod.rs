@@ -95,13 +95,31 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
         )
         .with_help(presets())
     })?;
-    if model_section.hf_config.is_some()
-        || model_section.layers.is_some()
-        || model_section.hidden.is_some()
-    {
+    let m = model_section;
+    let shape_keys = [
+        (m.hf_config.is_some(), "hf_config"),
+        (m.layers.is_some(), "layers"),
+        (m.hidden.is_some(), "hidden"),
+        (m.heads.is_some(), "heads"),
+        (m.kv_heads.is_some(), "kv_heads"),
+        (m.head_dim.is_some(), "head_dim"),
+        (m.ffn.is_some(), "ffn"),
+        (m.gated.is_some(), "gated"),
+        (m.activation.is_some(), "activation"),
+        (m.vocab.is_some(), "vocab"),
+        (m.seq_len.is_some(), "seq_len"),
+        (m.tied_embeddings.is_some(), "tied_embeddings"),
+        (m.experts.is_some(), "experts"),
+        (m.top_k.is_some(), "top_k"),
+        (m.shared_experts.is_some(), "shared_experts"),
+        (m.expert_ffn.is_some(), "expert_ffn"),
+        (m.capacity_factor.is_some(), "capacity_factor"),
+        (m.dense_layers.is_some(), "dense_layers"),
+    ];
+    if let Some((_, key)) = shape_keys.iter().find(|(set, _)| *set) {
         return refuse(
-            "model",
-            "a custom shape (only presets are modelled for diffusion)",
+            &format!("model.{key}"),
+            &format!("model.{key} (video DiTs come from presets only)"),
         );
     }
     let act = match model_section.dtype {
