@@ -381,18 +381,15 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
     let first = plan.video(videos[0].0);
     if !serving {
         let mut report = first.report;
-        report["scenario"] = json!(s.name());
-        report["cluster"] = json!({
-            "gpu": gpu.name,
-            "nodes": setup.nodes,
-            "gpus_per_node": setup.gpus_per_node,
-            "profile": profile.as_ref().map(|p| p.name.clone()),
-        });
-        report["fidelity"] = json!({
-            "compute": if profile.is_some() { "profile where it has a measurement, roofline for the rest" } else { "roofline" },
-            "network": setup.tier.name(),
-            "symmetry": "one GPU simulated: every GPU of a video does the same work on its share",
-        });
+        let context = Context {
+            setup: &setup,
+            profile: profile.as_ref().map(|p| p.name.clone()),
+        };
+        context.stamp(
+            &mut report,
+            s,
+            "one GPU simulated: every GPU of a video does the same work on its share",
+        );
         report["assumptions"] = json!(assumptions);
         return Ok(DiffusionRun {
             report,
@@ -400,15 +397,40 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
             timeline: first.timeline,
         });
     }
-    queue::serve(
-        s,
-        &plan,
-        &videos,
-        first,
-        d.scheduler,
-        assumptions,
-        (gpu.name, &setup, profile.map(|p| p.name)),
-    )
+    let context = Context {
+        setup: &setup,
+        profile: profile.map(|p| p.name),
+    };
+    queue::serve(s, &plan, &videos, first, d.scheduler, assumptions, &context)
+}
+
+/// The cluster a run's report names.
+pub(crate) struct Context<'a> {
+    pub setup: &'a cluster::ClusterSetup,
+    pub profile: Option<String>,
+}
+
+impl Context<'_> {
+    /// Writes the report's scenario name, `cluster` and `fidelity` (with `symmetry`).
+    pub fn stamp(&self, report: &mut Value, s: &Scenario, symmetry: &str) {
+        let setup = self.setup;
+        report["scenario"] = json!(s.name());
+        report["cluster"] = json!({
+            "gpu": setup.gpu.name,
+            "nodes": setup.nodes,
+            "gpus_per_node": setup.gpus_per_node,
+            "profile": self.profile,
+        });
+        report["fidelity"] = json!({
+            "compute": if self.profile.is_some() {
+                "profile where it has a measurement, roofline for the rest"
+            } else {
+                "roofline"
+            },
+            "network": setup.tier.name(),
+            "symmetry": symmetry,
+        });
+    }
 }
 
 /// What every video of a scenario shares: the model, the layout, the GPU's pricing.

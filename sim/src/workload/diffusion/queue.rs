@@ -8,13 +8,12 @@
 //! per size). Deliberately ignored: batching several videos on one group, and groups of
 //! different sizes.
 
-use super::{DiffusionRun, Plan, VideoRun};
+use super::{Context, DiffusionRun, Plan, VideoRun};
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::model::dit::Video;
 use crate::scenario::Scenario;
 use crate::scenario::diffusion::VideoScheduler;
 use crate::scenario::error::ScenarioError;
-use crate::workload::cluster::ClusterSetup;
 use crate::workload::serving::{summary, traffic};
 use rand::RngExt;
 use serde_json::{Value, json};
@@ -84,7 +83,7 @@ pub(super) fn serve(
     first: VideoRun,
     scheduler: Option<VideoScheduler>,
     mut assumptions: Vec<String>,
-    (gpu, setup, profile): (&str, &ClusterSetup, Option<String>),
+    context: &Context,
 ) -> Result<DiffusionRun, ScenarioError> {
     let f = &s.file;
     let mut workload = f.workload.clone().expect("serving has a [workload]");
@@ -188,7 +187,6 @@ pub(super) fn serve(
         .collect();
     let mean_e2e = e2e.iter().sum::<f64>() / n.max(1) as f64;
     let mut report = first.report;
-    report["scenario"] = json!(s.name());
     report["latency_s"] = json!(mean_e2e);
     report["videos_per_hour"] = json!(n as f64 / span * 3600.0);
     report["memory"]["fits"] = json!(fits);
@@ -203,17 +201,11 @@ pub(super) fn serve(
         "videos": shapes,
         "events": stats.events,
     });
-    report["cluster"] = json!({
-        "gpu": gpu,
-        "nodes": setup.nodes,
-        "gpus_per_node": setup.gpus_per_node,
-        "profile": profile,
-    });
-    report["fidelity"] = json!({
-        "compute": if report["cluster"]["profile"].is_null() { "roofline" } else { "profile where it has a measurement, roofline for the rest" },
-        "network": setup.tier.name(),
-        "symmetry": "one GPU of a group simulated per video size; the queue simulated request by request",
-    });
+    context.stamp(
+        &mut report,
+        s,
+        "one GPU of a group simulated per video size; the queue simulated request by request",
+    );
     assumptions.push(
         "latency_s is the mean from a request's arrival to its video, queueing included; the \
          per-video figures (breakdown, memory, denoise_step_s) are the mix's first video's"
