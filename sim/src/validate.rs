@@ -1429,7 +1429,13 @@ fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
             a,
         );
     }
-    a.push("no classifier-free guidance: HunyuanVideo's guidance is distilled into the model (one branch a step)".into());
+    a.push(if cfg > 1 {
+        "classifier-free guidance, its two branches on the cfg_parallel groups".into()
+    } else {
+        "one branch a step: cfg_parallel = 1 read as guidance off (true of HunyuanVideo, which \
+         distils its guidance into the model)"
+            .into()
+    });
     a.push("VAE decoded on one GPU; text encoders and VAE resident on every GPU".into());
     a.push(
         "FlashAttention 2: the official HunyuanVideo repository requires flash-attn 2 and xDiT's \

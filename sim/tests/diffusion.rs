@@ -2,16 +2,11 @@
 
 mod common;
 
-use clustersim::Scenario;
 use common::number as num;
 use serde_json::Value;
-use std::path::Path;
 
 fn simulate(text: String) -> Result<Value, String> {
-    let s = Scenario::parse(Path::new("video.toml"), text, &[]).map_err(|e| e.to_string())?;
-    clustersim::run(&s)
-        .map(|o| o.report)
-        .map_err(|e| e.to_string())
+    common::outcome("video.toml", &text)
 }
 
 /// `preset` generating `video` (the [diffusion] body) with `parallel` (the [parallel] body) on

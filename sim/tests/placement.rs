@@ -3,16 +3,11 @@
 
 mod common;
 
-use clustersim::Scenario;
 use common::number as num;
 use serde_json::Value;
-use std::path::Path;
 
 fn simulate(text: String) -> Result<Value, String> {
-    let s = Scenario::parse(Path::new("placed.toml"), text, &[]).map_err(|e| e.to_string())?;
-    clustersim::run(&s)
-        .map(|o| o.report)
-        .map_err(|e| e.to_string())
+    common::outcome("placed.toml", &text)
 }
 
 /// Llama 2 70B in fp16 on 2 A100-40GB, 4 L4 and 6 T4 servers joined by 10 Gb/s Ethernet, 300

@@ -1,15 +1,13 @@
 //! Serving: the fleet process, its schedulers and its report.
 
-use clustersim::Scenario;
+mod common;
+
+use common::number as num;
 use serde_json::Value;
-use std::path::Path;
 
 /// Runs a serving scenario given as text; a parse or run error as its message.
 fn simulate(name: &str, text: String) -> Result<Value, String> {
-    let s = Scenario::parse(Path::new(name), text, &[]).map_err(|e| e.to_string())?;
-    clustersim::run(&s)
-        .map(|o| o.report)
-        .map_err(|e| e.to_string())
+    common::outcome(name, &text)
 }
 
 fn report(serving: &str, workload: &str) -> Value {
@@ -32,13 +30,6 @@ tpot = "100 ms"
 "#
     );
     simulate("serving.toml", text).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn num(r: &Value, path: &str) -> f64 {
-    path.split('.')
-        .fold(r, |v, k| &v[k])
-        .as_f64()
-        .unwrap_or_else(|| panic!("{path} in {r}"))
 }
 
 const OFFLINE: &str =

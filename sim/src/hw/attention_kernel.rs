@@ -10,9 +10,10 @@
 //! fraction stands (`roofline::Efficiency::DEFAULT`). A calibration profile's attention
 //! measurements still take precedence over the roofline.
 
-use super::gpu::{Architecture, GpuSpec};
-use super::{ComputeModel, Dtype, Kernel};
+use super::gpu::{self, Architecture, GpuSpec};
+use super::{ComputeModel, Dtype, Kernel, profile};
 use serde::Deserialize;
+use std::sync::OnceLock;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
 pub enum AttentionKernel {
@@ -22,8 +23,38 @@ pub enum AttentionKernel {
     FlashAttention3,
 }
 
-/// The reference point's shape.
+/// The reference point's shape: (tokens, head_dim, heads).
 const REFERENCE: (u64, u64, u64) = (16_384, 128, 32);
+
+/// The shipped profile whose attention table measured FlashAttention 2 on Hopper.
+const HOPPER_FLASH_ATTENTION_2: &str = "h200-sxm-141gb-measured";
+
+/// The reference point: forward, non-causal, bf16.
+fn reference_kernel() -> Kernel {
+    let (len, head_dim, heads) = REFERENCE;
+    Kernel::Attention {
+        batch_heads: heads,
+        q_len: len,
+        kv_len: len,
+        head_dim,
+        causal: false,
+        backward: false,
+        dtype: Dtype::Bf16,
+    }
+}
+
+/// Fraction of bf16 peak that [`HOPPER_FLASH_ATTENTION_2`] measured at the reference point (read
+/// once).
+fn hopper_flash_attention_2() -> Option<f64> {
+    static MEASURED: OnceLock<Option<f64>> = OnceLock::new();
+    *MEASURED.get_or_init(|| {
+        let profile = profile::shipped_profile(HOPPER_FLASH_ATTENTION_2)?;
+        let gpu = gpu::find(profile.gpu).ok()?;
+        let kernel = reference_kernel();
+        let seconds = profile.attention_seconds(gpu, &kernel)?;
+        Some(kernel.flops() / seconds / gpu.peak_flops(Dtype::Bf16)?)
+    })
+}
 
 impl AttentionKernel {
     pub fn name(self) -> &'static str {
@@ -37,12 +68,11 @@ impl AttentionKernel {
     /// where there is no figure (or the kernel does not run there).
     pub fn reference(self, gpu: &GpuSpec) -> Option<(f64, &'static str)> {
         match (self, gpu.architecture) {
-            // 346 TFLOP/s of 989 on an H200 (same SMs and clocks as the H100 SXM), PyTorch
-            // 2.11's scaled_dot_product_attention flash backend: calibration/h200-2026-11-30,
-            // run 2, the [[attention]] table (bf16, forward, non-causal, head_dim 128, 32 heads of
-            // 16,384 tokens).
+            // Read from the shipped H200 profile's [[attention]] table: PyTorch 2.11's
+            // scaled_dot_product_attention flash backend on an H200 (same SMs and clocks as the
+            // H100 SXM), calibration/h200-2026-11-30, run 2.
             (AttentionKernel::FlashAttention2, Architecture::Hopper) => Some((
-                346.0 / 989.0,
+                hopper_flash_attention_2()?,
                 "FlashAttention 2 on Hopper: 35% of peak, measured on an H200 (calibration/h200-2026-11-30)",
             )),
             // Dao 2023 (FlashAttention-2, Fig. 4 and text): forward up to 73% of an A100's peak,
@@ -65,16 +95,7 @@ impl AttentionKernel {
     /// point on its GPU; the source sentence, or `None` when there is no figure for the GPU.
     pub fn apply(self, compute: &mut ComputeModel) -> Option<&'static str> {
         let (fraction, source) = self.reference(compute.gpu)?;
-        let (len, head_dim, heads) = REFERENCE;
-        let kernel = Kernel::Attention {
-            batch_heads: heads,
-            q_len: len,
-            kv_len: len,
-            head_dim,
-            causal: false,
-            backward: false,
-            dtype: Dtype::Bf16,
-        };
+        let kernel = reference_kernel();
         let peak = compute.gpu.peak_flops(Dtype::Bf16)?;
         let roofline = compute.roofline_cost(&kernel)?;
         let achieved = roofline.flops / roofline.seconds / peak;
@@ -86,11 +107,13 @@ impl AttentionKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hw::gpu;
 
     #[test]
     fn the_reference_point_is_reproduced() {
         let h100 = gpu::find("H100").unwrap();
+        // The H200 measurement: 346 TFLOP/s of 989.
+        let (measured, _) = AttentionKernel::FlashAttention2.reference(h100).unwrap();
+        assert!((measured - 346.0 / 989.0).abs() < 0.005, "{measured}");
         let mut fa2 = ComputeModel::new(h100);
         AttentionKernel::FlashAttention2.apply(&mut fa2).unwrap();
         let mut fa3 = ComputeModel::new(h100);

@@ -52,6 +52,14 @@ pub fn report(name: &str, text: &str, sets: &[&str]) -> Value {
     run(name, text, sets).report
 }
 
+/// The report of a scenario text named `name`, or its parse or run error as the user reads it.
+pub fn outcome(name: &str, text: &str) -> Result<Value, String> {
+    let s = Scenario::parse(Path::new(name), text.to_string(), &[]).map_err(|e| e.to_string())?;
+    clustersim::run(&s)
+        .map(|o| o.report)
+        .map_err(|e| e.to_string())
+}
+
 /// The error simulating a scenario that parses gives; panics with `why` if it runs.
 pub fn refused(name: &str, text: &str, why: &str) -> ScenarioError {
     match clustersim::run(&scenario(name, text, &[])) {

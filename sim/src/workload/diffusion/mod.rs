@@ -33,7 +33,7 @@ use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::workload::cluster::{self, Needs};
 use layout::Layout;
-use ops::{Network, Video3};
+use ops::{Generation, Network};
 use serde_json::{Value, json};
 
 /// What a simulated video produced.
@@ -519,7 +519,7 @@ impl Plan<'_> {
         let fits = peak <= capacity;
 
         // The run.
-        let v3 = Video3 {
+        let generation = Generation {
             model: &model,
             video,
             steps,
@@ -527,7 +527,7 @@ impl Plan<'_> {
             warmup_steps,
             vae_parallel,
         };
-        let (graph, parts) = ops::build(&v3, layout, compute, net, act);
+        let (graph, parts) = ops::build(&generation, layout, compute, net, act);
         let (timeline, stats) = execute(&graph);
         let span = |r: &std::ops::Range<usize>| -> (f64, f64) {
             if r.is_empty() {

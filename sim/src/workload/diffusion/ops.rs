@@ -60,8 +60,8 @@ pub struct Parts {
     pub step_flops: f64,
 }
 
-/// What the builder knows.
-pub struct Video3<'a> {
+/// One video to generate: the model, its size, the steps and the options that shape the work.
+pub struct Generation<'a> {
     pub model: &'a VideoDit,
     pub video: Video,
     pub steps: u32,
@@ -472,7 +472,7 @@ fn stage_blocks(m: &VideoDit, stages: u32) -> Vec<BlockKind> {
 
 /// The graph of one video on rank 0, and where its parts lie.
 pub fn build(
-    v: &Video3,
+    v: &Generation,
     layout: Layout,
     compute: &ComputeModel,
     net: &Network,

@@ -128,14 +128,18 @@ fn steady_batch(kv_tokens: f64, engine: &Engine, l: Lengths) -> Option<Batch> {
     })
 }
 
+/// A transfer large enough that its rate is the route's sustained bandwidth (latency a rounding
+/// error), bytes.
+const BULK_BYTES: u64 = 1 << 30;
+
 /// The placement problem of `groups` on `engine` for traffic of `lengths`: each server's speed
 /// by layer count (tokens a second of its steady iteration, [`steady_batch`], on those layers)
 /// up to the most layers it can hold with room for the longest request's KV cache, and the
-/// links between servers on `between` (server i reached at GPU i).
+/// links between servers: the rate `between` (server i at GPU i) sends a bulk transfer at.
 pub fn problem(
     groups: &[ServerGroup],
     engine: &Engine,
-    between: &Topology,
+    between: &mut Sends,
     lengths: Lengths,
 ) -> Problem {
     let layers = engine.model.layers;
@@ -144,7 +148,9 @@ pub fn problem(
     for (gi, g) in groups.iter().enumerate() {
         let mut by_count = Vec::new();
         for k in 1..=layers {
-            let mut kind = engine.kind(g, (1.min(layers - k), 1.min(layers - k) + k));
+            // Priced as layers 1..=k, past the embedding table (0..k when k is every layer).
+            let start = u32::from(k < layers);
+            let mut kind = engine.kind(g, (start, start + k));
             let kv_tokens = kind.blocks as f64 * engine.memory.block_tokens as f64;
             let Some(batch) = steady_batch(kv_tokens, engine, lengths)
                 .filter(|_| kv_tokens >= lengths.longest as f64)
@@ -164,8 +170,8 @@ pub fn problem(
     for i in 0..n {
         for j in 0..n {
             if i != j {
-                let route = between.route(i as u32, j as u32);
-                link[i * n + j] = between.route_bandwidth(&route) / token_bytes;
+                let rate = BULK_BYTES as f64 / between.seconds(i as u32, j as u32, BULK_BYTES);
+                link[i * n + j] = rate / token_bytes;
             }
         }
     }
@@ -223,7 +229,6 @@ pub enum Ev {
 pub struct Placed {
     pub requests: Vec<Request>,
     pub servers: Vec<Server>,
-    pub layers: u32,
     engine: Engine,
     flow: Flow,
     /// Smooth weighted round-robin credits: of the source's edges, and of each server's.
@@ -249,8 +254,7 @@ impl Placed {
         groups: &[ServerGroup],
         engine: Engine,
         (placement, flow): (&Placement, Flow),
-        between: Topology,
-        tier: Tier,
+        between: Sends,
         requests: Vec<Request>,
     ) -> Placed {
         let group_of = groups
@@ -281,14 +285,13 @@ impl Placed {
         Placed {
             requests,
             servers: all,
-            layers: engine.model.layers,
             engine,
             credit_entry: vec![0.0; flow.entry.len()],
             credit_next,
             flow,
             waiting: VecDeque::new(),
             paths: vec![Vec::new(); n],
-            sends: Sends::new(between, tier),
+            sends: between,
             generated: vec![0; n],
             first_token: vec![None; n],
             finished: vec![None; n],
@@ -342,26 +345,14 @@ impl Placed {
         let sources: Vec<(usize, f64)> = self.flow.entry.iter().copied().enumerate().collect();
         let mut at = Self::pick(&sources, &mut entry, |i| self.has_room(i, need))?;
         let mut path = vec![at];
-        while self.servers[at].range.1 < self.layers {
+        while self.servers[at].range.1 < self.engine.model.layers {
+            // Short of the last layer, a server's flow goes to servers only (never the sink);
+            // credits are kept per edge, in the order `flow.next` lists them.
             let choices: Vec<(usize, f64)> = self.flow.next[at]
                 .iter()
-                .filter_map(|&(to, f)| to.map(|j| (j, f)))
+                .map(|&(to, f)| (to.expect("only the last layer's servers feed the sink"), f))
                 .collect();
-            // Credits are kept per edge of the flow, in the order `flow.next` lists them.
-            let mut credit: Vec<f64> = self.flow.next[at]
-                .iter()
-                .zip(&next[at])
-                .filter(|(e, _)| e.0.is_some())
-                .map(|(_, &c)| c)
-                .collect();
-            let j = Self::pick(&choices, &mut credit, |j| self.has_room(j, need))?;
-            let mut c = credit.into_iter();
-            for (e, slot) in self.flow.next[at].iter().zip(next[at].iter_mut()) {
-                if e.0.is_some() {
-                    *slot = c.next().expect("one credit per edge");
-                }
-            }
-            at = j;
+            at = Self::pick(&choices, &mut next[at], |j| self.has_room(j, need))?;
             path.push(at);
         }
         self.credit_entry = entry;
@@ -435,7 +426,7 @@ impl Placed {
                 break;
             }
         }
-        let last = s.range.1 == self.layers;
+        let last = s.range.1 == e.model.layers;
         let mut batch = Batch::default();
         for it in &items {
             if it.decode {
@@ -654,7 +645,8 @@ pub(super) fn run(
     let seed = f.sim.seed.unwrap_or(1);
     let requests =
         traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
-    let problem = problem(&groups, &engine, &between.topology, Lengths::of(&requests));
+    let mut sends = Sends::new(between.topology, tier);
+    let problem = problem(&groups, &engine, &mut sends, Lengths::of(&requests));
     let streams = RngStreams::new(seed);
     let placements: Vec<(Method, Placement, f64)> = Method::ALL
         .iter()
@@ -672,14 +664,7 @@ pub(super) fn run(
     let max_flow = flow.tokens_per_s;
     let model_name = engine.model.name.clone();
     let (params, dtype) = (engine.model.params(), engine.model.dtype);
-    let placed = Placed::new(
-        &groups,
-        engine,
-        (placement, flow.clone()),
-        between.topology,
-        tier,
-        requests,
-    );
+    let placed = Placed::new(&groups, engine, (placement, flow.clone()), sends, requests);
     let fits = max_flow > 0.0
         && placed
             .servers

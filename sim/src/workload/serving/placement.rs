@@ -6,8 +6,8 @@
 //! and an out-vertex joined by its throughput, in tokens a second, when it holds that many
 //! layers; a sink. The source feeds every server holding layer 0, every server holding the last
 //! layer feeds the sink, and server i feeds server j when j's layers begin where i's end, with
-//! the capacity of the network route between them (its bandwidth over the bytes of one token's
-//! hidden state). The maximum flow from source to sink (petgraph's Dinic) is the placement's
+//! the capacity of the network between them (the rate the collective layer prices a bulk
+//! send/recv at, over the bytes of one token's hidden state). The maximum flow from source to sink (petgraph's Dinic) is the placement's
 //! throughput in tokens a second; how it splits over the edges is how requests are routed.
 //!
 //! Three ways to place:
