@@ -12,6 +12,7 @@
 //! backward moves twice the bytes; fused attention's backward does 2.5 times its forward's work.
 //! Ignored: dropout kernels.
 
+use crate::collective::CollectiveOp;
 use crate::hw::{Dtype, ElementwiseOp, Kernel};
 use crate::model::Transformer;
 
@@ -28,6 +29,19 @@ pub(super) enum Sync {
     F,
     /// After a row-split GEMM: all-reduce forward, identity backward.
     G,
+}
+
+impl Sync {
+    /// The collective the operator runs in the forward (or backward) pass: an all-reduce, or with
+    /// sequence parallelism an all-gather or reduce-scatter of the same bytes; None for identity.
+    pub(super) fn collective(self, forward: bool, sequence_parallel: bool) -> Option<CollectiveOp> {
+        Some(match (self, forward, sequence_parallel) {
+            (Sync::F, true, false) | (Sync::G, false, false) => return None,
+            (Sync::F, true, true) | (Sync::G, false, true) => CollectiveOp::AllGather,
+            (Sync::G, true, true) | (Sync::F, false, true) => CollectiveOp::ReduceScatter,
+            (Sync::G, true, false) | (Sync::F, false, false) => CollectiveOp::AllReduce,
+        })
+    }
 }
 
 /// One position in a layer: a kernel, a tensor-parallel synchronisation, or an expert-parallel

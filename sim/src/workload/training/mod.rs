@@ -15,7 +15,10 @@
 //! Eq. 3 and PaLM's MFU do), and the backward pass as twice the forward; hardware FLOPs add the
 //! recomputed forward passes. Time is priced on the work really done (causal attention is half).
 
+pub mod comm;
+pub mod estimate;
 pub mod layer;
+pub mod layout;
 pub mod memory;
 pub mod schedule;
 pub mod setup;
@@ -27,6 +30,7 @@ use crate::hw::{ComputeModel, ComputeTier};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::parallel::{Recompute, Schedule};
+pub use layout::Layout;
 use serde_json::{Value, json};
 pub use setup::Training;
 use std::collections::BTreeMap;
@@ -181,6 +185,16 @@ pub fn compute_fidelity(graph: &Graph) -> String {
 
 pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
     let mut setup = setup::resolve(scenario)?;
+    let compute = compute_model(scenario, &mut setup)?;
+    Ok(simulate_setup(scenario, setup, &compute))
+}
+
+/// The compute model of a set-up: its GPU, its measured profile when it has one, and the
+/// scenario's attention kernel (recorded among the set-up's assumptions).
+pub fn compute_model(
+    scenario: &Scenario,
+    setup: &mut Training,
+) -> Result<ComputeModel, ScenarioError> {
     let mut compute = match &setup.profile {
         Some(p) => ComputeModel::with_profile(setup.gpu, p.profile.clone())
             .expect("the set-up checked that the profile was measured on the cluster's GPU"),
@@ -191,7 +205,12 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
         &mut compute,
         &mut setup.assumptions,
     )?;
-    let (graph, stages) = step::StepBuilder::new(&setup, &compute).build();
+    Ok(compute)
+}
+
+/// Simulates a resolved set-up (its layout checked with `Layout::check`).
+pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeModel) -> TrainingRun {
+    let (graph, stages) = step::StepBuilder::new(&setup, compute).build();
     let (timeline, stats) = execute(&graph);
     let iteration = timeline.makespan().as_secs_f64();
     let busy = |lane: Option<crate::exec::LaneId>, kind: Option<OpKind>| {
@@ -305,10 +324,10 @@ pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
         "assumptions": setup.assumptions,
         "sim": { "events": stats.events, "operations": graph.len() },
     });
-    Ok(TrainingRun {
+    TrainingRun {
         setup,
         graph,
         timeline,
         report,
-    })
+    }
 }

@@ -1,6 +1,7 @@
 //! From a scenario to a training set-up: every key resolved, defaulted (and the default recorded),
 //! or refused with its location.
 
+use super::layout::Layout;
 use crate::hw::GpuSpec;
 use crate::model::Transformer;
 use crate::net::Fabric;
@@ -35,11 +36,14 @@ pub struct Training {
     pub schedule: Schedule,
     pub virtual_stages: u32,
     pub dp: u32,
+    /// The parallel dimensions in rank order, innermost first ("tp", "cp", "dp", "pp").
+    pub order: [&'static str; 4],
     /// Rank distance between neighbours along each parallel dimension.
     pub stride: Strides,
     /// Bytes of optimizer state per parameter (12 for Adam, 6 for 8-bit Adam).
     pub optimizer_bytes: f64,
-    /// Tensor-parallel collectives overlap the neighbouring GEMMs instead of blocking.
+    /// Tensor-parallel collectives overlap the neighbouring GEMMs instead of blocking (no effect
+    /// without tensor parallelism).
     pub tp_comm_overlap: bool,
     /// Context parallelism: each sequence split over `cp` ranks (two balanced chunks each).
     pub cp: u32,
@@ -71,7 +75,7 @@ pub struct Strides {
 
 impl Strides {
     /// Strides for `order` (innermost first) and the dimensions' sizes.
-    fn new(order: &[&str], sizes: [(&str, u32); 4]) -> Strides {
+    fn new(order: &[&'static str], sizes: [(&str, u32); 4]) -> Strides {
         let mut stride = 1;
         let mut out = [0u32; 4];
         for name in order {
@@ -91,9 +95,62 @@ impl Strides {
     }
 }
 
+/// The parallel dimensions, sorted.
+const DIMENSIONS: [&str; 4] = ["cp", "dp", "pp", "tp"];
+
 impl Training {
     pub fn gpus(&self) -> u32 {
         self.fabric.gpus()
+    }
+
+    /// The parallel layout.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            tp: self.tp,
+            pp: self.pp,
+            cp: self.cp,
+            dp: self.dp,
+            ep: self.ep,
+            micro_batch: self.micro_batch,
+            global_batch: self.global_batch,
+            schedule: self.schedule,
+            virtual_stages: self.virtual_stages,
+            sequence_parallel: self.sequence_parallel,
+            recompute: self.recompute,
+            zero: self.zero,
+        }
+    }
+
+    /// Takes the degrees of `layout` (checked by the caller with `Layout::check`), with the rank
+    /// strides that follow from them. Virtual stages and sequence parallelism need pipeline and
+    /// tensor parallelism, and fall back to none without them.
+    pub fn set_layout(&mut self, layout: &Layout) {
+        self.tp = layout.tp;
+        self.pp = layout.pp;
+        self.cp = layout.cp;
+        self.dp = layout.dp;
+        self.ep = layout.ep;
+        self.micro_batch = layout.micro_batch;
+        self.global_batch = layout.global_batch;
+        self.accumulation = layout.accumulation();
+        self.schedule = layout.schedule;
+        self.virtual_stages = if layout.pp > 1 {
+            layout.virtual_stages
+        } else {
+            1
+        };
+        self.sequence_parallel = layout.sequence_parallel && layout.tp > 1;
+        self.recompute = layout.recompute;
+        self.zero = layout.zero;
+        self.stride = Strides::new(
+            &self.order,
+            [
+                ("tp", layout.tp),
+                ("cp", layout.cp),
+                ("dp", layout.dp),
+                ("pp", layout.pp),
+            ],
+        );
     }
 
     /// Global rank of tensor-parallel rank 0, context rank 0, data-parallel replica 0 of pipeline
@@ -177,34 +234,14 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     let profile = resolve_profile(s, gpu, model.dtype, &mut assumptions)?;
     let gpus = nodes * gpus_per_node;
 
-    // Parallelism.
+    // Parallelism: defaults first (each recorded), then one set of rules (`Layout::check`).
     let p = &f.parallel;
     let tp = positive(s, p.tp.unwrap_or(1), "parallel.tp")?;
-    if !gpus.is_multiple_of(tp) {
-        return Err(s.error_at(
-            "parallel.tp",
-            format!("tp = {tp} does not divide the cluster's {gpus} GPUs"),
-        ));
-    }
     let pp = positive(s, p.pp.unwrap_or(1), "parallel.pp")?;
-    if !gpus.is_multiple_of(tp * pp) {
-        return Err(s.error_at(
-            "parallel.pp",
-            format!("tp x pp = {tp} x {pp} does not divide the cluster's {gpus} GPUs"),
-        ));
-    }
     let cp = positive(s, p.cp.unwrap_or(1), "parallel.cp")?;
-    if !gpus.is_multiple_of(tp * pp * cp) {
-        return Err(s.error_at(
-            "parallel.cp",
-            format!("tp x pp x cp = {tp} x {pp} x {cp} does not divide the cluster's {gpus} GPUs"),
-        ));
-    }
-    if !model.seq_len.is_multiple_of(2 * cp) {
-        return Err(s
-            .error_at("parallel.cp", format!("cp = {cp} needs the sequence of {} tokens to split into 2 x cp = {} equal chunks", model.seq_len, 2 * cp))
-            .with_help("context parallelism gives each rank two chunks (one early, one late) so that causal attention is balanced"));
-    }
+    let ep = positive(s, p.ep.unwrap_or(1), "parallel.ep")?;
+    let virtual_stages = positive(s, p.virtual_stages.unwrap_or(1), "parallel.virtual_stages")?;
+    let micro_batch = positive(s, p.micro_batch.unwrap_or(1), "parallel.micro_batch")?;
     let cp_algorithm = match (p.cp_algorithm, cp) {
         (Some(a), _) => a,
         (None, 1) => ContextAlgorithm::Ring,
@@ -214,18 +251,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             ContextAlgorithm::Ring
         }
     };
-    let virtual_stages = positive(s, p.virtual_stages.unwrap_or(1), "parallel.virtual_stages")?;
     let schedule = match (p.schedule, pp) {
-        (Some(Schedule::Interleaved1F1B), _) if virtual_stages < 2 => {
-            return Err(s
-                .error_at(
-                    "parallel.schedule",
-                    "the interleaved schedule needs virtual_stages of 2 or more",
-                )
-                .with_help(
-                    "add virtual_stages = 2 (model chunks per GPU), or use schedule = \"1f1b\"",
-                ));
-        }
         (Some(sch), _) => sch,
         (None, 1) => Schedule::OneFOneB,
         (None, _) if virtual_stages > 1 => Schedule::Interleaved1F1B,
@@ -234,104 +260,12 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             Schedule::OneFOneB
         }
     };
-    if virtual_stages > 1 && schedule != Schedule::Interleaved1F1B {
-        return Err(s
-            .error_at(
-                "parallel.virtual_stages",
-                format!("virtual_stages = {virtual_stages} needs schedule = \"interleaved-1f1b\""),
-            )
-            .with_help("set schedule = \"interleaved-1f1b\", or virtual_stages = 1"));
-    }
-    let chunks = pp * virtual_stages;
-    if chunks > model.layers {
-        return Err(s.error_at(
-            if virtual_stages > 1 {
-                "parallel.virtual_stages"
-            } else {
-                "parallel.pp"
-            },
-            format!(
-                "pp x virtual_stages = {chunks} chunks is more than the model's {} layers",
-                model.layers
-            ),
-        ));
-    }
-    if !model.layers.is_multiple_of(chunks) {
-        assumptions.push(format!(
-            "{} layers split unevenly over {chunks} pipeline chunks (the first {} take one more)",
-            model.layers,
-            model.layers % chunks
-        ));
-    }
-    for (what, count) in [
-        ("heads", model.heads),
-        ("kv_heads", model.kv_heads),
-        ("ffn", model.ffn),
-        ("vocab", model.vocab),
-    ] {
-        if !count.is_multiple_of(tp) {
-            return Err(s
-                .error_at("parallel.tp", format!("tp = {tp} does not divide the model's {what} = {count}"))
-                .with_help("Megatron-LM splits heads, KV heads, the MLP width and the vocabulary evenly over tensor-parallel ranks"));
-        }
-    }
-    if tp > gpus_per_node {
-        assumptions.push(format!(
-            "tensor-parallel groups of {tp} span nodes (more than the {gpus_per_node} GPUs of a node)"
-        ));
-    }
     let dp = match p.dp {
-        Some(dp) if dp * tp * pp * cp != gpus => {
-            return Err(s
-                .error_at("parallel.dp", format!("dp = {dp} with tp = {tp}, pp = {pp} and cp = {cp} does not use the cluster's {gpus} GPUs"))
-                .with_help(format!("dp x tp x pp x cp must be nodes x gpus_per_node = {gpus}: dp = {}; or remove dp to derive it", gpus / (tp * pp * cp))));
-        }
-        Some(dp) => dp,
-        None => gpus / (tp * pp * cp),
+        Some(dp) => positive(s, dp, "parallel.dp")?,
+        None if gpus.is_multiple_of(tp * pp * cp) => gpus / (tp * pp * cp),
+        // The check below names the degree that does not divide.
+        None => 1,
     };
-    let ep = positive(s, p.ep.unwrap_or(1), "parallel.ep")?;
-    match &model.moe {
-        None if ep > 1 => {
-            return Err(s
-                .error_at(
-                    "parallel.ep",
-                    format!(
-                        "ep = {ep} needs a mixture-of-experts model; {} is dense",
-                        model.name
-                    ),
-                )
-                .with_help(
-                    "remove ep, or choose a model with experts (e.g. preset = \"mixtral-8x7b\")",
-                ));
-        }
-        Some(moe) if !moe.experts.is_multiple_of(ep) => {
-            return Err(s.error_at(
-                "parallel.ep",
-                format!(
-                    "ep = {ep} does not divide the model's {} experts",
-                    moe.experts
-                ),
-            ));
-        }
-        _ => {}
-    }
-    if !dp.is_multiple_of(ep) {
-        return Err(s
-            .error_at("parallel.ep", format!("ep = {ep} does not divide dp = {dp}"))
-            .with_help("expert-parallel groups are carved out of the data-parallel replicas (as Megatron-LM does by default)"));
-    }
-    if let Some(moe) = &model.moe
-        && !moe.expert_ffn.is_multiple_of(tp)
-    {
-        return Err(s.error_at(
-            "parallel.tp",
-            format!(
-                "tp = {tp} does not divide the experts' width expert_ffn = {}",
-                moe.expert_ffn
-            ),
-        ));
-    }
-    let micro_batch = positive(s, p.micro_batch.unwrap_or(1), "parallel.micro_batch")?;
     let global_batch = match p.global_batch {
         Some(g) => positive(s, g, "parallel.global_batch")?,
         None => {
@@ -342,66 +276,74 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             micro_batch * dp
         }
     };
-    if !global_batch.is_multiple_of(micro_batch * dp) {
-        return Err(s
-            .error_at("parallel.global_batch", format!(
-                "global_batch = {global_batch} is not a multiple of micro_batch x dp = {micro_batch} x {dp} = {}",
-                micro_batch * dp
-            ))
-            .with_help(format!("use a multiple of {}, e.g. {}", micro_batch * dp, micro_batch * dp * (global_batch / (micro_batch * dp)).max(1))));
+    let layout = Layout {
+        tp,
+        pp,
+        cp,
+        dp,
+        ep,
+        micro_batch,
+        global_batch,
+        schedule,
+        virtual_stages,
+        sequence_parallel: p.sequence_parallel.unwrap_or(false),
+        recompute: p.recompute.unwrap_or(Recompute::None),
+        zero: p.zero.unwrap_or(0),
+    };
+    layout.check(&model, gpus).map_err(|r| {
+        let e = s.error_at(r.key, r.message);
+        match r.help {
+            Some(help) => e.with_help(help),
+            None => e,
+        }
+    })?;
+    let chunks = pp * virtual_stages;
+    if !model.layers.is_multiple_of(chunks) {
+        assumptions.push(format!(
+            "{} layers split unevenly over {chunks} pipeline chunks (the first {} take one more)",
+            model.layers,
+            model.layers % chunks
+        ));
+    }
+    if tp > gpus_per_node {
+        assumptions.push(format!(
+            "tensor-parallel groups of {tp} span nodes (more than the {gpus_per_node} GPUs of a node)"
+        ));
     }
     if pp == 1 && (p.schedule.is_some() || virtual_stages > 1) {
         assumptions
             .push("schedule and virtual_stages have no effect without pipeline parallelism".into());
     }
-    let accumulation = global_batch / (micro_batch * dp);
-    if schedule == Schedule::Interleaved1F1B && pp > 1 && !accumulation.is_multiple_of(pp) {
-        return Err(s
-            .error_at("parallel.global_batch", format!(
-                "the interleaved schedule needs the {accumulation} micro-batches per replica to be a multiple of pp = {pp}"
-            ))
-            .with_help(format!("use a global batch of a multiple of micro_batch x dp x pp = {}", micro_batch * dp * pp)));
-    }
-    let sequence_parallel = p.sequence_parallel.unwrap_or(false);
-    if sequence_parallel && tp == 1 {
+    if layout.sequence_parallel && tp == 1 {
         assumptions.push("sequence_parallel has no effect without tensor parallelism".into());
     }
     let order_text = p.order.clone().unwrap_or_else(|| "tp-cp-dp-pp".to_string());
-    let order: Vec<&str> = order_text.split('-').map(str::trim).collect();
-    let mut sorted = order.clone();
+    let mut order = [""; 4];
+    let names: Vec<&str> = order_text.split('-').map(str::trim).collect();
+    let mut sorted = names.clone();
     sorted.sort_unstable();
-    if sorted != ["cp", "dp", "pp", "tp"] {
+    if sorted != DIMENSIONS {
         return Err(s
             .error_at("parallel.order", format!("\"{order_text}\" is not an order of the four dimensions"))
             .with_help("name tp, cp, dp and pp once each, innermost first, e.g. \"tp-cp-dp-pp\" (Megatron-LM's) or \"tp-dp-pp-cp\""));
     }
-    let stride = Strides::new(&order, [("tp", tp), ("cp", cp), ("dp", dp), ("pp", pp)]);
+    for (slot, name) in order.iter_mut().zip(&names) {
+        *slot = DIMENSIONS
+            .iter()
+            .find(|d| *d == name)
+            .expect("checked to be a dimension");
+    }
     let optimizer_bytes = match p.optimizer {
         Some(Optimizer::Adam8bit) => 6.0,
         Some(Optimizer::Adam) => 12.0,
         None => 12.0,
     };
-    let tp_comm_overlap = p.tp_comm_overlap.unwrap_or(false) && tp > 1;
-    let zero = p.zero.unwrap_or(0);
-    if zero > 3 {
-        return Err(s
-            .error_at(
-                "parallel.zero",
-                format!("ZeRO has stages 0 to 3, not {zero}"),
-            )
-            .with_help(
-                "0 none, 1 optimizer states sharded, 2 gradients too, 3 weights too (FSDP)",
-            ));
-    }
-    Ok(Training {
-        stride,
+    let mut training = Training {
+        order,
+        stride: Strides::new(&order, [("tp", 1), ("cp", 1), ("dp", 1), ("pp", 1)]),
         optimizer_bytes,
-        tp_comm_overlap,
-        cp,
+        tp_comm_overlap: p.tp_comm_overlap.unwrap_or(false),
         cp_algorithm,
-        ep,
-        tp,
-        sequence_parallel: sequence_parallel && tp > 1,
         gpu,
         profile,
         fabric,
@@ -409,18 +351,24 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         tier,
         in_switch_reduction,
         model,
-        dp,
-        micro_batch,
-        global_batch,
-        accumulation,
+        tp,
+        sequence_parallel: false,
         pp,
         schedule,
-        virtual_stages: if pp > 1 { virtual_stages } else { 1 },
-        recompute: p.recompute.unwrap_or(Recompute::None),
-        zero,
+        virtual_stages,
+        dp,
+        cp,
+        ep,
+        micro_batch,
+        global_batch,
+        accumulation: 1,
+        recompute: layout.recompute,
+        zero: layout.zero,
         seed: f.sim.seed.unwrap_or(1),
         assumptions,
-    })
+    };
+    training.set_layout(&layout);
+    Ok(training)
 }
 
 fn resolve_model(

@@ -20,13 +20,13 @@
 //! exchanges routed tokens with all-to-alls. Every kind of communication has a lane of its own.
 //! Ignored: the embedding's backward scatter (small), data loading.
 
+use super::comm::Comm;
 use super::layer::{
     Item, Step, Sync, backward, elementwise, gemm, layer_forward, moe_layer_forward,
 };
 use super::schedule::{self, Pass, Work};
 use super::setup::Training;
-use crate::collective::cost::{Collective, Options, cost};
-use crate::collective::{Algorithm, CollectiveOp, Group};
+use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
 use crate::exec::{Graph, LaneId, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
@@ -83,25 +83,6 @@ pub struct Stage {
     pending: f64,
     pending_expert: f64,
     buckets: Vec<OpId>,
-}
-
-/// Which communicator a collective runs on, relative to a stage's GPU.
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Comm {
-    /// Its tensor-parallel group: `rank .. rank + tp`.
-    Tensor,
-    /// Its data-parallel group: `rank, rank + tp, rank + 2 tp, ...`.
-    Data,
-    /// From it to the GPU of the same tensor and data index in another stage.
-    Pipe(u32),
-    /// Its context-parallel group: `rank, rank + tp, ..., rank + (cp - 1) tp`.
-    Context,
-    /// Its next context-parallel rank (ring attention's neighbour).
-    ContextPeer,
-    /// Its expert-parallel group: `ep` consecutive data-parallel replicas.
-    Expert,
-    /// The replicas that hold the same experts: `rank, rank + ep tp, rank + 2 ep tp, ...`.
-    ExpertData,
 }
 
 /// Builds the step graph: one GPU per pipeline stage, standing for its tensor-parallel peers and
@@ -287,12 +268,8 @@ impl<'a> StepBuilder<'a> {
 
     /// The collective a conjugate operator runs in the forward or the backward pass, if any.
     fn sync(&mut self, sync: Sync, forward: bool, bytes: f64) {
-        let sp = self.setup.sequence_parallel;
-        let op = match (sync, forward, sp) {
-            (Sync::F, true, false) | (Sync::G, false, false) => return,
-            (Sync::F, true, true) | (Sync::G, false, true) => CollectiveOp::AllGather,
-            (Sync::G, true, true) | (Sync::F, false, true) => CollectiveOp::ReduceScatter,
-            (Sync::G, true, false) | (Sync::F, false, false) => CollectiveOp::AllReduce,
+        let Some(op) = sync.collective(forward, self.setup.sequence_parallel) else {
+            return;
         };
         let name = match op {
             CollectiveOp::AllGather => "tp_all_gather",
@@ -325,34 +302,9 @@ impl<'a> StepBuilder<'a> {
         {
             return secs;
         }
-        let s = self.setup;
-        let st = s.stride;
-        let ranks: Vec<u32> = match comm {
-            Comm::Tensor => (0..s.tp).map(|i| base + i * st.tp).collect(),
-            // Context-parallel ranks hold the same weights: gradients reduce over dp x cp.
-            Comm::Data => (0..s.dp)
-                .flat_map(|d| (0..s.cp).map(move |c| base + d * st.dp + c * st.cp))
-                .collect(),
-            Comm::Context => (0..s.cp).map(|c| base + c * st.cp).collect(),
-            Comm::ContextPeer => vec![base, base + st.cp],
-            Comm::Pipe(to) => vec![base, to],
-            Comm::Expert => (0..s.ep).map(|j| base + j * st.dp).collect(),
-            Comm::ExpertData => (0..s.dp / s.ep)
-                .flat_map(|i| (0..s.cp).map(move |c| base + i * s.ep * st.dp + c * st.cp))
-                .collect(),
-        };
-        let c = Collective {
-            op,
-            algorithm: Algorithm::Auto,
-            group: Group::new(ranks, s.fabric.gpus_per_node),
-            bytes,
-            compression: None,
-        };
-        let mut options = Options::new(s.tier);
-        options.nvls_available = s.in_switch_reduction;
-        let secs = cost(&s.topology, &c, &options)
-            .expect("ring, tree and direct serve any group of the cluster's ranks")
-            .seconds;
+        let secs = self
+            .setup
+            .collective_seconds(base, comm, op, bytes, self.setup.tier);
         self.priced.push((base, comm, op, bytes, secs));
         secs
     }

@@ -1,0 +1,276 @@
+//! Planning a training run: search the layouts of `space`, refuse the invalid ones (counted by
+//! reason) and those that do not fit in memory, rank the rest by the closed-form estimate
+//! (`training::estimate`), and simulate the most promising in full, in parallel, beside the
+//! scenario's own layout for comparison.
+
+use super::space::Space;
+use super::{Options, layout_sets};
+use crate::scenario::Scenario;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::parallel::Schedule;
+use crate::workload::training::estimate::{Estimate, Estimator};
+use crate::workload::training::{self, Layout, memory};
+use rayon::prelude::*;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// A layout in the words of Megatron-LM users: "TP8 PP16 DP8 mb1 interleaved v2 SP full-recompute
+/// ZeRO-1".
+pub fn describe(l: &Layout) -> String {
+    let mut parts = vec![format!("TP{} PP{} DP{}", l.tp, l.pp, l.dp)];
+    if l.cp > 1 {
+        parts.push(format!("CP{}", l.cp));
+    }
+    if l.ep > 1 {
+        parts.push(format!("EP{}", l.ep));
+    }
+    parts.push(format!("mb{}", l.micro_batch));
+    if l.pp > 1 {
+        parts.push(match l.schedule {
+            Schedule::Gpipe => "gpipe".to_string(),
+            Schedule::OneFOneB => "1f1b".to_string(),
+            Schedule::Interleaved1F1B => format!("interleaved v{}", l.virtual_stages),
+        });
+    }
+    if l.sequence_parallel {
+        parts.push("SP".into());
+    }
+    parts.push(format!("recompute {}", l.recompute.name()));
+    if l.zero > 0 {
+        parts.push(format!("ZeRO-{}", l.zero));
+    }
+    parts.join(" ")
+}
+
+/// Of a chunk of candidates: refusals by reason, how many did not fit, and the estimates of the
+/// rest.
+type Pruned = (
+    BTreeMap<&'static str, usize>,
+    usize,
+    Vec<(Layout, Estimate)>,
+);
+
+/// One simulated layout.
+struct Simulated {
+    layout: Layout,
+    estimate: Estimate,
+    report: Value,
+}
+
+impl Simulated {
+    fn seconds(&self) -> f64 {
+        self.report["iteration_time_s"]
+            .as_f64()
+            .unwrap_or(f64::INFINITY)
+    }
+
+    fn breakdown(&self, key: &str) -> f64 {
+        self.report["breakdown_s"][key].as_f64().unwrap_or(0.0)
+    }
+
+    fn json(&self, rank: Option<usize>, reference: Option<&Simulated>) -> Value {
+        let r = &self.report;
+        let mut v = json!({
+            "layout": describe(&self.layout),
+            "set": layout_sets(&self.layout),
+            "estimate_s": self.estimate.iteration_s,
+            "iteration_time_s": r["iteration_time_s"],
+            "tokens_per_s": r["tokens_per_s"],
+            "tflops_per_gpu": r["tflops_per_gpu"],
+            "mfu": r["mfu"],
+            "breakdown_s": r["breakdown_s"],
+            "memory": {
+                "peak_bytes_per_gpu": r["memory"]["peak_bytes_per_gpu"],
+                "capacity_bytes": r["memory"]["capacity_bytes"],
+                "fits": r["memory"]["fits"],
+            },
+        });
+        if let Some(rank) = rank {
+            v["rank"] = json!(rank);
+        }
+        if let Some(base) = reference {
+            v["why"] = json!(why(self, base));
+        }
+        v
+    }
+}
+
+/// Why `a` beats (or trails) `base`: the step-time components that moved most, with the knobs
+/// that differ.
+fn why(a: &Simulated, base: &Simulated) -> String {
+    let (ta, tb) = (a.seconds(), base.seconds());
+    if a.layout == base.layout {
+        return "the scenario's own layout".into();
+    }
+    let mut moves: Vec<(f64, &str)> = [
+        ("compute", "compute"),
+        ("pipeline_bubble", "pipeline bubble"),
+        ("exposed_communication", "exposed communication"),
+    ]
+    .into_iter()
+    .map(|(key, name)| (a.breakdown(key) - base.breakdown(key), name))
+    .filter(|(d, _)| d.abs() >= 0.005 * tb)
+    .collect();
+    moves.sort_by(|x, y| y.0.abs().total_cmp(&x.0.abs()));
+    let moved: Vec<String> = moves
+        .iter()
+        .map(|(d, name)| format!("{name} {:+.2} s", d))
+        .collect();
+    let gib = |s: &Simulated| {
+        s.report["memory"]["peak_bytes_per_gpu"]
+            .as_f64()
+            .unwrap_or(0.0)
+            / 1073741824.0
+    };
+    let verdict = if ta < tb { "faster" } else { "slower" };
+    format!(
+        "{:.1}% {verdict} than the scenario's layout ({:.3} s vs {:.3} s): {}; memory {:.1} GiB vs {:.1} GiB per GPU",
+        100.0 * (tb - ta).abs() / tb,
+        ta,
+        tb,
+        if moved.is_empty() {
+            "no component moved by more than 0.5%".to_string()
+        } else {
+            moved.join(", ")
+        },
+        gib(a),
+        gib(base)
+    )
+}
+
+/// Plans a training scenario.
+pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioError> {
+    let mut base = training::setup::resolve(scenario)?;
+    let compute = training::compute_model(scenario, &mut base)?;
+    let space = Space::training(&base);
+    let layouts = space.layouts();
+    let considered = layouts.len();
+    let capacity = base.gpu.memory_bytes as f64;
+
+    // Refuse, prune and rank, one working copy of the set-up per chunk of candidates.
+    let gpus = base.gpus();
+    let chunks: Vec<Pruned> = layouts
+        .par_chunks(8192)
+        .map(|chunk| {
+            let mut work = base.clone();
+            let mut estimator = Estimator::new(&compute);
+            let mut refused: BTreeMap<&'static str, usize> = BTreeMap::new();
+            let mut unfit = 0;
+            let mut ranked = Vec::new();
+            for layout in chunk {
+                if let Err(r) = layout.check(&work.model, gpus) {
+                    *refused.entry(r.reason).or_default() += 1;
+                    continue;
+                }
+                work.set_layout(layout);
+                if memory::memory(&work).1.peak() > capacity {
+                    unfit += 1;
+                    continue;
+                }
+                ranked.push((*layout, estimator.estimate(&work)));
+            }
+            (refused, unfit, ranked)
+        })
+        .collect();
+    let mut refused: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut unfit = 0;
+    let mut ranked = Vec::new();
+    for (r, u, c) in chunks {
+        for (reason, n) in r {
+            *refused.entry(reason).or_default() += n;
+        }
+        unfit += u;
+        ranked.extend(c);
+    }
+    // Stable: equal estimates keep the space's order.
+    ranked.sort_by(|a, b| a.1.iteration_s.total_cmp(&b.1.iteration_s));
+
+    // Simulate the most promising and the scenario's own layout.
+    let reference_layout = base.layout();
+    let mut chosen: Vec<(Layout, Estimate)> =
+        ranked.iter().take(options.simulate).copied().collect();
+    if !chosen.iter().any(|(l, _)| *l == reference_layout) {
+        let mut work = base.clone();
+        work.set_layout(&reference_layout);
+        let estimate = Estimator::new(&compute).estimate(&work);
+        chosen.push((reference_layout, estimate));
+    }
+    let mut simulated: Vec<Simulated> = chosen
+        .par_iter()
+        .map(|(layout, estimate)| {
+            let mut setup = base.clone();
+            setup.set_layout(layout);
+            let run = training::simulate_setup(scenario, setup, &compute);
+            Simulated {
+                layout: *layout,
+                estimate: *estimate,
+                report: run.report,
+            }
+        })
+        .collect();
+    let reference_index = simulated
+        .iter()
+        .position(|s| s.layout == reference_layout)
+        .expect("the reference was simulated");
+    let reference = simulated.remove(reference_index);
+    let reference_ranked = ranked.iter().any(|(l, _)| *l == reference_layout);
+    let mut best: Vec<Simulated> = simulated
+        .into_iter()
+        .filter(|s| s.report["memory"]["fits"] == true)
+        .collect();
+    best.sort_by(|a, b| a.seconds().total_cmp(&b.seconds()));
+
+    // How well the estimate ranked what the simulation measured.
+    let mut errors: Vec<f64> = best
+        .iter()
+        .map(|s| (s.estimate.iteration_s - s.seconds()) / s.seconds())
+        .collect();
+    errors.sort_by(f64::total_cmp);
+    let median_error = errors.get(errors.len() / 2).copied();
+    let worst_error = errors
+        .iter()
+        .copied()
+        .max_by(|a, b| a.abs().total_cmp(&b.abs()));
+
+    let top: Vec<Value> = best
+        .iter()
+        .take(options.top)
+        .enumerate()
+        .map(|(i, s)| s.json(Some(i + 1), Some(&reference)))
+        .collect();
+    let refused_total: usize = refused.values().sum();
+    Ok(json!({
+        "kind": "plan",
+        "workload": "training",
+        "scenario": scenario.name(),
+        "objective": "fastest step (the cluster is fixed, so also the cheapest per token)",
+        "cluster": {
+            "gpu": base.gpu.name,
+            "gpus": gpus,
+            "global_batch": base.global_batch,
+            "seq_len": base.model.seq_len,
+            "model": base.model.name,
+        },
+        "candidates": {
+            "considered": considered,
+            "pruned": {
+                "invalid": refused_total,
+                "invalid_by_reason": refused,
+                "does_not_fit": unfit,
+            },
+            "ranked": ranked.len(),
+            "simulated": best.len() + usize::from(!reference_ranked || !best.iter().any(|s| s.layout == reference_layout)),
+        },
+        "ranking": {
+            "method": "closed-form estimate on the analytical network tier (kernels and collectives priced as in the simulation, summed instead of scheduled)",
+            "simulated_with": format!("the full step graph on the {} network tier", base.tier.name()),
+            "estimate_error_median": median_error,
+            "estimate_error_worst": worst_error,
+        },
+        "reference": {
+            "ranked": reference_ranked,
+            "result": reference.json(None, None),
+        },
+        "top": top,
+    }))
+}

@@ -1,0 +1,74 @@
+//! The communicators of a stage's GPU, and the price of a collective on one of them.
+//!
+//! Ranks follow the layout's strides (`Strides`), so a communicator is the same set of GPUs
+//! whichever rank order the scenario chose; the price comes from the collective layer on the
+//! cluster's topology, with NCCL's algorithm and protocol choice.
+
+use super::setup::Training;
+use crate::collective::cost::{Collective, Options, cost};
+use crate::collective::{Algorithm, CollectiveOp, Group};
+use crate::net::tier::Tier;
+
+/// Which communicator a collective runs on, relative to a stage's GPU.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Comm {
+    /// Its tensor-parallel group: `rank .. rank + tp`.
+    Tensor,
+    /// Its data-parallel group: `rank, rank + tp, rank + 2 tp, ...`.
+    Data,
+    /// From it to the GPU of the same tensor and data index in another stage.
+    Pipe(u32),
+    /// Its context-parallel group: `rank, rank + tp, ..., rank + (cp - 1) tp`.
+    Context,
+    /// Its next context-parallel rank (ring attention's neighbour).
+    ContextPeer,
+    /// Its expert-parallel group: `ep` consecutive data-parallel replicas.
+    Expert,
+    /// The replicas that hold the same experts: `rank, rank + ep tp, rank + 2 ep tp, ...`.
+    ExpertData,
+}
+
+impl Training {
+    /// The ranks of communicator `comm` of the GPU of global rank `base`.
+    pub fn comm_ranks(&self, base: u32, comm: Comm) -> Vec<u32> {
+        let st = self.stride;
+        match comm {
+            Comm::Tensor => (0..self.tp).map(|i| base + i * st.tp).collect(),
+            // Context-parallel ranks hold the same weights: gradients reduce over dp x cp.
+            Comm::Data => (0..self.dp)
+                .flat_map(|d| (0..self.cp).map(move |c| base + d * st.dp + c * st.cp))
+                .collect(),
+            Comm::Context => (0..self.cp).map(|c| base + c * st.cp).collect(),
+            Comm::ContextPeer => vec![base, base + st.cp],
+            Comm::Pipe(to) => vec![base, to],
+            Comm::Expert => (0..self.ep).map(|j| base + j * st.dp).collect(),
+            Comm::ExpertData => (0..self.dp / self.ep)
+                .flat_map(|i| (0..self.cp).map(move |c| base + i * self.ep * st.dp + c * st.cp))
+                .collect(),
+        }
+    }
+
+    /// Seconds of `op` on `bytes` over communicator `comm` of the GPU of rank `base`, priced on
+    /// the topology by network tier `tier`.
+    pub fn collective_seconds(
+        &self,
+        base: u32,
+        comm: Comm,
+        op: CollectiveOp,
+        bytes: f64,
+        tier: Tier,
+    ) -> f64 {
+        let c = Collective {
+            op,
+            algorithm: Algorithm::Auto,
+            group: Group::new(self.comm_ranks(base, comm), self.fabric.gpus_per_node),
+            bytes,
+            compression: None,
+        };
+        let mut options = Options::new(tier);
+        options.nvls_available = self.in_switch_reduction;
+        cost(&self.topology, &c, &options)
+            .expect("ring, tree and direct serve any group of the cluster's ranks")
+            .seconds
+    }
+}

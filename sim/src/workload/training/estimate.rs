@@ -1,0 +1,435 @@
+//! A closed-form estimate of one training step, for ranking thousands of layouts before the few
+//! best are simulated in full.
+//!
+//! It prices the same kernels (`layer`) and the same collectives (`comm`, on the analytical
+//! network tier) as the step graph, but adds them up instead of scheduling them:
+//! - a micro-batch's forward and backward on a stage are the sums of its layers' kernels plus the
+//!   tensor-parallel collectives in their path (hidden behind the neighbouring GEMMs, down to what
+//!   exceeds them, under `tp_comm_overlap`), the expert all-to-alls, the context-parallel exchanges
+//!   that outlast the attention blocks they hide behind, ZeRO-3's parameter gathers that outlast
+//!   their layer (and the first layer's of every chunk pass, which nothing hides), and the
+//!   recomputed forward under full recomputation;
+//! - the pipeline takes (m + pp - 1) such micro-batch rounds for GPipe and 1F1B and
+//!   m + (pp - 1) / v for the interleaved schedule (Megatron-LM SC21, Section 2.2), with one
+//!   point-to-point hand-off per chunk boundary on the fill and drain path;
+//! - the data-parallel gradient reduction overlaps the last micro-batch's backward except its last
+//!   bucket; ZeRO 1/2's all-gather of updated weights and the optimizer step follow.
+//!
+//! Deliberately ignored (the full simulation sees them): contention between collectives of
+//! different groups, the exact order of the interleaved schedule, point-to-point waits in the
+//! steady state, expert gradients' own reduction group (they are reduced with the rest).
+
+use super::comm::Comm;
+use super::layer::{Item, backward, elementwise, gemm, layer_forward, moe_layer_forward};
+use super::memory;
+use super::setup::Training;
+use super::step::{ADAM_8BIT_BYTES_PER_PARAM, ADAM_BYTES_PER_PARAM, BUCKET_BYTES, GRAD_BYTES};
+use crate::collective::CollectiveOp;
+use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
+use crate::net::tier::Tier;
+use crate::scenario::parallel::{ContextAlgorithm, Recompute, Schedule};
+use std::collections::HashMap;
+
+/// The estimate of one step, seconds and bytes.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Estimate {
+    pub iteration_s: f64,
+    /// Compute kernels of the busiest stage.
+    pub compute_s: f64,
+    /// Pipeline fill and drain.
+    pub bubble_s: f64,
+    /// Communication in the compute stream's path.
+    pub exposed_communication_s: f64,
+    /// Memory of the stage that needs the most, and whether it fits.
+    pub peak_bytes: f64,
+    pub fits: bool,
+}
+
+/// Times of one layer for one micro-batch on one GPU.
+#[derive(Copy, Clone, Debug, Default)]
+struct LayerTimes {
+    forward_compute: f64,
+    forward_comm: f64,
+    backward_compute: f64,
+    backward_comm: f64,
+}
+
+/// What kernel prices depend on: micro-batch, context degree, tensor and expert degrees,
+/// sequence parallelism, ring attention.
+type KernelKey = (u64, u64, u64, bool, bool);
+
+/// A dense layer's times, a mixture-of-experts layer's, and the seconds of the kernels outside
+/// the layers on the first and on the last stage (forward and backward together).
+type Kernels = (LayerTimes, LayerTimes, f64, f64);
+
+/// Prices layouts of one model on one cluster, remembering kernel and collective prices across
+/// layouts (they repeat: the same tensor-parallel degree and micro-batch recur under many
+/// pipeline and data-parallel degrees).
+pub struct Estimator<'a> {
+    compute: &'a ComputeModel,
+    kernels: HashMap<KernelKey, Kernels>,
+    collectives: HashMap<(Comm, CollectiveOp, u64, [u32; 5]), f64>,
+}
+
+impl<'a> Estimator<'a> {
+    pub fn new(compute: &'a ComputeModel) -> Self {
+        Estimator {
+            compute,
+            kernels: HashMap::new(),
+            collectives: HashMap::new(),
+        }
+    }
+
+    fn seconds(&self, kernel: &Kernel) -> f64 {
+        self.compute
+            .cost(kernel)
+            .expect("the set-up checked that the GPU computes in the model's format")
+            .seconds
+    }
+
+    /// A collective on stage 0's communicator, priced on the analytical tier.
+    fn collective(&mut self, s: &Training, comm: Comm, op: CollectiveOp, bytes: f64) -> f64 {
+        if bytes <= 0.0 {
+            return 0.0;
+        }
+        let key = (comm, op, bytes.to_bits(), [s.tp, s.cp, s.dp, s.pp, s.ep]);
+        if let Some(&secs) = self.collectives.get(&key) {
+            return secs;
+        }
+        let secs = s.collective_seconds(0, comm, op, bytes, Tier::Analytical);
+        self.collectives.insert(key, secs);
+        secs
+    }
+
+    /// Kernel seconds of one layer (dense, and mixture-of-experts where the model has it) for one
+    /// micro-batch, forward and backward, with the collectives split out (filled in by `layer`);
+    /// and the forward and backward kernels outside the layers (embedding on the first stage,
+    /// output projection and loss on the last).
+    fn kernels(&mut self, s: &Training) -> Kernels {
+        let key = (
+            s.micro_batch as u64,
+            s.cp as u64,
+            s.tp as u64 * 1000 + s.ep as u64,
+            s.sequence_parallel,
+            s.cp_algorithm == ContextAlgorithm::Ring,
+        );
+        if let Some(&k) = self.kernels.get(&key) {
+            return k;
+        }
+        let m = &s.model;
+        let (mb, cp, tp) = (s.micro_batch as u64, s.cp as u64, s.tp as u64);
+        let sum = |items: &[Item], this: &Self| {
+            let mut t = LayerTimes::default();
+            for item in items {
+                if let Item::Kernel(step) = item {
+                    let (f, b) = if step.name == "attention" && cp > 1 {
+                        this.context_attention(s, step.kernel)
+                    } else {
+                        (
+                            this.seconds(&step.kernel),
+                            backward(step).iter().map(|(_, k)| this.seconds(k)).sum(),
+                        )
+                    };
+                    t.forward_compute += f;
+                    t.backward_compute += b;
+                }
+            }
+            t
+        };
+        let dense = sum(&layer_forward(m, mb, cp, tp, s.sequence_parallel), self);
+        let moe = m.moe.as_ref().map_or(dense, |_| {
+            sum(
+                &moe_layer_forward(m, mb, cp, tp, s.ep as u64, s.sequence_parallel),
+                self,
+            )
+        });
+        let t = mb * m.seq_len as u64 / cp;
+        let h = m.hidden as u64;
+        let act = (t * h) as f64 * m.dtype.bytes();
+        let vocab = m.vocab as u64 / tp;
+        let embedding = self.seconds(&elementwise(ElementwiseOp::Other, 2.0 * act, 0.0));
+        let output = gemm(t, vocab, h, m.dtype);
+        let loss = elementwise(
+            ElementwiseOp::Other,
+            (t * vocab) as f64 * (m.dtype.bytes() + 4.0),
+            5.0 * (t * vocab) as f64,
+        );
+        let head_forward = self.seconds(&output) + self.seconds(&loss);
+        let head_backward = 3.0 * self.seconds(&output);
+        let result = (dense, moe, 2.0 * embedding, head_forward + head_backward);
+        self.kernels.insert(key, result);
+        result
+    }
+
+    /// Forward and backward compute seconds of attention split over the context-parallel group
+    /// (its communication is added by `layer`).
+    fn context_attention(&self, s: &Training, kernel: Kernel) -> (f64, f64) {
+        let Kernel::Attention {
+            batch_heads,
+            q_len,
+            kv_len,
+            head_dim,
+            dtype,
+            ..
+        } = kernel
+        else {
+            unreachable!("context attention splits an attention kernel")
+        };
+        let block = |backward: bool, kv: u64| Kernel::Attention {
+            batch_heads,
+            q_len,
+            kv_len: kv,
+            head_dim,
+            causal: true,
+            backward,
+            dtype,
+        };
+        match s.cp_algorithm {
+            ContextAlgorithm::AllGather => (
+                self.seconds(&block(false, kv_len)),
+                self.seconds(&block(true, kv_len)),
+            ),
+            ContextAlgorithm::Ring => {
+                let kv = kv_len / s.cp as u64;
+                let cp = s.cp as f64;
+                (
+                    cp * self.seconds(&block(false, kv)),
+                    cp * self.seconds(&block(true, kv)),
+                )
+            }
+        }
+    }
+
+    /// One layer's times, collectives included, for the layout `s`.
+    fn layer(&mut self, s: &Training, moe_layer: bool) -> LayerTimes {
+        let (dense, moe, ..) = self.kernels(s);
+        let mut t = if moe_layer { moe } else { dense };
+        let m = &s.model;
+        let tokens = (s.micro_batch * m.seq_len / s.cp) as f64;
+        let act = tokens * m.hidden as f64 * m.dtype.bytes();
+        let items = if moe_layer {
+            moe_layer_forward(
+                m,
+                s.micro_batch as u64,
+                s.cp as u64,
+                s.tp as u64,
+                s.ep as u64,
+                s.sequence_parallel,
+            )
+        } else {
+            layer_forward(
+                m,
+                s.micro_batch as u64,
+                s.cp as u64,
+                s.tp as u64,
+                s.sequence_parallel,
+            )
+        };
+        let routed = m.moe.as_ref().map_or(0.0, |moe| act * moe.top_k as f64);
+        let (mut forward_tp, mut backward_tp) = (0.0, 0.0);
+        for item in &items {
+            match item {
+                Item::Sync(sync) if s.tp > 1 => {
+                    for (forward, total) in [(true, &mut forward_tp), (false, &mut backward_tp)] {
+                        if let Some(op) = sync.collective(forward, s.sequence_parallel) {
+                            *total += self.collective(s, Comm::Tensor, op, act);
+                        }
+                    }
+                }
+                Item::Exchange(_) if s.ep > 1 => {
+                    let secs = self.collective(s, Comm::Expert, CollectiveOp::AllToAll, routed);
+                    t.forward_comm += secs;
+                    t.backward_comm += secs;
+                }
+                _ => {}
+            }
+        }
+        if s.tp_comm_overlap {
+            // Beside the GEMMs: only what outlasts them shows.
+            forward_tp = (forward_tp - t.forward_compute).max(0.0);
+            backward_tp = (backward_tp - t.backward_compute).max(0.0);
+        }
+        t.forward_comm += forward_tp;
+        t.backward_comm += backward_tp;
+        if s.cp > 1 {
+            let (f, b) = self.context_comm(s);
+            t.forward_comm += f;
+            t.backward_comm += b;
+        }
+        if s.zero == 3 && s.dp > 1 {
+            let bytes = s.layer_params_here(0) * m.dtype.bytes();
+            let gather = self.collective(s, Comm::Data, CollectiveOp::AllGather, bytes);
+            t.forward_comm += (gather - t.forward_compute).max(0.0);
+            t.backward_comm += (gather - t.backward_compute).max(0.0);
+        }
+        if s.recompute == Recompute::Full {
+            t.backward_compute += t.forward_compute;
+            t.backward_comm += t.forward_comm;
+        }
+        t
+    }
+
+    /// Context-parallel communication in a layer's path, forward and backward: the all-gather
+    /// (and the backward's reduce-scatter) of keys and values, or what ring passes add beyond the
+    /// attention blocks they overlap.
+    fn context_comm(&mut self, s: &Training) -> (f64, f64) {
+        let m = &s.model;
+        let q_len = (m.seq_len / s.cp) as f64;
+        let local_kv = 2.0
+            * s.micro_batch as f64
+            * q_len
+            * (m.kv_heads / s.tp) as f64
+            * m.head_dim() as f64
+            * m.dtype.bytes();
+        match s.cp_algorithm {
+            ContextAlgorithm::AllGather => {
+                let full = local_kv * s.cp as f64;
+                let gather = self.collective(s, Comm::Context, CollectiveOp::AllGather, full);
+                let scatter = self.collective(s, Comm::Context, CollectiveOp::ReduceScatter, full);
+                (gather, gather + scatter)
+            }
+            ContextAlgorithm::Ring => {
+                let steps = (s.cp - 1) as f64;
+                let forward =
+                    self.collective(s, Comm::ContextPeer, CollectiveOp::SendRecv, local_kv);
+                let backward =
+                    self.collective(s, Comm::ContextPeer, CollectiveOp::SendRecv, 2.0 * local_kv);
+                let (dense, ..) = self.kernels(s);
+                // Each pass hides behind one block of attention; the blocks are a share of the
+                // layer's compute, so charge only passes beyond the layer's compute.
+                let block_f = dense.forward_compute / s.cp as f64;
+                let block_b = dense.backward_compute / s.cp as f64;
+                (
+                    steps * (forward - block_f).max(0.0),
+                    steps * (backward - block_b).max(0.0),
+                )
+            }
+        }
+    }
+
+    /// The estimate of a step with layout `s`.
+    pub fn estimate(&mut self, s: &Training) -> Estimate {
+        let m = &s.model;
+        let dense = self.layer(s, false);
+        let moe = if m.moe.is_some() {
+            self.layer(s, true)
+        } else {
+            dense
+        };
+        let (.., embedding, head) = self.kernels(s);
+        let pp = s.pp;
+        // Per micro-batch work of a stage (all its chunks), compute and communication apart.
+        let stage_work = |stage: u32| {
+            let (mut compute, mut comm) = (0.0, 0.0);
+            for c in 0..s.virtual_stages {
+                for layer in s.chunk_layers(c * pp + stage) {
+                    let t = if m.is_moe_layer(layer) { moe } else { dense };
+                    compute += t.forward_compute + t.backward_compute;
+                    comm += t.forward_comm + t.backward_comm;
+                }
+            }
+            if stage == 0 {
+                compute += embedding;
+            }
+            if stage == pp - 1 {
+                compute += head;
+            }
+            (compute, comm)
+        };
+        let (compute, comm) = [0, pp - 1]
+            .into_iter()
+            .map(stage_work)
+            .max_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)))
+            .expect("a stage");
+        // ZeRO-3 prefetches one layer ahead within a pass of a chunk, so the first layer's
+        // gather of every chunk pass waits in full.
+        let comm = comm
+            + if s.zero == 3 && s.dp > 1 {
+                let bytes = s.layer_params_here(0) * m.dtype.bytes();
+                2.0 * s.virtual_stages as f64
+                    * self.collective(s, Comm::Data, CollectiveOp::AllGather, bytes)
+            } else {
+                0.0
+            };
+        let round = compute + comm;
+        let micro = s.accumulation as f64;
+        let v = s.virtual_stages as f64;
+        let tokens = (s.micro_batch * m.seq_len / s.cp) as f64;
+        let hand_off = if pp > 1 {
+            let bytes = tokens * m.hidden as f64 * m.dtype.bytes() / s.tp as f64;
+            let to = s.stage_rank(1);
+            self.collective(s, Comm::Pipe(to), CollectiveOp::SendRecv, bytes)
+        } else {
+            0.0
+        };
+        let bubble_rounds = match s.schedule {
+            _ if pp == 1 => 0.0,
+            Schedule::Gpipe | Schedule::OneFOneB => (pp - 1) as f64,
+            Schedule::Interleaved1F1B => (pp - 1) as f64 / v,
+        };
+        let hand_offs = if pp > 1 {
+            2.0 * (pp as f64 * v - 1.0) * hand_off
+        } else {
+            0.0
+        };
+        let pipeline = micro * round + bubble_rounds * round + hand_offs;
+        // Gradient reduction of the busiest stage, overlapping its last backward but the last
+        // bucket.
+        let params = (0..pp).map(|st| s.stage_params(st)).fold(0.0, f64::max);
+        let mut data = 0.0;
+        if s.dp > 1 {
+            let op = if s.zero >= 1 {
+                CollectiveOp::ReduceScatter
+            } else {
+                CollectiveOp::AllReduce
+            };
+            let grads = params * GRAD_BYTES;
+            let last_backward = round / 2.0;
+            if s.zero == 3 {
+                // Reduce-scattered layer by layer every micro-batch, beside the backward.
+                let layers = s.stage_layers(0).max(1) as f64;
+                let per_layer = self.collective(s, Comm::Data, op, grads / layers);
+                data += (micro * layers * per_layer - micro * last_backward).max(per_layer);
+            } else {
+                let full = (grads / BUCKET_BYTES).floor();
+                let rest = grads - full * BUCKET_BYTES;
+                let bucket = self.collective(s, Comm::Data, op, BUCKET_BYTES.min(grads));
+                let last = self.collective(s, Comm::Data, op, rest);
+                let total = full * bucket + last;
+                data += (total - last_backward).max(if rest > 0.0 { last } else { bucket });
+            }
+            if matches!(s.zero, 1 | 2) {
+                data += self.collective(
+                    s,
+                    Comm::Data,
+                    CollectiveOp::AllGather,
+                    params * m.dtype.bytes(),
+                );
+            }
+        }
+        let shard = if s.zero >= 1 {
+            params / s.dp as f64
+        } else {
+            params
+        };
+        let per_param = if s.optimizer_bytes < 12.0 {
+            ADAM_8BIT_BYTES_PER_PARAM
+        } else {
+            ADAM_BYTES_PER_PARAM
+        };
+        let optimizer = self.seconds(&Kernel::Memory {
+            bytes: shard * per_param,
+            flops: 12.0 * shard,
+        });
+        let (_, mem) = memory::memory(s);
+        let peak = mem.peak();
+        Estimate {
+            iteration_s: pipeline + data + optimizer,
+            compute_s: micro * compute + optimizer,
+            bubble_s: bubble_rounds * round + hand_offs,
+            exposed_communication_s: micro * comm + data,
+            peak_bytes: peak,
+            fits: peak <= s.gpu.memory_bytes as f64,
+        }
+    }
+}

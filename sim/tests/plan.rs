@@ -1,0 +1,199 @@
+//! `clustersim plan`: the search space, its pruning, the ranking, and the simulated best.
+
+mod common;
+
+use clustersim::plan::space::Space;
+use clustersim::plan::{self, Options};
+use clustersim::workload::training::{self, Layout};
+use serde_json::Value;
+
+const SMALL: &str = r#"
+name = "GPT-3 1.3B on 8 H100, TP2 PP2 DP2"
+kind = "training"
+[cluster]
+gpu = "H100"
+nodes = 1
+gpus_per_node = 8
+[model]
+preset = "gpt3-1.3b"
+seq_len = 1024
+[parallel]
+tp = 2
+pp = 2
+micro_batch = 1
+global_batch = 16
+recompute = "full"
+"#;
+
+fn small_plan(options: &Options) -> Value {
+    let scenario = common::scenario("plan.toml", SMALL, &[]);
+    plan::plan(&scenario, options).expect("a training scenario plans")
+}
+
+fn count(v: &Value) -> u64 {
+    v.as_u64().expect("a count")
+}
+
+#[test]
+fn gpt3_175b_on_1024_gpus_has_a_space_of_over_100k_layouts() {
+    let path = common::root().join("scenarios/training/gpt3-175b-1024xa100-ptdp.toml");
+    let scenario = clustersim::Scenario::load(&path, &[]).expect("the shipped scenario loads");
+    let base = training::setup::resolve(&scenario).expect("it resolves");
+    let space = Space::training(&base);
+    let layouts = space.layouts();
+    assert!(layouts.len() >= 100_000, "{} layouts", layouts.len());
+    // The scenario's own layout (Megatron-LM SC21's TP8 PP16 interleaved) is among them.
+    assert!(layouts.contains(&base.layout()));
+}
+
+#[test]
+fn every_candidate_is_accounted_for_and_the_best_beats_the_scenario() {
+    let p = small_plan(&Options {
+        top: 3,
+        simulate: 6,
+    });
+    let c = &p["candidates"];
+    let invalid = count(&c["pruned"]["invalid"]);
+    let by_reason: u64 = c["pruned"]["invalid_by_reason"]
+        .as_object()
+        .expect("reasons")
+        .values()
+        .map(count)
+        .sum();
+    assert_eq!(invalid, by_reason);
+    assert_eq!(
+        count(&c["considered"]),
+        invalid + count(&c["pruned"]["does_not_fit"]) + count(&c["ranked"])
+    );
+    let top = p["top"].as_array().expect("top");
+    assert_eq!(top.len(), 3);
+    let times: Vec<f64> = top
+        .iter()
+        .map(|t| common::number(t, "iteration_time_s"))
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let reference = common::number(&p["reference"]["result"], "iteration_time_s");
+    assert!(
+        times[0] <= reference,
+        "best {} s vs the scenario's {reference} s",
+        times[0]
+    );
+    for t in top {
+        assert_eq!(t["memory"]["fits"], true);
+        assert!(
+            t["why"]
+                .as_str()
+                .is_some_and(|w| w.contains("scenario's layout"))
+        );
+    }
+}
+
+#[test]
+fn the_set_options_of_a_planned_layout_reproduce_its_simulation() {
+    let p = small_plan(&Options {
+        top: 2,
+        simulate: 2,
+    });
+    for t in p["top"].as_array().expect("top") {
+        let sets: Vec<&str> = t["set"]
+            .as_array()
+            .expect("sets")
+            .iter()
+            .map(|s| s.as_str().expect("a string"))
+            .collect();
+        let report = common::report("plan.toml", SMALL, &sets);
+        assert_eq!(report["iteration_time_s"], t["iteration_time_s"]);
+        assert_eq!(
+            report["memory"]["peak_bytes_per_gpu"],
+            t["memory"]["peak_bytes_per_gpu"]
+        );
+    }
+}
+
+#[test]
+fn the_estimate_ranks_close_to_the_simulation() {
+    let p = small_plan(&Options {
+        top: 8,
+        simulate: 8,
+    });
+    let worst = p["ranking"]["estimate_error_worst"]
+        .as_f64()
+        .expect("an error figure");
+    assert!(worst.abs() < 0.25, "worst estimate error {worst}");
+}
+
+#[test]
+fn plans_are_deterministic() {
+    let options = Options {
+        top: 3,
+        simulate: 4,
+    };
+    assert_eq!(small_plan(&options), small_plan(&options));
+}
+
+#[test]
+fn refusals_name_their_reason() {
+    let scenario = common::scenario("plan.toml", SMALL, &[]);
+    let base = training::setup::resolve(&scenario).expect("it resolves");
+    let bad = Layout {
+        tp: 3,
+        ..base.layout()
+    };
+    let refusal = bad.check(&base.model, 8).expect_err("tp = 3 on 8 GPUs");
+    assert_eq!(refusal.key, "parallel.tp");
+    assert_eq!(refusal.reason, "tp does not divide the GPUs");
+    let chunks = Layout {
+        pp: 8,
+        dp: 1,
+        tp: 1,
+        virtual_stages: 4,
+        schedule: clustersim::scenario::parallel::Schedule::Interleaved1F1B,
+        ..base.layout()
+    };
+    let refusal = chunks
+        .check(&base.model, 8)
+        .expect_err("32 chunks of 24 layers");
+    assert_eq!(refusal.reason, "more pipeline chunks than layers");
+}
+
+#[test]
+fn serving_scenarios_are_refused_with_a_pointer_to_sweep() {
+    let path = common::root().join("scenarios/serving");
+    let file = std::fs::read_dir(&path)
+        .expect("serving scenarios")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|e| e == "toml"))
+        .expect("one");
+    let scenario = clustersim::Scenario::load(&file, &[]).expect("loads");
+    let e = plan::plan(&scenario, &Options::default()).expect_err("not a training scenario");
+    assert!(e.to_string().contains("sweep"), "{e}");
+}
+
+#[test]
+fn the_cli_prints_one_json_object() {
+    let dir = tempdir();
+    let file = dir.join("plan.toml");
+    std::fs::write(&file, SMALL).expect("write");
+    let out = common::run_in(
+        &dir,
+        &[
+            "plan",
+            "plan.toml",
+            "--top",
+            "2",
+            "--simulate",
+            "2",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["kind"], "plan");
+    assert_eq!(v["top"].as_array().map(Vec::len), Some(2));
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("clustersim-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
