@@ -13,6 +13,7 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod stats;
+pub mod sweep;
 pub mod validate;
 pub mod workload;
 

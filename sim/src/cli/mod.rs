@@ -5,7 +5,9 @@
 
 mod collective;
 mod list;
+mod merge;
 mod summary;
+mod sweep;
 mod validate;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -58,6 +60,10 @@ enum Command {
     List { what: ListWhat },
     /// Run published measurements; print measured vs predicted and the errors.
     Validate(validate::ValidateArgs),
+    /// Run a scenario over a grid of values (--vary KEY=V1,V2,...), one CSV or JSONL row a point.
+    Sweep(Box<sweep::SweepArgs>),
+    /// Join the parts of a sharded sweep into the file the unsharded sweep writes.
+    Merge(merge::MergeArgs),
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -97,6 +103,8 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Validate(args) => validate::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
+        Command::Merge(args) => merge::run(&args),
     }
 }
 
