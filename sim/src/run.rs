@@ -58,7 +58,8 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             })
         }
         Kind::Serving => {
-            let s = crate::workload::serving::simulate(scenario)?;
+            let mut s = crate::workload::serving::simulate(scenario)?;
+            crate::workload::cost::stamp(scenario, &mut s.report)?;
             Ok(RunOutput {
                 report: s.report,
                 graph: s.graph,
@@ -66,7 +67,8 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             })
         }
         Kind::Diffusion => {
-            let d = crate::workload::diffusion::simulate(scenario)?;
+            let mut d = crate::workload::diffusion::simulate(scenario)?;
+            crate::workload::cost::stamp(scenario, &mut d.report)?;
             Ok(RunOutput {
                 report: d.report,
                 graph: d.graph,

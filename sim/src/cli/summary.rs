@@ -144,6 +144,7 @@ pub fn render(r: &Value) -> String {
             if fits { "fits" } else { "DOES NOT FIT" }
         ),
     );
+    capacity_rows(&mut out, r);
     let f = &r["fidelity"];
     row(
         &mut out,
@@ -166,6 +167,63 @@ pub fn render(r: &Value) -> String {
         ),
     );
     out
+}
+
+/// Training's energy, goodput, cost and time to train, where the scenario asked for them.
+fn capacity_rows(out: &mut String, r: &Value) {
+    if r["energy"].is_object() {
+        row(
+            out,
+            "energy",
+            format!(
+                "{:.0} W per GPU ({:.0}% busy), {:.2} kWh per million tokens",
+                num(r, "energy.board_watts_per_gpu"),
+                100.0 * num(r, "energy.gpu_busy_fraction"),
+                num(r, "energy.kwh_per_million_tokens")
+            ),
+        );
+    }
+    if r["reliability"].is_object() {
+        row(
+            out,
+            "goodput",
+            format!(
+                "{:.1}% with synchronous restart, {:.1}% fault-tolerant ({} replicas); {:.1} failures a day, checkpoint every {}",
+                100.0 * num(r, "reliability.synchronous_restart.goodput"),
+                100.0 * num(r, "reliability.fault_tolerant.goodput"),
+                num(r, "reliability.fault_tolerant.replicas"),
+                num(r, "reliability.failures_per_day"),
+                seconds(num(r, "reliability.checkpoint_interval_s"))
+            ),
+        );
+    }
+    if r["cost"].is_object() && r["cost"]["usd_per_million_tokens"].is_number() {
+        row(
+            out,
+            "cost",
+            format!(
+                "${:.2} of GPU time per million tokens",
+                num(r, "cost.usd_per_million_tokens")
+            ),
+        );
+    }
+    if r["capacity"].is_object() {
+        let c = &r["capacity"];
+        let usd = c["cost_usd"]["total"]
+            .as_f64()
+            .map_or(String::new(), |u| format!(", ${:.2} M", u / 1e6));
+        row(
+            out,
+            "to train",
+            format!(
+                "{:.3e} tokens in {:.1} days, {:.0} GPU-hours, {:.0} MWh{usd}",
+                num(c, "tokens"),
+                num(c, "time_to_train_days"),
+                num(c, "gpu_hours"),
+                num(c, "energy_kwh") / 1e3
+            ),
+        );
+    }
 }
 
 /// "4 replica(s) of tp 2 on H100-SXM5-80GB", or for a mixed fleet each group's.

@@ -5,6 +5,7 @@ pub mod attention_kernel;
 pub mod attention_series;
 pub mod dtype;
 pub mod gpu;
+pub mod power;
 pub mod profile;
 pub mod roofline;
 

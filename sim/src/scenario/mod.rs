@@ -6,6 +6,7 @@
 //! by the workloads; they report semantic errors at the key's place through [`Scenario::error_at`].
 
 pub mod cluster;
+pub mod cost;
 pub mod diffusion;
 pub mod error;
 pub mod expect;
@@ -89,6 +90,9 @@ pub struct ScenarioFile {
     pub diffusion: Option<diffusion::DiffusionSection>,
     pub workload: Option<serving::WorkloadSection>,
     pub slo: Option<serving::SloSection>,
+    pub cost: Option<cost::CostSection>,
+    pub capacity: Option<cost::CapacitySection>,
+    pub reliability: Option<cost::ReliabilitySection>,
     #[serde(default)]
     pub expect: BTreeMap<String, Expectation>,
 }
@@ -165,6 +169,8 @@ impl Scenario {
             (f.workload.is_some(), "workload", Kind::Serving),
             (f.slo.is_some(), "slo", Kind::Serving),
             (f.diffusion.is_some(), "diffusion", Kind::Diffusion),
+            (f.capacity.is_some(), "capacity", Kind::Training),
+            (f.reliability.is_some(), "reliability", Kind::Training),
         ];
         for (given, section, owner) in sections {
             // A diffusion scenario serves videos with [workload].

@@ -2,6 +2,7 @@
 //! collectives over groups of ranks). Workloads never see link speeds; the pricing layers do.
 
 pub mod cluster;
+pub mod cost;
 pub mod diffusion;
 pub mod serving;
 pub mod training;

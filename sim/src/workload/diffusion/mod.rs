@@ -417,6 +417,7 @@ impl Context<'_> {
         report["scenario"] = json!(s.name());
         report["cluster"] = json!({
             "gpu": setup.gpu.name,
+            "gpus": setup.nodes * setup.gpus_per_node,
             "nodes": setup.nodes,
             "gpus_per_node": setup.gpus_per_node,
             "profile": self.profile,

@@ -892,6 +892,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         },
         "cluster": {
             "gpu": single.map_or("mixed", |k| k.gpu.name),
+            "gpus": (0..fleet.kind_of.len()).map(|i| kind(i).tp * kind(i).pp).sum::<u32>(),
             "nodes": nodes,
             "replicas": replicas,
             "tp": single.map(|k| k.tp),

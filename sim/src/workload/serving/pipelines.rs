@@ -767,6 +767,7 @@ pub(super) fn run(
         },
         "cluster": {
             "gpu": single.unwrap_or("mixed"),
+            "gpus": groups.iter().map(|g| g.servers * g.tp).sum::<u32>(),
             "nodes": servers,
             "replicas": servers,
             "tp": null,

@@ -15,11 +15,13 @@
 //! Eq. 3 and PaLM's MFU do), and the backward pass as twice the forward; hardware FLOPs add the
 //! recomputed forward passes. Time is priced on the work really done (causal attention is half).
 
+pub mod capacity;
 pub mod comm;
 pub mod estimate;
 pub mod layer;
 pub mod layout;
 pub mod memory;
+pub mod reliability;
 pub mod schedule;
 pub mod setup;
 pub mod step;
@@ -244,7 +246,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     let (memory_stage, mem) = memory::memory(&setup);
     let mut memory_report = mem.report(setup.gpu.memory_bytes);
     memory_report["stage"] = json!(memory_stage);
-    let report = json!({
+    let mut report = json!({
         "kind": "training",
         "scenario": scenario.name(),
         "iteration_time_s": iteration,
@@ -324,6 +326,12 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         "assumptions": setup.assumptions,
         "sim": { "events": stats.events, "operations": graph.len() },
     });
+    let step = capacity::Step {
+        seconds: iteration,
+        tokens,
+        busy: compute_busy / iteration,
+    };
+    capacity::report(&setup, &step, &mut report);
     TrainingRun {
         setup,
         graph,

@@ -2,6 +2,7 @@
 //! or refused with its location.
 
 use super::layout::Layout;
+use super::reliability::Reliability;
 use crate::hw::GpuSpec;
 use crate::model::Transformer;
 use crate::net::Fabric;
@@ -11,6 +12,7 @@ use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::parallel::{ContextAlgorithm, Optimizer, Recompute, Schedule};
 use crate::workload::cluster::{ClusterSetup, ComputeProfile, Needs, positive, resolve_profile};
+use crate::workload::cost::Prices;
 
 /// A training run, fully specified.
 #[derive(Clone, Debug)]
@@ -59,6 +61,16 @@ pub struct Training {
     /// ZeRO stage: 0 none, 1 optimizer states sharded, 2 gradients too.
     pub zero: u8,
     pub seed: u64,
+    /// One GPU computes this many times slower than its peers (1: none). It sits in the last
+    /// pipeline stage; its tensor-parallel peers wait for it at every collective and its
+    /// data-parallel peers at the gradient reduction, so the stage runs at its pace.
+    pub straggler_slowdown: f64,
+    /// Failures and checkpoints (`[reliability]`).
+    pub reliability: Option<Reliability>,
+    /// Prices (`[cost]`).
+    pub prices: Option<Prices>,
+    /// Tokens to train on (`[capacity]`).
+    pub train_tokens: Option<f64>,
     /// Defaults that were applied, in words, for the report.
     pub assumptions: Vec<String>,
 }
@@ -338,6 +350,24 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         Some(Optimizer::Adam) => 12.0,
         None => 12.0,
     };
+    let reliability = Reliability::resolve(s, &mut assumptions)?;
+    let straggler_slowdown = match f.reliability.as_ref().and_then(|r| r.straggler_slowdown) {
+        None => 1.0,
+        Some(x) if x.is_finite() && x >= 1.0 => x,
+        Some(x) => {
+            return Err(s
+                .error_at(
+                    "reliability.straggler_slowdown",
+                    format!("a straggler is 1 or more times slower than its peers, not {x}"),
+                )
+                .with_help("e.g. straggler_slowdown = 1.2 for one GPU 20% slower"));
+        }
+    };
+    if straggler_slowdown > 1.0 {
+        assumptions.push(format!(
+            "one GPU of the last pipeline stage computes {straggler_slowdown}x slower; its stage runs at its pace"
+        ));
+    }
     let mut training = Training {
         order,
         stride: Strides::new(&order, [("tp", 1), ("cp", 1), ("dp", 1), ("pp", 1)]),
@@ -365,6 +395,10 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         recompute: layout.recompute,
         zero: layout.zero,
         seed: f.sim.seed.unwrap_or(1),
+        straggler_slowdown,
+        reliability,
+        prices: Prices::resolve(s)?,
+        train_tokens: super::capacity::resolve_tokens(s)?,
         assumptions,
     };
     training.set_layout(&layout);

@@ -177,10 +177,13 @@ impl<'a> StepBuilder<'a> {
         micro_batch: u32,
         model_flops: bool,
     ) -> OpId {
-        let cost = self
+        let mut cost = self
             .compute
             .cost(&kernel)
             .expect("the set-up checked that the GPU computes in the model's format");
+        if self.at as u32 + 1 == self.setup.pp {
+            cost.seconds *= self.setup.straggler_slowdown;
+        }
         let kind = if matches!(kernel, Kernel::Memory { .. } | Kernel::Elementwise { .. }) {
             OpKind::Memory
         } else {

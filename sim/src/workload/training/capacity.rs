@@ -1,0 +1,99 @@
+//! What a whole training run takes: energy per step from the power model, goodput under
+//! failures (`reliability`), and the time, GPU-hours, energy and money to train on `[capacity]
+//! tokens` at the simulated step time.
+//!
+//! Wall time to train = tokens / (tokens per second x goodput), goodput being synchronous
+//! restart's (the usual practice; the fault-tolerant figure is in `reliability`), or 1 without a
+//! `[reliability]` section (said in the report). GPUs draw power for the whole wall time, at the
+//! step's utilisation while training and idle the rest (checkpoint writes, restarts) — an
+//! approximation that errs low for rework, which runs busy.
+
+use super::setup::Training;
+use crate::hw::power;
+use serde_json::{Value, json};
+
+/// The measured step, as the capacity figures need it.
+pub struct Step {
+    pub seconds: f64,
+    pub tokens: f64,
+    /// Share of the step the busiest stage's compute stream is busy.
+    pub busy: f64,
+}
+
+/// The report sections `energy`, and when asked for, `reliability`, `capacity` and `cost`.
+pub fn report(s: &Training, step: &Step, report: &mut Value) {
+    let gpus = s.gpus();
+    let watts = power::board_watts(s.gpu, step.busy);
+    let idle_watts = power::board_watts(s.gpu, 0.0);
+    let pue = s.prices.map_or(1.0, |p| p.pue);
+    let joules = watts * gpus as f64 * step.seconds * pue;
+    report["energy"] = json!({
+        "gpu_busy_fraction": step.busy,
+        "board_watts_per_gpu": watts,
+        "joules_per_step": joules,
+        "kwh_per_million_tokens": joules / 3.6e6 / step.tokens * 1e6,
+        "pue": pue,
+        "model": format!("board power {:.0} W idle to {:.0} W (TDP) busy, by compute-stream utilisation; {}", idle_watts, s.gpu.tdp_watts, if s.prices.is_some_and(|p| p.pue > 1.0) { "times the facility's PUE" } else { "GPUs only (no PUE given)" }),
+    });
+    let goodput = match &s.reliability {
+        Some(r) => {
+            let section = r.report(gpus, s.fabric.nodes, s.dp, step.seconds);
+            let g = section["goodput"].as_f64().expect("a goodput");
+            report["reliability"] = section;
+            g
+        }
+        None => 1.0,
+    };
+    if let Some(prices) = &s.prices {
+        let mut cost = prices.per_unit(gpus, step.seconds, step.tokens / 1e6, "million_tokens");
+        if let Some(kwh) = prices.usd_per_kwh {
+            cost["usd_per_million_tokens_energy"] = json!(kwh * joules / 3.6e6 / step.tokens * 1e6);
+        }
+        report["cost"] = cost;
+    }
+    if let Some(tokens) = s.train_tokens {
+        let training_s = tokens / step.tokens * step.seconds;
+        let wall_s = training_s / goodput;
+        let gpu_hours = gpus as f64 * wall_s / 3600.0;
+        let kwh =
+            (watts * training_s + idle_watts * (wall_s - training_s)) * gpus as f64 * pue / 3.6e6;
+        let mut c = json!({
+            "tokens": tokens,
+            "goodput": goodput,
+            "goodput_source": if s.reliability.is_some() { "synchronous restart ([reliability])" } else { "none: no failures modelled (add [reliability])" },
+            "time_to_train_s": wall_s,
+            "time_to_train_days": wall_s / 86400.0,
+            "gpu_hours": gpu_hours,
+            "energy_kwh": kwh,
+        });
+        if let Some(p) = &s.prices {
+            let gpu_usd = p.gpu_usd(gpus, wall_s);
+            let energy_usd = p.usd_per_kwh.map(|k| k * kwh);
+            c["cost_usd"] = json!({
+                "gpu_time": gpu_usd,
+                "energy": energy_usd,
+                "total": gpu_usd.unwrap_or(0.0) + energy_usd.unwrap_or(0.0),
+            });
+        }
+        report["capacity"] = c;
+    }
+}
+
+/// Reads `[capacity] tokens` (a positive count).
+pub fn resolve_tokens(
+    s: &crate::scenario::Scenario,
+) -> Result<Option<f64>, crate::scenario::error::ScenarioError> {
+    let Some(c) = &s.file.capacity else {
+        return Ok(None);
+    };
+    match c.tokens {
+        Some(t) if t.is_finite() && t >= 1.0 => Ok(Some(t)),
+        Some(t) => Err(s.error_at(
+            "capacity.tokens",
+            format!("`capacity.tokens` must be a count of 1 or more, not {t}"),
+        )),
+        None => Err(s
+            .error_at("capacity", "[capacity] needs tokens")
+            .with_help("the tokens to train on, e.g. tokens = 300e9")),
+    }
+}

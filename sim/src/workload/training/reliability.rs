@@ -1,0 +1,288 @@
+//! Failures, checkpoints and goodput of a long training run (`[reliability]`).
+//!
+//! Failures arrive as a Poisson process at the cluster's rate, the sum of every GPU's and every
+//! node's (1 / MTBF each), so the cluster's mean time between failures is M = 1 / (G / gpu_mtbf +
+//! N / node_mtbf).
+//!
+//! Synchronous restart (what most jobs do): every τ seconds of training the job stalls δ to write
+//! a checkpoint; a failure costs the restart R plus the work since the last checkpoint. With
+//! exponential failures the wall time per second of training is (M/τ) e^(R/M) (e^((τ+δ)/M) - 1)
+//! (Daly 2006, the complete model), and goodput is its inverse; to first order it is
+//! (1 + δ/τ)(1 + (R + (τ + δ)/2)/M), which is how the lost time is split between checkpointing,
+//! rework and restarts in the report. The default interval is Daly's higher-order optimum of that
+//! model, τ = sqrt(2δM)(1 + sqrt(δ/(2M))/3 + δ/(18M)) - δ for δ < 2M (else M), which reduces to
+//! Young's (1974) sqrt(2δM) when δ << M.
+//!
+//! Fault-tolerant data parallelism (replicas drop out and rejoin, as in FT-HSDP): a failure
+//! takes one data-parallel replica out for the rejoin time J while the others keep training at
+//! (dp - 1)/dp of the throughput, and the step in flight is lost for everyone; no rework from a
+//! checkpoint. Checkpoints are still written at the same interval (for losses of the whole job),
+//! so their cost stays. Lost fraction per unit time: (step + J/dp) / M. With one replica the
+//! scheme cannot help and is reported equal to synchronous restart.
+//!
+//! Deliberately ignored: correlated failures (a switch taking out many nodes), failures during
+//! restart, the straggler's effect on failure rates, and asynchronous checkpointing (model it as
+//! a smaller checkpoint_write).
+
+use crate::scenario::Scenario;
+use crate::scenario::error::ScenarioError;
+use serde_json::{Value, json};
+
+/// The resolved `[reliability]` section, seconds.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Reliability {
+    pub gpu_mtbf_s: Option<f64>,
+    pub node_mtbf_s: Option<f64>,
+    pub checkpoint_write_s: f64,
+    /// None: Daly's optimum.
+    pub checkpoint_interval_s: Option<f64>,
+    pub restart_s: f64,
+    pub rejoin_s: f64,
+}
+
+/// Goodput and where the rest went, fractions of wall time.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Goodput {
+    pub goodput: f64,
+    pub checkpointing: f64,
+    pub rework: f64,
+    pub restart: f64,
+}
+
+/// Daly's optimum checkpoint interval for write time `delta` and mean time between failures
+/// `mtbf`, seconds.
+pub fn daly_interval(delta: f64, mtbf: f64) -> f64 {
+    if delta >= 2.0 * mtbf {
+        return mtbf;
+    }
+    let x = delta / (2.0 * mtbf);
+    (2.0 * delta * mtbf).sqrt() * (1.0 + x.sqrt() / 3.0 + x / 9.0) - delta
+}
+
+impl Reliability {
+    /// Reads `[reliability]`; None when the scenario has none. MTBFs: at least one; checkpoint
+    /// write and restart times are required (no silent defaults: they dominate the answer).
+    pub fn resolve(
+        s: &Scenario,
+        assumptions: &mut Vec<String>,
+    ) -> Result<Option<Reliability>, ScenarioError> {
+        let Some(r) = &s.file.reliability else {
+            return Ok(None);
+        };
+        let secs = |d: Option<crate::scenario::quantity::Duration>| d.map(|d| d.0.as_secs_f64());
+        let (gpu, node) = (secs(r.gpu_mtbf), secs(r.node_mtbf));
+        if gpu.is_none() && node.is_none() {
+            return Err(s
+                .error_at(
+                    "reliability",
+                    "[reliability] needs gpu_mtbf, node_mtbf or both",
+                )
+                .with_help("e.g. gpu_mtbf = \"50000 h\" (one GPU's mean time between failures)"));
+        }
+        for (value, key) in [
+            (gpu, "reliability.gpu_mtbf"),
+            (node, "reliability.node_mtbf"),
+            (secs(r.restart), "reliability.restart"),
+            (secs(r.rejoin), "reliability.rejoin"),
+            (
+                secs(r.checkpoint_interval),
+                "reliability.checkpoint_interval",
+            ),
+        ] {
+            if value == Some(0.0) {
+                return Err(s.error_at(key, format!("`{key}` must be longer than zero")));
+            }
+        }
+        let Some(checkpoint_write_s) = secs(r.checkpoint_write) else {
+            return Err(s
+                .error_at("reliability", "[reliability] needs checkpoint_write")
+                .with_help("how long the job stalls to write a checkpoint, e.g. checkpoint_write = \"60 s\""));
+        };
+        let Some(restart_s) = secs(r.restart) else {
+            return Err(s
+                .error_at("reliability", "[reliability] needs restart")
+                .with_help("detection, re-queue, restart and reload after a failure, e.g. restart = \"10 min\""));
+        };
+        let rejoin_s = match secs(r.rejoin) {
+            Some(j) => j,
+            None => {
+                assumptions.push(
+                    "a failed replica rejoins fault-tolerant training after the restart time"
+                        .into(),
+                );
+                restart_s
+            }
+        };
+        let checkpoint_interval_s = secs(r.checkpoint_interval);
+        if checkpoint_interval_s.is_none() {
+            assumptions
+                .push("checkpoint interval: the Young/Daly optimum for the cluster's MTBF".into());
+        }
+        Ok(Some(Reliability {
+            gpu_mtbf_s: gpu,
+            node_mtbf_s: node,
+            checkpoint_write_s,
+            checkpoint_interval_s,
+            restart_s,
+            rejoin_s,
+        }))
+    }
+
+    /// Mean time between failures of `gpus` GPUs on `nodes` nodes, seconds.
+    pub fn cluster_mtbf_s(&self, gpus: u32, nodes: u32) -> f64 {
+        let rate = self.gpu_mtbf_s.map_or(0.0, |m| gpus as f64 / m)
+            + self.node_mtbf_s.map_or(0.0, |m| nodes as f64 / m);
+        1.0 / rate
+    }
+
+    /// The checkpoint interval for a cluster MTBF of `mtbf` seconds.
+    pub fn interval_s(&self, mtbf: f64) -> f64 {
+        self.checkpoint_interval_s
+            .unwrap_or_else(|| daly_interval(self.checkpoint_write_s, mtbf))
+    }
+
+    /// Synchronous restart from the last checkpoint.
+    pub fn synchronous(&self, mtbf: f64) -> Goodput {
+        let (tau, delta, r) = (
+            self.interval_s(mtbf),
+            self.checkpoint_write_s,
+            self.restart_s,
+        );
+        // Daly's complete model: wall time per second of training.
+        let wall = mtbf / tau * (r / mtbf).exp() * ((tau + delta) / mtbf).exp_m1();
+        let goodput = 1.0 / wall;
+        let checkpointing = (delta / tau) / wall;
+        // The rest is lost to failures, split between restarts and rework in their first-order
+        // proportions (R against half an interval).
+        let failures = (1.0 - goodput - checkpointing).max(0.0);
+        let half = (tau + delta) / 2.0;
+        Goodput {
+            goodput,
+            checkpointing,
+            rework: failures * half / (half + r),
+            restart: failures * r / (half + r),
+        }
+    }
+
+    /// Fault-tolerant data parallelism over `replicas` replicas with steps of `step` seconds.
+    pub fn fault_tolerant(&self, mtbf: f64, replicas: u32, step: f64) -> Goodput {
+        if replicas < 2 {
+            return self.synchronous(mtbf);
+        }
+        let (tau, delta) = (self.interval_s(mtbf), self.checkpoint_write_s);
+        let checkpoint = 1.0 + delta / tau;
+        let lost = (step + self.rejoin_s / replicas as f64) / mtbf;
+        let useful = (1.0 - lost).max(0.0) / checkpoint;
+        Goodput {
+            goodput: useful,
+            checkpointing: (delta / tau) / checkpoint,
+            rework: step / mtbf / checkpoint,
+            restart: self.rejoin_s / replicas as f64 / mtbf / checkpoint,
+        }
+    }
+
+    /// The report's `reliability` section for a step of `step` seconds on `gpus` GPUs, `nodes`
+    /// nodes and `replicas` data-parallel replicas.
+    pub fn report(&self, gpus: u32, nodes: u32, replicas: u32, step: f64) -> Value {
+        let mtbf = self.cluster_mtbf_s(gpus, nodes);
+        let sync = self.synchronous(mtbf);
+        let ft = self.fault_tolerant(mtbf, replicas, step);
+        let part = |g: Goodput| {
+            json!({
+                "goodput": g.goodput,
+                "lost": {
+                    "checkpointing": g.checkpointing,
+                    "rework": g.rework,
+                    "restart": g.restart,
+                },
+            })
+        };
+        json!({
+            "cluster_mtbf_s": mtbf,
+            "failures_per_day": 86400.0 / mtbf,
+            "checkpoint_interval_s": self.interval_s(mtbf),
+            "checkpoint_interval_rule": if self.checkpoint_interval_s.is_some() {
+                "scenario"
+            } else {
+                "Young/Daly optimum"
+            },
+            "synchronous_restart": part(sync),
+            "fault_tolerant": {
+                "replicas": replicas,
+                "rejoin_s": self.rejoin_s,
+                "goodput": ft.goodput,
+                "lost": {
+                    "checkpointing": ft.checkpointing,
+                    "step_in_flight": ft.rework,
+                    "replica_away": ft.restart,
+                },
+            },
+            "goodput": sync.goodput,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(delta: f64, restart: f64) -> Reliability {
+        Reliability {
+            gpu_mtbf_s: Some(1.0e6),
+            node_mtbf_s: None,
+            checkpoint_write_s: delta,
+            checkpoint_interval_s: None,
+            restart_s: restart,
+            rejoin_s: restart,
+        }
+    }
+
+    #[test]
+    fn daly_reduces_to_young_when_checkpoints_are_cheap() {
+        let (delta, m): (f64, f64) = (1.0, 1.0e6);
+        let young = (2.0 * delta * m).sqrt();
+        assert!((daly_interval(delta, m) - young).abs() / young < 0.01);
+        // And never beyond the MTBF when writing takes longer than failures allow.
+        assert_eq!(daly_interval(3.0e6, 1.0e6), 1.0e6);
+    }
+
+    #[test]
+    fn the_optimum_interval_maximises_goodput() {
+        let rel = r(60.0, 600.0);
+        let mtbf = rel.cluster_mtbf_s(1024, 128);
+        let best = rel.synchronous(mtbf).goodput;
+        for factor in [0.5, 0.8, 1.25, 2.0] {
+            let mut other = rel;
+            other.checkpoint_interval_s = Some(rel.interval_s(mtbf) * factor);
+            assert!(other.synchronous(mtbf).goodput < best, "factor {factor}");
+        }
+    }
+
+    #[test]
+    fn the_lost_fractions_and_goodput_add_up_to_one() {
+        let rel = r(120.0, 900.0);
+        let mtbf = rel.cluster_mtbf_s(16384, 2048);
+        let g = rel.synchronous(mtbf);
+        let total = g.goodput + g.checkpointing + g.rework + g.restart;
+        assert!((total - 1.0).abs() < 1e-9, "{total}");
+    }
+
+    #[test]
+    fn fault_tolerance_helps_with_many_replicas_and_not_with_one() {
+        let rel = r(60.0, 600.0);
+        let mtbf = rel.cluster_mtbf_s(16384, 2048);
+        let sync = rel.synchronous(mtbf).goodput;
+        assert!(rel.fault_tolerant(mtbf, 128, 8.0).goodput > sync);
+        assert_eq!(rel.fault_tolerant(mtbf, 1, 8.0).goodput, sync);
+    }
+
+    #[test]
+    fn more_gpus_fail_more_often() {
+        let rel = r(60.0, 600.0);
+        assert!(rel.cluster_mtbf_s(16384, 2048) < rel.cluster_mtbf_s(1024, 128));
+        assert!(
+            rel.synchronous(rel.cluster_mtbf_s(16384, 2048)).goodput
+                < rel.synchronous(rel.cluster_mtbf_s(1024, 128)).goodput
+        );
+    }
+}
