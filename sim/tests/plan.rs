@@ -51,6 +51,7 @@ fn every_candidate_is_accounted_for_and_the_best_beats_the_scenario() {
     let p = small_plan(&Options {
         top: 3,
         simulate: 6,
+        ..Options::default()
     });
     let c = &p["candidates"];
     let invalid = count(&c["pruned"]["invalid"]);
@@ -93,6 +94,7 @@ fn the_set_options_of_a_planned_layout_reproduce_its_simulation() {
     let p = small_plan(&Options {
         top: 2,
         simulate: 2,
+        ..Options::default()
     });
     for t in p["top"].as_array().expect("top") {
         let sets: Vec<&str> = t["set"]
@@ -115,6 +117,7 @@ fn the_estimate_ranks_close_to_the_simulation() {
     let p = small_plan(&Options {
         top: 8,
         simulate: 8,
+        ..Options::default()
     });
     let worst = p["ranking"]["estimate_error_worst"]
         .as_f64()
@@ -127,6 +130,7 @@ fn plans_are_deterministic() {
     let options = Options {
         top: 3,
         simulate: 4,
+        ..Options::default()
     };
     assert_eq!(small_plan(&options), small_plan(&options));
 }
@@ -157,16 +161,26 @@ fn refusals_name_their_reason() {
 }
 
 #[test]
-fn serving_scenarios_are_refused_with_a_pointer_to_sweep() {
-    let path = common::root().join("scenarios/serving");
-    let file = std::fs::read_dir(&path)
-        .expect("serving scenarios")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|e| e == "toml"))
-        .expect("one");
-    let scenario = clustersim::Scenario::load(&file, &[]).expect("loads");
-    let e = plan::plan(&scenario, &Options::default()).expect_err("not a training scenario");
-    assert!(e.to_string().contains("sweep"), "{e}");
+fn training_refuses_fewest_gpus_and_names_the_objective() {
+    let scenario = common::scenario("plan.toml", SMALL, &[]);
+    let e = plan::plan(
+        &scenario,
+        &Options {
+            objective: plan::Objective::FewestGpus,
+            ..Options::default()
+        },
+    )
+    .expect_err("a training cluster is fixed");
+    assert!(e.to_string().contains("fewest-gpus"), "{e}");
+    assert!(e.to_string().contains("fixed"), "{e}");
+    let p = small_plan(&Options {
+        top: 1,
+        simulate: 1,
+        objective: plan::Objective::Cheapest,
+        ..Options::default()
+    });
+    assert_eq!(p["objective"], "cheapest");
+    assert!(common::number(&p["top"][0], "gpu_hours_per_million_tokens") > 0.0);
 }
 
 #[test]

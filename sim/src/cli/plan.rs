@@ -1,8 +1,9 @@
 //! `clustersim plan`: the planner's table, or its JSON.
 
 use clap::Args;
-use clustersim::plan::{self, Options};
-use clustersim::scenario::Scenario;
+use clustersim::plan::{self, Objective, Options};
+use clustersim::scenario::quantity::Duration;
+use clustersim::scenario::{Kind, Scenario};
 use serde_json::Value;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -15,10 +16,22 @@ pub struct PlanArgs {
     /// Configurations to print, best first.
     #[arg(long, default_value_t = 5)]
     top: usize,
-    /// Best-ranked configurations to simulate in full (in parallel); the rest are ranked by the
-    /// closed-form estimate only.
-    #[arg(long, default_value_t = 16)]
-    simulate: usize,
+    /// Training: best-ranked configurations to simulate in full (in parallel; default 16); the
+    /// rest are ranked by the closed-form estimate only. Serving and diffusion plans simulate
+    /// every valid candidate.
+    #[arg(long)]
+    simulate: Option<usize>,
+    /// What to rank by: fastest, cheapest (GPU-seconds per token or video) or fewest-gpus
+    /// (serving: meets --slo-attainment; diffusion: meets --max-latency).
+    #[arg(long, default_value = "fastest", value_parser = Objective::parse)]
+    objective: Objective,
+    /// Serving, --objective fewest-gpus: the fraction of requests that must meet the scenario's
+    /// [slo] (default 0.9).
+    #[arg(long, value_name = "FRACTION")]
+    slo_attainment: Option<f64>,
+    /// Diffusion, --objective fewest-gpus: the latency one video must meet, e.g. "60 s".
+    #[arg(long, value_name = "DURATION", value_parser = parse_latency)]
+    max_latency: Option<f64>,
     /// Override a key of the scenario before planning (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -27,8 +40,15 @@ pub struct PlanArgs {
     json: bool,
 }
 
+/// `--max-latency`: a duration with its unit, in seconds.
+fn parse_latency(text: &str) -> Result<f64, String> {
+    Duration::parse(text)
+        .map(Duration::secs)
+        .map_err(|e| format!("{e} (e.g. --max-latency \"60 s\")"))
+}
+
 pub fn run(args: &PlanArgs) -> ExitCode {
-    if args.top == 0 || args.simulate == 0 {
+    if args.top == 0 || args.simulate == Some(0) {
         eprintln!("error: --top and --simulate must be at least 1");
         return ExitCode::from(2);
     }
@@ -37,9 +57,26 @@ pub fn run(args: &PlanArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return super::bad_input(&e),
     };
+    if args.simulate.is_some() && scenario.kind != Kind::Training {
+        eprintln!(
+            "error: --simulate caps a training plan's full simulations; a {} plan simulates \
+             every valid candidate (remove --simulate{})",
+            scenario.kind.name(),
+            if scenario.kind == Kind::Serving {
+                "; to shorten each run, cap its traffic with --set workload.requests=N"
+            } else {
+                ""
+            }
+        );
+        return ExitCode::from(2);
+    }
+    let defaults = Options::default();
     let options = Options {
         top: args.top,
-        simulate: args.simulate.max(args.top),
+        simulate: args.simulate.unwrap_or(defaults.simulate).max(args.top),
+        objective: args.objective,
+        slo_attainment: args.slo_attainment,
+        max_latency_s: args.max_latency,
     };
     let mut result = match plan::plan(&scenario, &options) {
         Ok(r) => r,
@@ -58,10 +95,23 @@ pub fn run(args: &PlanArgs) -> ExitCode {
 }
 
 fn render(p: &Value) -> String {
+    match p["workload"].as_str() {
+        Some("serving") => render_serving(p),
+        Some("diffusion") => render_diffusion(p),
+        _ => render_training(p),
+    }
+}
+
+fn render_training(p: &Value) -> String {
     let mut out = String::new();
     let c = &p["candidates"];
     let n = |v: &Value| v.as_u64().unwrap_or(0);
     let _ = writeln!(out, "plan: {}", p["scenario"].as_str().unwrap_or(""));
+    let _ = writeln!(
+        out,
+        "  objective: {}",
+        p["objective_means"].as_str().unwrap_or("")
+    );
     let _ = writeln!(
         out,
         "  {} candidates considered; {} invalid, {} do not fit in memory; {} ranked by estimate, {} simulated ({:.1} s)",
@@ -101,6 +151,9 @@ fn render(p: &Value) -> String {
     row(&mut out, "yours", &p["reference"]["result"]);
     if let Some(best) = p["top"].get(0) {
         let _ = writeln!(out, "  best: {}", best["why"].as_str().unwrap_or(""));
+        if let Some(h) = best["gpu_hours_per_million_tokens"].as_f64() {
+            let _ = writeln!(out, "  cost: {h:.3} GPU-hours per million tokens");
+        }
         let sets: Vec<String> = best["set"]
             .as_array()
             .into_iter()
@@ -125,5 +178,136 @@ fn render(p: &Value) -> String {
             100.0 * worst
         );
     }
+    out
+}
+
+/// A serving or diffusion plan's first lines: the scenario, the objective and its target, and
+/// how the candidates were accounted for.
+fn head(out: &mut String, p: &Value) {
+    let c = &p["candidates"];
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "plan: {}  [{}]",
+        p["scenario"].as_str().unwrap_or(""),
+        p["workload"].as_str().unwrap_or("")
+    );
+    let _ = writeln!(
+        out,
+        "  objective: {}",
+        p["objective_means"].as_str().unwrap_or("")
+    );
+    let t = &p["target"];
+    if let Some(a) = t["slo_attainment"].as_f64() {
+        let _ = writeln!(out, "  target: SLO attainment >= {:.0}%", 100.0 * a);
+    }
+    if let Some(l) = t["max_latency_s"].as_f64() {
+        let _ = writeln!(out, "  target: latency <= {l:.1} s");
+    }
+    let _ = writeln!(
+        out,
+        "  {} candidates on {} x {}; {} invalid, {} do not fit; {} simulated in full ({:.1} s)",
+        n(&c["considered"]),
+        n(&p["cluster"]["gpus"]),
+        p["cluster"]["gpu"].as_str().unwrap_or(""),
+        n(&c["pruned"]["invalid"]),
+        n(&c["pruned"]["does_not_fit"]),
+        n(&c["simulated"]),
+        p["sim"]["wall_s"].as_f64().unwrap_or(0.0)
+    );
+    for key in ["invalid_by_reason", "does_not_fit_by_reason"] {
+        if let Some(reasons) = c["pruned"][key].as_object() {
+            for (reason, count) in reasons {
+                let _ = writeln!(out, "    {:>8}  {reason}", n(count));
+            }
+        }
+    }
+}
+
+/// The best's `--set` options as a command, or why nothing is listed.
+fn tail(out: &mut String, p: &Value) {
+    match p["top"].get(0) {
+        Some(best) => {
+            let sets: Vec<String> = best["set"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.as_str().map(|s| format!("--set {s}")))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  reproduce: clustersim run SCENARIO {}",
+                sets.join(" ")
+            );
+        }
+        None if p["target"]["met"] == false => {
+            let _ = writeln!(
+                out,
+                "  no candidate meets the target; the best of each GPU count is in --json's by_gpus"
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  no candidate fits");
+        }
+    }
+}
+
+fn render_serving(p: &Value) -> String {
+    let mut out = String::new();
+    head(&mut out, p);
+    let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
+    let row = |out: &mut String, label: &str, r: &Value| {
+        let _ = writeln!(
+            out,
+            "  {label:>5}  {:>4}  {:>10.0}  {:>6.2}  {:>8.3} s  {:>7.1} ms  {:>8.2} s  {:>5.1}%  {:>9.3}  {}",
+            r["gpus"].as_u64().unwrap_or(0),
+            f(&r["throughput"]["output_tokens_per_s"]),
+            f(&r["throughput"]["requests_per_s"]),
+            f(&r["ttft_s"]["p50"]),
+            1e3 * f(&r["tpot_s"]["p50"]),
+            f(&r["e2e_s"]["p90"]),
+            100.0 * f(&r["slo"]["attainment"]),
+            f(&r["gpu_hours_per_million_output_tokens"]),
+            r["layout"].as_str().unwrap_or("")
+        );
+    };
+    let _ = writeln!(
+        out,
+        "   rank  GPUs  out tok/s   req/s  TTFT p50    TPOT p50   e2e p90    SLO  GPU-h/Mtok  layout"
+    );
+    for t in p["top"].as_array().into_iter().flatten() {
+        row(&mut out, &format!("{}", t["rank"]), t);
+    }
+    row(&mut out, "yours", &p["reference"]["result"]);
+    tail(&mut out, p);
+    out
+}
+
+fn render_diffusion(p: &Value) -> String {
+    let mut out = String::new();
+    head(&mut out, p);
+    let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
+    let row = |out: &mut String, label: &str, r: &Value| {
+        let _ = writeln!(
+            out,
+            "  {label:>5}  {:>4}  {:>9.2} s  {:>7.3} s  {:>8.1}  {:>6.1} GiB  {:>8.4}  {}",
+            r["gpus"].as_u64().unwrap_or(0),
+            f(&r["latency_s"]),
+            f(&r["denoise_step_s"]),
+            f(&r["videos_per_hour"]),
+            f(&r["memory"]["peak_bytes_per_gpu"]) / 1073741824.0,
+            f(&r["gpu_hours_per_video"]),
+            r["layout"].as_str().unwrap_or("")
+        );
+    };
+    let _ = writeln!(
+        out,
+        "   rank  GPUs      latency       step  videos/h      memory  GPU-h/video  layout"
+    );
+    for t in p["top"].as_array().into_iter().flatten() {
+        row(&mut out, &format!("{}", t["rank"]), t);
+    }
+    row(&mut out, "yours", &p["reference"]["result"]);
+    tail(&mut out, p);
     out
 }

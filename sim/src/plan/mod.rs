@@ -6,9 +6,19 @@
 //! single-threaded and deterministic). The output is a report-like JSON object: how many
 //! candidates were considered, pruned, ranked and simulated, the top ones with their metrics and
 //! `--set` options to reproduce them, and the scenario's own layout for comparison.
+//!
+//! Training (`training`) searches the layouts of `space` and ranks them by a closed-form
+//! estimate; serving (`serving`) and diffusion (`diffusion`) simulate every valid candidate,
+//! each the scenario with `--set` options (`candidate`). What to rank by is the `objective`.
 
+pub mod candidate;
+pub mod diffusion;
+pub mod objective;
+pub mod serving;
 pub mod space;
 pub mod training;
+
+pub use objective::Objective;
 
 use crate::scenario::error::ScenarioError;
 use crate::scenario::parallel::Schedule;
@@ -22,7 +32,15 @@ pub struct Options {
     /// Configurations to report.
     pub top: usize,
     /// Best-ranked configurations to simulate in full (the scenario's own is simulated besides).
+    /// Training only: serving and diffusion plans simulate every valid candidate.
     pub simulate: usize,
+    /// What to rank by.
+    pub objective: Objective,
+    /// Serving, `fewest-gpus`: the SLO attainment a fleet must reach (default
+    /// [`serving::DEFAULT_SLO_ATTAINMENT`]); None when not given.
+    pub slo_attainment: Option<f64>,
+    /// Diffusion, `fewest-gpus`: the latency bound of one video, seconds; required there.
+    pub max_latency_s: Option<f64>,
 }
 
 impl Default for Options {
@@ -30,6 +48,9 @@ impl Default for Options {
         Options {
             top: 5,
             simulate: 16,
+            objective: Objective::Fastest,
+            slo_attainment: None,
+            max_latency_s: None,
         }
     }
 }
@@ -37,15 +58,31 @@ impl Default for Options {
 /// Plans a scenario: its workload's space, searched.
 pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioError> {
     match scenario.kind {
-        Kind::Training => training::plan(scenario, options),
-        Kind::Serving | Kind::Diffusion => Err(ScenarioError::whole(
-            &scenario.source.path,
-            format!(
-                "`plan` searches training layouts; this is a {} scenario",
-                scenario.kind.name()
-            ),
-        )
-        .with_help("for serving and diffusion, compare configurations with `clustersim sweep --vary KEY=V1,V2,...`")),
+        Kind::Training => {
+            let path = &scenario.source.path;
+            if options.objective == Objective::FewestGpus {
+                return Err(ScenarioError::whole(
+                    path,
+                    "--objective fewest-gpus: a training scenario's cluster is fixed, so there \
+                     is no GPU count to search",
+                )
+                .with_help(
+                    "use --objective fastest or cheapest, or compare cluster sizes with \
+                     `clustersim sweep --vary cluster.nodes=N1,N2,...`",
+                ));
+            }
+            if options.slo_attainment.is_some() || options.max_latency_s.is_some() {
+                return Err(ScenarioError::whole(
+                    path,
+                    "--slo-attainment and --max-latency are targets of serving and diffusion \
+                     plans, not of training",
+                )
+                .with_help("remove them"));
+            }
+            training::plan(scenario, options)
+        }
+        Kind::Serving => serving::plan(scenario, options),
+        Kind::Diffusion => diffusion::plan(scenario, options),
     }
 }
 

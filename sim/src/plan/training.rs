@@ -3,11 +3,12 @@
 //! (`training::estimate`), and simulate the most promising in full, in parallel, beside the
 //! scenario's own layout for comparison.
 
+use super::objective::gpu_hours_per_million_tokens;
 use super::space::Space;
 use super::{Options, layout_sets};
-use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::parallel::Schedule;
+use crate::scenario::{Kind, Scenario};
 use crate::workload::training::estimate::{Estimate, Estimator};
 use crate::workload::training::{self, Layout, memory};
 use rayon::prelude::*;
@@ -232,18 +233,24 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         .copied()
         .max_by(|a, b| a.abs().total_cmp(&b.abs()));
 
-    let top: Vec<Value> = best
+    let mut top: Vec<Value> = best
         .iter()
         .take(options.top)
         .enumerate()
         .map(|(i, s)| s.json(Some(i + 1), Some(&reference)))
         .collect();
+    // What `cheapest` ranks by, in the units a budget uses.
+    for t in &mut top {
+        let tokens = t["tokens_per_s"].as_f64().unwrap_or(0.0);
+        t["gpu_hours_per_million_tokens"] = json!(gpu_hours_per_million_tokens(gpus, tokens));
+    }
     let refused_total: usize = refused.values().sum();
     Ok(json!({
         "kind": "plan",
         "workload": "training",
         "scenario": scenario.name(),
-        "objective": "fastest step (the cluster is fixed, so also the cheapest per token)",
+        "objective": options.objective.name(),
+        "objective_means": options.objective.describe(Kind::Training),
         "cluster": {
             "gpu": base.gpu.name,
             "gpus": gpus,
