@@ -9,6 +9,7 @@ pub mod exec;
 pub mod hw;
 pub mod model;
 pub mod net;
+pub mod plan;
 pub mod report;
 pub mod run;
 pub mod scenario;

@@ -6,6 +6,7 @@
 mod collective;
 mod list;
 mod merge;
+mod plan;
 mod summary;
 mod sweep;
 mod validate;
@@ -64,6 +65,8 @@ enum Command {
     Sweep(Box<sweep::SweepArgs>),
     /// Join the parts of a sharded sweep into the file the unsharded sweep writes.
     Merge(merge::MergeArgs),
+    /// Search the parallel configurations of a training, serving or diffusion scenario; best first.
+    Plan(plan::PlanArgs),
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -105,6 +108,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Merge(args) => merge::run(&args),
+        Command::Plan(args) => plan::run(&args),
     }
 }
 

@@ -16,6 +16,8 @@ fn gib(bytes: f64) -> String {
 
 fn seconds(s: f64) -> String {
     match s {
+        s if s >= 7200.0 => format!("{:.1} h", s / 3600.0),
+        s if s >= 120.0 => format!("{:.1} min", s / 60.0),
         s if s >= 1.0 => format!("{s:.3} s"),
         s if s >= 1e-3 => format!("{:.3} ms", s * 1e3),
         s => format!("{:.3} us", s * 1e6),

@@ -6,6 +6,7 @@
 //! by the workloads; they report semantic errors at the key's place through [`Scenario::error_at`].
 
 pub mod cluster;
+pub mod compression;
 pub mod cost;
 pub mod diffusion;
 pub mod error;
@@ -93,6 +94,7 @@ pub struct ScenarioFile {
     pub cost: Option<cost::CostSection>,
     pub capacity: Option<cost::CapacitySection>,
     pub reliability: Option<cost::ReliabilitySection>,
+    pub compression: Option<compression::CompressionSection>,
     #[serde(default)]
     pub expect: BTreeMap<String, Expectation>,
 }
@@ -171,6 +173,7 @@ impl Scenario {
             (f.diffusion.is_some(), "diffusion", Kind::Diffusion),
             (f.capacity.is_some(), "capacity", Kind::Training),
             (f.reliability.is_some(), "reliability", Kind::Training),
+            (f.compression.is_some(), "compression", Kind::Training),
         ];
         for (given, section, owner) in sections {
             // A diffusion scenario serves videos with [workload].

@@ -5,7 +5,7 @@
 //! cluster's topology, with NCCL's algorithm and protocol choice.
 
 use super::setup::Training;
-use crate::collective::cost::{Collective, Options, cost};
+use crate::collective::cost::{Collective, Compression, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::net::tier::Tier;
 
@@ -26,6 +26,55 @@ pub enum Comm {
     Expert,
     /// The replicas that hold the same experts: `rank, rank + ep tp, rank + 2 ep tp, ...`.
     ExpertData,
+}
+
+/// Compression of each kind of communicator's collectives (`[compression]`); None sends raw
+/// bytes.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Compressions {
+    pub data: Option<Compression>,
+    pub tensor: Option<Compression>,
+    pub pipeline: Option<Compression>,
+    pub expert: Option<Compression>,
+    pub context: Option<Compression>,
+}
+
+impl Compressions {
+    /// The report's view: each compressed dimension with its settings.
+    pub fn report(&self) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        for (name, z) in [
+            ("data", self.data),
+            ("tensor", self.tensor),
+            ("pipeline", self.pipeline),
+            ("expert", self.expert),
+            ("context", self.context),
+        ] {
+            if let Some(z) = z {
+                out.insert(
+                    name.into(),
+                    serde_json::json!({
+                        "ratio": z.ratio,
+                        "compress_bytes_per_s": z.compress_bytes_per_s,
+                        "decompress_bytes_per_s": z.decompress_bytes_per_s,
+                        "per_hop": z.per_hop,
+                    }),
+                );
+            }
+        }
+        serde_json::Value::Object(out)
+    }
+
+    /// The compression of `comm`'s collectives.
+    pub fn of(&self, comm: Comm) -> Option<Compression> {
+        match comm {
+            Comm::Tensor => self.tensor,
+            Comm::Data | Comm::ExpertData => self.data,
+            Comm::Pipe(_) => self.pipeline,
+            Comm::Expert => self.expert,
+            Comm::Context | Comm::ContextPeer => self.context,
+        }
+    }
 }
 
 impl Training {
@@ -63,7 +112,7 @@ impl Training {
             algorithm: Algorithm::Auto,
             group: Group::new(self.comm_ranks(base, comm), self.fabric.gpus_per_node),
             bytes,
-            compression: None,
+            compression: self.compression.of(comm),
         };
         let mut options = Options::new(tier);
         options.nvls_available = self.in_switch_reduction;

@@ -308,6 +308,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
             "accumulation_steps": setup.accumulation,
             "recompute": setup.recompute.name(),
             "zero": setup.zero,
+            "compression": setup.compression.report(),
         },
         "fidelity": {
             "compute": compute_fidelity(&graph),

@@ -1,8 +1,10 @@
 //! From a scenario to a training set-up: every key resolved, defaulted (and the default recorded),
 //! or refused with its location.
 
+use super::comm::Compressions;
 use super::layout::Layout;
 use super::reliability::Reliability;
+use crate::collective::cost::Compression;
 use crate::hw::GpuSpec;
 use crate::model::Transformer;
 use crate::net::Fabric;
@@ -71,6 +73,8 @@ pub struct Training {
     pub prices: Option<Prices>,
     /// Tokens to train on (`[capacity]`).
     pub train_tokens: Option<f64>,
+    /// Compressed collectives by parallel dimension (`[compression]`).
+    pub compression: Compressions,
     /// Defaults that were applied, in words, for the report.
     pub assumptions: Vec<String>,
 }
@@ -399,6 +403,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         reliability,
         prices: Prices::resolve(s)?,
         train_tokens: super::capacity::resolve_tokens(s)?,
+        compression: resolve_compression(s, &mut assumptions)?,
         assumptions,
     };
     training.set_layout(&layout);
@@ -433,4 +438,61 @@ fn resolve_model(
         );
     }
     Ok(model)
+}
+
+/// Reads `[compression]`: each dimension's ratio (1 or more) and compressor and decompressor
+/// throughputs (more than zero); compressing once at the ends unless `per_hop` says otherwise
+/// (recorded among the assumptions).
+fn resolve_compression(
+    s: &Scenario,
+    assumptions: &mut Vec<String>,
+) -> Result<Compressions, ScenarioError> {
+    let Some(c) = &s.file.compression else {
+        return Ok(Compressions::default());
+    };
+    let one = |spec: &Option<crate::scenario::compression::CompressionSpec>,
+               name: &str,
+               assumptions: &mut Vec<String>|
+     -> Result<Option<Compression>, ScenarioError> {
+        let Some(z) = spec else {
+            return Ok(None);
+        };
+        if !(z.ratio.is_finite() && z.ratio >= 1.0) {
+            return Err(s
+                .error_at(
+                    &format!("compression.{name}.ratio"),
+                    format!(
+                        "a compression ratio is 1 or more (original over compressed bytes), not {}",
+                        z.ratio
+                    ),
+                )
+                .with_help("e.g. ratio = 4.0 for a quarter of the bytes on the wire"));
+        }
+        for (rate, key) in [(z.compress.0, "compress"), (z.decompress.0, "decompress")] {
+            if rate <= 0.0 {
+                return Err(s.error_at(
+                    &format!("compression.{name}.{key}"),
+                    format!("`compression.{name}.{key}` must be a throughput above zero"),
+                ));
+            }
+        }
+        if z.per_hop.is_none() {
+            assumptions.push(format!(
+                "{name}-parallel messages compressed once before and decompressed once after each collective"
+            ));
+        }
+        Ok(Some(Compression {
+            ratio: z.ratio,
+            compress_bytes_per_s: z.compress.0,
+            decompress_bytes_per_s: z.decompress.0,
+            per_hop: z.per_hop.unwrap_or(false),
+        }))
+    };
+    Ok(Compressions {
+        data: one(&c.data, "data", assumptions)?,
+        tensor: one(&c.tensor, "tensor", assumptions)?,
+        pipeline: one(&c.pipeline, "pipeline", assumptions)?,
+        expert: one(&c.expert, "expert", assumptions)?,
+        context: one(&c.context, "context", assumptions)?,
+    })
 }

@@ -1,0 +1,37 @@
+//! `[compression]`: compressed collectives per parallel dimension of a training step (lossless
+//! for model-parallel messages, lossy for gradients, or any mix), as the compressed-collective
+//! papers configure them.
+
+use super::quantity::Bandwidth;
+use serde::Deserialize;
+
+/// One dimension's compression.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompressionSpec {
+    /// Original bytes over compressed bytes (1 or more).
+    pub ratio: f64,
+    /// Compressor throughput: bytes of input compressed per second.
+    pub compress: Bandwidth,
+    /// Decompressor throughput: bytes of output restored per second.
+    pub decompress: Bandwidth,
+    /// Decompress, reduce and recompress at every step of the collective (else compress once
+    /// before and decompress once after).
+    pub per_hop: Option<bool>,
+}
+
+/// `[compression.data]`, `[compression.tensor]`, ... : which communicators compress.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompressionSection {
+    /// Data-parallel gradient reductions and ZeRO's gathers.
+    pub data: Option<CompressionSpec>,
+    /// Tensor-parallel all-reduces, all-gathers and reduce-scatters.
+    pub tensor: Option<CompressionSpec>,
+    /// Pipeline-parallel activation and gradient hand-offs.
+    pub pipeline: Option<CompressionSpec>,
+    /// Expert-parallel all-to-alls.
+    pub expert: Option<CompressionSpec>,
+    /// Context-parallel key and value exchanges.
+    pub context: Option<CompressionSpec>,
+}

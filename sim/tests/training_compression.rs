@@ -1,0 +1,103 @@
+//! Compressed collectives per parallel dimension of a training step (`[compression]`).
+
+mod common;
+
+use common::number;
+
+/// Data parallelism over a slow network: the gradient reduction is what compression can shrink.
+const SLOW: &str = r#"
+kind = "training"
+[cluster]
+gpu = "H100"
+nodes = 4
+gpus_per_node = 8
+[cluster.inter_node]
+nic_bandwidth = "10 Gb/s"
+nics_per_node = 1
+[model]
+preset = "gpt3-1.3b"
+seq_len = 1024
+[parallel]
+tp = 8
+micro_batch = 1
+global_batch = 4
+"#;
+
+fn data(ratio: f64, compress: &str) -> Vec<String> {
+    vec![
+        format!("compression.data.ratio={ratio}"),
+        format!("compression.data.compress={compress}"),
+        format!("compression.data.decompress={compress}"),
+    ]
+}
+
+fn step(sets: &[String]) -> serde_json::Value {
+    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+    common::report("compression.toml", SLOW, &sets)
+}
+
+#[test]
+fn compressing_gradients_on_a_slow_network_shortens_the_step() {
+    let raw = step(&[]);
+    let fast = step(&data(8.0, "200 GB/s"));
+    let comm = |r: &serde_json::Value| number(r, "communication_s.data_parallel");
+    assert!(
+        comm(&fast) < comm(&raw) / 4.0,
+        "{} vs {}",
+        comm(&fast),
+        comm(&raw)
+    );
+    assert!(number(&fast, "iteration_time_s") < number(&raw, "iteration_time_s"));
+    assert_eq!(fast["parallel"]["compression"]["data"]["ratio"], 8.0);
+    assert!(
+        raw["parallel"]["compression"]
+            .as_object()
+            .is_some_and(|o| o.is_empty())
+    );
+}
+
+#[test]
+fn a_slow_compressor_costs_more_than_it_saves() {
+    let raw = number(&step(&[]), "communication_s.data_parallel");
+    let slow = number(
+        &step(&data(1.2, "0.2 GB/s")),
+        "communication_s.data_parallel",
+    );
+    assert!(slow > raw, "{slow} vs {raw}");
+}
+
+#[test]
+fn only_the_named_dimension_is_compressed() {
+    let raw = step(&[]);
+    let tensor = step(&[
+        "compression.tensor.ratio=4".to_string(),
+        "compression.tensor.compress=\"50 GB/s\"".to_string(),
+        "compression.tensor.decompress=\"50 GB/s\"".to_string(),
+    ]);
+    assert_eq!(
+        number(&raw, "communication_s.data_parallel"),
+        number(&tensor, "communication_s.data_parallel")
+    );
+    assert_ne!(
+        number(&raw, "communication_s.tensor_parallel"),
+        number(&tensor, "communication_s.tensor_parallel")
+    );
+}
+
+#[test]
+fn bad_compression_settings_are_located_errors() {
+    let mut sets = data(0.5, "100 GB/s");
+    let s = common::scenario(
+        "compression.toml",
+        SLOW,
+        &sets.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let e = clustersim::run(&s)
+        .err()
+        .expect("a ratio below 1 is refused");
+    assert!(e.to_string().contains("ratio is 1 or more"), "{e}");
+    sets.truncate(1);
+    let text = format!("{SLOW}[compression.data]\nratio = 2.0\n");
+    let e = common::outcome("compression.toml", &text).expect_err("throughputs are required");
+    assert!(e.contains("compress"), "{e}");
+}
