@@ -176,3 +176,21 @@ fn parse_error(text: &str, extra: &str) -> String {
         Ok(_) => panic!("{extra} accepted"),
     }
 }
+
+#[test]
+fn mtbfs_of_years_are_read_exactly() {
+    // 16 GPUs at 20,000 h and 2 nodes at 50,000 h: spans far beyond the simulated clock's range.
+    let r = training(&[]);
+    let expected = 1.0 / (16.0 / (20000.0 * 3600.0) + 2.0 / (50000.0 * 3600.0));
+    assert!(close(number(&r, "reliability.cluster_mtbf_s"), expected));
+    let days = training(&["reliability.gpu_mtbf=\"1000 d\""]);
+    let expected = 1.0 / (16.0 / (1000.0 * 86400.0) + 2.0 / (50000.0 * 3600.0));
+    assert!(close(number(&days, "reliability.cluster_mtbf_s"), expected));
+}
+
+#[test]
+fn a_duration_beyond_the_simulated_clock_is_refused_not_clamped() {
+    let text = TRAINING.replace("[capacity]", "[slo]\nttft = \"6000 h\"\n[capacity]");
+    let e = common::outcome("capacity.toml", &text).expect_err("250 days overflow the clock");
+    assert!(e.contains("longer than the simulated clock spans"), "{e}");
+}

@@ -1,7 +1,7 @@
 //! `[cost]` and `[capacity]`: prices of GPU time and energy (any kind of scenario), and the
 //! amount of training a run must do.
 
-use super::quantity::Duration;
+use super::quantity::Period;
 use serde::Deserialize;
 
 /// Prices. Dollars are plain numbers with the unit in the key's name.
@@ -30,19 +30,22 @@ pub struct CapacitySection {
 #[serde(deny_unknown_fields)]
 pub struct ReliabilitySection {
     /// Mean time between failures of one GPU (`"50000 h"`).
-    pub gpu_mtbf: Option<Duration>,
+    pub gpu_mtbf: Option<Period>,
     /// Mean time between failures of one node beyond its GPUs (host, NICs, power supply).
-    pub node_mtbf: Option<Duration>,
+    pub node_mtbf: Option<Period>,
     /// How long the job stalls to write a checkpoint.
-    pub checkpoint_write: Option<Duration>,
+    pub checkpoint_write: Option<Period>,
     /// Training time between checkpoints; default the Young/Daly optimum.
-    pub checkpoint_interval: Option<Duration>,
+    pub checkpoint_interval: Option<Period>,
     /// After a failure: detection, re-queue, restart and checkpoint reload, until training
     /// resumes.
-    pub restart: Option<Duration>,
+    pub restart: Option<Period>,
     /// Fault-tolerant training (replicas drop out and rejoin, as in FT-HSDP): until a failed
     /// data-parallel replica trains again; default `restart`.
-    pub rejoin: Option<Duration>,
+    pub rejoin: Option<Period>,
+    /// Fault-tolerant training: how long every replica waits per failure while the survivors
+    /// regroup (detection, reconfiguring the all-reduce); default none beyond the step in flight.
+    pub stall: Option<Period>,
     /// One GPU computes this many times slower than its peers (a straggler; >= 1).
     pub straggler_slowdown: Option<f64>,
 }

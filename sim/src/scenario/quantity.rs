@@ -23,6 +23,11 @@ pub struct Bandwidth(pub f64);
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Duration(pub SimTime);
 
+/// A span of wall-clock time in seconds, for spans beyond the simulated clock's range (a GPU's
+/// mean time between failures runs to years): `"50000 h"`, `"2 d"`, `"10 min"`.
+#[derive(Copy, Clone, Debug, PartialEq, PartialOrd)]
+pub struct Period(pub f64);
+
 /// Events per second.
 #[derive(Copy, Clone, Debug, PartialEq, PartialOrd)]
 pub struct Rate(pub f64);
@@ -66,6 +71,14 @@ const TIME_UNITS: &[(&str, f64)] = &[
     ("s", 1.0),
     ("min", 60.0),
     ("h", 3600.0),
+];
+
+const PERIOD_UNITS: &[(&str, f64)] = &[
+    ("ms", 1e-3),
+    ("s", 1.0),
+    ("min", 60.0),
+    ("h", 3600.0),
+    ("d", 86400.0),
 ];
 
 const RATE_UNITS: &[(&str, f64)] = &[("/s", 1.0), ("/min", 1.0 / 60.0), ("/h", 1.0 / 3600.0)];
@@ -166,11 +179,23 @@ impl Bandwidth {
 impl Duration {
     pub fn parse(text: &str) -> Result<Self, QuantityError> {
         let v = parse_with(text, "duration", "1.5 us", TIME_UNITS)?;
+        if v > SimTime::MAX.as_secs_f64() {
+            return Err(QuantityError(format!(
+                "`{text}` is longer than the simulated clock spans ({:.0} days)",
+                SimTime::MAX.as_secs_f64() / 86400.0
+            )));
+        }
         Ok(Duration(SimTime::from_secs_f64(v)))
     }
 
     pub fn secs(self) -> f64 {
         self.0.as_secs_f64()
+    }
+}
+
+impl Period {
+    pub fn parse(text: &str) -> Result<Self, QuantityError> {
+        Ok(Period(parse_with(text, "period", "50000 h", PERIOD_UNITS)?))
     }
 }
 
@@ -242,6 +267,7 @@ quantity_serde!(Duration, "duration", "1.5 us", |d| format!(
     d.secs()
 ));
 quantity_serde!(Rate, "rate", "5/s", |r| format!("{}/s", r.0));
+quantity_serde!(Period, "period", "50000 h", |p| format!("{} s", p.0));
 
 #[cfg(test)]
 mod tests {
