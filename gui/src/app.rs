@@ -1,31 +1,72 @@
 //! The application: what the window holds between frames, and where everything goes on screen.
 //!
 //! State is the scenario path being edited, the `--set` overrides text, the last good result
-//! (kept on screen when a later run fails), the last error, and the timeline's view. Runs go to
-//! the [`Worker`]; "Open" runs the path in the field and fits the timeline to the new step,
-//! "Re-run" (or F5) runs the shown scenario again with the overrides as they are now and keeps the
-//! timeline where it was, so the effect of an override can be compared in place.
+//! (kept on screen when a later run fails) and the one before it (for the compare table), the last
+//! error, the what-if fields, the loaded sweep, and the timeline's view. Runs go to the
+//! [`Worker`]; "Open" runs the path in the field and fits the timeline to the new step (or loads a
+//! sweep result when the path ends in .csv or .jsonl), "Re-run" (or F5) runs the shown scenario
+//! again with the overrides as they are now and keeps the timeline where it was, so the effect of
+//! an override can be compared in place. "Apply and re-run" in the what-if tab merges its fields
+//! into the overrides and does the same.
 //!
 //! Layout: a control bar on top (path, Open, Re-run, spinner, status; the overrides under it), then
-//! the scenario's name, a red panel for a failed run, the report cards, and the timeline filling
-//! the rest. Deliberately left out: file dialogs (no extra dependency for a text field's job),
-//! watching the file for changes, several results side by side, and persistence between sessions.
+//! the scenario's name, a red panel for a failed run, the report cards, and tabs filling the rest:
+//! Timeline, Metrics (plots), What-if (fields, compare table, save) and Sweep.
+//! Deliberately left out: file dialogs (no extra dependency for a text field's job), watching the
+//! file for changes, more than two results kept, and persistence between sessions.
 
 use crate::args::Args;
 use crate::cards::{self, Summary};
+use crate::plots::{self, Metrics};
+use crate::sweep_view::{self, SweepView};
 use crate::timeline::{self, TimelineState, View};
-use crate::units;
+use crate::whatif::{self, WhatIf};
 use crate::worker::{Loaded, Outcome, Request, RunError, Worker};
+use crate::{compare, edited, units};
 use egui::{Color32, Frame, Key, Margin, RichText, TextEdit, Ui};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// The tabs under the cards.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Timeline,
+    Metrics,
+    WhatIf,
+    Sweep,
+}
+
+impl Tab {
+    const ALL: [Tab; 4] = [Tab::Timeline, Tab::Metrics, Tab::WhatIf, Tab::Sweep];
+
+    fn name(self) -> &'static str {
+        match self {
+            Tab::Timeline => "Timeline",
+            Tab::Metrics => "Metrics",
+            Tab::WhatIf => "What-if & compare",
+            Tab::Sweep => "Sweep",
+        }
+    }
+}
 
 /// A result on screen.
 pub struct Shown {
     pub request: Request,
     pub loaded: Loaded,
     pub summary: Summary,
+    pub metrics: Metrics,
     pub wall: Duration,
+}
+
+impl Shown {
+    /// What the run was: "path --set a=1 --set b=2".
+    pub fn title(&self) -> String {
+        let mut t = self.request.path.display().to_string();
+        for s in &self.request.sets {
+            t.push_str(&format!(" --set {s}"));
+        }
+        t
+    }
 }
 
 pub struct App {
@@ -35,14 +76,25 @@ pub struct App {
     pub sets_text: String,
     worker: Worker,
     pub shown: Option<Shown>,
+    /// The result shown before `shown`, for the compare table.
+    pub previous: Option<Shown>,
     pub error: Option<RunError>,
-    timeline: TimelineState,
+    pub tab: Tab,
+    /// The what-if fields of the shown run.
+    pub whatif: Option<WhatIf>,
+    pub sweep: SweepView,
+    /// Where "Save edited scenario" writes, and what the last save did.
+    pub save_path: String,
+    pub save_status: Option<Result<String, String>>,
+    pub(crate) timeline: TimelineState,
     /// Whether the next result replaces the view (Open) or keeps it (Re-run).
     fit_next: bool,
     /// The window asked for on the command line, for the first result.
     initial_view: Option<View>,
     /// CPU time of the previous frame, as eframe measured it.
-    last_frame_s: Option<f32>,
+    pub(crate) last_frame_s: Option<f32>,
+    /// `--compare`: overrides to add for a second run once the first is in.
+    pending_compare: Vec<String>,
 }
 
 /// The overrides field as `--set` values: one per line, blank lines and `#` comments skipped,
@@ -69,11 +121,24 @@ impl App {
             sets_text: args.sets.join("\n"),
             worker,
             shown: None,
+            previous: None,
             error: None,
+            tab: Tab::Timeline,
+            whatif: None,
+            sweep: SweepView::default(),
+            save_path: String::new(),
+            save_status: None,
             timeline: TimelineState::default(),
             fit_next: true,
             initial_view: args.view.map(|(t0, t1)| View { t0, t1 }),
             last_frame_s: None,
+            pending_compare: args.compare.clone(),
+        };
+        app.tab = match args.tab.as_deref() {
+            Some("metrics") => Tab::Metrics,
+            Some("whatif") => Tab::WhatIf,
+            Some("sweep") => Tab::Sweep,
+            _ => Tab::Timeline,
         };
         if args.scenario.is_some() {
             app.open();
@@ -81,10 +146,16 @@ impl App {
         app
     }
 
-    /// Runs the path in the field; the timeline will show the new step whole.
+    /// Runs the path in the field; the timeline will show the new step whole. A sweep result
+    /// (.csv, .jsonl) is loaded into the sweep tab instead.
     pub fn open(&mut self) {
         let path = self.path.trim();
         if path.is_empty() {
+            return;
+        }
+        if sweep_view::is_sweep_path(path) {
+            self.sweep.open(std::path::Path::new(path));
+            self.tab = Tab::Sweep;
             return;
         }
         self.fit_next = true;
@@ -92,6 +163,39 @@ impl App {
             path: PathBuf::from(path),
             sets: parse_sets(&self.sets_text),
         });
+    }
+
+    /// Merges the what-if fields into the overrides and runs again.
+    pub fn apply_whatif(&mut self) {
+        let Some(w) = &self.whatif else { return };
+        let sets = w.sets();
+        if sets.is_empty() {
+            return;
+        }
+        self.sets_text = whatif::merge_sets(&self.sets_text, &sets);
+        self.rerun();
+    }
+
+    /// The overrides a save would apply: the overrides field with the pending what-if fields.
+    pub fn edited_sets(&self) -> Vec<String> {
+        let pending = self.whatif.as_ref().map(WhatIf::sets).unwrap_or_default();
+        parse_sets(&whatif::merge_sets(&self.sets_text, &pending))
+    }
+
+    /// Writes the shown scenario with [`App::edited_sets`] applied to `save_path`.
+    pub fn save_edited(&mut self) {
+        let Some(s) = &self.shown else { return };
+        let Some(text) = &s.loaded.text else {
+            self.save_status = Some(Err("the scenario's text is not available".into()));
+            return;
+        };
+        let from = s.request.path.display().to_string();
+        let target = PathBuf::from(self.save_path.trim());
+        let result = edited::apply(text, &self.edited_sets(), &from).and_then(|body| {
+            std::fs::write(&target, body)
+                .map_err(|e| format!("cannot write {}: {e}", target.display()))
+        });
+        self.save_status = Some(result.map(|()| format!("saved {}", target.display())));
     }
 
     /// Runs the scenario on screen again with the current overrides, keeping the timeline's view.
@@ -115,16 +219,39 @@ impl App {
         match outcome.result {
             Ok(loaded) => {
                 let summary = Summary::from_report(&loaded.report);
+                let metrics = Metrics::from_report(&loaded.report);
                 if self.fit_next {
                     self.timeline = TimelineState::showing(self.initial_view.take());
                 }
+                let table = loaded
+                    .text
+                    .as_deref()
+                    .and_then(|t| edited::table(t, &outcome.request.sets).ok());
+                self.whatif = Some(WhatIf::new(&loaded.report, table.as_ref()));
+                let new_file = self
+                    .shown
+                    .as_ref()
+                    .is_none_or(|s| s.request.path != outcome.request.path);
+                if new_file || self.save_path.trim().is_empty() {
+                    self.save_path = edited::default_path(&outcome.request.path)
+                        .display()
+                        .to_string();
+                    self.save_status = None;
+                }
+                self.previous = self.shown.take();
                 self.shown = Some(Shown {
                     request: outcome.request,
                     loaded,
                     summary,
+                    metrics,
                     wall: outcome.wall,
                 });
                 self.error = None;
+                if !self.pending_compare.is_empty() {
+                    let sets = std::mem::take(&mut self.pending_compare);
+                    self.sets_text = whatif::merge_sets(&self.sets_text, &sets);
+                    self.rerun();
+                }
             }
             Err(e) => self.error = Some(e),
         }
@@ -240,16 +367,18 @@ impl App {
     }
 }
 
-impl eframe::App for App {
-    fn ui(&mut self, ui: &mut Ui, frame: &mut eframe::Frame) {
-        self.last_frame_s = frame.info().cpu_usage;
+impl App {
+    /// The whole window's contents (everything but the frame timing, which eframe measures).
+    pub fn show(&mut self, ui: &mut Ui) {
         self.poll();
         if ui.input(|i| i.key_pressed(Key::F5)) {
             self.rerun();
         }
         egui::Panel::top("controls").show(ui, |ui| self.controls(ui));
         egui::CentralPanel::default().show(ui, |ui| {
-            if let Some(s) = &self.shown {
+            if let Some(s) = &self.shown
+                && self.tab != Tab::Sweep
+            {
                 ui.horizontal(|ui| {
                     ui.heading(
                         s.summary
@@ -266,24 +395,117 @@ impl eframe::App for App {
                 });
             }
             self.error_panel(ui);
-            match &self.shown {
-                Some(s) => {
-                    cards::show(ui, &s.summary);
-                    ui.separator();
-                    timeline::show(ui, &mut self.timeline, &s.loaded.tracks, &s.loaded.graph);
+            if self.tab != Tab::Sweep
+                && let Some(s) = &self.shown
+            {
+                cards::show(ui, &s.summary);
+            }
+            ui.horizontal(|ui| {
+                for t in Tab::ALL {
+                    ui.selectable_value(&mut self.tab, t, t.name());
                 }
-                None if self.busy() => {
+            });
+            ui.separator();
+            if self.tab == Tab::Sweep {
+                sweep_view::show(ui, &mut self.sweep);
+                return;
+            }
+            if self.shown.is_none() {
+                if self.busy() {
                     ui.centered_and_justified(|ui| {
                         ui.add(egui::Spinner::new().size(32.0));
                     });
-                }
-                None => {
+                } else {
                     ui.centered_and_justified(|ui| {
-                        ui.weak("Type the path of a scenario file above and press Open.");
+                        ui.weak(
+                            "Type the path of a scenario file (or of a sweep result) above and press Open.",
+                        );
                     });
+                }
+                return;
+            }
+            match self.tab {
+                Tab::Timeline => {
+                    let s = self.shown.as_ref().expect("checked above");
+                    timeline::show(ui, &mut self.timeline, &s.loaded.tracks, &s.loaded.graph);
+                }
+                Tab::Metrics => {
+                    let s = self.shown.as_ref().expect("checked above");
+                    plots::show(ui, &s.metrics);
+                }
+                Tab::WhatIf => self.whatif_tab(ui),
+                Tab::Sweep => {}
+            }
+        });
+    }
+
+    /// Fields and save on the left, the compare table on the right.
+    fn whatif_tab(&mut self, ui: &mut Ui) {
+        let mut apply = false;
+        let mut save = false;
+        ui.columns(2, |cols| {
+            let ui = &mut cols[0];
+            ui.strong("What if");
+            if let Some(w) = &mut self.whatif {
+                apply = whatif::show(ui, w) == whatif::Action::Apply;
+            }
+            ui.add_space(10.0);
+            ui.separator();
+            ui.strong("Save the edited scenario");
+            let sets = self.edited_sets();
+            ui.label(
+                RichText::new(format!(
+                    "Writes the scenario with {} override{} applied. Comments and the original \
+                     layout are not kept (keys are rewritten in order).",
+                    sets.len(),
+                    if sets.len() == 1 { "" } else { "s" }
+                ))
+                .small()
+                .weak(),
+            );
+            ui.horizontal(|ui| {
+                let l = ui.label("to");
+                ui.add(TextEdit::singleline(&mut self.save_path).desired_width(300.0))
+                    .labelled_by(l.id);
+                save = ui.button("Save edited scenario").clicked();
+            });
+            match &self.save_status {
+                Some(Ok(m)) => {
+                    ui.label(RichText::new(m).color(compare::BETTER));
+                }
+                Some(Err(e)) => {
+                    ui.label(RichText::new(e).color(compare::WORSE));
+                }
+                None => {}
+            }
+
+            let ui = &mut cols[1];
+            ui.strong("Compare with the previous run");
+            match (&self.previous, &self.shown) {
+                (Some(p), Some(c)) => {
+                    let rows = compare::rows(&p.loaded.report, &c.loaded.report);
+                    compare::show(ui, &p.title(), &c.title(), &rows);
+                }
+                _ => {
+                    ui.weak(
+                        "Re-run with a change (Apply and re-run, or F5) to compare with this run.",
+                    );
                 }
             }
         });
+        if apply {
+            self.apply_whatif();
+        }
+        if save {
+            self.save_edited();
+        }
+    }
+}
+
+impl eframe::App for App {
+    fn ui(&mut self, ui: &mut Ui, frame: &mut eframe::Frame) {
+        self.last_frame_s = frame.info().cpu_usage;
+        self.show(ui);
     }
 }
 
@@ -296,7 +518,11 @@ mod tests {
             .join("../scenarios/training/gpt3-1.3b-8xh100.toml")
     }
 
+    /// Waits for the run in flight (none: a frame's poll already took its result in).
     fn finish(app: &mut App) {
+        if !app.busy() {
+            return;
+        }
         let outcome = app
             .worker
             .wait(Duration::from_secs(120))
@@ -349,6 +575,25 @@ mod tests {
     }
 
     #[test]
+    fn compare_on_the_command_line_runs_twice() {
+        let args = Args {
+            scenario: Some(scenario()),
+            compare: vec!["parallel.micro_batch=4".into()],
+            tab: Some("whatif".into()),
+            ..Args::default()
+        };
+        let mut app = App::new(args, Worker::new(|| {}));
+        assert_eq!(app.tab, Tab::WhatIf);
+        finish(&mut app);
+        assert!(app.busy(), "the second run started once the first was in");
+        finish(&mut app);
+        let (p, c) = (app.previous.as_ref().unwrap(), app.shown.as_ref().unwrap());
+        assert!(p.request.sets.is_empty());
+        assert_eq!(c.request.sets, ["parallel.micro_batch=4"]);
+        assert_eq!(app.sets_text, "parallel.micro_batch=4");
+    }
+
+    #[test]
     fn open_fits_the_timeline_to_the_new_step() {
         let mut app = App::new(Args::default(), Worker::new(|| {}));
         assert!(!app.busy(), "nothing to run without a scenario");
@@ -357,5 +602,161 @@ mod tests {
         app.open();
         finish(&mut app);
         assert_eq!(app.timeline.view, None, "None shows the whole step");
+    }
+
+    /// The window as a person uses it, headless: metrics tab, a what-if that makes the step
+    /// slower, the compare table marking it worse, saving, and a sweep opened from the path field.
+    #[test]
+    fn the_window_runs_a_whatif_and_compares() {
+        use egui_kittest::Harness;
+        use egui_kittest::kittest::{NodeT, Queryable};
+        let args = Args {
+            scenario: Some(scenario()),
+            ..Args::default()
+        };
+        let mut app = App::new(args, Worker::new(|| {}));
+        finish(&mut app);
+        let mut h = Harness::new_ui_state(|ui, app: &mut App| app.show(ui), app);
+        h.set_size(egui::vec2(1400.0, 900.0));
+        h.run();
+        // The timeline is the first tab; the metrics tab has the plots.
+        h.get_by_label("Metrics").click();
+        h.run();
+        h.get_by_label("Step breakdown");
+        h.get_by_label_contains("of 80.0 GiB capacity");
+
+        h.get_by_label("What-if & compare").click();
+        h.run();
+        h.get_by_label_contains("Re-run with a change");
+        h.state_mut()
+            .whatif
+            .as_mut()
+            .unwrap()
+            .set("parallel.recompute", "full");
+        h.run();
+        h.get_by_label("--set parallel.recompute=full");
+        h.get_by_label("Apply and re-run").click();
+        // The spinner repaints while the worker runs: step, don't wait for the ui to settle.
+        h.run_steps(2);
+        finish(h.state_mut());
+        h.run();
+        assert_eq!(h.state().sets_text, "parallel.recompute=full");
+        assert_eq!(
+            h.state().shown.as_ref().unwrap().loaded.report["parallel"]["recompute"],
+            "full"
+        );
+        // Full recomputation is slower: the iteration time's change is marked worse.
+        h.get_by_label("iteration time");
+        let worse: Vec<String> = h
+            .root()
+            .children_recursive()
+            .filter(|n| n.accesskit_node().role() == egui::accesskit::Role::Label)
+            .filter_map(|n| n.accesskit_node().value())
+            .filter(|v| v.ends_with("% worse"))
+            .collect();
+        // Slower step, fewer tokens/s, lower MFU.
+        assert_eq!(worse.len(), 3, "{worse:?}");
+        assert!(worse[0].starts_with('+'), "{worse:?}");
+
+        // Save the edited scenario; it loads with recompute = full.
+        let dir = std::env::temp_dir().join(format!("clustersim-gui-app-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let saved = dir.join("edited.toml");
+        h.state_mut().save_path = saved.display().to_string();
+        h.get_by_label("Save edited scenario").click();
+        h.run();
+        h.get_by_label(&format!("saved {}", saved.display()));
+        let reloaded = clustersim::Scenario::load(&saved, &[]).unwrap();
+        let report = clustersim::run(&reloaded).unwrap().report;
+        assert_eq!(report["parallel"]["recompute"], "full");
+
+        // A sweep result opens in the sweep tab from the path field.
+        let csv = dir.join("grid.csv");
+        std::fs::write(
+            &csv,
+            "point,points,parallel.tp,status,error,mfu\n0,2,1,ok,,0.5\n1,2,2,error,bad,\n",
+        )
+        .unwrap();
+        h.state_mut().path = csv.display().to_string();
+        h.state_mut().open();
+        h.run();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(h.state().tab, Tab::Sweep);
+        h.get_by_label("varied keys:");
+        h.get_by_label("1 of 2 points failed (status error), not plotted");
+    }
+
+    /// CPU time of one frame of the whole window (layout and tessellation, what eframe's
+    /// `cpu_usage` counts) on the GPT-3 175B step, 1,024 GPUs, 751k operations. Ignored by
+    /// default (the simulation wants a release build); run it with
+    /// `cargo test --release -p clustersim-gui frame_time -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn frame_time_at_1024_gpus() {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/training/gpt3-175b-1024xa100-ptdp.toml");
+        let mut app = App::new(
+            Args {
+                scenario: Some(path),
+                ..Args::default()
+            },
+            Worker::new(|| {}),
+        );
+        finish(&mut app);
+        let s = app.shown.as_ref().expect("the 175B step runs");
+        let makespan = s.loaded.tracks.makespan;
+        println!(
+            "{} operations on {} lanes, step {}",
+            s.loaded.tracks.ops,
+            s.loaded.tracks.tracks.len(),
+            units::duration(makespan)
+        );
+        let ctx = egui::Context::default();
+        let input = || egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(
+                egui::Pos2::ZERO,
+                egui::vec2(1400.0, 900.0),
+            )),
+            ..Default::default()
+        };
+        let views = [
+            ("whole step", None),
+            (
+                "a tenth",
+                Some(View {
+                    t0: 0.45 * makespan,
+                    t1: 0.55 * makespan,
+                }),
+            ),
+            (
+                "10 ms",
+                Some(View {
+                    t0: 0.5 * makespan,
+                    t1: 0.5 * makespan + 0.01,
+                }),
+            ),
+        ];
+        for (name, view) in views {
+            app.timeline.view = view;
+            let mut times = Vec::new();
+            for frame in 0..40 {
+                let t = std::time::Instant::now();
+                let out = ctx.run_ui(input(), |ui| app.show(ui));
+                let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
+                let dt = t.elapsed().as_secs_f64();
+                assert!(!prims.is_empty());
+                if frame >= 5 {
+                    times.push(dt);
+                }
+            }
+            times.sort_by(f64::total_cmp);
+            let median = times[times.len() / 2];
+            let worst = times[times.len() - 1];
+            println!(
+                "timeline, {name}: median frame {}, worst {}",
+                units::duration(median),
+                units::duration(worst)
+            );
+        }
     }
 }

@@ -1,26 +1,35 @@
-//! The command line: `clustersim-gui [SCENARIO] [--set KEY=VALUE]... [--view START..END]`.
+//! The command line: `clustersim-gui [SCENARIO|SWEEP] [--set KEY=VALUE]... [--view START..END]
+//! [--compare KEY=VALUE]... [--tab NAME]`.
 //!
 //! `--set` is the CLI's override option, applied to the first run (and shown in the overrides
 //! field for later ones). `--view` opens the timeline on a time window of the step, with units as
 //! scenario files write durations (`--view 0ms..3ms`): a way to come back to, or share, the part
-//! of a step one was looking at. Deliberately left out: a full argument parser (four options
+//! of a step one was looking at. `--compare` re-runs once the first run is in, with these
+//! overrides added (as the what-if panel's "Apply and re-run" does), so the window opens on a
+//! comparison; `--tab` picks the tab shown first. A path ending in .csv or .jsonl is a sweep
+//! result and opens in the sweep tab. Deliberately left out: a full argument parser (four options
 //! don't need clap's compile time) and remembering the last session.
 
 use clustersim::scenario::quantity::Duration;
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
-Usage: clustersim-gui [SCENARIO] [--set KEY=VALUE]... [--view START..END]
+Usage: clustersim-gui [SCENARIO|SWEEP] [OPTIONS]
 
-Opens a viewer of one clustersim run: the report as cards and a timeline of every operation.
+Opens a viewer of one clustersim run: the report as cards and plots, a timeline of every
+operation, what-if knobs with a comparison against the previous run; or a sweep result.
 
 Arguments:
-  [SCENARIO]              Scenario file to open (or type a path in the window)
+  [SCENARIO|SWEEP]          Scenario file to open (or type a path in the window); a .csv or
+                            .jsonl file written by `clustersim sweep` opens in the sweep tab
 
 Options:
-      --set <KEY=VALUE>   Override a key of the scenario (repeatable), as `clustersim run --set`
-      --view <START..END> Open the timeline on this window of the step, e.g. --view 0ms..3ms
-  -h, --help              Print help";
+      --set <KEY=VALUE>     Override a key of the scenario (repeatable), as `clustersim run --set`
+      --view <START..END>   Open the timeline on this window of the step, e.g. --view 0ms..3ms
+      --compare <KEY=VALUE> After the first run, run again with this override added and compare
+                            the two (repeatable)
+      --tab <NAME>          The tab to show first: timeline, metrics, whatif or sweep
+  -h, --help                Print help";
 
 /// What the command line asked for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -29,8 +38,15 @@ pub struct Args {
     pub sets: Vec<String>,
     /// Start and end of the initial timeline window, in seconds.
     pub view: Option<(f64, f64)>,
+    /// Overrides for a second run, compared with the first.
+    pub compare: Vec<String>,
+    /// The first tab shown (`timeline`, `metrics`, `whatif`, `sweep`).
+    pub tab: Option<String>,
     pub help: bool,
 }
+
+/// The tab names `--tab` takes.
+pub const TABS: [&str; 4] = ["timeline", "metrics", "whatif", "sweep"];
 
 /// Reads the arguments after the program name. Errors are one line, for stderr.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
@@ -51,6 +67,14 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "-h" | "--help" => out.help = true,
             "--set" => out.sets.push(value_of("--set", inline)?),
             "--view" => out.view = Some(parse_view(&value_of("--view", inline)?)?),
+            "--compare" => out.compare.push(value_of("--compare", inline)?),
+            "--tab" => {
+                let tab = value_of("--tab", inline)?.to_ascii_lowercase();
+                if !TABS.contains(&tab.as_str()) {
+                    return Err(format!("--tab {tab}: expected one of {}", TABS.join(", ")));
+                }
+                out.tab = Some(tab);
+            }
             _ if name.starts_with('-') && name.len() > 1 => {
                 return Err(format!("unknown option `{name}` (try --help)"));
             }
@@ -101,6 +125,15 @@ mod tests {
         assert!((t1 - 3e-3).abs() < 1e-15);
         assert_eq!(parse_str("").unwrap(), Args::default());
         assert!(parse_str("--help").unwrap().help);
+        let a = parse_str("s.toml --compare parallel.pp=8 --compare=parallel.dp=16 --tab Metrics")
+            .unwrap();
+        assert_eq!(a.compare, ["parallel.pp=8", "parallel.dp=16"]);
+        assert_eq!(a.tab.as_deref(), Some("metrics"));
+        assert!(
+            parse_str("--tab plots")
+                .unwrap_err()
+                .contains("expected one of")
+        );
     }
 
     #[test]

@@ -1,12 +1,18 @@
 //! clustersim-gui: a desktop viewer of one clustersim run.
 //!
-//! Opens a scenario, runs it in the background, and shows the report as cards and every simulated
-//! operation on a zoomable timeline. Modules, one concept each:
+//! Opens a scenario, runs it in the background, and shows the report as cards, plots and every
+//! simulated operation on a zoomable timeline; edits the main knobs and compares with the previous
+//! run; plots sweep results. Modules, one concept each:
 //!
 //! - `args`: the command line.
 //! - `app`: the window's state and layout.
 //! - `worker`: runs on background threads.
 //! - `cards`: the report as cards.
+//! - `plots`: the Metrics tab (egui_plot): step and memory, latency percentiles, video phases.
+//! - `whatif`: the what-if fields, turned into `--set` overrides.
+//! - `compare`: the previous run against the current one, headline by headline.
+//! - `edited`: the scenario with overrides applied, as TOML to save.
+//! - `sweep_view`: a `clustersim sweep` result plotted, any metric against any varied key.
 //! - `timeline`: the timeline widget (visible-range search, merging of sub-pixel operations).
 //! - `ruler`: the timeline's time axis.
 //! - `units`: numbers for people.
@@ -17,9 +23,14 @@
 mod app;
 mod args;
 mod cards;
+mod compare;
+mod edited;
+mod plots;
 mod ruler;
+mod sweep_view;
 mod timeline;
 mod units;
+mod whatif;
 mod worker;
 
 use std::process::ExitCode;

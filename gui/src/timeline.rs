@@ -239,6 +239,43 @@ pub fn blocks(track: &Track, t0: f64, t1: f64, width: f32) -> Vec<Block> {
     out
 }
 
+/// A rectangle to paint: pixels from the plot's left edge and the kind that colours it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Run {
+    pub x0: f32,
+    pub x1: f32,
+    pub kind: OpKind,
+}
+
+/// Blocks narrower than [`RUN_MAX_PX`] that touch and share a colour, painted as one rectangle
+/// (the second level of detail: a lane of thousands of sub-pixel operations of one kind becomes
+/// a handful of rectangles instead of one per pixel column). Wider blocks keep their own, so the
+/// gaps between operations one can read stay visible.
+pub fn runs(blocks: &[Block]) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::new();
+    let mut last_narrow = false;
+    for b in blocks {
+        let (x0, x1) = b.drawn();
+        let kind = b.kind();
+        let narrow = x1 - x0 < RUN_MAX_PX;
+        if narrow
+            && last_narrow
+            && let Some(r) = out.last_mut()
+            && r.kind == kind
+            && x0 <= r.x1 + 0.5
+        {
+            r.x1 = r.x1.max(x1);
+            continue;
+        }
+        out.push(Run { x0, x1, kind });
+        last_narrow = narrow;
+    }
+    out
+}
+
+/// Blocks at least this wide are painted on their own (see [`runs`]).
+pub const RUN_MAX_PX: f32 = 3.0;
+
 /// The part of the step on screen, in seconds.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct View {
@@ -323,7 +360,7 @@ impl TimelineState {
 #[derive(Clone, Debug)]
 struct OverviewCache {
     key: (u64, u32),
-    rows: Vec<Vec<Block>>,
+    rows: Vec<Vec<Run>>,
 }
 
 const OVERVIEW_H: f32 = 24.0;
@@ -453,7 +490,7 @@ pub fn show(ui: &mut Ui, state: &mut TimelineState, tracks: &Tracks, graph: &Gra
         let rows = tracks
             .tracks
             .iter()
-            .map(|t| blocks(t, whole.t0, whole.t1, overview.width()))
+            .map(|t| runs(&blocks(t, whole.t0, whole.t1, overview.width())))
             .collect();
         state.overview = Some(OverviewCache { key, rows });
     }
@@ -462,13 +499,12 @@ pub fn show(ui: &mut Ui, state: &mut TimelineState, tracks: &Tracks, graph: &Gra
         let lane_h = overview.height() / n.max(1) as f32;
         for (i, row) in rows.iter().enumerate() {
             let top = overview.top() + i as f32 * lane_h;
-            for block in row {
-                let (x0, x1) = block.drawn();
+            for run in row {
                 let r = Rect::from_min_max(
-                    pos2(overview.left() + x0, top),
-                    pos2(overview.left() + x1, top + lane_h),
+                    pos2(overview.left() + run.x0, top),
+                    pos2(overview.left() + run.x1, top + lane_h),
                 );
-                painter.rect_filled(r, 0.0, kind_color(block.kind()).gamma_multiply(0.8));
+                painter.rect_filled(r, 0.0, kind_color(run.kind).gamma_multiply(0.8));
             }
         }
         // The window on screen.
@@ -558,21 +594,34 @@ pub fn show(ui: &mut Ui, state: &mut TimelineState, tracks: &Tracks, graph: &Gra
             text_color,
         );
         let bar = row_rect.shrink2(vec2(0.0, (row_h * 0.15).min(5.0)));
-        for block in blocks(track, view.t0, view.t1, width) {
-            let (x0, x1) = block.drawn();
+        let row_blocks = blocks(track, view.t0, view.t1, width);
+        let to_rect = |x0: f32, x1: f32| {
             let r = Rect::from_min_max(
                 pos2(plot.left() + x0, bar.top()),
                 pos2(plot.left() + x1, bar.bottom()),
             );
             // A hairline gap between wide neighbours so operations stay countable.
-            let r = if r.width() > 3.0 {
+            if r.width() > 3.0 {
                 r.shrink2(vec2(0.5, 0.0))
             } else {
                 r
-            };
-            plot_painter.rect_filled(r, CornerRadius::ZERO, kind_color(block.kind()));
+            }
+        };
+        for run in runs(&row_blocks) {
+            plot_painter.rect_filled(
+                to_rect(run.x0, run.x1),
+                CornerRadius::ZERO,
+                kind_color(run.kind),
+            );
             drawn += 1;
-            if block.count == 1 && r.width() > 40.0 {
+        }
+        let pointer_in_row = pointer.filter(|p| {
+            hovered.is_none() && plot.contains(*p) && (bar.top()..=bar.bottom()).contains(&p.y)
+        });
+        for block in &row_blocks {
+            let (x0, x1) = block.drawn();
+            if block.count == 1 && x1 - x0 > 40.0 {
+                let r = to_rect(x0, x1);
                 let op = &graph.ops[track.ops[block.first] as usize];
                 painter
                     .with_clip_rect(r.shrink2(vec2(3.0, 0.0)).intersect(plot))
@@ -584,19 +633,19 @@ pub fn show(ui: &mut Ui, state: &mut TimelineState, tracks: &Tracks, graph: &Gra
                         Color32::WHITE,
                     );
             }
-            if let Some(p) = pointer
+            if let Some(p) = pointer_in_row
                 && hovered.is_none()
-                && plot.contains(p)
-                && (bar.top()..=bar.bottom()).contains(&p.y)
-                && (r.left() - 0.5..=r.right() + 0.5).contains(&p.x)
             {
-                plot_painter.rect_stroke(
-                    r.expand(1.0),
-                    1.0,
-                    Stroke::new(1.5, text_color),
-                    StrokeKind::Outside,
-                );
-                hovered = Some((row, block.clone()));
+                let r = to_rect(x0, x1);
+                if (r.left() - 0.5..=r.right() + 0.5).contains(&p.x) {
+                    plot_painter.rect_stroke(
+                        r.expand(1.0),
+                        1.0,
+                        Stroke::new(1.5, text_color),
+                        StrokeKind::Outside,
+                    );
+                    hovered = Some((row, block.clone()));
+                }
             }
         }
     }
@@ -811,6 +860,31 @@ mod tests {
         assert!(b.len() < 30, "{} blocks", b.len());
         // Far under a frame even unoptimised: the work follows the blocks, not the million ops.
         assert!(elapsed.as_millis() < 20, "{elapsed:?}");
+    }
+
+    #[test]
+    fn touching_narrow_blocks_of_one_kind_paint_as_one_run() {
+        // 10,000 compute operations of 1 µs back to back over 10 ms on 100 px: one run.
+        let ops = (0..10_000u32)
+            .map(|i| {
+                (
+                    i,
+                    f64::from(i) * 1e-6,
+                    f64::from(i + 1) * 1e-6,
+                    OpKind::Compute,
+                )
+            })
+            .collect();
+        let t = Track::new("GPU 0 · compute", ops);
+        let b = blocks(&t, 0.0, 10e-3, 100.0);
+        assert!(b.len() >= 99, "{}", b.len());
+        let r = runs(&b);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].kind, OpKind::Compute);
+        assert!(r[0].x0 <= 0.0 && r[0].x1 >= 99.0, "{r:?}");
+        // Wide operations keep their own rectangles.
+        let t = lane(&[1.0, 1.0, 1.0]);
+        assert_eq!(runs(&blocks(&t, 0.0, 3.0, 300.0)).len(), 3);
     }
 
     #[test]

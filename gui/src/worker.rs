@@ -33,6 +33,8 @@ pub struct Loaded {
     pub report: Value,
     pub graph: Graph,
     pub tracks: Tracks,
+    /// The scenario file's text as it was read for this run (for saving an edited copy).
+    pub text: Option<String>,
 }
 
 /// Why a run produced nothing to show.
@@ -66,6 +68,7 @@ pub fn run_blocking(request: &Request) -> Result<Loaded, RunError> {
         report: out.report,
         graph: out.graph,
         tracks,
+        text: std::fs::read_to_string(&request.path).ok(),
     })
 }
 

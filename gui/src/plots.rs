@@ -1,0 +1,631 @@
+//! The "Metrics" tab: the report's figures as plots (egui_plot), one set per kind of scenario.
+//!
+//! - Training: the step broken into compute, exposed communication and pipeline bubble (a bar
+//!   each, `breakdown_s`), and the memory of one GPU at its peak by purpose (`memory.breakdown_bytes`
+//!   stacked into one column) with the GPU's capacity as a horizontal line.
+//! - Serving: TTFT, TPOT and end-to-end latency as cumulative-distribution points. The report
+//!   holds only the mean and the 50th, 90th and 99th percentiles, not each request, so each curve
+//!   is those three points (latency on x, fraction of requests on y) joined by straight lines, the
+//!   mean as a dashed vertical line; the plots say so. Video serving plots its latency the same way.
+//! - Diffusion: one video's time by phase (`breakdown_s`: text encoding, denoising compute,
+//!   communication in total and the part of it left exposed, pipeline waits, VAE decoding).
+//!
+//! [`Metrics::from_report`] reads the report into plain numbers (tested without a window); every
+//! plot has its numbers written under it as labels too, which is what the headless tests query.
+//! Deliberately left out: throughput over time (the report has no time series), per-request
+//! CDFs (the report has no per-request data), and anything the report lacks (never invented).
+
+use crate::timeline::kind_color;
+use crate::units;
+use clustersim::exec::OpKind;
+use egui::{Color32, RichText, Ui};
+use egui_plot::{Bar, BarChart, HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
+use serde_json::Value;
+
+/// A named part of a whole (seconds or bytes) with its colour.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    pub name: String,
+    pub value: f64,
+    pub color: Color32,
+}
+
+/// One latency figure's summary from the report: `(fraction, seconds)` of its percentiles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Percentiles {
+    pub name: String,
+    pub mean: Option<f64>,
+    /// `(0.5, p50)`, `(0.9, p90)`, `(0.99, p99)`: those the report has, in that order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// What the Metrics tab plots for one report.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Metrics {
+    Training {
+        step: Vec<Part>,
+        iteration_s: Option<f64>,
+        memory: Vec<Part>,
+        capacity_bytes: Option<f64>,
+        peak_bytes: Option<f64>,
+    },
+    Serving {
+        latencies: Vec<Percentiles>,
+    },
+    Diffusion {
+        phases: Vec<Part>,
+        latency_s: Option<f64>,
+        /// Latency percentiles of a served stream of videos, when the scenario has one.
+        served: Vec<Percentiles>,
+    },
+    /// A report of a kind this tab does not know.
+    Unknown,
+}
+
+const BUBBLE: Color32 = Color32::from_rgb(150, 150, 150);
+const CAPACITY: Color32 = Color32::from_rgb(220, 60, 60);
+pub const MEMORY_COLORS: [Color32; 7] = [
+    Color32::from_rgb(95, 110, 200),
+    Color32::from_rgb(150, 90, 190),
+    Color32::from_rgb(200, 90, 140),
+    Color32::from_rgb(70, 160, 170),
+    Color32::from_rgb(210, 170, 60),
+    Color32::from_rgb(130, 130, 130),
+    Color32::from_rgb(100, 100, 100),
+];
+const MEMORY_ORDER: [&str; 6] = [
+    "weights",
+    "gradients",
+    "optimizer",
+    "activations",
+    "logits",
+    "buffers",
+];
+const LATENCY_COLORS: [Color32; 3] = [
+    Color32::from_rgb(66, 133, 244),
+    Color32::from_rgb(240, 150, 30),
+    Color32::from_rgb(60, 170, 90),
+];
+
+/// `(report key, label, colour)` of a diffusion video's phases, in the order they happen.
+const DIFFUSION_PHASES: [(&str, &str, Color32); 6] = [
+    (
+        "text_encode",
+        "text encode",
+        Color32::from_rgb(150, 90, 190),
+    ),
+    (
+        "denoise_compute",
+        "denoise compute",
+        Color32::from_rgb(66, 133, 244),
+    ),
+    (
+        "communication",
+        "communication (total)",
+        Color32::from_rgb(250, 200, 130),
+    ),
+    (
+        "exposed_communication",
+        "exposed communication",
+        Color32::from_rgb(240, 150, 30),
+    ),
+    ("pipeline_wait", "pipeline wait", BUBBLE),
+    ("vae_decode", "VAE decode", Color32::from_rgb(60, 170, 90)),
+];
+
+fn percentiles(r: &Value, prefix: &str, name: &str) -> Option<Percentiles> {
+    let t = r.pointer(prefix)?;
+    let f = |k: &str| t.get(k).and_then(Value::as_f64);
+    let points: Vec<(f64, f64)> = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")]
+        .into_iter()
+        .filter_map(|(q, k)| Some((q, f(k)?)))
+        .collect();
+    if points.is_empty() && f("mean").is_none() {
+        return None;
+    }
+    Some(Percentiles {
+        name: name.to_string(),
+        mean: f("mean"),
+        points,
+    })
+}
+
+impl Metrics {
+    pub fn from_report(r: &Value) -> Metrics {
+        let f = |p: &str| r.pointer(p).and_then(Value::as_f64);
+        match r.get("kind").and_then(Value::as_str) {
+            Some("training") => {
+                let step = [
+                    (
+                        "compute",
+                        "/breakdown_s/compute",
+                        kind_color(OpKind::Compute),
+                    ),
+                    (
+                        "exposed communication",
+                        "/breakdown_s/exposed_communication",
+                        kind_color(OpKind::Communication),
+                    ),
+                    ("pipeline bubble", "/breakdown_s/pipeline_bubble", BUBBLE),
+                ]
+                .into_iter()
+                .filter_map(|(name, p, color)| {
+                    Some(Part {
+                        name: name.into(),
+                        value: f(p)?,
+                        color,
+                    })
+                })
+                .collect();
+                let mut memory: Vec<(String, f64)> = r
+                    .pointer("/memory/breakdown_bytes")
+                    .and_then(Value::as_object)
+                    .map(|m| {
+                        m.iter()
+                            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                memory.sort_by_key(|(k, _)| {
+                    MEMORY_ORDER
+                        .iter()
+                        .position(|o| o == k)
+                        .unwrap_or(MEMORY_ORDER.len())
+                });
+                Metrics::Training {
+                    step,
+                    iteration_s: f("/iteration_time_s"),
+                    memory: memory
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (name, value))| Part {
+                            name,
+                            value,
+                            color: MEMORY_COLORS[i.min(MEMORY_COLORS.len() - 1)],
+                        })
+                        .collect(),
+                    capacity_bytes: f("/memory/capacity_bytes"),
+                    peak_bytes: f("/memory/peak_bytes_per_gpu"),
+                }
+            }
+            Some("serving") => Metrics::Serving {
+                latencies: [
+                    ("/ttft_s", "TTFT"),
+                    ("/tpot_s", "TPOT"),
+                    ("/e2e_s", "end-to-end"),
+                ]
+                .into_iter()
+                .filter_map(|(p, name)| percentiles(r, p, name))
+                .collect(),
+            },
+            Some("diffusion") => Metrics::Diffusion {
+                phases: DIFFUSION_PHASES
+                    .iter()
+                    .filter_map(|&(k, name, color)| {
+                        Some(Part {
+                            name: name.into(),
+                            value: r.pointer(&format!("/breakdown_s/{k}"))?.as_f64()?,
+                            color,
+                        })
+                    })
+                    .collect(),
+                latency_s: f("/latency_s"),
+                served: [
+                    ("/serving/latency_s", "video latency"),
+                    ("/serving/queueing_s", "queueing"),
+                ]
+                .into_iter()
+                .filter_map(|(p, name)| percentiles(r, p, name))
+                .collect(),
+            },
+            _ => Metrics::Unknown,
+        }
+    }
+}
+
+const PLOT_H: f32 = 260.0;
+
+/// Lays out the plots for one report.
+pub fn show(ui: &mut Ui, m: &Metrics) {
+    egui::ScrollArea::vertical()
+        .id_salt("metrics")
+        .auto_shrink([false, false])
+        .show(ui, |ui| match m {
+            Metrics::Training {
+                step,
+                iteration_s,
+                memory,
+                capacity_bytes,
+                peak_bytes,
+            } => {
+                ui.columns(2, |cols| {
+                    step_plot(&mut cols[0], step, *iteration_s);
+                    memory_plot(&mut cols[1], memory, *capacity_bytes, *peak_bytes);
+                });
+            }
+            Metrics::Serving { latencies } => {
+                percentile_note(ui);
+                latency_plots(ui, latencies);
+            }
+            Metrics::Diffusion {
+                phases,
+                latency_s,
+                served,
+            } => {
+                diffusion_plot(ui, phases, *latency_s);
+                if !served.is_empty() {
+                    ui.add_space(8.0);
+                    ui.strong("Served videos");
+                    percentile_note(ui);
+                    latency_plots(ui, served);
+                }
+            }
+            Metrics::Unknown => {
+                ui.weak("This report's kind has no plots.");
+            }
+        });
+}
+
+fn percentile_note(ui: &mut Ui) {
+    ui.label(
+        RichText::new(
+            "The report gives only the mean and the 50th, 90th and 99th percentiles: each curve is \
+             those three points joined by straight lines, not a per-request distribution.",
+        )
+        .small()
+        .weak(),
+    );
+}
+
+/// The step's parts as bars, in seconds.
+fn step_plot(ui: &mut Ui, step: &[Part], iteration_s: Option<f64>) {
+    ui.strong("Step breakdown");
+    if step.is_empty() {
+        ui.weak("The report has no step breakdown.");
+        return;
+    }
+    let names: Vec<String> = step.iter().map(|p| p.name.clone()).collect();
+    let charts: Vec<BarChart> = step
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            BarChart::new(
+                p.name.clone(),
+                vec![Bar::new(i as f64, p.value).width(0.6).name(format!(
+                    "{}: {}",
+                    p.name,
+                    units::duration(p.value)
+                ))],
+            )
+            .color(p.color)
+        })
+        .collect();
+    Plot::new("step_breakdown")
+        .height(PLOT_H)
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .include_y(0.0)
+        .y_axis_label("seconds")
+        .x_axis_formatter(move |mark, _| category(&names, mark.value))
+        .y_axis_formatter(|mark, _| units::duration(mark.value))
+        .show(ui, |plot| {
+            for c in charts {
+                plot.bar_chart(c);
+            }
+        });
+    let total = iteration_s.unwrap_or_else(|| step.iter().map(|p| p.value).sum());
+    values(ui, step, Some(total), units::duration);
+    if let Some(t) = iteration_s {
+        ui.label(RichText::new(format!("iteration {}", units::duration(t))).small());
+    }
+}
+
+/// Memory of one GPU by purpose, stacked, with the capacity as a line; in GiB.
+fn memory_plot(ui: &mut Ui, memory: &[Part], capacity: Option<f64>, peak: Option<f64>) {
+    ui.strong("Memory per GPU at peak");
+    if memory.is_empty() {
+        ui.weak("The report has no memory breakdown.");
+        return;
+    }
+    const GIB: f64 = 1073741824.0;
+    let mut charts: Vec<BarChart> = Vec::new();
+    for p in memory {
+        let chart = BarChart::new(
+            p.name.clone(),
+            vec![Bar::new(0.0, p.value / GIB).width(0.5).name(format!(
+                "{}: {}",
+                p.name,
+                units::bytes(p.value)
+            ))],
+        )
+        .color(p.color);
+        let below: Vec<&BarChart> = charts.iter().collect();
+        let chart = chart.stack_on(&below);
+        charts.push(chart);
+    }
+    let mut plot = Plot::new("memory_per_gpu")
+        .height(PLOT_H)
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .include_y(0.0)
+        .include_x(-1.0)
+        .include_x(1.0)
+        .show_axes([false, true])
+        .y_axis_label("GiB")
+        .legend(Legend::default());
+    if let Some(c) = capacity {
+        plot = plot.include_y(c / GIB * 1.05);
+    }
+    plot.show(ui, |plot| {
+        for c in charts {
+            plot.bar_chart(c);
+        }
+        if let Some(c) = capacity {
+            plot.hline(
+                HLine::new(format!("capacity {}", units::bytes(c)), c / GIB)
+                    .color(CAPACITY)
+                    .width(2.0)
+                    .style(LineStyle::dashed_loose()),
+            );
+        }
+    });
+    let total = peak.unwrap_or_else(|| memory.iter().map(|p| p.value).sum());
+    values(ui, memory, Some(total), units::bytes);
+    match (peak, capacity) {
+        (Some(p), Some(c)) => {
+            let fits = p <= c;
+            ui.label(
+                RichText::new(format!(
+                    "peak {} of {} capacity{}",
+                    units::bytes(p),
+                    units::bytes(c),
+                    if fits { "" } else { ": does not fit" }
+                ))
+                .small()
+                .color(if fits {
+                    ui.visuals().text_color()
+                } else {
+                    CAPACITY
+                }),
+            );
+        }
+        (Some(p), None) => {
+            ui.label(RichText::new(format!("peak {}", units::bytes(p))).small());
+        }
+        _ => {}
+    }
+}
+
+/// One plot per latency figure: its percentiles as cumulative-distribution points.
+fn latency_plots(ui: &mut Ui, series: &[Percentiles]) {
+    if series.is_empty() {
+        ui.weak("The report has no latency percentiles.");
+        return;
+    }
+    let n = series.len();
+    ui.columns(n, |cols| {
+        for (i, s) in series.iter().enumerate() {
+            let ui = &mut cols[i];
+            let color = LATENCY_COLORS[i % LATENCY_COLORS.len()];
+            ui.strong(&s.name);
+            let pts: Vec<[f64; 2]> = s.points.iter().map(|&(q, v)| [v, q]).collect();
+            Plot::new(("latency", i))
+                .height(PLOT_H * 0.8)
+                .allow_scroll(false)
+                .allow_zoom(false)
+                .allow_drag(false)
+                .include_y(0.0)
+                .include_y(1.0)
+                .include_x(0.0)
+                .x_axis_label("seconds")
+                .y_axis_label("fraction of requests")
+                .x_axis_formatter(|mark, _| units::duration(mark.value))
+                .show(ui, |plot| {
+                    plot.line(
+                        Line::new(s.name.clone(), PlotPoints::from(pts.clone()))
+                            .color(color)
+                            .width(1.5),
+                    );
+                    plot.points(
+                        Points::new(format!("{} percentiles", s.name), PlotPoints::from(pts))
+                            .color(color)
+                            .radius(4.0),
+                    );
+                    if let Some(m) = s.mean {
+                        plot.vline(
+                            VLine::new(format!("mean {}", units::duration(m)), m)
+                                .color(color)
+                                .style(LineStyle::dashed_dense()),
+                        );
+                    }
+                });
+            let mut line: Vec<String> = s
+                .points
+                .iter()
+                .map(|&(q, v)| format!("p{:.0} {}", q * 100.0, units::duration(v)))
+                .collect();
+            if let Some(m) = s.mean {
+                line.insert(0, format!("mean {}", units::duration(m)));
+            }
+            ui.label(RichText::new(format!("{}: {}", s.name, line.join(" · "))).small());
+        }
+    });
+}
+
+/// One video's phases as horizontal bars, in seconds.
+fn diffusion_plot(ui: &mut Ui, phases: &[Part], latency_s: Option<f64>) {
+    ui.strong("One video, by phase");
+    if phases.is_empty() {
+        ui.weak("The report has no breakdown.");
+        return;
+    }
+    ui.label(
+        RichText::new(
+            "Communication (total) overlaps the denoising compute; only its exposed part adds to \
+             the video's latency.",
+        )
+        .small()
+        .weak(),
+    );
+    let names: Vec<String> = phases.iter().map(|p| p.name.clone()).collect();
+    let n = phases.len();
+    let charts: Vec<BarChart> = phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            // First phase on top.
+            let y = (n - 1 - i) as f64;
+            BarChart::new(
+                p.name.clone(),
+                vec![Bar::new(y, p.value).width(0.6).name(format!(
+                    "{}: {}",
+                    p.name,
+                    units::duration(p.value)
+                ))],
+            )
+            .color(p.color)
+            .horizontal()
+        })
+        .collect();
+    Plot::new("diffusion_phases")
+        .height(PLOT_H)
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .include_x(0.0)
+        .x_axis_label("seconds")
+        .x_axis_formatter(|mark, _| units::duration(mark.value))
+        .y_axis_formatter(move |mark, _| {
+            let i = n as f64 - 1.0 - mark.value;
+            category(&names, i)
+        })
+        .y_axis_min_width(140.0)
+        .show(ui, |plot| {
+            for c in charts {
+                plot.bar_chart(c);
+            }
+        });
+    values(ui, phases, latency_s, units::duration);
+    if let Some(t) = latency_s {
+        ui.label(RichText::new(format!("latency {}", units::duration(t))).small());
+    }
+}
+
+/// The name of the category at an integer axis position, blank between them.
+fn category(names: &[String], x: f64) -> String {
+    let i = x.round();
+    if (x - i).abs() > 1e-6 || i < 0.0 {
+        return String::new();
+    }
+    names.get(i as usize).cloned().unwrap_or_default()
+}
+
+/// The plotted numbers as labels: "compute 1.081 s (99.8%)".
+fn values(ui: &mut Ui, parts: &[Part], total: Option<f64>, fmt: fn(f64) -> String) {
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        for p in parts {
+            let (r, _) = ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
+            ui.painter().rect_filled(r, 2.0, p.color);
+            let share = match total {
+                Some(t) if t > 0.0 => format!(" ({})", units::percent(p.value / t)),
+                _ => String::new(),
+            };
+            ui.label(RichText::new(format!("{} {}{share}", p.name, fmt(p.value))).small());
+            ui.add_space(6.0);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+    use serde_json::json;
+
+    fn training() -> Value {
+        json!({
+            "kind": "training",
+            "iteration_time_s": 1.0,
+            "breakdown_s": {"compute": 0.8, "exposed_communication": 0.15, "pipeline_bubble": 0.05},
+            "memory": {
+                "peak_bytes_per_gpu": 3.0 * 1073741824.0, "capacity_bytes": 80.0 * 1073741824.0,
+                "breakdown_bytes": {"activations": 1073741824.0, "weights": 2.0 * 1073741824.0}
+            }
+        })
+    }
+
+    #[test]
+    fn training_reads_step_and_memory() {
+        let Metrics::Training {
+            step,
+            memory,
+            capacity_bytes,
+            ..
+        } = Metrics::from_report(&training())
+        else {
+            panic!("a training report")
+        };
+        let names: Vec<_> = step.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["compute", "exposed communication", "pipeline bubble"]
+        );
+        assert_eq!(memory[0].name, "weights");
+        assert_eq!(capacity_bytes, Some(80.0 * 1073741824.0));
+    }
+
+    #[test]
+    fn serving_reads_the_percentiles_in_order() {
+        let r = json!({"kind": "serving",
+            "ttft_s": {"mean": 0.2, "p50": 0.1, "p90": 0.3, "p99": 0.9},
+            "tpot_s": {"p50": 0.01}});
+        let Metrics::Serving { latencies } = Metrics::from_report(&r) else {
+            panic!("a serving report")
+        };
+        assert_eq!(latencies.len(), 2, "no e2e in the report, no e2e plot");
+        assert_eq!(latencies[0].points, [(0.5, 0.1), (0.9, 0.3), (0.99, 0.9)]);
+        assert_eq!(latencies[1].mean, None);
+    }
+
+    #[test]
+    fn the_training_panel_shows_the_bars_and_the_capacity() {
+        let m = Metrics::from_report(&training());
+        let mut h = Harness::new_ui(|ui| show(ui, &m));
+        h.set_size(egui::vec2(1000.0, 700.0));
+        h.run();
+        h.get_by_label("Step breakdown");
+        h.get_by_label("compute 800.0 ms (80.0%)");
+        h.get_by_label("exposed communication 150.0 ms (15.0%)");
+        h.get_by_label("pipeline bubble 50.0 ms (5.0%)");
+        h.get_by_label("weights 2.0 GiB (66.7%)");
+        h.get_by_label("peak 3.0 GiB of 80.0 GiB capacity");
+    }
+
+    #[test]
+    fn the_serving_panel_says_it_plots_percentiles_only() {
+        let m = Metrics::from_report(&json!({"kind": "serving",
+            "ttft_s": {"mean": 0.2, "p50": 0.1, "p90": 0.3, "p99": 0.9}}));
+        let mut h = Harness::new_ui(|ui| show(ui, &m));
+        h.set_size(egui::vec2(1000.0, 600.0));
+        h.run();
+        h.get_by_label_contains("not a per-request distribution");
+        h.get_by_label("TTFT: mean 200.0 ms · p50 100.0 ms · p90 300.0 ms · p99 900.0 ms");
+    }
+
+    #[test]
+    fn the_diffusion_panel_lists_every_phase() {
+        let m = Metrics::from_report(&json!({"kind": "diffusion", "latency_s": 10.0,
+            "breakdown_s": {"text_encode": 0.5, "denoise_compute": 8.0, "communication": 2.0,
+                "exposed_communication": 1.0, "pipeline_wait": 0.0, "vae_decode": 0.5}}));
+        let mut h = Harness::new_ui(|ui| show(ui, &m));
+        h.set_size(egui::vec2(1000.0, 600.0));
+        h.run();
+        h.get_by_label("denoise compute 8.0 s (80.0%)");
+        h.get_by_label("VAE decode 500.0 ms (5.0%)");
+        h.get_by_label("latency 10.0 s");
+    }
+}
