@@ -37,3 +37,36 @@ fn helix_max_flow_outserves_both_baselines() {
         assert!(number(&best, "ttft_s.p50") < number(other, "ttft_s.p50"));
     }
 }
+
+/// Latent Parallelism: splitting the latent instead of the model removes most communication.
+#[test]
+fn latent_parallelism_moves_a_small_fraction_of_tensor_parallel_bytes() {
+    let latent = run("latent-parallelism-wan2.1-14b-4xh100-latent.toml", &[]);
+    let tp = run("latent-parallelism-wan2.1-14b-4xh100-tp.toml", &[]);
+    let bytes = |r: &Value| number(r, "communication_bytes_per_gpu");
+    assert!(
+        bytes(&latent) < 0.03 * bytes(&tp),
+        "{} vs {}",
+        bytes(&latent),
+        bytes(&tp)
+    );
+    assert!(number(&latent, "latency_s") < number(&tp, "latency_s"));
+}
+
+/// FT-HSDP: at 98,304 GPUs replica-level fault tolerance keeps far more of the time training.
+#[test]
+fn ft_hsdp_keeps_training_through_failures() {
+    let r = run("ft-hsdp-llama-3.1-405b-98304xh100.toml", &[]);
+    let sync = number(&r, "reliability.synchronous_restart.goodput");
+    let ft = number(&r, "reliability.fault_tolerant.goodput");
+    assert!(
+        ft > sync + 0.15,
+        "fault-tolerant {ft} vs synchronous {sync}"
+    );
+    // Without the regrouping stall, fault tolerance would look better still.
+    let no_stall = run(
+        "ft-hsdp-llama-3.1-405b-98304xh100.toml",
+        &["reliability.stall=\"0 s\""],
+    );
+    assert!(number(&no_stall, "reliability.fault_tolerant.goodput") > ft);
+}

@@ -560,6 +560,14 @@ impl Plan<'_> {
         let denoise_span = d1 - d0;
         let exposed = (denoise_span - denoise_compute - pipeline_wait).max(0.0);
         let communication = busy(OpKind::Communication, None) - pipeline_wait;
+        // Bytes rank 0 moves in its denoising collectives and sends (PipeFusion's waits move
+        // nothing).
+        let communication_bytes: f64 = parts
+            .denoise
+            .clone()
+            .filter(|&i| graph.ops[i].kind == OpKind::Communication)
+            .map(|i| graph.ops[i].bytes)
+            .sum();
         let denoise_step = denoise_span / steps as f64;
         let videos_at_once = total_gpus / world;
         let videos_per_hour = if latency > 0.0 {
@@ -585,6 +593,7 @@ impl Plan<'_> {
                 "pipeline_wait": pipeline_wait,
                 "vae_decode": v1 - v0,
             },
+            "communication_bytes_per_gpu": communication_bytes,
             "memory": {
                 "peak_bytes_per_gpu": peak.round(),
                 "weights_bytes_per_gpu": weights.round(),
