@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# Reproduces docs/screenshot-gui.png: the viewer on GPT-3 1.3B on 8 H100, the timeline opened on
-# 15 ms of the backward pass around the first gradient all-reduce (communication overlapping
-# compute), the pointer resting on that all-reduce to show its tooltip. The window is found from the
-# run's own trace (`clustersim run --trace`), so it follows changes to the simulator.
+# Reproduces the viewer's screenshots in docs/ under a virtual X server:
+#   timeline  docs/screenshot-gui.png: GPT-3 1.3B on 8 H100, the timeline opened on 15 ms of the
+#             backward pass around the first gradient all-reduce (communication overlapping
+#             compute), the pointer resting on that all-reduce to show its tooltip. The window is
+#             found from the run's own trace (`clustersim run --trace`), so it follows the simulator.
+#   metrics   docs/screenshot-metrics.png: the same run's Metrics tab (step breakdown, memory).
+#   compare   docs/screenshot-compare.png: GPT-3 175B on 1,024 A100 (TP8 PP16 DP8), re-run with
+#             PP 8 / DP 16 (`--compare`), on the What-if & compare tab.
+#   sweep     docs/screenshot-sweep.png: a `clustersim sweep` of GPT-3 1.3B over micro-batch and
+#             recompute (with failing points) in the Sweep tab.
 #
 # Runs headless: a virtual X server (Xvfb), OpenGL through Mesa's software renderer (llvmpipe).
 # Installs what it needs with apt-get when missing (needs root). Run from anywhere:
-#   gui/screenshot.sh [OUTPUT.png]
+#   gui/screenshot.sh [all|timeline|metrics|compare|sweep] [OUTPUT_DIR]
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-out="${1:-$root/docs/screenshot-gui.png}"
+mode="${1:-all}"
+outdir="${2:-$root/docs}"
+case "$mode" in all | timeline | metrics | compare | sweep) ;; *)
+    echo "usage: $0 [all|timeline|metrics|compare|sweep] [OUTPUT_DIR]" >&2
+    exit 2
+    ;;
+esac
 display="${SCREENSHOT_DISPLAY:-:99}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/target-gui}"
 
@@ -30,21 +42,8 @@ fi
 
 (cd "$root" && cargo build -p clustersim-gui -p clustersim)
 bin="$CARGO_TARGET_DIR/debug/clustersim-gui"
-scenario=scenarios/training/gpt3-1.3b-8xh100.toml
-
-# 7 ms before to 8 ms after the start of the first communication operation.
-trace="$(mktemp --suffix .json)"
-(cd "$root" && "$CARGO_TARGET_DIR/debug/clustersim" run "$scenario" --trace "$trace" >/dev/null)
-view="$(python3 - "$trace" <<'PY'
-import json, sys
-events = json.load(open(sys.argv[1]))["traceEvents"]
-comm = [e for e in events if e.get("ph") == "X" and e.get("cat") == "communication"]
-t = min(e["ts"] for e in comm) / 1000.0  # trace times are microseconds
-print(f"{t - 7:.3f}ms..{t + 8:.3f}ms")
-PY
-)"
-rm -f "$trace"
-echo "timeline window: $view"
+cli="$CARGO_TARGET_DIR/debug/clustersim"
+small=scenarios/training/gpt3-1.3b-8xh100.toml
 
 pids=()
 # Stop what this script started, newest first (the viewer before its X server).
@@ -56,22 +55,66 @@ Xvfb "$display" -screen 0 1400x900x24 -nolisten tcp >/dev/null 2>&1 &
 pids+=($!)
 export DISPLAY="$display"
 for _ in $(seq 50); do xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
-
 cd "$root"
-LIBGL_ALWAYS_SOFTWARE=1 "$bin" "$scenario" --view "$view" &
-pids+=($!)
-for _ in $(seq 100); do xdotool search --name '^clustersim$' >/dev/null 2>&1 && break; sleep 0.2; done
-# The run takes milliseconds; give the first frames time to draw.
-sleep 3
+mkdir -p "$outdir"
 
-# Rest the pointer on that all-reduce: 7 ms into the 15 ms window, on the data-parallel comm row
-# (the plot starts 178 px from the left and is 1214 px wide at this window size). Move in two steps
-# so egui sees a hover, then wait out the tooltip delay.
-xdotool mousemove 760 428
-sleep 0.3
-xdotool mousemove 772 430
-sleep 1.5
+# shoot NAME SECONDS ARGS...: starts the viewer with ARGS, waits SECONDS for the runs, runs the
+# function `pose` if defined (pointer moves), captures the screen to NAME, closes the viewer.
+shoot() {
+    local name="$1" wait="$2"
+    shift 2
+    LIBGL_ALWAYS_SOFTWARE=1 "$bin" "$@" &
+    local pid=$!
+    pids+=("$pid")
+    for _ in $(seq 100); do xdotool search --name '^clustersim$' >/dev/null 2>&1 && break; sleep 0.2; done
+    sleep "$wait"
+    if declare -F pose >/dev/null; then pose; unset -f pose; fi
+    import -window root "$outdir/$name"
+    echo "wrote $outdir/$name"
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
 
-mkdir -p "$(dirname "$out")"
-import -window root "$out"
-echo "wrote $out"
+if [ "$mode" = all ] || [ "$mode" = timeline ]; then
+    # 7 ms before to 8 ms after the start of the first communication operation.
+    trace="$(mktemp --suffix .json)"
+    "$cli" run "$small" --trace "$trace" >/dev/null
+    view="$(python3 - "$trace" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+comm = [e for e in events if e.get("ph") == "X" and e.get("cat") == "communication"]
+t = min(e["ts"] for e in comm) / 1000.0  # trace times are microseconds
+print(f"{t - 7:.3f}ms..{t + 8:.3f}ms")
+PY
+)"
+    rm -f "$trace"
+    echo "timeline window: $view"
+    # Rest the pointer on that all-reduce: 7 ms into the 15 ms window, on the data-parallel comm
+    # row (the plot starts 178 px from the left and is 1214 px wide at this window size). Move in
+    # two steps so egui sees a hover, then wait out the tooltip delay.
+    pose() {
+        xdotool mousemove 760 452
+        sleep 0.3
+        xdotool mousemove 772 454
+        sleep 1.5
+    }
+    shoot screenshot-gui.png 3 "$small" --view "$view"
+fi
+
+if [ "$mode" = all ] || [ "$mode" = metrics ]; then
+    shoot screenshot-metrics.png 3 "$small" --tab metrics
+fi
+
+if [ "$mode" = all ] || [ "$mode" = compare ]; then
+    # Two runs of 751k operations each (about 1.5 s each in a debug build) and their tracks.
+    shoot screenshot-compare.png "${COMPARE_WAIT:-15}" scenarios/training/gpt3-175b-1024xa100-ptdp.toml \
+        --compare parallel.pp=8 --compare parallel.dp=16 --tab whatif
+fi
+
+if [ "$mode" = all ] || [ "$mode" = sweep ]; then
+    grid="$(mktemp -d)/gpt3-1.3b-grid.csv"
+    "$cli" sweep "$small" --vary parallel.micro_batch=1,2,3,4,8,16 \
+        --vary parallel.recompute=none,selective,full --out "$grid" 2>/dev/null
+    shoot screenshot-sweep.png 3 "$grid"
+    rm -rf "$(dirname "$grid")"
+fi

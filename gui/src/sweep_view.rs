@@ -46,6 +46,9 @@ fn cell(text: &str) -> Value {
     if text.is_empty() {
         return Value::Null;
     }
+    if let Ok(i) = text.parse::<i64>() {
+        return Value::from(i);
+    }
     if let Ok(v) = text.parse::<f64>()
         && let Some(n) = serde_json::Number::from_f64(v)
     {
@@ -445,6 +448,7 @@ point,points,parallel.micro_batch,parallel.recompute,status,error,iteration_time
         assert!(cats.is_none());
         assert_eq!(series.len(), 2);
         assert_eq!(series[0].0, "parallel.recompute=none");
+        assert_eq!(t.rows[1][0], Value::from(1), "whole numbers stay whole");
         assert_eq!(series[0].1, [[1.0, 1.18], [2.0, 1.12]]);
         // A word-valued key is categorical.
         let (series, cats) = t.series(3, 7);
