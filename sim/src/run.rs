@@ -66,6 +66,17 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
                 timeline: s.timeline,
             })
         }
+        Kind::Collective => {
+            let graph = Graph::new();
+            let timeline = crate::exec::execute(&graph).0;
+            let mut report = crate::workload::collective::simulate(scenario)?;
+            crate::workload::cost::stamp(scenario, &mut report)?;
+            Ok(RunOutput {
+                report,
+                graph,
+                timeline,
+            })
+        }
         Kind::Diffusion => {
             let mut d = crate::workload::diffusion::simulate(scenario)?;
             crate::workload::cost::stamp(scenario, &mut d.report)?;

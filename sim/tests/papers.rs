@@ -70,3 +70,25 @@ fn ft_hsdp_keeps_training_through_failures() {
     );
     assert!(number(&no_stall, "reliability.fault_tolerant.goodput") > ft);
 }
+
+/// ZCCL: compression inside the collective pays on a slow network, much less on a fast one.
+#[test]
+fn zccl_compression_pays_where_bandwidth_is_short() {
+    let slow = run("zccl-all-reduce-16x4xa100-slow.toml", &[]);
+    let fast = run("zccl-all-reduce-16x4xa100-fast.toml", &[]);
+    let speedup = |r: &Value| number(r, "speedup");
+    assert!(
+        speedup(&slow) > 2.0 * speedup(&fast),
+        "{} vs {}",
+        speedup(&slow),
+        speedup(&fast)
+    );
+    // The other operations the paper compresses gain alike on the slow network.
+    for op in ["all-gather", "broadcast"] {
+        let r = run(
+            "zccl-all-reduce-16x4xa100-slow.toml",
+            &[&format!("collective.op={op}")],
+        );
+        assert!(speedup(&r) > 4.0, "{op}: {}", speedup(&r));
+    }
+}

@@ -48,6 +48,9 @@ pub fn render(r: &Value) -> String {
     if r["kind"] == "diffusion" {
         return render_diffusion(r);
     }
+    if r["kind"] == "collective" {
+        return render_collective(r);
+    }
     let mut out = String::new();
     let name = r["scenario"].as_str().unwrap_or("scenario");
     let kind = r["kind"].as_str().unwrap_or("?");
@@ -683,5 +686,65 @@ fn render_diffusion(r: &Value) -> String {
             seconds(num(r, "sim.wall_s"))
         ),
     );
+    out
+}
+
+/// The summary of a collective scenario.
+fn render_collective(r: &Value) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}  [collective]",
+        r["scenario"].as_str().unwrap_or("scenario")
+    );
+    row(
+        &mut out,
+        "operation",
+        format!(
+            "{} of {} B over {} of {} x {} ({} nodes of {})",
+            r["op"].as_str().unwrap_or("?"),
+            num(r, "size_bytes"),
+            num(r, "ranks"),
+            num(r, "cluster.gpus"),
+            r["cluster"]["gpu"].as_str().unwrap_or("?"),
+            num(r, "cluster.nodes"),
+            num(r, "cluster.gpus_per_node")
+        ),
+    );
+    row(
+        &mut out,
+        "time",
+        format!(
+            "{} ({}, {}): algbw {:.2} GB/s, busbw {:.2} GB/s",
+            seconds(num(r, "time_s")),
+            r["algorithm"].as_str().unwrap_or("?"),
+            r["protocol"].as_str().unwrap_or("?"),
+            num(r, "algbw_GBps"),
+            num(r, "busbw_GBps")
+        ),
+    );
+    if r["uncompressed"].is_object() {
+        row(
+            &mut out,
+            "uncompressed",
+            format!(
+                "{} ({}): compression {:.2}x faster at ratio {}",
+                seconds(num(r, "uncompressed.time_s")),
+                r["uncompressed"]["algorithm"].as_str().unwrap_or("?"),
+                num(r, "speedup"),
+                num(r, "compression.ratio")
+            ),
+        );
+    }
+    row(
+        &mut out,
+        "fidelity",
+        format!(
+            "network {} on {}",
+            r["fidelity"]["network"].as_str().unwrap_or("?"),
+            r["fidelity"]["topology"].as_str().unwrap_or("?")
+        ),
+    );
+    assumption_rows(&mut out, r);
     out
 }

@@ -83,6 +83,11 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         }
         Kind::Serving => serving::plan(scenario, options),
         Kind::Diffusion => diffusion::plan(scenario, options),
+        Kind::Collective => Err(ScenarioError::whole(
+            &scenario.source.path,
+            "`plan` searches parallel layouts; a collective scenario has none",
+        )
+        .with_help("compare algorithms or networks with `clustersim sweep --vary collective.algorithm=ring,tree`")),
     }
 }
 

@@ -83,6 +83,7 @@ impl Objective {
             (Objective::FewestGpus, Kind::Diffusion) => {
                 "fewest GPUs whose video meets the latency bound, ties broken by latency"
             }
+            (_, Kind::Collective) => "nothing to plan: a collective scenario has no layout",
         }
     }
 }

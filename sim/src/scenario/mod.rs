@@ -6,6 +6,7 @@
 //! by the workloads; they report semantic errors at the key's place through [`Scenario::error_at`].
 
 pub mod cluster;
+pub mod collective;
 pub mod compression;
 pub mod cost;
 pub mod diffusion;
@@ -39,6 +40,8 @@ pub enum Kind {
     Training,
     Serving,
     Diffusion,
+    /// One collective operation on the cluster (`[collective]`).
+    Collective,
 }
 
 impl Kind {
@@ -47,12 +50,18 @@ impl Kind {
             Kind::Training => "training",
             Kind::Serving => "serving",
             Kind::Diffusion => "diffusion",
+            Kind::Collective => "collective",
         }
     }
 }
 
 /// Kinds this build can simulate.
-pub const SUPPORTED_KINDS: &[Kind] = &[Kind::Training, Kind::Serving, Kind::Diffusion];
+pub const SUPPORTED_KINDS: &[Kind] = &[
+    Kind::Training,
+    Kind::Serving,
+    Kind::Diffusion,
+    Kind::Collective,
+];
 
 /// `[sim]`: how the simulator itself runs.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -95,6 +104,7 @@ pub struct ScenarioFile {
     pub capacity: Option<cost::CapacitySection>,
     pub reliability: Option<cost::ReliabilitySection>,
     pub compression: Option<compression::CompressionSection>,
+    pub collective: Option<collective::CollectiveSection>,
     #[serde(default)]
     pub expect: BTreeMap<String, Expectation>,
 }
@@ -174,6 +184,7 @@ impl Scenario {
             (f.capacity.is_some(), "capacity", Kind::Training),
             (f.reliability.is_some(), "reliability", Kind::Training),
             (f.compression.is_some(), "compression", Kind::Training),
+            (f.collective.is_some(), "collective", Kind::Collective),
         ];
         for (given, section, owner) in sections {
             // A diffusion scenario serves videos with [workload].
@@ -192,7 +203,7 @@ impl Scenario {
         let foreign = match self.kind {
             Kind::Training => p.diffusion_keys(),
             Kind::Diffusion => p.training_keys(),
-            Kind::Serving => {
+            Kind::Serving | Kind::Collective => {
                 let mut all = p.training_keys();
                 all.extend(p.diffusion_keys());
                 if p.tp.is_some() {
@@ -207,6 +218,9 @@ impl Scenario {
                 Kind::Training => "ulysses, ring, pipefusion, dsp, latent and cfg are diffusion's",
                 Kind::Diffusion => {
                     "a video's parallelism is ulysses, ring, pipefusion, dsp, latent, cfg and tp"
+                }
+                Kind::Collective => {
+                    "a collective scenario prices [collective] alone; remove [parallel]"
                 }
             };
             return refuse(format!("parallel.{key}"), help);
@@ -308,14 +322,15 @@ fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError>
         Some("training") => Kind::Training,
         Some("serving") => Kind::Serving,
         Some("diffusion") => Kind::Diffusion,
+        Some("collective") => Kind::Collective,
         Some(other) => {
-            let hint = suggest::closest(other, ["training", "serving", "diffusion"])
+            let hint = suggest::closest(other, ["training", "serving", "diffusion", "collective"])
                 .map(|s| format!("did you mean \"{s}\"? "))
                 .unwrap_or_default();
             return Err(source
                 .error(value.span(), format!("unknown kind \"{other}\""))
                 .with_help(format!(
-                    "{hint}valid kinds: \"training\", \"serving\", \"diffusion\""
+                    "{hint}valid kinds: \"training\", \"serving\", \"diffusion\", \"collective\""
                 )));
         }
         None => {

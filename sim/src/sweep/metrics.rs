@@ -38,6 +38,7 @@ pub fn defaults(kind: Kind) -> &'static [&'static str] {
             "videos_per_hour",
             "memory.peak_bytes_per_gpu",
         ],
+        Kind::Collective => &["time_s", "algbw_GBps", "busbw_GBps", "algorithm"],
     }
 }
 

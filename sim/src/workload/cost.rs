@@ -113,6 +113,11 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
             prices.per_unit(gpus, 3600.0, videos, "video")
         }
         Kind::Training => return Ok(()),
+        Kind::Collective => {
+            return Err(s
+                .error_at("cost", "a collective scenario has no throughput to price")
+                .with_help("remove [cost]"));
+        }
     };
     report["cost"] = section;
     Ok(())

@@ -2,6 +2,8 @@
 //! collectives over groups of ranks). Workloads never see link speeds; the pricing layers do.
 
 pub mod cluster;
+pub mod collective;
+pub mod compression;
 pub mod cost;
 pub mod diffusion;
 pub mod serving;

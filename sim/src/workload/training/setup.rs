@@ -4,7 +4,6 @@
 use super::comm::Compressions;
 use super::layout::Layout;
 use super::reliability::Reliability;
-use crate::collective::cost::Compression;
 use crate::hw::GpuSpec;
 use crate::model::Transformer;
 use crate::net::Fabric;
@@ -440,9 +439,7 @@ fn resolve_model(
     Ok(model)
 }
 
-/// Reads `[compression]`: each dimension's ratio (1 or more) and compressor and decompressor
-/// throughputs (more than zero); compressing once at the ends unless `per_hop` says otherwise
-/// (recorded among the assumptions).
+/// Reads `[compression]`: each dimension's table (`workload::compression`).
 fn resolve_compression(
     s: &Scenario,
     assumptions: &mut Vec<String>,
@@ -450,49 +447,20 @@ fn resolve_compression(
     let Some(c) = &s.file.compression else {
         return Ok(Compressions::default());
     };
-    let one = |spec: &Option<crate::scenario::compression::CompressionSpec>,
-               name: &str,
-               assumptions: &mut Vec<String>|
-     -> Result<Option<Compression>, ScenarioError> {
-        let Some(z) = spec else {
-            return Ok(None);
-        };
-        if !(z.ratio.is_finite() && z.ratio >= 1.0) {
-            return Err(s
-                .error_at(
-                    &format!("compression.{name}.ratio"),
-                    format!(
-                        "a compression ratio is 1 or more (original over compressed bytes), not {}",
-                        z.ratio
-                    ),
-                )
-                .with_help("e.g. ratio = 4.0 for a quarter of the bytes on the wire"));
-        }
-        for (rate, key) in [(z.compress.0, "compress"), (z.decompress.0, "decompress")] {
-            if rate <= 0.0 {
-                return Err(s.error_at(
-                    &format!("compression.{name}.{key}"),
-                    format!("`compression.{name}.{key}` must be a throughput above zero"),
-                ));
-            }
-        }
-        if z.per_hop.is_none() {
-            assumptions.push(format!(
-                "{name}-parallel messages compressed once before and decompressed once after each collective"
-            ));
-        }
-        Ok(Some(Compression {
-            ratio: z.ratio,
-            compress_bytes_per_s: z.compress.0,
-            decompress_bytes_per_s: z.decompress.0,
-            per_hop: z.per_hop.unwrap_or(false),
-        }))
+    let mut one = |spec: &Option<crate::scenario::compression::CompressionSpec>, name: &str| {
+        crate::workload::compression::resolve(
+            s,
+            spec.as_ref(),
+            &format!("compression.{name}"),
+            &format!("{name}-parallel messages"),
+            assumptions,
+        )
     };
     Ok(Compressions {
-        data: one(&c.data, "data", assumptions)?,
-        tensor: one(&c.tensor, "tensor", assumptions)?,
-        pipeline: one(&c.pipeline, "pipeline", assumptions)?,
-        expert: one(&c.expert, "expert", assumptions)?,
-        context: one(&c.context, "context", assumptions)?,
+        data: one(&c.data, "data")?,
+        tensor: one(&c.tensor, "tensor")?,
+        pipeline: one(&c.pipeline, "pipeline")?,
+        expert: one(&c.expert, "expert")?,
+        context: one(&c.context, "context")?,
     })
 }

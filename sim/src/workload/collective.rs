@@ -1,0 +1,126 @@
+//! `kind = "collective"`: one collective priced on the scenario's cluster, the file-based twin
+//! of `clustersim collective`, so that collective what-ifs (an algorithm, a network, compression)
+//! can live in scenario files with `[expect]`.
+//!
+//! The report has the contract's collective keys (`time_s`, `algbw_GBps`, `busbw_GBps`, with
+//! nccl-tests' definitions) and, when `[collective.compression]` is given, the same collective
+//! priced without it (`uncompressed.*`) and the speed-up. Deliberately ignored: everything but
+//! the collective (no compute, no other traffic), and the accuracy cost of lossy compression.
+
+use crate::collective::cost::{Collective, CollectiveCost, Options, cost};
+use crate::collective::{Algorithm, CollectiveOp, Group};
+use crate::scenario::Scenario;
+use crate::scenario::error::ScenarioError;
+use crate::workload::cluster::{self, Needs};
+use serde_json::{Value, json};
+
+fn row(c: &CollectiveCost) -> Value {
+    json!({
+        "time_s": c.seconds,
+        "algbw_GBps": c.algbw / 1e9,
+        "busbw_GBps": c.busbw / 1e9,
+        "algorithm": c.algorithm.name(),
+        "protocol": c.protocol.name(),
+    })
+}
+
+/// Prices the scenario's collective; the report.
+pub fn simulate(s: &Scenario) -> Result<Value, ScenarioError> {
+    let mut assumptions = Vec::new();
+    let section = s.file.collective.as_ref().ok_or_else(|| {
+        s.error_at(
+            "collective",
+            "a collective scenario needs a [collective] table",
+        )
+        .with_help("add [collective] with op = \"all-reduce\" and size = \"1 GiB\"")
+    })?;
+    let setup = cluster::resolve(
+        s,
+        &mut assumptions,
+        Needs {
+            sizes: true,
+            inter_node: true,
+        },
+    )?;
+    let op = CollectiveOp::parse(&section.op).ok_or_else(|| {
+        let valid: Vec<&str> = CollectiveOp::ALL.iter().map(|o| o.name()).collect();
+        s.error_at(
+            "collective.op",
+            format!("unknown operation \"{}\"", section.op),
+        )
+        .with_help(format!("valid operations: {}", valid.join(", ")))
+    })?;
+    let algorithm = match &section.algorithm {
+        None => Algorithm::Auto,
+        Some(a) => Algorithm::parse(a).ok_or_else(|| {
+            s.error_at("collective.algorithm", format!("unknown algorithm \"{a}\""))
+                .with_help("ring, tree, halving-doubling, hierarchical, nvls, direct or auto")
+        })?,
+    };
+    let gpus = setup.nodes * setup.gpus_per_node;
+    let ranks = section.ranks.unwrap_or(gpus);
+    if ranks < 2 || ranks > gpus {
+        return Err(s.error_at(
+            "collective.ranks",
+            format!("ranks = {ranks}: a collective needs 2 to the cluster's {gpus} GPUs"),
+        ));
+    }
+    if section.size.0 == 0 {
+        return Err(s.error_at("collective.size", "a collective of 0 bytes moves nothing"));
+    }
+    let compression = crate::workload::compression::resolve(
+        s,
+        section.compression.as_ref(),
+        "collective.compression",
+        "the payload",
+        &mut assumptions,
+    )?;
+    let mut options = Options::new(setup.tier);
+    options.nvls_available = setup.in_switch_reduction;
+    let price = |compression| {
+        let c = Collective {
+            op,
+            algorithm,
+            group: Group::first(ranks, setup.gpus_per_node),
+            bytes: section.size.0 as f64,
+            compression,
+        };
+        cost(&setup.topology, &c, &options).map_err(|e| s.error_at("collective.algorithm", e))
+    };
+    let priced = price(compression)?;
+    let mut report = json!({
+        "kind": "collective",
+        "scenario": s.name(),
+        "op": op.name(),
+        "size_bytes": section.size.0,
+        "ranks": ranks,
+        "cluster": {
+            "gpu": setup.gpu.name,
+            "gpus": gpus,
+            "nodes": setup.nodes,
+            "gpus_per_node": setup.gpus_per_node,
+        },
+        "fidelity": {
+            "network": setup.tier.name(),
+            "topology": setup.topology.name,
+            "symmetry": "identical steps of an algorithm priced once",
+        },
+        "assumptions": assumptions,
+        "sim": { "events": 0 },
+    });
+    if let (Some(r), Value::Object(extra)) = (report.as_object_mut(), row(&priced)) {
+        r.extend(extra);
+    }
+    if let Some(z) = compression {
+        let raw = price(None)?;
+        report["uncompressed"] = row(&raw);
+        report["speedup"] = json!(raw.seconds / priced.seconds);
+        report["compression"] = json!({
+            "ratio": z.ratio,
+            "compress_bytes_per_s": z.compress_bytes_per_s,
+            "decompress_bytes_per_s": z.decompress_bytes_per_s,
+            "per_hop": z.per_hop,
+        });
+    }
+    Ok(report)
+}

@@ -1,0 +1,52 @@
+//! A `[compression...]` table of a scenario to the collective layer's `Compression`: the ratio
+//! (1 or more) and the compressor and decompressor throughputs (above zero) checked at their
+//! keys, compressing once at the ends unless `per_hop` says otherwise (recorded).
+
+use crate::collective::cost::Compression;
+use crate::scenario::Scenario;
+use crate::scenario::compression::CompressionSpec;
+use crate::scenario::error::ScenarioError;
+
+/// Reads the compression table at `path` (e.g. "compression.data"); `what` names its messages in
+/// the assumption recorded when `per_hop` is left out.
+pub fn resolve(
+    s: &Scenario,
+    spec: Option<&CompressionSpec>,
+    path: &str,
+    what: &str,
+    assumptions: &mut Vec<String>,
+) -> Result<Option<Compression>, ScenarioError> {
+    let Some(z) = spec else {
+        return Ok(None);
+    };
+    if !(z.ratio.is_finite() && z.ratio >= 1.0) {
+        return Err(s
+            .error_at(
+                &format!("{path}.ratio"),
+                format!(
+                    "a compression ratio is 1 or more (original over compressed bytes), not {}",
+                    z.ratio
+                ),
+            )
+            .with_help("e.g. ratio = 4.0 for a quarter of the bytes on the wire"));
+    }
+    for (rate, key) in [(z.compress.0, "compress"), (z.decompress.0, "decompress")] {
+        if rate <= 0.0 {
+            return Err(s.error_at(
+                &format!("{path}.{key}"),
+                format!("`{path}.{key}` must be a throughput above zero"),
+            ));
+        }
+    }
+    if z.per_hop.is_none() {
+        assumptions.push(format!(
+            "{what} compressed once before and decompressed once after each collective"
+        ));
+    }
+    Ok(Some(Compression {
+        ratio: z.ratio,
+        compress_bytes_per_s: z.compress.0,
+        decompress_bytes_per_s: z.decompress.0,
+        per_hop: z.per_hop.unwrap_or(false),
+    }))
+}

@@ -1,0 +1,93 @@
+//! `kind = "collective"`: one collective priced from a scenario file.
+
+mod common;
+
+use common::number;
+
+const TEXT: &str = r#"
+kind = "collective"
+[cluster]
+gpu = "H100"
+nodes = 2
+gpus_per_node = 8
+[cluster.inter_node]
+nic_bandwidth = "400 Gb/s"
+[collective]
+op = "all-reduce"
+size = "256 MiB"
+"#;
+
+#[test]
+fn the_report_has_the_contract_keys_and_matches_the_command() {
+    let r = common::report("collective.toml", TEXT, &[]);
+    assert_eq!(r["kind"], "collective");
+    let (t, algbw, busbw) = (
+        number(&r, "time_s"),
+        number(&r, "algbw_GBps"),
+        number(&r, "busbw_GBps"),
+    );
+    assert!((algbw * 1e9 * t - 256.0 * 1048576.0).abs() < 1.0);
+    // nccl-tests' bus factor for an all-reduce over 16 ranks: 2 (n - 1) / n.
+    assert!((busbw / algbw - 2.0 * 15.0 / 16.0).abs() < 1e-9);
+    // The CLI's `collective` command prices the same thing the same way.
+    let out = common::bin()
+        .args([
+            "collective",
+            "--gpu",
+            "H100",
+            "--nodes",
+            "2",
+            "--gpus-per-node",
+            "8",
+            "--op",
+            "all-reduce",
+            "--size",
+            "256M",
+            "--topology",
+            "fat-tree",
+            "--nic-bandwidth",
+            "400 Gb/s",
+            "--tier",
+            "analytical",
+            "--json",
+        ])
+        .output()
+        .expect("runs");
+    let cli: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(cli["time_s"], r["time_s"], "{}", common::text(&out.stderr));
+}
+
+#[test]
+fn compression_reports_the_raw_time_and_the_speedup() {
+    let r = common::report(
+        "collective.toml",
+        TEXT,
+        &[
+            "collective.compression.ratio=4",
+            "collective.compression.compress=\"200 GB/s\"",
+            "collective.compression.decompress=\"200 GB/s\"",
+        ],
+    );
+    let speedup = number(&r, "uncompressed.time_s") / number(&r, "time_s");
+    assert!((number(&r, "speedup") - speedup).abs() < 1e-12);
+    assert!(r["assumptions"].to_string().contains("compressed once"));
+}
+
+#[test]
+fn bad_collectives_are_located_errors() {
+    for (set, says) in [
+        ("collective.op=all-to-none", "unknown operation"),
+        ("collective.algorithm=spiral", "unknown algorithm"),
+        ("collective.ranks=1", "needs 2 to the cluster's 16 GPUs"),
+        ("cost.usd_per_gpu_hour=2", "no throughput to price"),
+    ] {
+        let s = common::scenario("collective.toml", TEXT, &[set]);
+        let e = clustersim::run(&s)
+            .err()
+            .unwrap_or_else(|| panic!("{set} ran"));
+        assert!(e.to_string().contains(says), "{set}: {e}");
+    }
+    let e = common::outcome("collective.toml", &format!("{TEXT}[parallel]\ntp = 2\n"))
+        .expect_err("no layout in a collective scenario");
+    assert!(e.contains("does not apply to a collective scenario"), "{e}");
+}
