@@ -141,14 +141,12 @@ fn render_training(p: &Value) -> String {
             r["layout"].as_str().unwrap_or("")
         );
     };
-    let _ = writeln!(
-        out,
-        "   rank       step     per GPU              memory  layout"
+    table(
+        &mut out,
+        p,
+        "   rank       step     per GPU              memory  layout",
+        row,
     );
-    for t in p["top"].as_array().into_iter().flatten() {
-        row(&mut out, &format!("{}", n(&t["rank"])), t);
-    }
-    row(&mut out, "yours", &p["reference"]["result"]);
     if let Some(best) = p["top"].get(0) {
         let _ = writeln!(out, "  best: {}", best["why"].as_str().unwrap_or(""));
         if let Some(h) = best["gpu_hours_per_million_tokens"].as_f64() {
@@ -183,6 +181,15 @@ fn render_training(p: &Value) -> String {
 
 /// A serving or diffusion plan's first lines: the scenario, the objective and its target, and
 /// how the candidates were accounted for.
+/// The table of a plan: its header, a row per top configuration, and the scenario's own.
+fn table(out: &mut String, p: &Value, header: &str, row: impl Fn(&mut String, &str, &Value)) {
+    let _ = writeln!(out, "{header}");
+    for t in p["top"].as_array().into_iter().flatten() {
+        row(out, &t["rank"].as_u64().unwrap_or(0).to_string(), t);
+    }
+    row(out, "yours", &p["reference"]["result"]);
+}
+
 fn head(out: &mut String, p: &Value) {
     let c = &p["candidates"];
     let n = |v: &Value| v.as_u64().unwrap_or(0);
@@ -271,14 +278,12 @@ fn render_serving(p: &Value) -> String {
             r["layout"].as_str().unwrap_or("")
         );
     };
-    let _ = writeln!(
-        out,
-        "   rank  GPUs  out tok/s   req/s  TTFT p50    TPOT p50   e2e p90    SLO  GPU-h/Mtok  layout"
+    table(
+        &mut out,
+        p,
+        "   rank  GPUs  out tok/s   req/s  TTFT p50    TPOT p50   e2e p90    SLO  GPU-h/Mtok  layout",
+        row,
     );
-    for t in p["top"].as_array().into_iter().flatten() {
-        row(&mut out, &format!("{}", t["rank"]), t);
-    }
-    row(&mut out, "yours", &p["reference"]["result"]);
     tail(&mut out, p);
     out
 }
@@ -300,14 +305,12 @@ fn render_diffusion(p: &Value) -> String {
             r["layout"].as_str().unwrap_or("")
         );
     };
-    let _ = writeln!(
-        out,
-        "   rank  GPUs      latency       step  videos/h      memory  GPU-h/video  layout"
+    table(
+        &mut out,
+        p,
+        "   rank  GPUs      latency       step  videos/h      memory  GPU-h/video  layout",
+        row,
     );
-    for t in p["top"].as_array().into_iter().flatten() {
-        row(&mut out, &format!("{}", t["rank"]), t);
-    }
-    row(&mut out, "yours", &p["reference"]["result"]);
     tail(&mut out, p);
     out
 }

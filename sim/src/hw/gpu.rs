@@ -100,64 +100,47 @@ const TFLOPS: f64 = 1e12;
 /// Every entry below says which convention it uses and why; so far all of them turn out to be GiB.
 const GIB: u64 = 1 << 30;
 
+/// V100 SXM2 32GB; the 16 GB part differs only in memory.
+const V100_SXM2_32GB: GpuSpec = GpuSpec {
+    name: "V100-SXM2-32GB",
+    aliases: &["V100", "V100-32GB", "V100-SXM2", "Tesla V100-SXM2-32GB"],
+    vendor: "NVIDIA",
+    architecture: Architecture::Volta,
+    peak_fp32: 15.7 * TFLOPS,
+    peak_tf32: None,
+    peak_bf16: None,
+    // "Tensor Performance 125 TFLOPS" (FP16 multiply, FP32 accumulate); no sparsity on Volta.
+    peak_fp16: 125.0 * TFLOPS,
+    peak_fp8: None,
+    // The datasheet gives no INT8 figure: Volta tensor cores have no INT8 mode (DP4A on the
+    // CUDA cores exists but is not a datasheet number).
+    peak_int8: None,
+    // GiB: 4 HBM2 stacks of 8 GiB.
+    memory_bytes: 32 * GIB,
+    memory_bandwidth: 900.0 * GB,
+    // DGX-1/HGX-1 hybrid cube mesh: 6 NVLink2 links x 25 GB/s per direction = 150 GB/s per
+    // direction in total (300 GB/s "NVLink" in the datasheet); a given pair has 1 or 2 links,
+    // and some pairs none (they go through a peer or PCIe).
+    intra_link: IntraLinkKind::Mesh,
+    intra_bandwidth: 150.0 * GB,
+    // PCIe Gen3 x16: 32 GB/s bidirectional.
+    pcie_bandwidth: 16.0 * GB,
+    tdp_watts: 300.0,
+    in_switch_reduction: false,
+    source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
+};
+
 static CATALOG: &[GpuSpec] = &[
     // ---- NVIDIA Volta / Turing ----
-    GpuSpec {
-        name: "V100-SXM2-32GB",
-        aliases: &["V100", "V100-32GB", "V100-SXM2", "Tesla V100-SXM2-32GB"],
-        vendor: "NVIDIA",
-        architecture: Architecture::Volta,
-        peak_fp32: 15.7 * TFLOPS,
-        peak_tf32: None,
-        peak_bf16: None,
-        // "Tensor Performance 125 TFLOPS" (FP16 multiply, FP32 accumulate); no sparsity on Volta.
-        peak_fp16: 125.0 * TFLOPS,
-        peak_fp8: None,
-        // The datasheet gives no INT8 figure: Volta tensor cores have no INT8 mode (DP4A on the
-        // CUDA cores exists but is not a datasheet number).
-        peak_int8: None,
-        // GiB: 4 HBM2 stacks of 8 GiB.
-        memory_bytes: 32 * GIB,
-        memory_bandwidth: 900.0 * GB,
-        // DGX-1/HGX-1 hybrid cube mesh: 6 NVLink2 links x 25 GB/s per direction = 150 GB/s per
-        // direction in total (300 GB/s "NVLink" in the datasheet); a given pair has 1 or 2 links,
-        // and some pairs none (they go through a peer or PCIe).
-        intra_link: IntraLinkKind::Mesh,
-        intra_bandwidth: 150.0 * GB,
-        // PCIe Gen3 x16: 32 GB/s bidirectional.
-        pcie_bandwidth: 16.0 * GB,
-        tdp_watts: 300.0,
-        in_switch_reduction: false,
-        source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
-    },
+    V100_SXM2_32GB,
     GpuSpec {
         name: "V100-SXM2-16GB",
         aliases: &["V100-16GB", "Tesla V100-SXM2-16GB"],
-        vendor: "NVIDIA",
-        architecture: Architecture::Volta,
-        peak_fp32: 15.7 * TFLOPS,
-        peak_tf32: None,
-        peak_bf16: None,
-        // "Tensor Performance 125 TFLOPS" (FP16 multiply, FP32 accumulate); no sparsity on Volta.
-        peak_fp16: 125.0 * TFLOPS,
-        peak_fp8: None,
-        // The datasheet gives no INT8 figure: Volta tensor cores have no INT8 mode (DP4A on the
-        // CUDA cores exists but is not a datasheet number).
-        peak_int8: None,
         // GiB: 4 HBM2 stacks of 4 GiB (the first V100s, e.g. the IBM AC922 nodes of Lassen and
         // Sierra); otherwise identical to the 32 GB part.
         memory_bytes: 16 * GIB,
-        memory_bandwidth: 900.0 * GB,
-        // DGX-1/HGX-1 hybrid cube mesh: 6 NVLink2 links x 25 GB/s per direction = 150 GB/s per
-        // direction in total (300 GB/s "NVLink" in the datasheet); a given pair has 1 or 2 links,
-        // and some pairs none (they go through a peer or PCIe).
-        intra_link: IntraLinkKind::Mesh,
-        intra_bandwidth: 150.0 * GB,
-        // PCIe Gen3 x16: 32 GB/s bidirectional.
-        pcie_bandwidth: 16.0 * GB,
-        tdp_watts: 300.0,
-        in_switch_reduction: false,
         source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (16GB)",
+        ..V100_SXM2_32GB
     },
     GpuSpec {
         name: "T4",

@@ -122,6 +122,26 @@ impl Tally {
 }
 
 /// The divisors of `n`, ascending.
+/// The candidates that meet `keep`, best first by `order`, and the first `n` of them as the
+/// plan's `top` rows (ranked from 1).
+pub fn best<R>(
+    ranked: &[R],
+    keep: impl Fn(&R) -> bool,
+    order: impl Fn(&R, &R) -> std::cmp::Ordering,
+    n: usize,
+    row: impl Fn(&R, usize) -> Value,
+) -> (Vec<&R>, Vec<Value>) {
+    let mut best: Vec<&R> = ranked.iter().filter(|r| keep(r)).collect();
+    best.sort_by(|a, b| order(a, b));
+    let top = best
+        .iter()
+        .take(n)
+        .enumerate()
+        .map(|(i, r)| row(r, i + 1))
+        .collect();
+    (best, top)
+}
+
 pub fn divisors(n: u32) -> Vec<u32> {
     (1..=n).filter(|d| n.is_multiple_of(*d)).collect()
 }

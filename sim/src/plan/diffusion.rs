@@ -320,17 +320,13 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         },
         report: reference,
     };
-    let mut best: Vec<&Ranked> = ranked
-        .iter()
-        .filter(|r| bound.is_none_or(|b| r.latency() <= b))
-        .collect();
-    best.sort_by(|a, b| compare(options.objective, a, b));
-    let top: Vec<Value> = best
-        .iter()
-        .take(options.top)
-        .enumerate()
-        .map(|(i, r)| r.json(Some(i + 1)))
-        .collect();
+    let (best, top) = candidate::best(
+        &ranked,
+        |r| bound.is_none_or(|b| r.latency() <= b),
+        |a, b| compare(options.objective, a, b),
+        options.top,
+        |r, rank| r.json(Some(rank)),
+    );
 
     let mut out = json!({
         "kind": "plan",

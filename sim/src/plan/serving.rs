@@ -339,17 +339,13 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         fleet: own,
         report: reference,
     };
-    let mut best: Vec<&Ranked> = ranked
-        .iter()
-        .filter(|r| target.is_none_or(|t| r.attainment() >= t))
-        .collect();
-    best.sort_by(|a, b| compare(options.objective, a, b));
-    let top: Vec<Value> = best
-        .iter()
-        .take(options.top)
-        .enumerate()
-        .map(|(i, r)| r.json(Some(i + 1)))
-        .collect();
+    let (best, top) = candidate::best(
+        &ranked,
+        |r| target.is_none_or(|t| r.attainment() >= t),
+        |a, b| compare(options.objective, a, b),
+        options.top,
+        |r, rank| r.json(Some(rank)),
+    );
 
     let mut out = json!({
         "kind": "plan",
