@@ -194,3 +194,28 @@ fn a_duration_beyond_the_simulated_clock_is_refused_not_clamped() {
     let e = common::outcome("capacity.toml", &text).expect_err("250 days overflow the clock");
     assert!(e.contains("longer than the simulated clock spans"), "{e}");
 }
+
+#[test]
+fn a_slow_link_drags_the_collectives_that_cross_it() {
+    // Without a pipeline the data-parallel groups span both servers.
+    let base = training(&["parallel.pp=1"]);
+    let slow = training(&["parallel.pp=1", "reliability.straggler_link_slowdown=8"]);
+    let dp = |r: &Value| number(r, "communication_s.data_parallel");
+    assert!(
+        dp(&slow) > 2.0 * dp(&base),
+        "{} vs {}",
+        dp(&slow),
+        dp(&base)
+    );
+    assert!(number(&slow, "iteration_time_s") > number(&base, "iteration_time_s"));
+    assert!(slow["assumptions"].to_string().contains("8x slower"));
+    let s = common::scenario(
+        "capacity.toml",
+        TRAINING,
+        &["reliability.straggler_link_slowdown=0.5"],
+    );
+    let e = clustersim::run(&s)
+        .err()
+        .expect("a faster straggler is refused");
+    assert!(e.to_string().contains("1 or more times slower"), "{e}");
+}

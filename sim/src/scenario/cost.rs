@@ -48,4 +48,7 @@ pub struct ReliabilitySection {
     pub stall: Option<Period>,
     /// One GPU computes this many times slower than its peers (a straggler; >= 1).
     pub straggler_slowdown: Option<f64>,
+    /// One server's network links run this many times slower than the others' (a degraded NIC
+    /// or cable; >= 1).
+    pub straggler_link_slowdown: Option<f64>,
 }

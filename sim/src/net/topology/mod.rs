@@ -130,6 +130,21 @@ impl Route {
 }
 
 impl Topology {
+    /// Divides the bandwidth of every network link of server `node` (its NICs' cables, both
+    /// directions) by `factor`: a degraded NIC or cable, which every route through the server
+    /// then crosses at its pace.
+    pub fn slow_node(&mut self, node: u32, factor: f64) {
+        let edges: Vec<_> = self.graph.edge_indices().collect();
+        for e in edges {
+            let (a, b) = self.graph.edge_endpoints(e).expect("an edge of the graph");
+            let here = |v: petgraph::graph::NodeIndex| self.graph[v].node == Some(node);
+            let network = matches!(self.graph[e].kind, LinkKind::Network | LinkKind::Wan);
+            if network && (here(a) || here(b)) {
+                self.graph[e].bandwidth /= factor;
+            }
+        }
+    }
+
     /// Builds the graph `spec` describes, or says why it cannot be built.
     pub fn build(spec: &TopologySpec) -> Result<Topology, String> {
         spec.validate()?;

@@ -366,6 +366,24 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
                 .with_help("e.g. straggler_slowdown = 1.2 for one GPU 20% slower"));
         }
     };
+    let link_slowdown = match f
+        .reliability
+        .as_ref()
+        .and_then(|r| r.straggler_link_slowdown)
+    {
+        None => 1.0,
+        Some(x) if x.is_finite() && x >= 1.0 => x,
+        Some(x) => {
+            return Err(s
+                .error_at(
+                    "reliability.straggler_link_slowdown",
+                    format!("a slow link is 1 or more times slower than the others, not {x}"),
+                )
+                .with_help(
+                    "e.g. straggler_link_slowdown = 4 for a NIC at a quarter of its speed",
+                ));
+        }
+    };
     if straggler_slowdown > 1.0 {
         assumptions.push(format!(
             "one GPU of the last pipeline stage computes {straggler_slowdown}x slower; its stage runs at its pace"
@@ -406,6 +424,20 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         assumptions,
     };
     training.set_layout(&layout);
+    if link_slowdown > 1.0 {
+        // The server of the last stage's simulated GPU, so that its collectives cross it.
+        let node = training.stage_rank(pp - 1) / gpus_per_node;
+        if nodes > 1 {
+            training.topology.slow_node(node, link_slowdown);
+            training.assumptions.push(format!(
+                "server {node}'s network links run {link_slowdown}x slower; collectives that cross it run at its pace"
+            ));
+        } else {
+            training.assumptions.push(
+                "straggler_link_slowdown has no effect on one server (no network links)".into(),
+            );
+        }
+    }
     Ok(training)
 }
 
