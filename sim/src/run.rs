@@ -67,9 +67,9 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             })
         }
         Kind::Collective => {
-            let graph = Graph::new();
-            let timeline = crate::exec::execute(&graph).0;
-            let mut report = crate::workload::collective::simulate(scenario)?;
+            let (mut report, graph) = crate::workload::collective::simulate(scenario)?;
+            let (timeline, stats) = crate::exec::execute(&graph);
+            report["sim"]["events"] = serde_json::json!(stats.events);
             crate::workload::cost::stamp(scenario, &mut report)?;
             Ok(RunOutput {
                 report,

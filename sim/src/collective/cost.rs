@@ -13,7 +13,7 @@ use super::algorithm::Algorithm;
 use super::group::Group;
 use super::op::CollectiveOp;
 use super::protocol::Protocol;
-use super::schedule::{Endpoint, Schedule};
+use super::schedule::{Endpoint, Schedule, Transfer};
 use crate::net::tier::{self, Efficiency, Placed, Tier, price, switch_of};
 use crate::net::topology::{LinkKind, Route, Topology};
 
@@ -263,6 +263,30 @@ pub const AUTO_CANDIDATES: [Algorithm; 4] = [
 /// Prices `c` on `topo`. `Auto` compares the algorithms NCCL would consider with the analytical
 /// tier and prices the fastest with the chosen tier.
 pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<CollectiveCost, String> {
+    cost_beside(topo, c, options, &[])
+}
+
+/// The same collective run at once by copies of its group shifted by each of `offsets` ranks
+/// (identical groups that share the network with it, e.g. every GPU of a site synchronising its
+/// own slice over one WAN link), priced together: every phase carries every copy's transfers, so
+/// links the copies share are shared. The price is the group's own, now slowed by the others.
+pub fn cost_beside(
+    topo: &Topology,
+    c: &Collective,
+    options: &Options,
+    offsets: &[u32],
+) -> Result<CollectiveCost, String> {
+    if let Some(r) = offsets
+        .iter()
+        .flat_map(|&o| c.group.ranks.iter().map(move |&r| r + o))
+        .find(|&r| r as usize >= topo.gpus.len())
+    {
+        return Err(format!(
+            "a shifted copy reaches rank {r}, outside the cluster's {} GPUs",
+            topo.gpus.len()
+        ));
+    }
+    let beside = |schedule: Schedule| beside(schedule, offsets, topo.gpus_per_node);
     if let Some(&r) = c
         .group
         .ranks
@@ -283,14 +307,21 @@ pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<Collec
                 c.group.size()
             )
         })?;
-        return best_protocol(topo, c, c.algorithm, &schedule, options, options.tier);
+        return best_protocol(
+            topo,
+            c,
+            c.algorithm,
+            &beside(schedule),
+            options,
+            options.tier,
+        );
     }
     let mut best: Option<(f64, Algorithm, Protocol, Schedule)> = None;
     for algorithm in AUTO_CANDIDATES {
         if algorithm == Algorithm::Nvls && !options.nvls_available {
             continue;
         }
-        let Some(schedule) = algorithm.lower(c.op, &c.group, c.bytes) else {
+        let Some(schedule) = algorithm.lower(c.op, &c.group, c.bytes).map(beside) else {
             continue;
         };
         let estimate = best_protocol(topo, c, algorithm, &schedule, options, Tier::Analytical)?;
@@ -316,6 +347,29 @@ pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<Collec
     )
 }
 
+/// `schedule` with every phase also carrying its transfers shifted by each offset (a node's
+/// switch moves with the node of its shifted GPUs).
+fn beside(mut schedule: Schedule, offsets: &[u32], gpus_per_node: u32) -> Schedule {
+    if offsets.is_empty() {
+        return schedule;
+    }
+    let shift = |e: Endpoint, o: u32| match e {
+        Endpoint::Gpu(r) => Endpoint::Gpu(r + o),
+        Endpoint::NodeSwitch(n) => Endpoint::NodeSwitch((n * gpus_per_node + o) / gpus_per_node),
+    };
+    for phase in &mut schedule.phases {
+        let own = phase.transfers.clone();
+        for &o in offsets {
+            phase.transfers.extend(own.iter().map(|t| Transfer {
+                src: shift(t.src, o),
+                dst: shift(t.dst, o),
+                bytes: t.bytes,
+            }));
+        }
+    }
+    schedule
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +387,45 @@ mod tests {
         let mut options = Options::new(Tier::Flow);
         options.protocol = Some(Protocol::Simple);
         cost(&topo, &c, &options).unwrap().seconds
+    }
+
+    #[test]
+    fn groups_beside_each_other_share_what_they_cross() {
+        // Two nodes of 8 GPUs. With one NIC a node, the 8 pairs (g, 8 + g) share it; with a NIC
+        // per GPU they do not.
+        let price = |nics: u32, offsets: &[u32]| {
+            let mut spec = TopologySpec::new(2, 8);
+            spec.nics_per_node = nics;
+            let topo = Topology::build(&spec).unwrap();
+            let c = Collective {
+                op: CollectiveOp::AllReduce,
+                algorithm: Algorithm::Ring,
+                group: Group::new(vec![0, 8], 8),
+                bytes: 1e9,
+                compression: None,
+            };
+            cost_beside(&topo, &c, &Options::new(Tier::Flow), offsets)
+                .unwrap()
+                .seconds
+        };
+        let others: Vec<u32> = (1..8).collect();
+        let (alone, shared) = (price(1, &[]), price(1, &others));
+        assert!(
+            shared > 7.0 * alone && shared < 8.5 * alone,
+            "{shared} vs {alone}"
+        );
+        let railed = price(8, &others);
+        assert!((railed - price(8, &[])).abs() < 1e-9 * railed);
+        // A copy that would leave the cluster is an error, not a silent truncation.
+        let topo = Topology::build(&TopologySpec::new(2, 8)).unwrap();
+        let c = Collective {
+            op: CollectiveOp::AllReduce,
+            algorithm: Algorithm::Ring,
+            group: Group::new(vec![0, 8], 8),
+            bytes: 1e9,
+            compression: None,
+        };
+        assert!(cost_beside(&topo, &c, &Options::new(Tier::Flow), &[8]).is_err());
     }
 
     #[test]

@@ -142,6 +142,16 @@ fn why(a: &Simulated, base: &Simulated) -> String {
 /// Plans a training scenario.
 pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioError> {
     let mut base = training::setup::resolve(scenario)?;
+    if base.local_steps > 1 {
+        return Err(scenario
+            .error_at(
+                "parallel.local_steps",
+                "`plan` does not search layouts under local SGD yet",
+            )
+            .with_help(
+                "plan without local_steps, or compare layouts with `clustersim sweep --vary parallel.pp=...`",
+            ));
+    }
     let compute = training::compute_model(scenario, &mut base)?;
     let space = Space::training(&base);
     let layouts = space.layouts();

@@ -34,4 +34,6 @@ pub struct CompressionSection {
     pub expert: Option<CompressionSpec>,
     /// Context-parallel key and value exchanges.
     pub context: Option<CompressionSpec>,
+    /// Local SGD's outer synchronisation across sites (`parallel.local_steps`).
+    pub outer: Option<CompressionSpec>,
 }

@@ -26,6 +26,12 @@ pub struct ParallelSection {
     /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
     /// communication overlap does) instead of blocking the compute stream.
     pub tp_comm_overlap: Option<bool>,
+    /// Local SGD across sites (DiLoCo): optimizer steps each site takes between two outer
+    /// synchronisations of the whole model across sites (1 = every step, fully synchronous).
+    pub local_steps: Option<u32>,
+    /// Local SGD: the outer synchronisation runs beside the next `local_steps` steps, its result
+    /// applied one round late (DiLoCoX's one-step-delayed overlap), instead of blocking them.
+    pub outer_overlap: Option<bool>,
     /// Diffusion: Ulysses sequence-parallel degree (all-to-all of heads and tokens).
     pub ulysses: Option<u32>,
     /// Diffusion: ring-attention degree (keys and values passed around a ring).
@@ -82,6 +88,8 @@ impl ParallelSection {
             (self.order.is_some(), "order"),
             (self.optimizer.is_some(), "optimizer"),
             (self.tp_comm_overlap.is_some(), "tp_comm_overlap"),
+            (self.local_steps.is_some(), "local_steps"),
+            (self.outer_overlap.is_some(), "outer_overlap"),
         ]
         .into_iter()
         .filter_map(|(set, key)| set.then_some(key))

@@ -9,10 +9,13 @@
 
 use crate::collective::cost::{Collective, CollectiveCost, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
+use crate::engine::SimTime;
+use crate::exec::{Graph, Op, OpKind};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::workload::cluster::{self, Needs};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 
 fn row(c: &CollectiveCost) -> Value {
     json!({
@@ -24,8 +27,34 @@ fn row(c: &CollectiveCost) -> Value {
     })
 }
 
-/// Prices the scenario's collective; the report.
-pub fn simulate(s: &Scenario) -> Result<Value, ScenarioError> {
+/// A lane of rank 0 holding one operation: the collective as priced, for the trace.
+fn traced(graph: &mut Graph, lane: &str, op: CollectiveOp, c: &CollectiveCost, bytes: f64) {
+    let lane = graph.add_lane(lane, "GPU 0");
+    graph.add(
+        Op {
+            name: Cow::Owned(format!(
+                "{} ({}, {})",
+                op.name(),
+                c.algorithm.name(),
+                c.protocol.name()
+            )),
+            lane,
+            kind: OpKind::Communication,
+            duration: SimTime::from_secs_f64(c.seconds),
+            flops: 0.0,
+            bytes,
+            tier: c.tier.name(),
+            layer: None,
+            micro_batch: None,
+            model_flops: false,
+        },
+        &[],
+    );
+}
+
+/// Prices the scenario's collective: the report, and a graph of it (with the uncompressed
+/// collective on a lane of its own when compressed) for the trace.
+pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
     let mut assumptions = Vec::new();
     let section = s.file.collective.as_ref().ok_or_else(|| {
         s.error_at(
@@ -111,8 +140,12 @@ pub fn simulate(s: &Scenario) -> Result<Value, ScenarioError> {
     if let (Some(r), Value::Object(extra)) = (report.as_object_mut(), row(&priced)) {
         r.extend(extra);
     }
+    let mut graph = Graph::new();
+    let bytes = section.size.0 as f64;
+    traced(&mut graph, "collective", op, &priced, bytes);
     if let Some(z) = compression {
         let raw = price(None)?;
+        traced(&mut graph, "uncompressed (for comparison)", op, &raw, bytes);
         report["uncompressed"] = row(&raw);
         report["speedup"] = json!(raw.seconds / priced.seconds);
         report["compression"] = json!({
@@ -122,5 +155,5 @@ pub fn simulate(s: &Scenario) -> Result<Value, ScenarioError> {
             "per_hop": z.per_hop,
         });
     }
-    Ok(report)
+    Ok((report, graph))
 }

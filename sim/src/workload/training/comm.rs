@@ -5,7 +5,7 @@
 //! cluster's topology, with NCCL's algorithm and protocol choice.
 
 use super::setup::Training;
-use crate::collective::cost::{Collective, Compression, Options, cost};
+use crate::collective::cost::{Collective, Compression, Options, cost_beside};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::net::tier::Tier;
 
@@ -26,6 +26,8 @@ pub enum Comm {
     Expert,
     /// The replicas that hold the same experts: `rank, rank + ep tp, rank + 2 ep tp, ...`.
     ExpertData,
+    /// Local SGD: the same GPU of one replica in every site (the outer synchronisation).
+    Outer,
 }
 
 /// Compression of each kind of communicator's collectives (`[compression]`); None sends raw
@@ -37,6 +39,7 @@ pub struct Compressions {
     pub pipeline: Option<Compression>,
     pub expert: Option<Compression>,
     pub context: Option<Compression>,
+    pub outer: Option<Compression>,
 }
 
 impl Compressions {
@@ -49,6 +52,7 @@ impl Compressions {
             ("pipeline", self.pipeline),
             ("expert", self.expert),
             ("context", self.context),
+            ("outer", self.outer),
         ] {
             if let Some(z) = z {
                 out.insert(
@@ -73,6 +77,7 @@ impl Compressions {
             Comm::Pipe(_) => self.pipeline,
             Comm::Expert => self.expert,
             Comm::Context | Comm::ContextPeer => self.context,
+            Comm::Outer => self.outer,
         }
     }
 }
@@ -83,15 +88,20 @@ impl Training {
         let st = self.stride;
         match comm {
             Comm::Tensor => (0..self.tp).map(|i| base + i * st.tp).collect(),
-            // Context-parallel ranks hold the same weights: gradients reduce over dp x cp.
-            Comm::Data => (0..self.dp)
+            // Context-parallel ranks hold the same weights: gradients reduce over dp x cp (over
+            // the replicas of the GPU's own site under local SGD).
+            Comm::Data => (0..self.dp / self.sites)
                 .flat_map(|d| (0..self.cp).map(move |c| base + d * st.dp + c * st.cp))
+                .collect(),
+            // The same GPU of the first replica of every site.
+            Comm::Outer => (0..self.sites)
+                .map(|k| base + k * (self.dp / self.sites) * st.dp)
                 .collect(),
             Comm::Context => (0..self.cp).map(|c| base + c * st.cp).collect(),
             Comm::ContextPeer => vec![base, base + st.cp],
             Comm::Pipe(to) => vec![base, to],
             Comm::Expert => (0..self.ep).map(|j| base + j * st.dp).collect(),
-            Comm::ExpertData => (0..self.dp / self.ep)
+            Comm::ExpertData => (0..self.dp / (self.ep * self.sites))
                 .flat_map(|i| (0..self.cp).map(move |c| base + i * self.ep * st.dp + c * st.cp))
                 .collect(),
         }
@@ -107,6 +117,20 @@ impl Training {
         bytes: f64,
         tier: Tier,
     ) -> f64 {
+        self.collective_seconds_beside(base, comm, op, bytes, tier, &[])
+    }
+
+    /// The same with identical groups shifted by `offsets` ranks running at once, sharing the
+    /// links (`collective::cost::cost_beside`).
+    pub fn collective_seconds_beside(
+        &self,
+        base: u32,
+        comm: Comm,
+        op: CollectiveOp,
+        bytes: f64,
+        tier: Tier,
+        offsets: &[u32],
+    ) -> f64 {
         let c = Collective {
             op,
             algorithm: Algorithm::Auto,
@@ -116,7 +140,7 @@ impl Training {
         };
         let mut options = Options::new(tier);
         options.nvls_available = self.in_switch_reduction;
-        cost(&self.topology, &c, &options)
+        cost_beside(&self.topology, &c, &options, offsets)
             .expect("ring, tree and direct serve any group of the cluster's ranks")
             .seconds
     }

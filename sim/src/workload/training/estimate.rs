@@ -256,7 +256,7 @@ impl<'a> Estimator<'a> {
             t.forward_comm += f;
             t.backward_comm += b;
         }
-        if s.zero == 3 && s.dp > 1 {
+        if s.zero == 3 && s.reducing_replicas() > 1 {
             let bytes = s.layer_params_here(0) * m.dtype.bytes();
             let gather = self.collective(s, Comm::Data, CollectiveOp::AllGather, bytes);
             t.forward_comm += (gather - t.forward_compute).max(0.0);
@@ -344,7 +344,7 @@ impl<'a> Estimator<'a> {
         // ZeRO-3 prefetches one layer ahead within a pass of a chunk, so the first layer's
         // gather of every chunk pass waits in full.
         let comm = comm
-            + if s.zero == 3 && s.dp > 1 {
+            + if s.zero == 3 && s.reducing_replicas() > 1 {
                 let bytes = s.layer_params_here(0) * m.dtype.bytes();
                 2.0 * s.virtual_stages as f64
                     * self.collective(s, Comm::Data, CollectiveOp::AllGather, bytes)
@@ -377,7 +377,7 @@ impl<'a> Estimator<'a> {
         // bucket.
         let params = (0..pp).map(|st| s.stage_params(st)).fold(0.0, f64::max);
         let mut data = 0.0;
-        if s.dp > 1 {
+        if s.reducing_replicas() > 1 {
             let op = if s.zero >= 1 {
                 CollectiveOp::ReduceScatter
             } else {
@@ -408,7 +408,7 @@ impl<'a> Estimator<'a> {
             }
         }
         let shard = if s.zero >= 1 {
-            params / s.dp as f64
+            params / s.reducing_replicas() as f64
         } else {
             params
         };

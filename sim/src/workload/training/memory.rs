@@ -22,6 +22,10 @@
 //! parallelism divides every activation by cp (each rank holds seq_len / cp tokens); the keys and
 //! values gathered from other ranks during attention are transient and not counted.
 //!
+//! Local SGD (`parallel.local_steps`) adds the outer state: the weights as of the last outer
+//! synchronisation and the outer momentum, fp32 (8 bytes a parameter), sharded like the optimizer
+//! states under ZeRO; ZeRO shards over a site's replicas only.
+//!
 //! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
 //! temporary workspaces of individual kernels.
 
@@ -40,6 +44,9 @@ pub struct MemoryUse {
     pub activations: f64,
     pub logits: f64,
     pub buffers: f64,
+    /// Local SGD's outer state: the model as of the last outer synchronisation and the outer
+    /// optimizer's momentum, both fp32.
+    pub outer: f64,
 }
 
 impl MemoryUse {
@@ -50,6 +57,7 @@ impl MemoryUse {
             + self.activations
             + self.logits
             + self.buffers
+            + self.outer
     }
 
     pub fn report(&self, capacity: u64) -> Value {
@@ -65,6 +73,7 @@ impl MemoryUse {
                 "activations": self.activations.round() as u64,
                 "logits": self.logits.round() as u64,
                 "buffers": self.buffers.round() as u64,
+                "outer_optimizer": self.outer.round() as u64,
             }
         })
     }
@@ -99,7 +108,8 @@ pub fn layer_activations(s: &Training) -> f64 {
 pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
     let m = &s.model;
     let params = s.stage_params(stage);
-    let dp = s.dp as f64;
+    // ZeRO shards over the replicas that reduce together: a site's, under local SGD.
+    let dp = (s.dp / s.sites) as f64;
     let t = (s.micro_batch * m.seq_len) as f64 / s.cp as f64;
     let layer = layer_activations(s);
     // Layers of the stage's largest chunk: the in-flight micro-batches hold one chunk each.
@@ -153,6 +163,12 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
             0.0
         },
         buffers: if s.dp > 1 { 2.0 * BUCKET_BYTES } else { 0.0 },
+        // Sharded like the optimizer states (DiLoCoX keeps the outer optimizer distributed).
+        outer: match (s.local_steps > 1, s.zero >= 1) {
+            (false, _) => 0.0,
+            (true, true) => 8.0 * params / dp,
+            (true, false) => 8.0 * params,
+        },
     }
 }
 

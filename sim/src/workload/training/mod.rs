@@ -20,6 +20,7 @@ pub mod comm;
 pub mod estimate;
 pub mod layer;
 pub mod layout;
+pub mod local_sgd;
 pub mod memory;
 pub mod reliability;
 pub mod schedule;
@@ -214,7 +215,10 @@ pub fn compute_model(
 pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeModel) -> TrainingRun {
     let (graph, stages) = step::StepBuilder::new(&setup, compute).build();
     let (timeline, stats) = execute(&graph);
-    let iteration = timeline.makespan().as_secs_f64();
+    let inner = timeline.makespan().as_secs_f64();
+    // Under local SGD a step's time includes its share of the outer synchronisation.
+    let round = local_sgd::round(&setup, inner);
+    let iteration = round.map_or(inner, |r| r.step_s);
     let busy = |lane: Option<crate::exec::LaneId>, kind: Option<OpKind>| {
         lane.map_or(0.0, |l| timeline.busy(&graph, l, kind).as_secs_f64())
     };
@@ -257,7 +261,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         "hfu": hardware_tflops * 1e12 / peak,
         "breakdown_s": {
             "compute": compute_busy,
-            "exposed_communication": exposed,
+            "exposed_communication": exposed + round.map_or(0.0, |r| r.step_s - r.inner_step_s),
             "pipeline_bubble": bubble,
         },
         "communication_s": {
@@ -327,6 +331,9 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         "assumptions": setup.assumptions,
         "sim": { "events": stats.events, "operations": graph.len() },
     });
+    if let Some(r) = &round {
+        report["local_sgd"] = local_sgd::report(&setup, r);
+    }
     let step = capacity::Step {
         seconds: iteration,
         tokens,

@@ -74,6 +74,13 @@ pub struct Training {
     pub train_tokens: Option<f64>,
     /// Compressed collectives by parallel dimension (`[compression]`).
     pub compression: Compressions,
+    /// Local SGD (DiLoCo): sites that each reduce gradients among their own replicas every step
+    /// (1: no local SGD, every replica reduces with every other).
+    pub sites: u32,
+    /// Local SGD: steps between two outer synchronisations across sites (1 without).
+    pub local_steps: u32,
+    /// Local SGD: the outer synchronisation overlaps the next round of steps (one round late).
+    pub outer_overlap: bool,
     /// Defaults that were applied, in words, for the report.
     pub assumptions: Vec<String>,
 }
@@ -116,6 +123,12 @@ const DIMENSIONS: [&str; 4] = ["cp", "dp", "pp", "tp"];
 impl Training {
     pub fn gpus(&self) -> u32 {
         self.fabric.gpus()
+    }
+
+    /// Data-parallel replicas that reduce gradients together every step: all of them, or under
+    /// local SGD those of one site.
+    pub fn reducing_replicas(&self) -> u32 {
+        self.dp / self.sites
     }
 
     /// The parallel layout.
@@ -389,6 +402,8 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             "one GPU of the last pipeline stage computes {straggler_slowdown}x slower; its stage runs at its pace"
         ));
     }
+    let (sites, local_steps, outer_overlap) =
+        resolve_local_sgd(s, &topology, &layout, &order, nodes, &mut assumptions)?;
     let mut training = Training {
         order,
         stride: Strides::new(&order, [("tp", 1), ("cp", 1), ("dp", 1), ("pp", 1)]),
@@ -421,6 +436,9 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         prices: Prices::resolve(s)?,
         train_tokens: super::capacity::resolve_tokens(s)?,
         compression: resolve_compression(s, &mut assumptions)?,
+        sites,
+        local_steps,
+        outer_overlap,
         assumptions,
     };
     training.set_layout(&layout);
@@ -494,5 +512,58 @@ fn resolve_compression(
         pipeline: one(&c.pipeline, "pipeline")?,
         expert: one(&c.expert, "expert")?,
         context: one(&c.context, "context")?,
+        outer: one(&c.outer, "outer")?,
     })
+}
+
+/// Reads `parallel.local_steps` and `outer_overlap`: local SGD needs sites to synchronise across
+/// (a `wan` topology), data parallelism outermost in rank order (each replica inside one site)
+/// and replicas and nodes that split evenly over the sites. Returns (sites, local steps, overlap).
+fn resolve_local_sgd(
+    s: &Scenario,
+    topology: &Topology,
+    layout: &Layout,
+    order: &[&'static str; 4],
+    nodes: u32,
+    assumptions: &mut Vec<String>,
+) -> Result<(u32, u32, bool), ScenarioError> {
+    let p = &s.file.parallel;
+    let steps = positive(s, p.local_steps.unwrap_or(1), "parallel.local_steps")?;
+    if steps == 1 {
+        if p.outer_overlap.is_some() {
+            assumptions.push("outer_overlap has no effect without local steps".into());
+        }
+        return Ok((1, 1, false));
+    }
+    let spec = &topology.spec;
+    if spec.inter != crate::net::topology::InterKind::Wan {
+        return Err(s
+            .error_at("parallel.local_steps", "local SGD synchronises sites, and this cluster is one site")
+            .with_help("set [cluster.inter_node] topology = \"wan\" with sites = 2 (or more) and the link between them"));
+    }
+    let sites = spec.sites;
+    if order[3] != "dp" {
+        return Err(s
+            .error_at("parallel.local_steps", "local SGD needs data parallelism outermost in rank order, so that each replica lies inside one site")
+            .with_help("add order = \"tp-cp-pp-dp\" to [parallel]"));
+    }
+    if !layout.dp.is_multiple_of(sites) || !nodes.is_multiple_of(sites) {
+        return Err(s.error_at(
+            "parallel.local_steps",
+            format!(
+                "{sites} sites need the {} data-parallel replicas and the {nodes} nodes to split evenly between them",
+                layout.dp
+            ),
+        ));
+    }
+    let overlap = match p.outer_overlap {
+        Some(o) => o,
+        None => {
+            assumptions.push(
+                "the outer synchronisation blocks the next round of local steps (DiLoCo)".into(),
+            );
+            false
+        }
+    };
+    Ok((sites, steps, overlap))
 }

@@ -126,7 +126,7 @@ impl<'a> StepBuilder<'a> {
                     tensor: (setup.tp > 1)
                         .then(|| graph.add_lane("tensor-parallel comm", group.clone())),
                     send: (setup.pp > 1).then(|| graph.add_lane("pipeline send", group.clone())),
-                    gather: (setup.zero == 3 && setup.dp > 1)
+                    gather: (setup.zero == 3 && setup.reducing_replicas() > 1)
                         .then(|| graph.add_lane("parameter all-gather", group.clone())),
                     expert: (setup.ep > 1)
                         .then(|| graph.add_lane("expert-parallel comm", group.clone())),
@@ -317,9 +317,12 @@ impl<'a> StepBuilder<'a> {
     /// of their own, reduced across the replicas that hold the same experts.
     fn gradients(&mut self, bytes: f64, flush: bool, expert: bool) {
         let (replicas, comm) = if expert {
-            (self.setup.dp / self.setup.ep, Comm::ExpertData)
+            (
+                self.setup.reducing_replicas() / self.setup.ep,
+                Comm::ExpertData,
+            )
         } else {
-            (self.setup.dp, Comm::Data)
+            (self.setup.reducing_replicas(), Comm::Data)
         };
         if replicas < 2 {
             return;
@@ -745,7 +748,7 @@ impl<'a> StepBuilder<'a> {
         let m = &s.model;
         let params = s.stage_params(stage);
         let shard = if s.zero >= 1 {
-            params / s.dp as f64
+            params / s.reducing_replicas() as f64
         } else {
             params
         };
@@ -783,7 +786,7 @@ impl<'a> StepBuilder<'a> {
         );
         self.stage().optimizer = Some(opt);
         self.stage().last = Some(opt);
-        if matches!(s.zero, 1 | 2) && s.dp > 1 {
+        if matches!(s.zero, 1 | 2) && s.reducing_replicas() > 1 {
             // All-gather the updated 16-bit weights (ZeRO-3 gathers them layer by layer at the
             // next step instead).
             let bytes = params * m.dtype.bytes();
