@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::count;
+
 use clustersim::plan::space::Space;
 use clustersim::plan::{self, Options};
 use clustersim::workload::training::{self, Layout};
@@ -28,10 +30,6 @@ recompute = "full"
 fn small_plan(options: &Options) -> Value {
     let scenario = common::scenario("plan.toml", SMALL, &[]);
     plan::plan(&scenario, options).expect("a training scenario plans")
-}
-
-fn count(v: &Value) -> u64 {
-    v.as_u64().expect("a count")
 }
 
 #[test]

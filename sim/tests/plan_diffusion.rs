@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::{assert_accounted, count};
+
 use clustersim::plan::{self, Objective, Options};
 use serde_json::Value;
 
@@ -44,28 +46,12 @@ fn video_plan(objective: Objective, max_latency_s: Option<f64>) -> Value {
     .expect("the video plans")
 }
 
-fn count(v: &Value) -> u64 {
-    v.as_u64().expect("a count")
-}
-
 fn latency(t: &Value) -> f64 {
     common::number(t, "latency_s")
 }
 
 fn gpus(t: &Value) -> u64 {
     count(&t["gpus"])
-}
-
-fn assert_accounted(p: &Value) {
-    let c = &p["candidates"];
-    let sum = |v: &Value| -> u64 { v.as_object().expect("reasons").values().map(count).sum() };
-    let invalid = count(&c["pruned"]["invalid"]);
-    let unfit = count(&c["pruned"]["does_not_fit"]);
-    let ranked = count(&c["ranked"]);
-    assert_eq!(invalid, sum(&c["pruned"]["invalid_by_reason"]), "{c}");
-    assert_eq!(unfit, sum(&c["pruned"]["does_not_fit_by_reason"]), "{c}");
-    assert_eq!(count(&c["considered"]), invalid + unfit + ranked, "{c}");
-    assert_eq!(count(&c["simulated"]), unfit + ranked, "{c}");
 }
 
 #[test]

@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::{assert_accounted, count};
+
 use clustersim::plan::{self, Objective, Options};
 use serde_json::Value;
 
@@ -49,27 +51,6 @@ fn fleet_plan(objective: Objective, top: usize) -> Value {
         },
     )
     .expect("the fleet plans")
-}
-
-fn count(v: &Value) -> u64 {
-    v.as_u64().expect("a count")
-}
-
-fn sum(v: &Value) -> u64 {
-    v.as_object().expect("reasons").values().map(count).sum()
-}
-
-/// Every candidate is invalid, does not fit, or is ranked; the reasons add up to the totals;
-/// every valid candidate was simulated.
-fn assert_accounted(p: &Value) {
-    let c = &p["candidates"];
-    let invalid = count(&c["pruned"]["invalid"]);
-    let unfit = count(&c["pruned"]["does_not_fit"]);
-    let ranked = count(&c["ranked"]);
-    assert_eq!(invalid, sum(&c["pruned"]["invalid_by_reason"]), "{c}");
-    assert_eq!(unfit, sum(&c["pruned"]["does_not_fit_by_reason"]), "{c}");
-    assert_eq!(count(&c["considered"]), invalid + unfit + ranked, "{c}");
-    assert_eq!(count(&c["simulated"]), unfit + ranked, "{c}");
 }
 
 fn tokens(t: &Value) -> f64 {

@@ -195,3 +195,24 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
     sorted[rank - 1]
 }
+
+// ---- Plans ----
+
+/// A count in a plan's JSON.
+pub fn count(v: &Value) -> u64 {
+    v.as_u64().expect("a count")
+}
+
+/// Every candidate of a simulated plan (serving, diffusion) is invalid, does not fit, or is
+/// ranked; the reasons add up to the totals; every valid candidate was simulated.
+pub fn assert_accounted(p: &Value) {
+    let c = &p["candidates"];
+    let sum = |v: &Value| -> u64 { v.as_object().expect("reasons").values().map(count).sum() };
+    let invalid = count(&c["pruned"]["invalid"]);
+    let unfit = count(&c["pruned"]["does_not_fit"]);
+    let ranked = count(&c["ranked"]);
+    assert_eq!(invalid, sum(&c["pruned"]["invalid_by_reason"]), "{c}");
+    assert_eq!(unfit, sum(&c["pruned"]["does_not_fit_by_reason"]), "{c}");
+    assert_eq!(count(&c["considered"]), invalid + unfit + ranked, "{c}");
+    assert_eq!(count(&c["simulated"]), unfit + ranked, "{c}");
+}
