@@ -24,7 +24,7 @@ use std::time::Instant;
 #[command(
     name = "clustersim",
     version,
-    about = "Discrete-event simulator of GPU clusters running large-model training",
+    about = "Discrete-event simulator of GPU clusters running large-model training, serving and video diffusion",
     after_help = "Scenario files are TOML; see README.md. Exit codes: 0 ok, 1 an expectation failed, 2 bad input."
 )]
 struct Cli {

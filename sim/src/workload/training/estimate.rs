@@ -20,7 +20,9 @@
 //! steady state, expert gradients' own reduction group (they are reduced with the rest).
 
 use super::comm::Comm;
-use super::layer::{Item, backward, elementwise, gemm, layer_forward, moe_layer_forward};
+use super::layer::{
+    Item, backward, context_attention_kernel, elementwise, gemm, layer_forward, moe_layer_forward,
+};
 use super::memory;
 use super::setup::Training;
 use super::step::{ADAM_8BIT_BYTES_PER_PARAM, ADAM_BYTES_PER_PARAM, BUCKET_BYTES, GRAD_BYTES};
@@ -164,40 +166,11 @@ impl<'a> Estimator<'a> {
     /// Forward and backward compute seconds of attention split over the context-parallel group
     /// (its communication is added by `layer`).
     fn context_attention(&self, s: &Training, kernel: Kernel) -> (f64, f64) {
-        let Kernel::Attention {
-            batch_heads,
-            q_len,
-            kv_len,
-            head_dim,
-            dtype,
-            ..
-        } = kernel
-        else {
-            unreachable!("context attention splits an attention kernel")
+        let pass = |backward: bool| {
+            let (k, runs) = context_attention_kernel(kernel, s.cp, s.cp_algorithm, backward);
+            runs as f64 * self.seconds(&k)
         };
-        let block = |backward: bool, kv: u64| Kernel::Attention {
-            batch_heads,
-            q_len,
-            kv_len: kv,
-            head_dim,
-            causal: true,
-            backward,
-            dtype,
-        };
-        match s.cp_algorithm {
-            ContextAlgorithm::AllGather => (
-                self.seconds(&block(false, kv_len)),
-                self.seconds(&block(true, kv_len)),
-            ),
-            ContextAlgorithm::Ring => {
-                let kv = kv_len / s.cp as u64;
-                let cp = s.cp as f64;
-                (
-                    cp * self.seconds(&block(false, kv)),
-                    cp * self.seconds(&block(true, kv)),
-                )
-            }
-        }
+        (pass(false), pass(true))
     }
 
     /// One layer's times, collectives included, for the layout `s`.

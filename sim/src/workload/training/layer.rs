@@ -15,6 +15,7 @@
 use crate::collective::CollectiveOp;
 use crate::hw::{Dtype, ElementwiseOp, Kernel};
 use crate::model::Transformer;
+use crate::scenario::parallel::ContextAlgorithm;
 
 /// A named kernel of one layer.
 pub(super) struct Step {
@@ -231,6 +232,43 @@ pub(super) fn moe_layer_forward(
         elementwise(ElementwiseOp::Add, 3.0 * act(tn, h), (tn * h) as f64),
     ));
     items
+}
+
+/// The attention kernel one context-parallel rank runs for a layer's attention `kernel` (its
+/// queries against every key), in the pass `backward` or forward: the whole kernel once after an
+/// all-gather of the keys and values, or under ring attention one block of `kv_len / cp` keys per
+/// ring step, `cp` times. Returns the kernel and how many times it runs.
+pub(super) fn context_attention_kernel(
+    kernel: Kernel,
+    cp: u32,
+    algorithm: ContextAlgorithm,
+    backward: bool,
+) -> (Kernel, u32) {
+    let Kernel::Attention {
+        batch_heads,
+        q_len,
+        kv_len,
+        head_dim,
+        dtype,
+        ..
+    } = kernel
+    else {
+        unreachable!("context attention splits an attention kernel")
+    };
+    let (kv, runs) = match algorithm {
+        ContextAlgorithm::AllGather => (kv_len, 1),
+        ContextAlgorithm::Ring => (kv_len / cp as u64, cp),
+    };
+    let block = Kernel::Attention {
+        batch_heads,
+        q_len,
+        kv_len: kv,
+        head_dim,
+        causal: true,
+        backward,
+        dtype,
+    };
+    (block, runs)
 }
 
 /// The backward kernels of one forward kernel, with their names.

@@ -22,7 +22,8 @@
 
 use super::comm::Comm;
 use super::layer::{
-    Item, Step, Sync, backward, elementwise, gemm, layer_forward, moe_layer_forward,
+    Item, Step, Sync, backward, context_attention_kernel, elementwise, gemm, layer_forward,
+    moe_layer_forward,
 };
 use super::schedule::{self, Pass, Work};
 use super::setup::Training;
@@ -367,9 +368,7 @@ impl<'a> StepBuilder<'a> {
         let s = self.setup;
         let m = &s.model;
         let Kernel::Attention {
-            batch_heads,
             q_len,
-            kv_len,
             head_dim,
             dtype,
             ..
@@ -397,10 +396,7 @@ impl<'a> StepBuilder<'a> {
                 let after = self.compute_deps();
                 let id = self.comm_op(lane, "cp_kv_all_gather", secs, full, &after);
                 self.stage().last = Some(id);
-                let mut k = kernel;
-                if let Kernel::Attention { backward, .. } = &mut k {
-                    *backward = !forward;
-                }
+                let (k, _) = context_attention_kernel(kernel, s.cp, s.cp_algorithm, !forward);
                 self.kernel(name, k, Some(layer), micro, model_flops);
                 if !forward {
                     let secs =
@@ -411,15 +407,7 @@ impl<'a> StepBuilder<'a> {
                 }
             }
             ContextAlgorithm::Ring => {
-                let block = Kernel::Attention {
-                    batch_heads,
-                    q_len,
-                    kv_len: kv_len / s.cp as u64,
-                    head_dim,
-                    causal: true,
-                    backward: !forward,
-                    dtype,
-                };
+                let (block, _) = context_attention_kernel(kernel, s.cp, s.cp_algorithm, !forward);
                 // Backward passes carry the keys and values and their gradients.
                 let bytes = if forward { local_kv } else { 2.0 * local_kv };
                 let secs =
