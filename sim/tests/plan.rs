@@ -209,3 +209,30 @@ fn tempdir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     dir
 }
+
+#[test]
+fn memory_headroom_keeps_room_on_every_gpu() {
+    let plain = small_plan(&Options {
+        top: 3,
+        simulate: 6,
+        ..Options::default()
+    });
+    let headroom = 60.0 * 1073741824.0;
+    let roomy = small_plan(&Options {
+        top: 3,
+        simulate: 6,
+        headroom_bytes: headroom,
+        ..Options::default()
+    });
+    let unfit = |p: &Value| count(&p["candidates"]["pruned"]["does_not_fit"]);
+    assert!(unfit(&roomy) > unfit(&plain));
+    assert_eq!(roomy["memory_headroom_bytes"], headroom);
+    for t in roomy["top"].as_array().expect("top") {
+        let peak = common::number(t, "memory.peak_bytes_per_gpu");
+        let capacity = common::number(t, "memory.capacity_bytes");
+        assert!(
+            peak <= capacity - headroom,
+            "{peak} with {headroom} kept free"
+        );
+    }
+}

@@ -32,6 +32,10 @@ pub struct PlanArgs {
     /// Diffusion, --objective fewest-gpus: the latency one video must meet, e.g. "60 s".
     #[arg(long, value_name = "DURATION", value_parser = parse_latency)]
     max_latency: Option<f64>,
+    /// Training and diffusion: memory kept free on every GPU beyond the modelled peak (CUDA
+    /// context, allocator fragmentation), e.g. "4 GiB" (default none).
+    #[arg(long, value_name = "SIZE", value_parser = parse_headroom)]
+    memory_headroom: Option<f64>,
     /// Override a key of the scenario before planning (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -45,6 +49,13 @@ fn parse_latency(text: &str) -> Result<f64, String> {
     Duration::parse(text)
         .map(Duration::secs)
         .map_err(|e| format!("{e} (e.g. --max-latency \"60 s\")"))
+}
+
+/// `--memory-headroom`: a size with its unit, in bytes.
+fn parse_headroom(text: &str) -> Result<f64, String> {
+    clustersim::scenario::quantity::Bytes::parse(text)
+        .map(|b| b.0 as f64)
+        .map_err(|e| format!("{e} (e.g. --memory-headroom \"4 GiB\")"))
 }
 
 pub fn run(args: &PlanArgs) -> ExitCode {
@@ -77,6 +88,7 @@ pub fn run(args: &PlanArgs) -> ExitCode {
         objective: args.objective,
         slo_attainment: args.slo_attainment,
         max_latency_s: args.max_latency,
+        headroom_bytes: args.memory_headroom.unwrap_or(0.0),
     };
     let mut result = match plan::plan(&scenario, &options) {
         Ok(r) => r,

@@ -262,7 +262,11 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             Outcome::Invalid(why) => *tally.invalid.entry(why).or_default() += 1,
             Outcome::Ran(report) => {
                 tally.simulated += 1;
-                if report["memory"]["fits"] != true {
+                let peak = report["memory"]["peak_bytes_per_gpu"]
+                    .as_f64()
+                    .unwrap_or(f64::INFINITY);
+                let capacity = report["memory"]["capacity_bytes"].as_f64().unwrap_or(0.0);
+                if report["memory"]["fits"] != true || peak > capacity - options.headroom_bytes {
                     *tally
                         .does_not_fit
                         .entry("peak memory exceeds a GPU's".into())
@@ -291,11 +295,12 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         .into_iter()
         .map(|(g, (n, latency))| {
             json!({
-                "gpus": g,
-                "candidates": n,
-                "best_latency_s": latency,
-                "meets_target": bound.map(|b| latency <= b),
-            })
+                    "gpus": g,
+                    "memory_headroom_bytes": options.headroom_bytes,
+            "candidates": n,
+                    "best_latency_s": latency,
+                    "meets_target": bound.map(|b| latency <= b),
+                })
         })
         .collect();
 

@@ -41,6 +41,9 @@ pub struct Options {
     pub slo_attainment: Option<f64>,
     /// Diffusion, `fewest-gpus`: the latency bound of one video, seconds; required there.
     pub max_latency_s: Option<f64>,
+    /// Training and diffusion: bytes of each GPU's memory kept free of the modelled peak (the
+    /// CUDA context and allocator fragmentation the memory model leaves out); 0 by default.
+    pub headroom_bytes: f64,
 }
 
 impl Default for Options {
@@ -51,6 +54,7 @@ impl Default for Options {
             objective: Objective::Fastest,
             slo_attainment: None,
             max_latency_s: None,
+            headroom_bytes: 0.0,
         }
     }
 }
@@ -81,6 +85,11 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             }
             training::plan(scenario, options)
         }
+        Kind::Serving if options.headroom_bytes > 0.0 => Err(ScenarioError::whole(
+            &scenario.source.path,
+            "--memory-headroom applies to training and diffusion plans",
+        )
+        .with_help("a serving replica sizes its KV cache from serving.kv_memory_fraction; lower it with --set serving.kv_memory_fraction=0.85")),
         Kind::Serving => serving::plan(scenario, options),
         Kind::Diffusion => diffusion::plan(scenario, options),
         Kind::Collective => Err(ScenarioError::whole(

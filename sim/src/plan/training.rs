@@ -156,7 +156,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     let space = Space::training(&base);
     let layouts = space.layouts();
     let considered = layouts.len();
-    let capacity = base.gpu.memory_bytes as f64;
+    let capacity = base.gpu.memory_bytes as f64 - options.headroom_bytes;
 
     // Refuse, prune and rank, one working copy of the set-up per chunk of candidates.
     let gpus = base.gpus();
@@ -227,7 +227,11 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     let reference_ranked = ranked.iter().any(|(l, _)| *l == reference_layout);
     let mut best: Vec<Simulated> = simulated
         .into_iter()
-        .filter(|s| s.report["memory"]["fits"] == true)
+        .filter(|s| {
+            s.report["memory"]["peak_bytes_per_gpu"]
+                .as_f64()
+                .is_some_and(|peak| peak <= capacity)
+        })
         .collect();
     best.sort_by(|a, b| a.seconds().total_cmp(&b.seconds()));
 
@@ -268,6 +272,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             "seq_len": base.model.seq_len,
             "model": base.model.name,
         },
+        "memory_headroom_bytes": options.headroom_bytes,
         "candidates": {
             "considered": considered,
             "pruned": {
