@@ -9,17 +9,19 @@
 #             PP 8 / DP 16 (`--compare`), on the What-if & compare tab.
 #   sweep     docs/screenshot-sweep.png: a `clustersim sweep` of GPT-3 1.3B over micro-batch and
 #             recompute (with failing points) in the Sweep tab.
+#   topology  docs/screenshot-topology.png: Megatron 3.6B on 64 A100 (8 servers on a leaf/spine
+#             fat-tree) in the Topology tab, the pointer on GPU 10 to show its tooltip.
 #
 # Runs headless: a virtual X server (Xvfb), OpenGL through Mesa's software renderer (llvmpipe).
 # Installs what it needs with apt-get when missing (needs root). Run from anywhere:
-#   gui/screenshot.sh [all|timeline|metrics|compare|sweep] [OUTPUT_DIR]
+#   gui/screenshot.sh [all|timeline|metrics|compare|sweep|topology] [OUTPUT_DIR]
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-all}"
 outdir="${2:-$root/docs}"
-case "$mode" in all | timeline | metrics | compare | sweep) ;; *)
-    echo "usage: $0 [all|timeline|metrics|compare|sweep] [OUTPUT_DIR]" >&2
+case "$mode" in all | timeline | metrics | compare | sweep | topology) ;; *)
+    echo "usage: $0 [all|timeline|metrics|compare|sweep|topology] [OUTPUT_DIR]" >&2
     exit 2
     ;;
 esac
@@ -117,4 +119,17 @@ if [ "$mode" = all ] || [ "$mode" = sweep ]; then
         --vary parallel.recompute=none,selective,full --out "$grid" 2>/dev/null
     shoot screenshot-sweep.png 3 "$grid"
     rm -rf "$(dirname "$grid")"
+fi
+
+if [ "$mode" = all ] || [ "$mode" = topology ]; then
+    # Rest the pointer on GPU 10 (node 1; found by eye at this window size, see the screenshot).
+    x="${TOPOLOGY_X:-304}" y="${TOPOLOGY_Y:-731}"
+    pose() {
+        xdotool mousemove "$((x - 2))" "$((y - 1))"
+        sleep 0.3
+        xdotool mousemove "$x" "$y"
+        sleep 1.5
+    }
+    shoot screenshot-topology.png "${TOPOLOGY_WAIT:-6}" scenarios/training/megatron-3.6b-64xa100-tp2.toml \
+        --tab topology
 fi

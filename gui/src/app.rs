@@ -20,9 +20,10 @@ use crate::cards::{self, Summary};
 use crate::plots::{self, Metrics};
 use crate::sweep_view::{self, SweepView};
 use crate::timeline::{self, TimelineState, View};
+use crate::topology_view::{self, TopologyState};
 use crate::whatif::{self, WhatIf};
 use crate::worker::{Loaded, Outcome, Request, RunError, Worker};
-use crate::{compare, edited, units};
+use crate::{compare, edited, gpu_lanes, units};
 use egui::{Color32, Frame, Key, Margin, RichText, TextEdit, Ui};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,17 +32,25 @@ use std::time::Duration;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Tab {
     Timeline,
+    Topology,
     Metrics,
     WhatIf,
     Sweep,
 }
 
 impl Tab {
-    const ALL: [Tab; 4] = [Tab::Timeline, Tab::Metrics, Tab::WhatIf, Tab::Sweep];
+    const ALL: [Tab; 5] = [
+        Tab::Timeline,
+        Tab::Topology,
+        Tab::Metrics,
+        Tab::WhatIf,
+        Tab::Sweep,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Tab::Timeline => "Timeline",
+            Tab::Topology => "Topology",
             Tab::Metrics => "Metrics",
             Tab::WhatIf => "What-if & compare",
             Tab::Sweep => "Sweep",
@@ -87,6 +96,9 @@ pub struct App {
     pub save_path: String,
     pub save_status: Option<Result<String, String>>,
     pub(crate) timeline: TimelineState,
+    pub(crate) topology: TopologyState,
+    /// What a click on a GPU in the Topology tab found (its lanes, or why there are none).
+    pub gpu_note: Option<String>,
     /// Whether the next result replaces the view (Open) or keeps it (Re-run).
     fit_next: bool,
     /// The window asked for on the command line, for the first result.
@@ -129,12 +141,15 @@ impl App {
             save_path: String::new(),
             save_status: None,
             timeline: TimelineState::default(),
+            topology: TopologyState::default(),
+            gpu_note: None,
             fit_next: true,
             initial_view: args.view.map(|(t0, t1)| View { t0, t1 }),
             last_frame_s: None,
             pending_compare: args.compare.clone(),
         };
         app.tab = match args.tab.as_deref() {
+            Some("topology") => Tab::Topology,
             Some("metrics") => Tab::Metrics,
             Some("whatif") => Tab::WhatIf,
             Some("sweep") => Tab::Sweep,
@@ -222,7 +237,9 @@ impl App {
                 let metrics = Metrics::from_report(&loaded.report);
                 if self.fit_next {
                     self.timeline = TimelineState::showing(self.initial_view.take());
+                    self.topology = TopologyState::default();
                 }
+                self.gpu_note = None;
                 let table = loaded
                     .text
                     .as_deref()
@@ -426,8 +443,23 @@ impl App {
             }
             match self.tab {
                 Tab::Timeline => {
+                    self.gpu_note_bar(ui);
                     let s = self.shown.as_ref().expect("checked above");
                     timeline::show(ui, &mut self.timeline, &s.loaded.tracks, &s.loaded.graph);
+                }
+                Tab::Topology => {
+                    self.gpu_note_bar(ui);
+                    let s = self.shown.as_ref().expect("checked above");
+                    let clicked = match &s.loaded.topology.layout {
+                        Ok(layout) => topology_view::show(ui, &mut self.topology, layout),
+                        Err(e) => {
+                            ui.label(format!("No topology to draw for this run: {e}"));
+                            None
+                        }
+                    };
+                    if let Some(rank) = clicked {
+                        self.jump_to_gpu(rank);
+                    }
                 }
                 Tab::Metrics => {
                     let s = self.shown.as_ref().expect("checked above");
@@ -437,6 +469,36 @@ impl App {
                 Tab::Sweep => {}
             }
         });
+    }
+
+    /// Shows GPU `rank`'s lanes on the Timeline tab (or its stand-in's), saying which they are;
+    /// when the timeline has none for it, stays and says why.
+    pub fn jump_to_gpu(&mut self, rank: u32) {
+        let Some(s) = &self.shown else { return };
+        let found = gpu_lanes::locate(rank, s.loaded.topology.stands, &s.loaded.tracks.tracks);
+        match found {
+            Ok(lanes) => {
+                self.gpu_note = Some(lanes.note());
+                self.timeline.scroll_to = Some(lanes.tracks.start);
+                self.timeline.highlight = Some(lanes.tracks);
+                self.tab = Tab::Timeline;
+            }
+            Err(why) => self.gpu_note = Some(why),
+        }
+    }
+
+    /// The note left by a click on a GPU, with a button to clear it.
+    fn gpu_note_bar(&mut self, ui: &mut Ui) {
+        let Some(note) = &self.gpu_note else { return };
+        let mut clear = false;
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(note).strong());
+            clear = ui.small_button("Clear").clicked();
+        });
+        if clear {
+            self.gpu_note = None;
+            self.timeline.highlight = None;
+        }
     }
 
     /// Fields and save on the left, the compare table on the right.
@@ -758,5 +820,74 @@ mod tests {
                 units::duration(worst)
             );
         }
+        // The Topology tab: the whole cluster (128 server boxes), then zoomed onto node 0.
+        app.tab = Tab::Topology;
+        let node0 = {
+            let s = app.shown.as_ref().unwrap();
+            s.loaded.topology.layout.as_ref().unwrap().servers[0].rect
+        };
+        let cameras = [
+            ("whole cluster", None),
+            (
+                "zoomed on a server",
+                Some(topology_view::Camera {
+                    center: node0.center(),
+                    scale: 2.0,
+                }),
+            ),
+        ];
+        for (name, camera) in cameras {
+            let mut times = Vec::new();
+            for frame in 0..40 {
+                app.topology.camera = camera;
+                let t = std::time::Instant::now();
+                let out = ctx.run_ui(input(), |ui| app.show(ui));
+                let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
+                let dt = t.elapsed().as_secs_f64();
+                assert!(!prims.is_empty());
+                if frame >= 5 {
+                    times.push(dt);
+                }
+            }
+            times.sort_by(f64::total_cmp);
+            println!(
+                "topology, {name}: median frame {}, worst {} ({} lines, {} servers in detail)",
+                units::duration(times[times.len() / 2]),
+                units::duration(times[times.len() - 1]),
+                app.topology.drawn,
+                app.topology.detailed
+            );
+        }
+    }
+
+    /// Clicking GPU 5 of the one-server GPT-3 1.3B run (no pipeline): GPU 0's lanes stand for it;
+    /// the Topology tab draws the server.
+    #[test]
+    fn a_gpu_picked_on_the_topology_opens_its_lanes() {
+        use egui_kittest::Harness;
+        use egui_kittest::kittest::Queryable;
+        let args = Args {
+            scenario: Some(scenario()),
+            tab: Some("topology".into()),
+            ..Args::default()
+        };
+        let mut app = App::new(args, Worker::new(|| {}));
+        finish(&mut app);
+        let mut h = Harness::new_ui_state(|ui, app: &mut App| app.show(ui), app);
+        h.set_size(egui::vec2(1400.0, 900.0));
+        h.run();
+        h.get_by_label("1 server · 8 GPUs (8 per server)");
+        h.get_by_label("no network switches (one server)");
+        h.state_mut().jump_to_gpu(5);
+        h.run();
+        let app = h.state();
+        assert_eq!(app.tab, Tab::Timeline);
+        let note = app.gpu_note.as_deref().unwrap();
+        assert!(note.contains("GPU 0 stands for it"), "{note}");
+        assert_eq!(
+            app.timeline.highlight,
+            Some(0..app.shown.as_ref().unwrap().loaded.tracks.tracks.len())
+        );
+        h.get_by_label(note);
     }
 }

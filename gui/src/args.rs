@@ -28,7 +28,8 @@ Options:
       --view <START..END>   Open the timeline on this window of the step, e.g. --view 0ms..3ms
       --compare <KEY=VALUE> After the first run, run again with this override added and compare
                             the two (repeatable)
-      --tab <NAME>          The tab to show first: timeline, metrics, whatif or sweep
+      --tab <NAME>          The tab to show first: timeline, topology, metrics, whatif or
+                            sweep
   -h, --help                Print help";
 
 /// What the command line asked for.
@@ -40,13 +41,13 @@ pub struct Args {
     pub view: Option<(f64, f64)>,
     /// Overrides for a second run, compared with the first.
     pub compare: Vec<String>,
-    /// The first tab shown (`timeline`, `metrics`, `whatif`, `sweep`).
+    /// The first tab shown (`timeline`, `topology`, `metrics`, `whatif`, `sweep`).
     pub tab: Option<String>,
     pub help: bool,
 }
 
 /// The tab names `--tab` takes.
-pub const TABS: [&str; 4] = ["timeline", "metrics", "whatif", "sweep"];
+pub const TABS: [&str; 5] = ["timeline", "topology", "metrics", "whatif", "sweep"];
 
 /// Reads the arguments after the program name. Errors are one line, for stderr.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {

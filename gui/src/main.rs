@@ -15,6 +15,9 @@
 //! - `sweep_view`: a `clustersim sweep` result plotted, any metric against any varied key.
 //! - `timeline`: the timeline widget (visible-range search, merging of sub-pixel operations).
 //! - `ruler`: the timeline's time axis.
+//! - `topology_layout`: the run's cluster built and placed (worker thread).
+//! - `topology_view`: the Topology tab (level of detail, hover, click a GPU).
+//! - `gpu_lanes`: which timeline lanes show a GPU of the cluster.
 //! - `units`: numbers for people.
 //!
 //! Rendering is eframe with the glow (OpenGL) backend on X11; it runs under Xvfb with Mesa's
@@ -25,10 +28,13 @@ mod args;
 mod cards;
 mod compare;
 mod edited;
+mod gpu_lanes;
 mod plots;
 mod ruler;
 mod sweep_view;
 mod timeline;
+mod topology_layout;
+mod topology_view;
 mod units;
 mod whatif;
 mod worker;

@@ -343,6 +343,10 @@ pub struct TimelineState {
     pub view: Option<View>,
     /// Pixels scrolled down through the lanes.
     pub lane_offset: f32,
+    /// Scroll so that this track is the first row, on the next frame (a GPU picked elsewhere).
+    pub scroll_to: Option<usize>,
+    /// Tracks marked in the gutter (the GPU picked on the Topology tab).
+    pub highlight: Option<Range<usize>>,
     overview: Option<OverviewCache>,
 }
 
@@ -472,6 +476,9 @@ pub fn show(ui: &mut Ui, state: &mut TimelineState, tracks: &Tracks, graph: &Gra
     if overview_response.hovered() {
         ui.ctx().set_cursor_icon(CursorIcon::PointingHand);
     }
+    if let Some(track) = state.scroll_to.take() {
+        state.lane_offset = track as f32 * row_h;
+    }
     state.lane_offset = state.lane_offset.clamp(0.0, max_offset);
     state.view = Some(view);
 
@@ -585,6 +592,11 @@ pub fn show(ui: &mut Ui, state: &mut TimelineState, tracks: &Tracks, graph: &Gra
         let row_rect = Rect::from_min_max(pos2(plot.left(), top), pos2(plot.right(), top + row_h));
         if row % 2 == 1 {
             plot_painter.rect_filled(row_rect, 0.0, stripe);
+        }
+        if state.highlight.as_ref().is_some_and(|h| h.contains(&row)) {
+            let gutter_row =
+                Rect::from_min_max(pos2(main.left(), top), pos2(plot.left(), top + row_h));
+            gutter_painter.rect_filled(gutter_row, 0.0, visuals.selection.bg_fill);
         }
         gutter_painter.text(
             pos2(main.left() + 6.0, top + row_h / 2.0),

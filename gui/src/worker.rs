@@ -5,14 +5,15 @@
 //! result is delivered: starting a run while another is in flight makes the older one's result
 //! stale, and it is dropped when it arrives. Scenario errors come back as errors with their full
 //! located message; a panic inside the simulator is caught and comes back as an error too.
-//! The heavy preparation for drawing (sorting operations into per-lane tracks) is done on the
-//! worker thread as well.
+//! The heavy preparation for drawing (sorting operations into per-lane tracks, building and
+//! placing the cluster's topology) is done on the worker thread as well.
 //!
 //! Deliberately left out: cancelling a run in flight (the simulator has no cancellation point; a
 //! superseded run finishes in the background and is discarded), progress reporting, and a thread
 //! pool (one run at a time is what a person asks for).
 
 use crate::timeline::Tracks;
+use crate::topology_layout::{self, Built};
 use clustersim::exec::Graph;
 use serde_json::Value;
 use std::panic::{self, AssertUnwindSafe};
@@ -35,6 +36,8 @@ pub struct Loaded {
     pub tracks: Tracks,
     /// The scenario file's text as it was read for this run (for saving an edited copy).
     pub text: Option<String>,
+    /// The cluster placed for the Topology tab, and which GPUs have lanes.
+    pub topology: Built,
 }
 
 /// Why a run produced nothing to show.
@@ -64,11 +67,13 @@ pub fn run_blocking(request: &Request) -> Result<Loaded, RunError> {
     let scenario = clustersim::Scenario::load(&request.path, &request.sets).map_err(located)?;
     let out = clustersim::run(&scenario).map_err(located)?;
     let tracks = Tracks::build(&out.graph, &out.timeline);
+    let topology = topology_layout::from_scenario(&scenario);
     Ok(Loaded {
         report: out.report,
         graph: out.graph,
         tracks,
         text: std::fs::read_to_string(&request.path).ok(),
+        topology,
     })
 }
 

@@ -1,0 +1,658 @@
+//! Where each device of a run's cluster goes on the Topology tab, worked out once per run on the
+//! worker thread.
+//!
+//! The library builds the topology for every run (`clustersim::net::Topology`, a petgraph graph of
+//! devices and directed links); [`from_scenario`] builds it again the way the workload does
+//! (training's set-up, or `[cluster]` for serving, diffusion and collectives) and [`Layout::new`]
+//! places it in world coordinates:
+//!
+//! - **servers** as boxes in rows (up to 16 a row, fewer for small clusters), in node order; inside
+//!   each, its NICs on top, then its NVSwitch / PCIe switches / host, then its GPUs, each row
+//!   wrapping at 8;
+//! - **shared switches** in tiers above the servers, bottom up: leaves, spines, cores, WAN routers
+//!   (spread evenly over the width, in build order);
+//! - **torus routers** (a router wired to one server's NICs only) just above their server.
+//!
+//! Every physical link (two directed edges) becomes one [`Link`], classed as inside a server, a
+//! server's uplink, or between shared switches; the uplinks are also summed per (server, switch)
+//! pair ([`Uplink`]) so that a server drawn as a single box has one line per switch it reaches.
+//!
+//! Deliberately left out: per-link traffic (the library does not record it for a run), the
+//! direction of a link (the two directions of the shipped builders are alike; the first one is
+//! kept), and graph-drawing optimisation (crossings are not minimised).
+
+use clustersim::net::Topology;
+use clustersim::net::topology::{DeviceKind, LinkKind};
+use clustersim::scenario::{Kind, Scenario};
+use egui::{Pos2, Rect, Vec2, pos2, vec2};
+use std::collections::BTreeMap;
+
+/// Side of a device's square inside a server, and the pitch between them.
+pub const DEVICE: f32 = 18.0;
+const PITCH: f32 = 22.0;
+const PER_LINE: usize = 8;
+const PAD: f32 = 8.0;
+const HEADER: f32 = 16.0;
+const SERVER_GAP_X: f32 = 30.0;
+const SERVER_GAP_Y: f32 = 70.0;
+const TIER_GAP: f32 = 90.0;
+/// World units left of everything for the tiers' names.
+const LABEL_ROOM: f32 = 110.0;
+/// A shared switch's size.
+pub const SWITCH: Vec2 = vec2(34.0, 16.0);
+
+/// One device and where it is drawn.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    pub name: String,
+    pub kind: DeviceKind,
+    pub node: Option<u32>,
+    /// Centre, world coordinates.
+    pub pos: Pos2,
+    pub size: Vec2,
+}
+
+impl Placed {
+    pub fn rect(&self) -> Rect {
+        Rect::from_center_size(self.pos, self.size)
+    }
+}
+
+/// Where a link sits, which decides when it is drawn.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Both ends in this server (NVLink, PCIe, GPU to NIC).
+    Inside(u32),
+    /// From a device of this server to a shared switch or router.
+    Up(u32),
+    /// Between shared switches and routers.
+    Shared,
+}
+
+/// One physical link (one of its two directions).
+#[derive(Clone, Debug)]
+pub struct Link {
+    /// Device indices (the graph's vertex indices), `a < b`.
+    pub a: usize,
+    pub b: usize,
+    pub kind: LinkKind,
+    /// Bytes per second, one direction.
+    pub bandwidth: f64,
+    /// Seconds, one way.
+    pub latency: f64,
+    pub scope: Scope,
+}
+
+/// A server's links to one shared switch, summed: what is drawn when the server is one box.
+#[derive(Clone, Debug)]
+pub struct Uplink {
+    pub node: u32,
+    /// The switch or router (device index).
+    pub to: usize,
+    pub kind: LinkKind,
+    pub links: u32,
+    /// Sum over the links, bytes/s per direction.
+    pub bandwidth: f64,
+    pub latency: f64,
+}
+
+/// One server box.
+#[derive(Clone, Debug)]
+pub struct Server {
+    pub node: u32,
+    pub rect: Rect,
+    pub gpus: u32,
+    /// Indices of its devices.
+    pub devices: Vec<usize>,
+}
+
+/// A row of shared switches of one kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tier {
+    pub label: &'static str,
+    pub count: usize,
+    /// World y of the row and x of its first switch's left edge (NaN: no row of its own).
+    pub y: f32,
+    pub x0: f32,
+}
+
+/// Links of one kind: how many, and their distinct bandwidths.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Class {
+    pub kind: LinkKind,
+    pub links: usize,
+    /// Distinct bandwidths (bytes/s), ascending.
+    pub bandwidths: Vec<f64>,
+}
+
+/// A placed topology.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    /// What was built, e.g. "NVSwitch + fat-tree".
+    pub name: String,
+    pub gpus: u32,
+    pub gpus_per_node: u32,
+    /// By graph vertex index.
+    pub devices: Vec<Placed>,
+    /// By node.
+    pub servers: Vec<Server>,
+    /// Bottom up; torus routers (beside their servers) are counted as a tier without a row.
+    pub tiers: Vec<Tier>,
+    pub links: Vec<Link>,
+    pub uplinks: Vec<Uplink>,
+    pub classes: Vec<Class>,
+    /// Everything drawn, world coordinates.
+    pub bounds: Rect,
+}
+
+/// The kind of a device, in words.
+pub fn kind_name(kind: &DeviceKind) -> &'static str {
+    match kind {
+        DeviceKind::Gpu { .. } => "GPU",
+        DeviceKind::NvSwitch => "NVSwitch",
+        DeviceKind::PcieSwitch => "PCIe switch",
+        DeviceKind::Host => "host (CPU)",
+        DeviceKind::Nic => "NIC",
+        DeviceKind::Leaf => "leaf switch",
+        DeviceKind::Spine => "spine switch",
+        DeviceKind::Core => "core switch",
+        DeviceKind::Router => "router",
+    }
+}
+
+/// The kind of a link, in words.
+pub fn link_name(kind: LinkKind) -> &'static str {
+    match kind {
+        LinkKind::NvLink => "NVLink",
+        LinkKind::Pcie => "PCIe",
+        LinkKind::Network => "network",
+        LinkKind::Wan => "WAN",
+    }
+}
+
+/// Row of a shared device (bottom up) and its tier's name.
+fn tier_of(kind: &DeviceKind) -> (u8, &'static str) {
+    match kind {
+        DeviceKind::Leaf => (0, "leaf"),
+        DeviceKind::Spine => (1, "spine"),
+        DeviceKind::Core => (2, "core"),
+        DeviceKind::Router => (3, "WAN router"),
+        DeviceKind::Nic => (4, "NIC"),
+        DeviceKind::Host => (5, "host"),
+        DeviceKind::PcieSwitch => (6, "PCIe switch"),
+        DeviceKind::NvSwitch => (7, "NVSwitch"),
+        DeviceKind::Gpu { .. } => (8, "GPU"),
+    }
+}
+
+/// Row inside a server: 0 NICs, 1 switches and host, 2 GPUs.
+fn row_in_server(kind: &DeviceKind) -> usize {
+    match kind {
+        DeviceKind::Nic => 0,
+        DeviceKind::Gpu { .. } => 2,
+        _ => 1,
+    }
+}
+
+/// Lines needed for `n` devices at `PER_LINE` a line.
+fn lines(n: usize) -> usize {
+    n.div_ceil(PER_LINE)
+}
+
+impl Layout {
+    /// Places every device and link of `topology`.
+    pub fn new(topology: &Topology) -> Layout {
+        let g = &topology.graph;
+        let n_dev = g.node_count();
+        let nodes = topology.nodes as usize;
+
+        // Devices of each server, by row.
+        let mut inside: Vec<[Vec<usize>; 3]> = vec![Default::default(); nodes];
+        for v in g.node_indices() {
+            if let Some(node) = g[v].node
+                && (node as usize) < nodes
+            {
+                inside[node as usize][row_in_server(&g[v].kind)].push(v.index());
+            }
+        }
+        // Shared devices: a router wired to one server only sits beside it (torus); the rest go
+        // in tiers by kind.
+        let mut beside: Vec<Option<u32>> = vec![None; n_dev];
+        let mut tiers: BTreeMap<u8, (&'static str, Vec<usize>)> = BTreeMap::new();
+        for v in g.node_indices() {
+            let d = &g[v];
+            if d.node.is_some_and(|n| (n as usize) < nodes) {
+                continue;
+            }
+            if d.kind == DeviceKind::Router {
+                let mut servers = g.neighbors_undirected(v).filter_map(|w| g[w].node);
+                if let Some(first) = servers.next()
+                    && servers.all(|n| n == first)
+                {
+                    beside[v.index()] = Some(first);
+                    continue;
+                }
+            }
+            let (row, label) = tier_of(&d.kind);
+            tiers
+                .entry(row)
+                .or_insert((label, Vec::new()))
+                .1
+                .push(v.index());
+        }
+
+        // Server size: the largest server's rows.
+        let widest = inside
+            .iter()
+            .flat_map(|rows| rows.iter().map(|r| r.len().min(PER_LINE)))
+            .max()
+            .unwrap_or(1)
+            .max(4);
+        let row_lines: [usize; 3] = std::array::from_fn(|r| {
+            inside
+                .iter()
+                .map(|rows| lines(rows[r].len()))
+                .max()
+                .unwrap_or(0)
+        });
+        let used_rows = row_lines.iter().filter(|&&l| l > 0).count();
+        let box_w = 2.0 * PAD + widest as f32 * PITCH;
+        let box_h = HEADER
+            + PAD
+            + row_lines.iter().sum::<usize>() as f32 * PITCH
+            + used_rows.saturating_sub(1) as f32 * 6.0;
+
+        // Servers a row: all of them up to 8, then about twice as many columns as rows, at most 16.
+        let cols = if nodes <= 8 {
+            nodes.max(1)
+        } else {
+            ((2.0 * nodes as f32).sqrt().ceil() as usize).clamp(8, 16)
+        };
+        let mut devices: Vec<Placed> = g
+            .node_indices()
+            .map(|v| Placed {
+                name: g[v].name.clone(),
+                kind: g[v].kind.clone(),
+                node: g[v].node,
+                pos: Pos2::ZERO,
+                size: SWITCH,
+            })
+            .collect();
+        let mut servers = Vec::with_capacity(nodes);
+        for (node, rows) in inside.iter().enumerate() {
+            let (c, r) = (node % cols, node / cols);
+            let min = pos2(
+                c as f32 * (box_w + SERVER_GAP_X),
+                r as f32 * (box_h + SERVER_GAP_Y),
+            );
+            let rect = Rect::from_min_size(min, vec2(box_w, box_h));
+            let mut y = min.y + HEADER;
+            let mut list = Vec::new();
+            for (k, row) in rows.iter().enumerate() {
+                if row_lines[k] == 0 {
+                    continue;
+                }
+                let per = row.len().clamp(1, PER_LINE);
+                let x0 = rect.center().x - per as f32 * PITCH / 2.0 + PITCH / 2.0;
+                for (i, &d) in row.iter().enumerate() {
+                    let (line, col) = (i / PER_LINE, i % PER_LINE);
+                    devices[d].pos = pos2(
+                        x0 + col as f32 * PITCH,
+                        y + line as f32 * PITCH + PITCH / 2.0,
+                    );
+                    devices[d].size = match devices[d].kind {
+                        DeviceKind::Nic => vec2(DEVICE, DEVICE * 0.6),
+                        _ => vec2(DEVICE, DEVICE),
+                    };
+                    list.push(d);
+                }
+                y += row_lines[k] as f32 * PITCH + 6.0;
+            }
+            let gpus = rows[2]
+                .iter()
+                .filter(|&&d| matches!(devices[d].kind, DeviceKind::Gpu { .. }))
+                .count() as u32;
+            servers.push(Server {
+                node: node as u32,
+                rect,
+                gpus,
+                devices: list,
+            });
+        }
+        let width = if nodes == 0 {
+            box_w
+        } else {
+            cols as f32 * (box_w + SERVER_GAP_X) - SERVER_GAP_X
+        };
+        for (d, node) in beside.iter().enumerate() {
+            if let Some(n) = node {
+                let r = servers[*n as usize].rect;
+                devices[d].pos = pos2(r.center().x, r.top() - SERVER_GAP_Y / 2.0);
+            }
+        }
+        // Tiers further apart over many rows of servers, so that the lines fanning out of them
+        // stay apart.
+        let rows_of_servers = nodes.div_ceil(cols.max(1));
+        let tier_gap = (0.2 * rows_of_servers as f32 * (box_h + SERVER_GAP_Y)).max(TIER_GAP);
+        let mut tier_rows = Vec::new();
+        for (i, (_, (label, list))) in tiers.iter().enumerate() {
+            let y = -tier_gap * (i as f32 + 1.0) + if nodes == 0 { tier_gap } else { 0.0 };
+            let step = width / list.len() as f32;
+            for (k, &d) in list.iter().enumerate() {
+                devices[d].pos = pos2((k as f32 + 0.5) * step, y);
+                devices[d].size = vec2(SWITCH.x.min(step * 0.8).max(4.0), SWITCH.y);
+            }
+            tier_rows.push(Tier {
+                label,
+                count: list.len(),
+                y,
+                x0: list.first().map_or(0.0, |&d| devices[d].rect().left()),
+            });
+        }
+        let attached = beside.iter().filter(|b| b.is_some()).count();
+        if attached > 0 {
+            tier_rows.insert(
+                0,
+                Tier {
+                    label: "torus router",
+                    count: attached,
+                    y: f32::NAN,
+                    x0: f32::NAN,
+                },
+            );
+        }
+
+        // Links: one per physical link, the lower-indexed direction kept.
+        let mut links = Vec::with_capacity(g.edge_count() / 2);
+        let mut seen = std::collections::HashSet::with_capacity(g.edge_count() / 2);
+        let mut uplinks: BTreeMap<(u32, usize), Uplink> = BTreeMap::new();
+        for e in g.edge_indices() {
+            let (x, y) = g.edge_endpoints(e).expect("an edge of the graph");
+            let (a, b) = (x.index().min(y.index()), x.index().max(y.index()));
+            if a == b || !seen.insert((a, b)) {
+                continue;
+            }
+            let l = &g[e];
+            let server = |d: usize| devices[d].node.filter(|&n| (n as usize) < nodes);
+            let scope = match (server(a), server(b)) {
+                (Some(p), Some(q)) if p == q => Scope::Inside(p),
+                (Some(p), None) | (None, Some(p)) => Scope::Up(p),
+                _ => Scope::Shared,
+            };
+            if let Scope::Up(node) = scope {
+                let to = if server(a).is_some() { b } else { a };
+                let u = uplinks.entry((node, to)).or_insert(Uplink {
+                    node,
+                    to,
+                    kind: l.kind,
+                    links: 0,
+                    bandwidth: 0.0,
+                    latency: l.latency,
+                });
+                u.links += 1;
+                u.bandwidth += l.bandwidth;
+            }
+            links.push(Link {
+                a,
+                b,
+                kind: l.kind,
+                bandwidth: l.bandwidth,
+                latency: l.latency,
+                scope,
+            });
+        }
+        let mut classes: Vec<Class> = Vec::new();
+        for kind in [
+            LinkKind::NvLink,
+            LinkKind::Pcie,
+            LinkKind::Network,
+            LinkKind::Wan,
+        ] {
+            let of: Vec<&Link> = links.iter().filter(|l| l.kind == kind).collect();
+            if of.is_empty() {
+                continue;
+            }
+            let mut bandwidths: Vec<f64> = of.iter().map(|l| l.bandwidth).collect();
+            bandwidths.sort_by(f64::total_cmp);
+            bandwidths.dedup_by(|x, y| (*x - *y).abs() <= 1e-9 * y.abs());
+            classes.push(Class {
+                kind,
+                links: of.len(),
+                bandwidths,
+            });
+        }
+
+        let mut bounds = Rect::NOTHING;
+        for s in &servers {
+            bounds = bounds.union(s.rect);
+        }
+        for d in &devices {
+            bounds = bounds.union(d.rect());
+        }
+        Layout {
+            name: topology.name.clone(),
+            gpus: topology.gpu_count(),
+            gpus_per_node: topology.gpus_per_node,
+            devices,
+            servers,
+            tiers: tier_rows,
+            links,
+            uplinks: uplinks.into_values().collect(),
+            classes,
+            // Room on the left for the tiers' names.
+            bounds: bounds.expand(20.0).expand2(vec2(0.0, 10.0))
+                | Rect::from_min_size(bounds.min - vec2(LABEL_ROOM, 0.0), Vec2::ZERO),
+        }
+    }
+
+    /// "leaf 4 · spine 2", or a sentence when there is no switch between servers.
+    pub fn tiers_text(&self) -> String {
+        if self.tiers.is_empty() {
+            return if self.servers.len() <= 1 {
+                "no network switches (one server)".into()
+            } else {
+                "no switches between servers".into()
+            };
+        }
+        let parts: Vec<String> = self
+            .tiers
+            .iter()
+            .map(|t| format!("{} {}", t.label, t.count))
+            .collect();
+        format!("switch tiers: {}", parts.join(" · "))
+    }
+
+    /// "4 servers · 32 GPUs (8 per server)".
+    pub fn servers_text(&self) -> String {
+        let s = self.servers.len();
+        format!(
+            "{s} server{} · {} GPUs ({} per server)",
+            if s == 1 { "" } else { "s" },
+            self.gpus,
+            self.gpus_per_node
+        )
+    }
+}
+
+/// Which simulated GPU's lanes stand for each GPU of the cluster.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stands {
+    /// Training: one GPU per pipeline stage, the stage's first rank (`stage x stride`).
+    Stages { pp: u32, stride: u32 },
+    /// Lanes are grouped "GPU 0" for the one GPU simulated (diffusion, collectives).
+    RankZero,
+    /// Lanes are not per GPU (serving: per replica or server).
+    NotPerGpu,
+}
+
+/// A run's topology placed, or why there is none; and which GPUs have lanes.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub layout: Result<std::sync::Arc<Layout>, String>,
+    pub stands: Stands,
+}
+
+/// Builds the scenario's topology as its workload does, and places it (worker thread).
+pub fn from_scenario(scenario: &Scenario) -> Built {
+    use clustersim::workload::cluster::{self, Needs};
+    let located = |e: clustersim::scenario::error::ScenarioError| e.to_string();
+    let (topology, stands) = match scenario.kind {
+        Kind::Training => match clustersim::workload::training::setup::resolve(scenario) {
+            Ok(t) => (
+                Ok(t.topology.clone()),
+                Stands::Stages {
+                    pp: t.pp,
+                    stride: t.stride.pp,
+                },
+            ),
+            Err(e) => (Err(located(e)), Stands::NotPerGpu),
+        },
+        kind => {
+            let stands = match kind {
+                Kind::Serving => Stands::NotPerGpu,
+                _ => Stands::RankZero,
+            };
+            // The whole cluster when it states its network; one node's worth of it otherwise.
+            let mut notes = Vec::new();
+            let whole = Needs {
+                sizes: false,
+                inter_node: true,
+            };
+            let topology = cluster::resolve(scenario, &mut notes, whole)
+                .or_else(|_| {
+                    let one = Needs {
+                        inter_node: false,
+                        ..whole
+                    };
+                    cluster::resolve(scenario, &mut notes, one)
+                })
+                .map(|c| c.topology)
+                .map_err(located);
+            (topology, stands)
+        }
+    };
+    Built {
+        layout: topology.map(|t| std::sync::Arc::new(Layout::new(&t))),
+        stands,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    pub(crate) fn built(rel: &str) -> Built {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios")
+            .join(rel);
+        let s = Scenario::load(&path, &[]).expect("the scenario loads");
+        from_scenario(&s)
+    }
+
+    /// Every device has a finite place; a server's devices sit inside its box, apart from each
+    /// other; shared switches sit outside every server box.
+    fn check_placed(l: &Layout) {
+        for (i, d) in l.devices.iter().enumerate() {
+            assert!(d.pos.x.is_finite() && d.pos.y.is_finite(), "{}", d.name);
+            assert!(
+                l.bounds.contains_rect(d.rect()),
+                "{} outside the bounds",
+                d.name
+            );
+            match d.node {
+                Some(n) => {
+                    let s = &l.servers[n as usize];
+                    assert!(
+                        s.rect.contains_rect(d.rect()),
+                        "{} outside its server",
+                        d.name
+                    );
+                    assert!(s.devices.contains(&i), "{} not listed", d.name);
+                }
+                None => {
+                    assert!(
+                        l.servers.iter().all(|s| !s.rect.contains(d.pos)),
+                        "{} inside a server",
+                        d.name
+                    );
+                }
+            }
+        }
+        for s in &l.servers {
+            let mut at: Vec<(i64, i64)> = s
+                .devices
+                .iter()
+                .map(|&d| (l.devices[d].pos.x as i64, l.devices[d].pos.y as i64))
+                .collect();
+            at.sort();
+            let n = at.len();
+            at.dedup();
+            assert_eq!(at.len(), n, "two devices of node {} overlap", s.node);
+        }
+        let gpus = l
+            .devices
+            .iter()
+            .filter(|d| matches!(d.kind, DeviceKind::Gpu { .. }));
+        assert_eq!(gpus.count() as u32, l.gpus);
+        for w in l.servers.windows(2) {
+            assert!(!w[0].rect.intersects(w[1].rect), "servers overlap");
+        }
+    }
+
+    #[test]
+    fn one_server_has_its_gpus_and_nvswitch_and_no_tiers() {
+        let b = built("training/gpt3-1.3b-8xh100.toml");
+        let l = b.layout.expect("a topology");
+        check_placed(&l);
+        assert_eq!(l.servers.len(), 1);
+        assert_eq!(l.servers[0].gpus, 8);
+        assert!(l.tiers.is_empty());
+        assert_eq!(l.tiers_text(), "no network switches (one server)");
+        assert!(l.devices.iter().any(|d| d.kind == DeviceKind::NvSwitch));
+        assert!(l.links.iter().all(|x| x.scope == Scope::Inside(0)));
+        assert!(matches!(b.stands, Stands::Stages { pp: 1, .. }));
+    }
+
+    #[test]
+    fn layout_places_every_device_of_every_kind_of_network() {
+        for rel in [
+            "training/megatron-1.7b-32xa100.toml",
+            "training/llama-2-7b-torus-flow.toml",
+            "training/gpt3-1.3b-two-sites-wan.toml",
+            "training/gpt3-175b-1024xa100-ptdp.toml",
+            "serving/llama-3-70b-disaggregated-2p6d.toml",
+            "diffusion/cogvideox-5b-8xh100-pipefusion-cfg.toml",
+        ] {
+            let l = built(rel).layout.unwrap_or_else(|e| panic!("{rel}: {e}"));
+            check_placed(&l);
+            // Every link's ends are placed devices; every uplink sums links that exist.
+            let ups: u32 = l.uplinks.iter().map(|u| u.links).sum();
+            let up_links = l.links.iter().filter(|x| matches!(x.scope, Scope::Up(_)));
+            assert_eq!(ups as usize, up_links.count(), "{rel}");
+        }
+    }
+
+    #[test]
+    fn a_fat_tree_has_leaf_and_spine_tiers_and_a_torus_its_routers() {
+        let l = built("training/megatron-1.7b-32xa100.toml").layout.unwrap();
+        assert_eq!(l.servers.len(), 4);
+        assert!(
+            l.tiers_text().starts_with("switch tiers: leaf "),
+            "{}",
+            l.tiers_text()
+        );
+        let l = built("training/gpt3-175b-1024xa100-ptdp.toml")
+            .layout
+            .unwrap();
+        assert_eq!(l.servers.len(), 128);
+        assert_eq!(l.gpus, 1024);
+        assert!(l.tiers_text().contains("spine"), "{}", l.tiers_text());
+        let l = built("training/llama-2-7b-torus-flow.toml").layout.unwrap();
+        assert!(
+            l.tiers_text().contains("torus router"),
+            "{}",
+            l.tiers_text()
+        );
+    }
+}
