@@ -24,6 +24,8 @@
 //!   forward runs at the start of the layer's backward, as in Korthikanti et al.'s Table 4).
 //! - NCCL's "busBW" is the bus bandwidth of the priced collective (nccl-tests' definition).
 
+mod framework;
+
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group, Protocol};
 use crate::hw::gpu::{self, GpuSpec, IntraLinkKind};
@@ -31,6 +33,7 @@ use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::net::topology::spec::{IntraKind, TopologySpec};
 use crate::scenario::Scenario;
+use framework::Framework;
 use serde_json::{Map, Value, json};
 use std::fmt;
 use std::fmt::Write as _;
@@ -727,6 +730,7 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     let hw = |k: &str| c.get("hardware", k);
     let md = |k: &str| c.get("model", k);
     let par = |k: &str| c.get("parallel", k);
+    let framework = Framework::of(text(c.raw.get("source")).unwrap_or(""));
 
     // Cluster.
     let gpu_name = text(hw("gpu")).ok_or_else(|| Refusal::failed("hardware.gpu is missing", &a))?;
@@ -1001,9 +1005,16 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     let _ = writeln!(p, "recompute = \"{recompute}\"");
     let sequence_parallel = variant.contains("sequence")
         || par("sequence_parallel").and_then(Value::as_bool) == Some(true);
+    let sp_unstated = tp > 1 && par("sequence_parallel").is_none() && variant.is_empty();
     if sequence_parallel {
         p.push_str("sequence_parallel = true\n");
-    } else if tp > 1 && par("sequence_parallel").is_none() && variant.is_empty() {
+    } else if let Some(f) = framework.filter(|f| sp_unstated && f.sequence_parallel()) {
+        p.push_str("sequence_parallel = true\n");
+        a.push(format!(
+            "sequence parallelism on (not stated; {}'s default with tensor parallelism)",
+            f.name()
+        ));
+    } else if sp_unstated {
         a.push("no sequence parallelism (not stated)".into());
     }
     // ZeRO / FSDP.
@@ -1021,6 +1032,14 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     } else if fsdp.is_some() {
         a.push("FSDP read as ZeRO-3 (FSDP's default FULL_SHARD)".into());
         Some(3)
+    } else if let Some(f) = framework.filter(|f| f.distributed_optimizer() && zero_text.is_empty())
+    {
+        a.push(format!(
+            "ZeRO-1: optimizer states sharded over the data-parallel ranks (not stated; {}'s \
+             distributed optimizer is its default)",
+            f.name()
+        ));
+        Some(1)
     } else {
         None
     };
