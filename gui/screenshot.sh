@@ -11,17 +11,19 @@
 #             recompute (with failing points) in the Sweep tab.
 #   topology  docs/screenshot-topology.png: Megatron 3.6B on 64 A100 (8 servers on a leaf/spine
 #             fat-tree) in the Topology tab, the pointer on GPU 10 to show its tooltip.
+#   serving   docs/screenshot-serving.png: Llama 3.1 8B on 2 H100 through a one-minute traffic
+#             peak, the Metrics tab: throughput over time (from the trace) and latency.
 #
 # Runs headless: a virtual X server (Xvfb), OpenGL through Mesa's software renderer (llvmpipe).
 # Installs what it needs with apt-get when missing (needs root). Run from anywhere:
-#   gui/screenshot.sh [all|timeline|metrics|compare|sweep|topology] [OUTPUT_DIR]
+#   gui/screenshot.sh [all|timeline|metrics|compare|sweep|topology|serving] [OUTPUT_DIR]
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-all}"
 outdir="${2:-$root/docs}"
-case "$mode" in all | timeline | metrics | compare | sweep | topology) ;; *)
-    echo "usage: $0 [all|timeline|metrics|compare|sweep|topology] [OUTPUT_DIR]" >&2
+case "$mode" in all | timeline | metrics | compare | sweep | topology | serving) ;; *)
+    echo "usage: $0 [all|timeline|metrics|compare|sweep|topology|serving] [OUTPUT_DIR]" >&2
     exit 2
     ;;
 esac
@@ -132,4 +134,10 @@ if [ "$mode" = all ] || [ "$mode" = topology ]; then
     }
     shoot screenshot-topology.png "${TOPOLOGY_WAIT:-6}" scenarios/training/megatron-3.6b-64xa100-tp2.toml \
         --tab topology
+fi
+
+if [ "$mode" = all ] || [ "$mode" = serving ]; then
+    # 4,000 requests (about 2 s in a debug build).
+    shoot screenshot-serving.png "${SERVING_WAIT:-8}" scenarios/serving/llama-3.1-8b-2xh100-peak-hour.toml \
+        --tab metrics
 fi

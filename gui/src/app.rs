@@ -12,8 +12,12 @@
 //! Layout: a control bar on top (path, Open, Re-run, spinner, status; the overrides under it), then
 //! the scenario's name, a red panel for a failed run, the report cards, and tabs filling the rest:
 //! Timeline, Metrics (plots), What-if (fields, compare table, save) and Sweep.
-//! Deliberately left out: file dialogs (no extra dependency for a text field's job), watching the
-//! file for changes, more than two results kept, and persistence between sessions.
+//!
+//! Opening: the path field (Tab completes file names, `path_field`), files dropped on the window
+//! (`egui`'s `dropped_files`: a scenario, a sweep result, or a saved run's report and trace
+//! together), or the command line. A saved run (.json) is read back instead of simulated.
+//! Deliberately left out: a native file dialog (see `path_field` for why), watching the file for
+//! changes, more than two results kept, and persistence between sessions.
 
 use crate::args::Args;
 use crate::cards::{self, Summary};
@@ -23,7 +27,7 @@ use crate::timeline::{self, TimelineState, View};
 use crate::topology_view::{self, TopologyState};
 use crate::whatif::{self, WhatIf};
 use crate::worker::{Loaded, Outcome, Request, RunError, Worker};
-use crate::{compare, edited, gpu_lanes, units};
+use crate::{compare, edited, gpu_lanes, path_field, saved, units};
 use egui::{Color32, Frame, Key, Margin, RichText, TextEdit, Ui};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -71,6 +75,9 @@ impl Shown {
     /// What the run was: "path --set a=1 --set b=2".
     pub fn title(&self) -> String {
         let mut t = self.request.path.display().to_string();
+        if let Some(also) = &self.request.also {
+            t.push_str(&format!(" + {}", also.display()));
+        }
         for s in &self.request.sets {
             t.push_str(&format!(" --set {s}"));
         }
@@ -107,6 +114,8 @@ pub struct App {
     pub(crate) last_frame_s: Option<f32>,
     /// `--compare`: overrides to add for a second run once the first is in.
     pending_compare: Vec<String>,
+    /// The path field's completions after the last Tab, listed under the control bar.
+    pub completions: Vec<String>,
 }
 
 /// The overrides field as `--set` values: one per line, blank lines and `#` comments skipped,
@@ -147,6 +156,7 @@ impl App {
             initial_view: args.view.map(|(t0, t1)| View { t0, t1 }),
             last_frame_s: None,
             pending_compare: args.compare.clone(),
+            completions: Vec::new(),
         };
         app.tab = match args.tab.as_deref() {
             Some("topology") => Tab::Topology,
@@ -155,14 +165,17 @@ impl App {
             Some("sweep") => Tab::Sweep,
             _ => Tab::Timeline,
         };
-        if args.scenario.is_some() {
-            app.open();
+        match (&args.scenario, &args.also) {
+            (Some(a), Some(b)) => app.open_files(&[a.clone(), b.clone()]),
+            (Some(_), None) => app.open(),
+            _ => {}
         }
         app
     }
 
     /// Runs the path in the field; the timeline will show the new step whole. A sweep result
-    /// (.csv, .jsonl) is loaded into the sweep tab instead.
+    /// (.csv, .jsonl) is loaded into the sweep tab instead, a saved report or trace (.json) is read
+    /// back.
     pub fn open(&mut self) {
         let path = self.path.trim();
         if path.is_empty() {
@@ -174,10 +187,65 @@ impl App {
             return;
         }
         self.fit_next = true;
-        self.worker.start(Request {
-            path: PathBuf::from(path),
-            sets: parse_sets(&self.sets_text),
-        });
+        let path = PathBuf::from(path);
+        let request = if saved::is_saved_path(&path) {
+            // Overrides are for scenarios; a saved run is shown as it was.
+            Request::scenario(path, Vec::new())
+        } else {
+            Request::scenario(path, parse_sets(&self.sets_text))
+        };
+        self.worker.start(request);
+    }
+
+    /// Opens files dropped on the window (or named together on the command line): a scenario,
+    /// a sweep result, or a saved run's report and trace (two .json files are read as one run).
+    /// Anything else is refused with a message, and what is on screen stays.
+    pub fn open_files(&mut self, files: &[PathBuf]) {
+        let Some(first) = files.first() else { return };
+        let json: Vec<&PathBuf> = files.iter().filter(|f| saved::is_saved_path(f)).collect();
+        let refuse = |message: String| RunError {
+            position: first.display().to_string(),
+            message: format!(
+                "error: {message}\n  = help: drop a scenario (.toml), a sweep result (.csv, \
+                 .jsonl), or a saved report and its trace (.json, from `clustersim run --json` \
+                 and `--trace`)"
+            ),
+        };
+        if json.len() == files.len() {
+            if files.len() > 2 {
+                self.error = Some(refuse(format!(
+                    "{} .json files at once: a saved run is one report and one trace",
+                    files.len()
+                )));
+                return;
+            }
+            self.path = first.display().to_string();
+            self.fit_next = true;
+            let mut request = Request::scenario(first.clone(), Vec::new());
+            request.also = files.get(1).cloned();
+            self.worker.start(request);
+            return;
+        }
+        if files.len() > 1 {
+            self.error = Some(refuse(format!(
+                "{} files at once: open one scenario or sweep result at a time",
+                files.len()
+            )));
+            return;
+        }
+        let known = first
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| ["toml", "csv", "jsonl"].contains(&e.to_ascii_lowercase().as_str()));
+        if !known {
+            self.error = Some(refuse(format!(
+                "{} is not a file the viewer opens",
+                first.display()
+            )));
+            return;
+        }
+        self.path = first.display().to_string();
+        self.open();
     }
 
     /// Merges the what-if fields into the overrides and runs again.
@@ -218,11 +286,11 @@ impl App {
         let Some(path) = self.shown.as_ref().map(|s| s.request.path.clone()) else {
             return self.open();
         };
+        let also = self.shown.as_ref().and_then(|s| s.request.also.clone());
         self.fit_next = false;
-        self.worker.start(Request {
-            path,
-            sets: parse_sets(&self.sets_text),
-        });
+        let mut request = Request::scenario(path, parse_sets(&self.sets_text));
+        request.also = also;
+        self.worker.start(request);
     }
 
     pub fn busy(&self) -> bool {
@@ -284,14 +352,25 @@ impl App {
     fn controls(&mut self, ui: &mut Ui) {
         ui.add_space(4.0);
         ui.horizontal(|ui| {
-            ui.label("Scenario");
-            let field = ui.add(
-                TextEdit::singleline(&mut self.path)
-                    .hint_text("scenarios/training/gpt3-1.3b-8xh100.toml")
-                    .desired_width(420.0),
-            );
+            let label = ui.label("Scenario");
+            let field = ui
+                .add(
+                    TextEdit::singleline(&mut self.path)
+                        .id_salt("path")
+                        .hint_text("scenarios/training/gpt3-1.3b-8xh100.toml (Tab completes)")
+                        .lock_focus(true)
+                        .desired_width(420.0),
+                )
+                .labelled_by(label.id);
+            if field.changed() {
+                self.completions.clear();
+            }
+            if field.has_focus() && ui.input(|i| i.key_pressed(Key::Tab)) {
+                self.complete_path(ui.ctx(), field.id);
+            }
             let enter = field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
             if ui.button("Open").clicked() || enter {
+                self.completions.clear();
                 self.open();
             }
             let can_rerun = self.shown.is_some() || !self.path.trim().is_empty();
@@ -320,6 +399,7 @@ impl App {
                 .on_hover_text("CPU time of the previous frame (egui layout and painting)");
             }
         });
+        self.completion_list(ui);
         ui.horizontal(|ui| {
             ui.label("Overrides")
                 .on_hover_text("--set options: one KEY=VALUE per line, applied on Open and Re-run");
@@ -332,6 +412,101 @@ impl App {
             );
         });
         ui.add_space(2.0);
+    }
+
+    /// Tab in the path field: extends the path as far as the matches agree, lists them.
+    fn complete_path(&mut self, ctx: &egui::Context, field: egui::Id) {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let c = path_field::complete(&self.path, &cwd);
+        self.path = c.text;
+        self.completions = if c.candidates.len() > 1 {
+            c.candidates
+        } else {
+            Vec::new()
+        };
+        // The cursor to the end of the completed text.
+        if let Some(mut state) = egui::TextEdit::load_state(ctx, field) {
+            let end = egui::text::CCursor::new(self.path.chars().count());
+            state
+                .cursor
+                .set_char_range(Some(egui::text::CCursorRange::one(end)));
+            state.store(ctx, field);
+        }
+    }
+
+    /// The path field's matches as buttons: a directory continues the path, a file opens.
+    fn completion_list(&mut self, ui: &mut Ui) {
+        if self.completions.is_empty() {
+            return;
+        }
+        const SHOWN: usize = 24;
+        let mut picked = None;
+        ui.horizontal_wrapped(|ui| {
+            ui.weak("matches:");
+            for c in self.completions.iter().take(SHOWN) {
+                let name = c.rsplit_once('/').map_or(c.as_str(), |(_, n)| n);
+                let name = if name.is_empty() {
+                    // A directory: its own name, with the slash.
+                    c.trim_end_matches('/')
+                        .rsplit('/')
+                        .next()
+                        .map_or(c.clone(), |n| format!("{n}/"))
+                } else {
+                    name.to_string()
+                };
+                if ui.small_button(name).on_hover_text(c).clicked() {
+                    picked = Some(c.clone());
+                }
+            }
+            if self.completions.len() > SHOWN {
+                ui.weak(format!("… {} more", self.completions.len() - SHOWN));
+            }
+        });
+        if let Some(p) = picked {
+            self.completions.clear();
+            let dir = p.ends_with('/');
+            self.path = p;
+            if !dir {
+                self.open();
+            }
+        }
+    }
+
+    /// Files dragged over the window are announced; dropped ones are opened.
+    fn take_dropped_files(&mut self, ui: &Ui) {
+        let (hovered, dropped) = ui.input(|i| {
+            (
+                i.raw.hovered_files.len(),
+                i.raw
+                    .dropped_files
+                    .iter()
+                    .map(|f| f.path().to_path_buf())
+                    .collect::<Vec<_>>(),
+            )
+        });
+        if !dropped.is_empty() {
+            self.completions.clear();
+            self.open_files(&dropped);
+        }
+        if hovered > 0 {
+            let painter = ui.ctx().layer_painter(egui::LayerId::new(
+                egui::Order::Foreground,
+                ui.scope_id().with("drop"),
+            ));
+            let screen = ui.ctx().content_rect();
+            painter.rect_filled(screen, 0.0, Color32::from_black_alpha(160));
+            painter.text(
+                screen.center(),
+                egui::Align2::CENTER_CENTER,
+                if hovered == 1 {
+                    "Drop to open: a scenario, a sweep result, or a saved report or trace".into()
+                } else {
+                    format!("Drop {hovered} files: a saved run's report and trace go together")
+                },
+                egui::FontId::proportional(20.0),
+                Color32::WHITE,
+            );
+        }
     }
 
     fn error_panel(&mut self, ui: &mut Ui) {
@@ -388,6 +563,7 @@ impl App {
     /// The whole window's contents (everything but the frame timing, which eframe measures).
     pub fn show(&mut self, ui: &mut Ui) {
         self.poll();
+        self.take_dropped_files(ui);
         if ui.input(|i| i.key_pressed(Key::F5)) {
             self.rerun();
         }
@@ -435,7 +611,8 @@ impl App {
                 } else {
                     ui.centered_and_justified(|ui| {
                         ui.weak(
-                            "Type the path of a scenario file (or of a sweep result) above and press Open.",
+                            "Type the path of a scenario file (Tab completes), a sweep result or a \
+                             saved report or trace above and press Open, or drop one on the window.",
                         );
                     });
                 }
@@ -445,7 +622,15 @@ impl App {
                 Tab::Timeline => {
                     self.gpu_note_bar(ui);
                     let s = self.shown.as_ref().expect("checked above");
-                    timeline::show(ui, &mut self.timeline, &s.loaded.tracks, &s.loaded.graph);
+                    if s.loaded.tracks.ops == 0 {
+                        ui.weak(
+                            "No operations to show: this is a saved report without its trace. \
+                             Drop the report and its trace (clustersim run --trace) together, \
+                             or open the scenario.",
+                        );
+                    } else {
+                        timeline::show(ui, &mut self.timeline, &s.loaded.tracks, &s.loaded.graph);
+                    }
                 }
                 Tab::Topology => {
                     self.gpu_note_bar(ui);
@@ -463,7 +648,7 @@ impl App {
                 }
                 Tab::Metrics => {
                     let s = self.shown.as_ref().expect("checked above");
-                    plots::show(ui, &s.metrics);
+                    plots::show(ui, &s.metrics, s.loaded.throughput.as_ref());
                 }
                 Tab::WhatIf => self.whatif_tab(ui),
                 Tab::Sweep => {}
@@ -748,116 +933,119 @@ mod tests {
         h.get_by_label("1 of 2 points failed (status error), not plotted");
     }
 
-    /// CPU time of one frame of the whole window (layout and tessellation, what eframe's
-    /// `cpu_usage` counts) on the GPT-3 175B step, 1,024 GPUs, 751k operations. Ignored by
-    /// default (the simulation wants a release build); run it with
-    /// `cargo test --release -p clustersim-gui frame_time -- --ignored --nocapture`.
+    /// A saved run dropped on the window: its report and trace together open as one run (the
+    /// timeline from the trace, no topology); a broken file dropped next is located at its line
+    /// and column while the saved run stays; a file of another kind is refused.
     #[test]
-    #[ignore]
-    fn frame_time_at_1024_gpus() {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../scenarios/training/gpt3-175b-1024xa100-ptdp.toml");
-        let mut app = App::new(
-            Args {
-                scenario: Some(path),
-                ..Args::default()
-            },
-            Worker::new(|| {}),
-        );
-        finish(&mut app);
-        let s = app.shown.as_ref().expect("the 175B step runs");
-        let makespan = s.loaded.tracks.makespan;
-        println!(
-            "{} operations on {} lanes, step {}",
-            s.loaded.tracks.ops,
-            s.loaded.tracks.tracks.len(),
-            units::duration(makespan)
-        );
-        let ctx = egui::Context::default();
-        let input = || egui::RawInput {
-            screen_rect: Some(egui::Rect::from_min_size(
-                egui::Pos2::ZERO,
-                egui::vec2(1400.0, 900.0),
-            )),
-            ..Default::default()
-        };
-        let views = [
-            ("whole step", None),
-            (
-                "a tenth",
-                Some(View {
-                    t0: 0.45 * makespan,
-                    t1: 0.55 * makespan,
-                }),
-            ),
-            (
-                "10 ms",
-                Some(View {
-                    t0: 0.5 * makespan,
-                    t1: 0.5 * makespan + 0.01,
-                }),
-            ),
-        ];
-        for (name, view) in views {
-            app.timeline.view = view;
-            let mut times = Vec::new();
-            for frame in 0..40 {
-                let t = std::time::Instant::now();
-                let out = ctx.run_ui(input(), |ui| app.show(ui));
-                let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
-                let dt = t.elapsed().as_secs_f64();
-                assert!(!prims.is_empty());
-                if frame >= 5 {
-                    times.push(dt);
-                }
+    fn dropped_files_open_a_saved_run_and_errors_keep_it() {
+        use egui_kittest::Harness;
+        use egui_kittest::kittest::Queryable;
+        let dir = std::env::temp_dir().join(format!("clustersim-gui-drop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = clustersim::run(&clustersim::Scenario::load(&scenario(), &[]).unwrap()).unwrap();
+        let (report, trace) = (dir.join("run.json"), dir.join("run.trace.json"));
+        std::fs::write(&report, serde_json::to_string(&out.report).unwrap()).unwrap();
+        let mut bytes = Vec::new();
+        clustersim::report::write_chrome_trace(&out.graph, &out.timeline, &mut bytes).unwrap();
+        std::fs::write(&trace, bytes).unwrap();
+        let broken = dir.join("broken.json");
+        std::fs::write(&broken, "{\n  \"kind\": \"training\",\n  oops\n}\n").unwrap();
+
+        let app = App::new(Args::default(), Worker::new(|| {}));
+        let mut h = Harness::new_ui_state(|ui, app: &mut App| app.show(ui), app);
+        h.set_size(egui::vec2(1400.0, 900.0));
+        #[derive(Debug)]
+        struct Dropped(PathBuf);
+        impl egui::DroppedFile for Dropped {
+            fn path(&self) -> &std::path::Path {
+                &self.0
             }
-            times.sort_by(f64::total_cmp);
-            let median = times[times.len() / 2];
-            let worst = times[times.len() - 1];
-            println!(
-                "timeline, {name}: median frame {}, worst {}",
-                units::duration(median),
-                units::duration(worst)
-            );
-        }
-        // The Topology tab: the whole cluster (128 server boxes), then zoomed onto node 0.
-        app.tab = Tab::Topology;
-        let node0 = {
-            let s = app.shown.as_ref().unwrap();
-            s.loaded.topology.layout.as_ref().unwrap().servers[0].rect
-        };
-        let cameras = [
-            ("whole cluster", None),
-            (
-                "zoomed on a server",
-                Some(topology_view::Camera {
-                    center: node0.center(),
-                    scale: 2.0,
-                }),
-            ),
-        ];
-        for (name, camera) in cameras {
-            let mut times = Vec::new();
-            for frame in 0..40 {
-                app.topology.camera = camera;
-                let t = std::time::Instant::now();
-                let out = ctx.run_ui(input(), |ui| app.show(ui));
-                let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
-                let dt = t.elapsed().as_secs_f64();
-                assert!(!prims.is_empty());
-                if frame >= 5 {
-                    times.push(dt);
-                }
+            fn bytes(&self) -> Result<Vec<u8>, String> {
+                std::fs::read(&self.0).map_err(|e| e.to_string())
             }
-            times.sort_by(f64::total_cmp);
-            println!(
-                "topology, {name}: median frame {}, worst {} ({} lines, {} servers in detail)",
-                units::duration(times[times.len() / 2]),
-                units::duration(times[times.len() - 1]),
-                app.topology.drawn,
-                app.topology.detailed
-            );
         }
+        let drop = |h: &mut Harness<'_, App>, files: &[&PathBuf]| {
+            h.input_mut().dropped_files = files
+                .iter()
+                .map(|&p| std::sync::Arc::new(Dropped(p.clone())) as egui::DroppedFileHandle)
+                .collect();
+            h.run_steps(2);
+            finish(h.state_mut());
+            h.run();
+        };
+        // Trace first, report second: which is which is read from the contents.
+        drop(&mut h, &[&trace, &report]);
+        let shown = h.state().shown.as_ref().expect("the saved run is shown");
+        assert_eq!(shown.request.also.as_ref(), Some(&report));
+        assert_eq!(shown.loaded.tracks.ops, out.graph.len());
+        assert_eq!(shown.loaded.report, out.report);
+        assert!(h.state().error.is_none());
+        h.get_by_label("Topology").click();
+        h.run();
+        h.get_by_label_contains("a saved report does not hold the cluster's wiring");
+
+        drop(&mut h, &[&broken]);
+        let err = h
+            .state()
+            .error
+            .as_ref()
+            .expect("the broken file is refused");
+        assert_eq!(err.position, format!("{}:3:3", broken.display()));
+        h.get_by_label(&format!("Run failed: {}:3:3", broken.display()));
+        h.get_by_label_contains("still showing the last good result");
+        assert_eq!(
+            h.state().shown.as_ref().unwrap().loaded.tracks.ops,
+            out.graph.len()
+        );
+
+        let notes = dir.join("notes.txt");
+        drop(&mut h, &[&notes]);
+        let err = h.state().error.as_ref().unwrap();
+        assert!(
+            err.message.contains("not a file the viewer opens"),
+            "{}",
+            err.message
+        );
+        // A report alone: cards, and the timeline says the trace is missing.
+        drop(&mut h, &[&report]);
+        h.get_by_label("Timeline").click();
+        h.run();
+        h.get_by_label_contains("a saved report without its trace");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Tab in the path field completes the file name, Enter runs it.
+    #[test]
+    fn tab_completes_the_path_field() {
+        use egui_kittest::Harness;
+        use egui_kittest::kittest::Queryable;
+        let app = App::new(Args::default(), Worker::new(|| {}));
+        let mut h = Harness::new_ui_state(|ui, app: &mut App| app.show(ui), app);
+        h.set_size(egui::vec2(1400.0, 900.0));
+        h.run();
+        // Tests run in the crate's directory.
+        let field = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Scenario");
+        field.focus();
+        field.type_text("../scenarios/training/gpt3-1");
+        h.run();
+        h.key_press(Key::Tab);
+        h.run();
+        assert_eq!(h.state().path, "../scenarios/training/gpt3-1");
+        assert!(
+            h.state().completions.len() >= 3,
+            "{:?}",
+            h.state().completions
+        );
+        h.get_by_label("matches:");
+        h.get_by_label("gpt3-1.3b-8xh100.toml").click();
+        h.run_steps(2);
+        assert_eq!(
+            h.state().path,
+            "../scenarios/training/gpt3-1.3b-8xh100.toml"
+        );
+        assert!(h.state().busy(), "a file picked from the matches runs");
+        finish(h.state_mut());
+        assert!(h.state().shown.is_some());
     }
 
     /// Clicking GPU 5 of the one-server GPT-3 1.3B run (no pipeline): GPU 0's lanes stand for it;

@@ -7,21 +7,26 @@
 //! of a step one was looking at. `--compare` re-runs once the first run is in, with these
 //! overrides added (as the what-if panel's "Apply and re-run" does), so the window opens on a
 //! comparison; `--tab` picks the tab shown first. A path ending in .csv or .jsonl is a sweep
-//! result and opens in the sweep tab. Deliberately left out: a full argument parser (four options
+//! result and opens in the sweep tab; a .json file is a saved report or trace, and a second .json
+//! file may follow it (the other half of the pair). `--measure-frames` draws the window headless
+//! and prints its frame times instead of opening it (`measure`). Deliberately left out: a full argument parser (four options
 //! don't need clap's compile time) and remembering the last session.
 
+use crate::saved;
 use clustersim::scenario::quantity::Duration;
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
-Usage: clustersim-gui [SCENARIO|SWEEP] [OPTIONS]
+Usage: clustersim-gui [SCENARIO|SWEEP|REPORT.json [TRACE.json]] [OPTIONS]
 
 Opens a viewer of one clustersim run: the report as cards and plots, a timeline of every
 operation, what-if knobs with a comparison against the previous run; or a sweep result.
 
 Arguments:
   [SCENARIO|SWEEP]          Scenario file to open (or type a path in the window); a .csv or
-                            .jsonl file written by `clustersim sweep` opens in the sweep tab
+                            .jsonl file written by `clustersim sweep` opens in the sweep tab;
+                            .json files are a saved run: the report of `clustersim run --json`
+                            and/or the file of `--trace`, in either order
 
 Options:
       --set <KEY=VALUE>     Override a key of the scenario (repeatable), as `clustersim run --set`
@@ -30,12 +35,17 @@ Options:
                             the two (repeatable)
       --tab <NAME>          The tab to show first: timeline, topology, metrics, whatif or
                             sweep
+      --measure-frames      Open no window: run the scenario, draw the whole window headless
+                            and print the median CPU time of a frame for each of a few views
+      --frames <N>          Frames timed per view with --measure-frames (default 35)
   -h, --help                Print help";
 
 /// What the command line asked for.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Args {
     pub scenario: Option<PathBuf>,
+    /// The second .json file of a saved run (report and trace).
+    pub also: Option<PathBuf>,
     pub sets: Vec<String>,
     /// Start and end of the initial timeline window, in seconds.
     pub view: Option<(f64, f64)>,
@@ -43,6 +53,10 @@ pub struct Args {
     pub compare: Vec<String>,
     /// The first tab shown (`timeline`, `topology`, `metrics`, `whatif`, `sweep`).
     pub tab: Option<String>,
+    /// `--measure-frames`: time frames headless instead of opening the window.
+    pub measure: bool,
+    /// `--frames N`: frames timed per view.
+    pub frames: Option<usize>,
     pub help: bool,
 }
 
@@ -69,6 +83,14 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--set" => out.sets.push(value_of("--set", inline)?),
             "--view" => out.view = Some(parse_view(&value_of("--view", inline)?)?),
             "--compare" => out.compare.push(value_of("--compare", inline)?),
+            "--measure-frames" => out.measure = true,
+            "--frames" => {
+                let v = value_of("--frames", inline)?;
+                match v.parse::<usize>() {
+                    Ok(n) if n > 0 => out.frames = Some(n),
+                    _ => return Err(format!("--frames {v}: expected a whole number ≥ 1")),
+                }
+            }
             "--tab" => {
                 let tab = value_of("--tab", inline)?.to_ascii_lowercase();
                 if !TABS.contains(&tab.as_str()) {
@@ -80,10 +102,23 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                 return Err(format!("unknown option `{name}` (try --help)"));
             }
             _ => {
-                if out.scenario.is_some() {
-                    return Err(format!("one scenario at a time: `{arg}` is a second one"));
+                let path = PathBuf::from(&arg);
+                match &out.scenario {
+                    None => out.scenario = Some(path),
+                    Some(first)
+                        if out.also.is_none()
+                            && saved::is_saved_path(first)
+                            && saved::is_saved_path(&path) =>
+                    {
+                        out.also = Some(path)
+                    }
+                    Some(_) => {
+                        return Err(format!(
+                            "one scenario at a time: `{arg}` is a second one (only a saved \
+                             report and its trace, two .json files, go together)"
+                        ));
+                    }
                 }
-                out.scenario = Some(PathBuf::from(arg));
             }
         }
     }
@@ -145,6 +180,16 @@ mod tests {
                 .contains("unknown option `--sett`")
         );
         assert!(parse_str("a.toml b.toml").unwrap_err().contains("second"));
+        assert!(
+            parse_str("a.json b.json c.json")
+                .unwrap_err()
+                .contains("second")
+        );
+        let a = parse_str("report.json trace.json --measure-frames --frames 3").unwrap();
+        assert_eq!(a.also, Some(PathBuf::from("trace.json")));
+        assert!(a.measure);
+        assert_eq!(a.frames, Some(3));
+        assert!(parse_str("--frames 0").unwrap_err().contains("≥ 1"));
         assert!(parse_str("--set").unwrap_err().contains("needs a value"));
         assert!(parse_view("3ms").unwrap_err().contains("START..END"));
         assert!(

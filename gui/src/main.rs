@@ -7,8 +7,12 @@
 //! - `args`: the command line.
 //! - `app`: the window's state and layout.
 //! - `worker`: runs on background threads.
+//! - `saved`: a saved report and trace read back.
+//! - `path_field`: the path field's completion of file names.
+//! - `measure`: `--measure-frames`, the window's frame time measured headless.
 //! - `cards`: the report as cards.
 //! - `plots`: the Metrics tab (egui_plot): step and memory, latency percentiles, video phases.
+//! - `throughput`: a serving run's tokens and completions over time, from its trace.
 //! - `whatif`: the what-if fields, turned into `--set` overrides.
 //! - `compare`: the previous run against the current one, headline by headline.
 //! - `edited`: the scenario with overrides applied, as TOML to save.
@@ -29,9 +33,13 @@ mod cards;
 mod compare;
 mod edited;
 mod gpu_lanes;
+mod measure;
+mod path_field;
 mod plots;
 mod ruler;
+mod saved;
 mod sweep_view;
+mod throughput;
 mod timeline;
 mod topology_layout;
 mod topology_view;
@@ -52,6 +60,16 @@ fn main() -> ExitCode {
     if args.help {
         println!("{}", args::USAGE);
         return ExitCode::SUCCESS;
+    }
+    if args.measure {
+        let frames = args.frames.unwrap_or(measure::DEFAULT_FRAMES);
+        return match measure::measure(&args, frames, |line| println!("{line}")) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()

@@ -12,9 +12,13 @@
 //!
 //! [`Metrics::from_report`] reads the report into plain numbers (tested without a window); every
 //! plot has its numbers written under it as labels too, which is what the headless tests query.
-//! Deliberately left out: throughput over time (the report has no time series), per-request
-//! CDFs (the report has no per-request data), and anything the report lacks (never invented).
+//! - Serving, over time: output tokens per second and requests completed per second in each time
+//!   bucket (`throughput`, counted from the trace), each with the report's average over the run as
+//!   a dashed line.
+//!
+//! Deliberately left out: per-request CDFs (the report has no per-request data), and anything the report lacks (never invented).
 
+use crate::throughput::Throughput;
 use crate::timeline::kind_color;
 use crate::units;
 use clustersim::exec::OpKind;
@@ -51,6 +55,9 @@ pub enum Metrics {
     },
     Serving {
         latencies: Vec<Percentiles>,
+        /// The report's averages over the run (`throughput.*`), drawn over the time series.
+        tokens_per_s: Option<f64>,
+        requests_per_s: Option<f64>,
     },
     Diffusion {
         phases: Vec<Part>,
@@ -197,6 +204,8 @@ impl Metrics {
                 .into_iter()
                 .filter_map(|(p, name)| percentiles(r, p, name))
                 .collect(),
+                tokens_per_s: f("/throughput/output_tokens_per_s"),
+                requests_per_s: f("/throughput/requests_per_s"),
             },
             Some("diffusion") => Metrics::Diffusion {
                 phases: DIFFUSION_PHASES
@@ -225,8 +234,8 @@ impl Metrics {
 
 const PLOT_H: f32 = 260.0;
 
-/// Lays out the plots for one report.
-pub fn show(ui: &mut Ui, m: &Metrics) {
+/// Lays out the plots for one report (and a serving run's throughput over time, when known).
+pub fn show(ui: &mut Ui, m: &Metrics, throughput: Option<&Throughput>) {
     egui::ScrollArea::vertical()
         .id_salt("metrics")
         .auto_shrink([false, false])
@@ -243,7 +252,14 @@ pub fn show(ui: &mut Ui, m: &Metrics) {
                     memory_plot(&mut cols[1], memory, *capacity_bytes, *peak_bytes);
                 });
             }
-            Metrics::Serving { latencies } => {
+            Metrics::Serving {
+                latencies,
+                tokens_per_s,
+                requests_per_s,
+            } => {
+                throughput_plots(ui, throughput, *tokens_per_s, *requests_per_s);
+                ui.add_space(8.0);
+                ui.strong("Latency");
                 percentile_note(ui);
                 latency_plots(ui, latencies);
             }
@@ -454,6 +470,86 @@ fn latency_plots(ui: &mut Ui, series: &[Percentiles]) {
     });
 }
 
+/// Output tokens/s and requests completed/s per time bucket, with the report's averages dashed.
+fn throughput_plots(
+    ui: &mut Ui,
+    t: Option<&Throughput>,
+    tokens_avg: Option<f64>,
+    requests_avg: Option<f64>,
+) {
+    ui.strong("Throughput over time");
+    let Some(t) = t else {
+        ui.weak("No per-request trace for this run: no throughput over time.");
+        return;
+    };
+    ui.label(
+        RichText::new(format!(
+            "Counted from the trace in buckets of {}: each request's first token at the end of \
+             its prefill, then the decodes of each iteration as it ends (last pipeline stage \
+             only); a request counts as completed when its last token is out.",
+            units::duration(t.bucket_s)
+        ))
+        .small()
+        .weak(),
+    );
+    let series = [
+        (
+            "output tokens/s",
+            t.tokens_per_s(),
+            tokens_avg,
+            LATENCY_COLORS[0],
+        ),
+        (
+            "requests completed/s",
+            t.requests_per_s(),
+            requests_avg,
+            LATENCY_COLORS[2],
+        ),
+    ];
+    let bucket = t.bucket_s;
+    ui.columns(2, |cols| {
+        for (i, (name, points, avg, color)) in series.into_iter().enumerate() {
+            let ui = &mut cols[i];
+            let bars: Vec<Bar> = points
+                .iter()
+                .map(|&(x, y)| Bar::new(x + 0.5 * bucket, y).width(bucket))
+                .collect();
+            Plot::new(("throughput", i))
+                .height(PLOT_H * 0.8)
+                .allow_scroll(false)
+                .allow_zoom(false)
+                .allow_drag(false)
+                .include_y(0.0)
+                .include_x(0.0)
+                .x_axis_label("simulated time")
+                .y_axis_label(name)
+                .x_axis_formatter(|mark, _| units::duration(mark.value))
+                .legend(Legend::default())
+                .show(ui, |plot| {
+                    plot.bar_chart(BarChart::new(name, bars).color(color));
+                    if let Some(a) = avg {
+                        plot.hline(
+                            HLine::new(format!("run average {a:.1}/s"), a)
+                                .color(CAPACITY)
+                                .style(LineStyle::dashed_dense()),
+                        );
+                    }
+                });
+            let peak = points.iter().map(|p| p.1).fold(0.0, f64::max);
+            let total = if i == 0 {
+                t.total_tokens()
+            } else {
+                t.total_requests()
+            };
+            let mut line = format!("{name}: peak {peak:.1}/s · {total} in all");
+            if let Some(a) = avg {
+                line.push_str(&format!(" · run average {a:.1}/s"));
+            }
+            ui.label(RichText::new(line).small());
+        }
+    });
+}
+
 /// One video's phases as horizontal bars, in seconds.
 fn diffusion_plot(ui: &mut Ui, phases: &[Part], latency_s: Option<f64>) {
     ui.strong("One video, by phase");
@@ -583,7 +679,7 @@ mod tests {
         let r = json!({"kind": "serving",
             "ttft_s": {"mean": 0.2, "p50": 0.1, "p90": 0.3, "p99": 0.9},
             "tpot_s": {"p50": 0.01}});
-        let Metrics::Serving { latencies } = Metrics::from_report(&r) else {
+        let Metrics::Serving { latencies, .. } = Metrics::from_report(&r) else {
             panic!("a serving report")
         };
         assert_eq!(latencies.len(), 2, "no e2e in the report, no e2e plot");
@@ -594,7 +690,7 @@ mod tests {
     #[test]
     fn the_training_panel_shows_the_bars_and_the_capacity() {
         let m = Metrics::from_report(&training());
-        let mut h = Harness::new_ui(|ui| show(ui, &m));
+        let mut h = Harness::new_ui(|ui| show(ui, &m, None));
         h.set_size(egui::vec2(1000.0, 700.0));
         h.run();
         h.get_by_label("Step breakdown");
@@ -609,11 +705,31 @@ mod tests {
     fn the_serving_panel_says_it_plots_percentiles_only() {
         let m = Metrics::from_report(&json!({"kind": "serving",
             "ttft_s": {"mean": 0.2, "p50": 0.1, "p90": 0.3, "p99": 0.9}}));
-        let mut h = Harness::new_ui(|ui| show(ui, &m));
+        let mut h = Harness::new_ui(|ui| show(ui, &m, None));
         h.set_size(egui::vec2(1000.0, 600.0));
         h.run();
         h.get_by_label_contains("not a per-request distribution");
         h.get_by_label("TTFT: mean 200.0 ms · p50 100.0 ms · p90 300.0 ms · p99 900.0 ms");
+        h.get_by_label("No per-request trace for this run: no throughput over time.");
+    }
+
+    /// Throughput over time: both plots, their totals and the report's averages under them.
+    #[test]
+    fn the_serving_panel_plots_throughput_over_time() {
+        let m = Metrics::from_report(&json!({"kind": "serving",
+            "throughput": {"output_tokens_per_s": 150.0, "requests_per_s": 1.5}}));
+        let t = Throughput {
+            bucket_s: 1.0,
+            tokens: vec![100, 200],
+            requests: vec![1, 2],
+        };
+        let mut h = Harness::new_ui(|ui| show(ui, &m, Some(&t)));
+        h.set_size(egui::vec2(1000.0, 900.0));
+        h.run();
+        h.get_by_label("Throughput over time");
+        h.get_by_label_contains("in buckets of 1.0 s");
+        h.get_by_label("output tokens/s: peak 200.0/s · 300 in all · run average 150.0/s");
+        h.get_by_label("requests completed/s: peak 2.0/s · 3 in all · run average 1.5/s");
     }
 
     #[test]
@@ -621,7 +737,7 @@ mod tests {
         let m = Metrics::from_report(&json!({"kind": "diffusion", "latency_s": 10.0,
             "breakdown_s": {"text_encode": 0.5, "denoise_compute": 8.0, "communication": 2.0,
                 "exposed_communication": 1.0, "pipeline_wait": 0.0, "vae_decode": 0.5}}));
-        let mut h = Harness::new_ui(|ui| show(ui, &m));
+        let mut h = Harness::new_ui(|ui| show(ui, &m, None));
         h.set_size(egui::vec2(1000.0, 600.0));
         h.run();
         h.get_by_label("denoise compute 8.0 s (80.0%)");

@@ -8,10 +8,14 @@
 //! The heavy preparation for drawing (sorting operations into per-lane tracks, building and
 //! placing the cluster's topology) is done on the worker thread as well.
 //!
+//! A request for a .json file reads a saved report and/or trace back instead (`saved`).
+//!
 //! Deliberately left out: cancelling a run in flight (the simulator has no cancellation point; a
 //! superseded run finishes in the background and is discarded), progress reporting, and a thread
 //! pool (one run at a time is what a person asks for).
 
+use crate::saved;
+use crate::throughput::{self, Throughput};
 use crate::timeline::Tracks;
 use crate::topology_layout::{self, Built};
 use clustersim::exec::Graph;
@@ -22,11 +26,30 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
-/// What to run: a scenario file and its `--set KEY=VALUE` overrides.
+/// What to run: a scenario file and its `--set KEY=VALUE` overrides; or what to read back: a
+/// saved report or trace (`path` ending in .json) and, optionally, the other one of the pair.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Request {
     pub path: PathBuf,
     pub sets: Vec<String>,
+    /// The second file of a saved run (its trace, or its report), read with `path`.
+    pub also: Option<PathBuf>,
+}
+
+impl Request {
+    /// A scenario with overrides.
+    pub fn scenario(path: PathBuf, sets: Vec<String>) -> Request {
+        Request {
+            path,
+            sets,
+            also: None,
+        }
+    }
+
+    /// Whether this reads a saved run back rather than simulating.
+    pub fn is_saved(&self) -> bool {
+        saved::is_saved_path(&self.path)
+    }
 }
 
 /// A finished run, ready to show.
@@ -38,6 +61,8 @@ pub struct Loaded {
     pub text: Option<String>,
     /// The cluster placed for the Topology tab, and which GPUs have lanes.
     pub topology: Built,
+    /// A serving run's output tokens and completions over time, counted from its trace.
+    pub throughput: Option<Throughput>,
 }
 
 /// Why a run produced nothing to show.
@@ -58,8 +83,24 @@ pub struct Outcome {
     pub wall: Duration,
 }
 
-/// Loads and simulates `request` on the calling thread.
+/// Loads and simulates `request` on the calling thread (or reads a saved run back).
 pub fn run_blocking(request: &Request) -> Result<Loaded, RunError> {
+    if request.is_saved() {
+        if let Some(option) = request.sets.first() {
+            return Err(RunError {
+                position: format!("--set {option}"),
+                message: format!(
+                    "error: overrides change a scenario before it runs; {} is a saved run, shown \
+                     as it was\n  = help: open the scenario file to run it with --set {option}",
+                    request.path.display()
+                ),
+            });
+        }
+        let files: Vec<PathBuf> = std::iter::once(request.path.clone())
+            .chain(request.also.clone())
+            .collect();
+        return saved::load(&files);
+    }
     let located = |e: clustersim::scenario::error::ScenarioError| RunError {
         position: e.position(),
         message: e.to_string(),
@@ -68,12 +109,14 @@ pub fn run_blocking(request: &Request) -> Result<Loaded, RunError> {
     let out = clustersim::run(&scenario).map_err(located)?;
     let tracks = Tracks::build(&out.graph, &out.timeline);
     let topology = topology_layout::from_scenario(&scenario);
+    let throughput = throughput::from_trace(&out.graph, &out.timeline);
     Ok(Loaded {
         report: out.report,
         graph: out.graph,
         tracks,
         text: std::fs::read_to_string(&request.path).ok(),
         topology,
+        throughput,
     })
 }
 
@@ -140,10 +183,7 @@ impl Worker {
         if let Err(e) = spawned {
             let _ = self.tx.send(Outcome {
                 id,
-                request: Request {
-                    path: PathBuf::new(),
-                    sets: Vec::new(),
-                },
+                request: Request::scenario(PathBuf::new(), Vec::new()),
                 result: Err(RunError {
                     position: String::new(),
                     message: format!("error: could not start a worker thread: {e}"),
@@ -204,10 +244,7 @@ mod tests {
     }
 
     fn request(path: PathBuf, sets: &[&str]) -> Request {
-        Request {
-            path,
-            sets: sets.iter().map(|s| s.to_string()).collect(),
-        }
+        Request::scenario(path, sets.iter().map(|s| s.to_string()).collect())
     }
 
     const WAIT: Duration = Duration::from_secs(120);
