@@ -117,3 +117,18 @@ fn dilocox_leaves_the_slow_link_out_of_the_steps() {
     );
     assert!(number(&raw, "local_sgd.outer_sync_exposed_per_step_s") > 0.0);
 }
+
+/// Skipping attention sublayers: Llama 2 7B without the last 11 attention sublayers decodes a
+/// token faster, by about the share of the weights they held.
+#[test]
+fn skipping_attention_sublayers_cuts_single_token_latency() {
+    let full = run("skip-attention-llama-2-7b-1xa100-full.toml", &[]);
+    let skip = run("skip-attention-llama-2-7b-1xa100-skip11.toml", &[]);
+    let tpot = |r: &Value| number(r, "tpot_s.p50");
+    let cut = 1.0 - tpot(&skip) / tpot(&full);
+    let weights = |r: &Value| number(r, "memory.weights_bytes_per_gpu");
+    let lighter = 1.0 - weights(&skip) / weights(&full);
+    assert!(cut > 0.08 && cut < 0.3, "TPOT {cut:.3} lower");
+    // A batch-1 decode reads the weights: the latency falls at least as much as they do.
+    assert!(cut >= lighter, "TPOT {cut:.3} lower, weights {lighter:.3}");
+}

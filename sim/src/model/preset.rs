@@ -227,6 +227,7 @@ impl Shape {
             head_dim_override: self.head_dim,
             mla: self.mla,
             moe: self.moe.clone(),
+            skip_attention_layers: 0,
         }
     }
 }

@@ -113,6 +113,7 @@ pub fn resolve_noted(m: &ModelSection, base_dir: Option<&Path>) -> Result<Resolv
         head_dim_override: m.head_dim.or(b.head_dim),
         mla: b.mla,
         moe: resolve_moe(m, b, ffn)?,
+        skip_attention_layers: m.skip_attention_layers.unwrap_or(0),
     };
     check(&model)?;
     Ok(Resolved { model, notes })
@@ -283,6 +284,19 @@ fn check(model: &Transformer) -> Result<(), ModelError> {
             ),
         ));
     }
+    if model.skip_attention_layers >= model.layers {
+        return Err(ModelError::new(
+            "model.skip_attention_layers",
+            format!(
+                "skip_attention_layers = {} leaves no layer with attention among layers = {}",
+                model.skip_attention_layers, model.layers
+            ),
+        )
+        .with_help(format!(
+            "the last skip_attention_layers layers lose their attention sublayer; use 0 to {}",
+            model.layers - 1
+        )));
+    }
     let Some(moe) = &model.moe else {
         return Ok(());
     };
@@ -432,6 +446,29 @@ mod tests {
 
         let e = err("preset = \"llama-3-8b\"\nhf_config = \"config.json\"");
         assert_eq!(e.path, "model.hf_config");
+
+        let e = err("preset = \"llama-2-7b\"\nskip_attention_layers = 32");
+        assert_eq!(e.path, "model.skip_attention_layers");
+        assert!(e.help.unwrap().contains("use 0 to 31"));
+    }
+
+    #[test]
+    fn skipped_attention_layers_drop_their_weights() {
+        let full = resolve(&section("preset = \"llama-2-7b\""), None).unwrap();
+        let cut = resolve(
+            &section("preset = \"llama-2-7b\"\nskip_attention_layers = 8"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(cut.attention_layers(), 24);
+        assert!(cut.has_attention(23) && !cut.has_attention(24));
+        assert_eq!(cut.attention_layers_in(20..28), 4);
+        // 4 x 4096^2 attention weights in each of 8 layers.
+        assert_eq!(full.params() - cut.params(), 8 * 4 * 4096 * 4096);
+        assert_eq!(
+            full.active_params() - cut.active_params(),
+            8 * 4 * 4096 * 4096
+        );
     }
 
     #[test]

@@ -145,6 +145,11 @@ pub struct Transformer {
     /// Multi-head latent attention's projections, which replace the GQA ones in parameter counts.
     pub mla: Option<Mla>,
     pub moe: Option<Moe>,
+    /// The last this many layers have no attention sublayer (its layer norm, QKV and output
+    /// projections, attention kernel, residual add and KV cache removed; the MLP kept), as in
+    /// Tyukin et al. 2024, "Attention is all you need but you don't need all of it". 0: every
+    /// layer has attention.
+    pub skip_attention_layers: u32,
 }
 
 impl Transformer {
@@ -183,6 +188,7 @@ impl Transformer {
             head_dim_override: None,
             mla: None,
             moe: None,
+            skip_attention_layers: 0,
         }
     }
 
@@ -223,6 +229,27 @@ impl Transformer {
         }
     }
 
+    /// Layers that keep their attention sublayer (and a KV cache): the leading
+    /// `layers - skip_attention_layers`.
+    pub fn attention_layers(&self) -> u32 {
+        self.layers - self.skip_attention_layers.min(self.layers)
+    }
+
+    /// Whether layer `index` (0-based) has an attention sublayer.
+    pub fn has_attention(&self, index: u32) -> bool {
+        index < self.attention_layers()
+    }
+
+    /// Layers among `range` (0-based indices) that keep attention.
+    pub fn attention_layers_in(&self, range: std::ops::Range<u32>) -> u32 {
+        range.filter(|&i| self.has_attention(i)).count() as u32
+    }
+
+    /// Attention weights the skipped sublayers would have held (subtracted from the totals).
+    fn skipped_attention_params(&self) -> u64 {
+        (self.layers - self.attention_layers()) as u64 * self.attention_params()
+    }
+
     /// Weights of one dense MLP (width `ffn`).
     pub fn mlp_params(&self) -> u64 {
         let h = self.hidden as u64;
@@ -246,11 +273,12 @@ impl Transformer {
         }
     }
 
-    /// All weights (every expert counted).
+    /// All weights (every expert counted; skipped attention sublayers not).
     pub fn params(&self) -> u64 {
         self.dense_layers() as u64 * self.layer_params()
             + self.moe_layers() as u64 * self.moe_layer_params()
             + self.embedding_params()
+            - self.skipped_attention_params()
     }
 
     /// Weights one token goes through: the routed experts it is sent to, not all of them. The
@@ -260,6 +288,7 @@ impl Transformer {
         self.dense_layers() as u64 * self.layer_params()
             + self.moe_layers() as u64 * self.moe_layer_active_params()
             + self.embedding_params()
+            - self.skipped_attention_params()
     }
 
     pub fn is_moe(&self) -> bool {

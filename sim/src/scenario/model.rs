@@ -36,6 +36,8 @@ pub struct ModelSection {
     pub capacity_factor: Option<f64>,
     /// Leading layers that keep a dense MLP.
     pub dense_layers: Option<u32>,
+    /// The last this many layers run without their attention sublayer (0 to layers - 1).
+    pub skip_attention_layers: Option<u32>,
     /// The fused-attention kernel the framework runs ("flash-attention-2" or
     /// "flash-attention-3"); absent: the roofline's default attention efficiency.
     pub attention_kernel: Option<crate::hw::attention_kernel::AttentionKernel>,

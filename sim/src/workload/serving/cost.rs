@@ -5,7 +5,9 @@
 //! each prefill chunk against its context, one bandwidth-bound kernel reading every decoding
 //! request's KV cache, the layer norms, activation and residual adds, and two all-reduces of the
 //! activations when `tp > 1`. Then the output projection for the requests that sample a token. All
-//! layers cost the same, so one is priced and multiplied. A mixture-of-experts layer replaces the
+//! layers cost the same, so one is priced and multiplied; layers without attention
+//! (`skip_attention_layers`) lose the attention sublayer (QKV and output GEMMs, attention, KV
+//! read, its norm, residual add and all-reduce) and keep the MLP's. A mixture-of-experts layer replaces the
 //! MLP with the router's scores, the routed experts' batched GEMMs over the experts the batch
 //! touches (tokens spread evenly; each expert split over the `tp` GPUs) and any shared experts. Weights are in the model's format (fp8,
 //! int8 and int4 change both their bytes and, where the GPU has the units, the GEMM peak); the KV
@@ -212,9 +214,14 @@ impl IterationCost {
                     * (m.heads as u64 / tp * m.head_dim()) as f64,
             });
         }
+        // What a layer without attention saves: the above, and the sublayer's norm, residual add
+        // and all-reduce.
+        let norm = self.seconds(ew(ElementwiseOp::Norm, t * h, 2.0));
+        let add = self.seconds(ew(ElementwiseOp::Add, t * h, 3.0));
+        let attention_sublayer = layer + norm + add + all_reduce;
         // Two layer norms, two residual adds.
-        layer += 2.0 * self.seconds(ew(ElementwiseOp::Norm, t * h, 2.0));
-        layer += 2.0 * self.seconds(ew(ElementwiseOp::Add, t * h, 3.0));
+        layer += 2.0 * norm;
+        layer += 2.0 * add;
         layer += 2.0 * all_reduce;
         let (activation, passes) = if m.gated {
             (ElementwiseOp::GatedActivation, 3.0)
@@ -225,7 +232,9 @@ impl IterationCost {
         let dense_mlp = self.seconds(gemm(t, m.up_width() / tp, h))
             + self.seconds(gemm(t, h, ffn))
             + self.seconds(ew(activation, t * ffn, passes));
-        let mut total = m.layers as f64 * layer + m.dense_layers() as f64 * dense_mlp;
+        let skipped = (m.layers - m.attention_layers()) as f64;
+        let mut total = m.layers as f64 * layer + m.dense_layers() as f64 * dense_mlp
+            - skipped * attention_sublayer;
         if let Some(moe) = m.moe.clone() {
             // Routed experts, balanced: t x top_k assignments over the experts a batch touches
             // (expected distinct experts of t tokens choosing top_k of E at random:

@@ -118,7 +118,9 @@ impl ReplicaKind {
         let last = end == model.layers;
         let mut stage = model.clone();
         stage.layers = end - start;
+        stage.skip_attention_layers = stage.layers - model.attention_layers_in(start..end);
         let params = stage.layers as f64 * model.layer_params() as f64
+            - stage.skip_attention_layers as f64 * model.attention_params() as f64
             + if start == 0 { table } else { 0.0 }
             + if last { table } else { 0.0 };
         let weights = params * model.dtype.bytes();
@@ -149,7 +151,8 @@ impl ReplicaKind {
         let weights_per_gpu = share - offloaded;
         let kv_space =
             gpu.memory_bytes as f64 * memory.fraction - weights_per_gpu - ACTIVATION_RESERVE;
-        let stage_layers = model.layers.div_ceil(pp);
+        // The stage with the most attention layers (the first: skipped ones are the last).
+        let stage_layers = model.layers.div_ceil(pp).min(model.attention_layers());
         let kv_per_token =
             kv_bytes_per_token_layer(model, tp, memory.kv_dtype) * stage_layers as f64;
         let blocks = if kv_space > 0.0 {

@@ -20,9 +20,7 @@
 //! steady state, expert gradients' own reduction group (they are reduced with the rest).
 
 use super::comm::Comm;
-use super::layer::{
-    Item, backward, context_attention_kernel, elementwise, gemm, layer_forward, moe_layer_forward,
-};
+use super::layer::{Item, LayerKinds, backward, context_attention_kernel, elementwise, gemm};
 use super::memory;
 use super::setup::Training;
 use super::step::{ADAM_8BIT_BYTES_PER_PARAM, ADAM_BYTES_PER_PARAM, BUCKET_BYTES, GRAD_BYTES};
@@ -62,7 +60,8 @@ type KernelKey = (u64, u64, u64, bool, bool);
 
 /// A dense layer's times, a mixture-of-experts layer's, and the seconds of the kernels outside
 /// the layers on the first and on the last stage (forward and backward together).
-type Kernels = (LayerTimes, LayerTimes, f64, f64);
+/// Layer kernels (dense, mixture-of-experts, and both without attention), embedding, head.
+type Kernels = (LayerTimes, LayerTimes, LayerTimes, LayerTimes, f64, f64);
 
 /// Prices layouts of one model on one cluster, remembering kernel and collective prices across
 /// layouts (they repeat: the same tensor-parallel degree and micro-batch recur under many
@@ -138,13 +137,14 @@ impl<'a> Estimator<'a> {
             }
             t
         };
-        let dense = sum(&layer_forward(m, mb, cp, tp, s.sequence_parallel), self);
-        let moe = m.moe.as_ref().map_or(dense, |_| {
-            sum(
-                &moe_layer_forward(m, mb, cp, tp, s.ep as u64, s.sequence_parallel),
-                self,
-            )
-        });
+        let kinds = LayerKinds::new(m, mb, (cp, tp, s.ep as u64), s.sequence_parallel);
+        let dense = sum(kinds.kind(false, true), self);
+        let moe = m
+            .moe
+            .as_ref()
+            .map_or(dense, |_| sum(kinds.kind(true, true), self));
+        let bare_dense = sum(kinds.kind(false, false), self);
+        let bare_moe = sum(kinds.kind(true, false), self);
         let t = mb * m.seq_len as u64 / cp;
         let h = m.hidden as u64;
         let act = (t * h) as f64 * m.dtype.bytes();
@@ -158,7 +158,14 @@ impl<'a> Estimator<'a> {
         );
         let head_forward = self.seconds(&output) + self.seconds(&loss);
         let head_backward = 3.0 * self.seconds(&output);
-        let result = (dense, moe, 2.0 * embedding, head_forward + head_backward);
+        let result = (
+            dense,
+            moe,
+            bare_dense,
+            bare_moe,
+            2.0 * embedding,
+            head_forward + head_backward,
+        );
         self.kernels.insert(key, result);
         result
     }
@@ -173,34 +180,29 @@ impl<'a> Estimator<'a> {
         (pass(false), pass(true))
     }
 
-    /// One layer's times, collectives included, for the layout `s`.
-    fn layer(&mut self, s: &Training, moe_layer: bool) -> LayerTimes {
-        let (dense, moe, ..) = self.kernels(s);
-        let mut t = if moe_layer { moe } else { dense };
+    /// One layer's times, collectives included, for the layout `s` (a layer with or without
+    /// attention).
+    fn layer(&mut self, s: &Training, moe_layer: bool, attention: bool) -> LayerTimes {
+        let (dense, moe, bare_dense, bare_moe, ..) = self.kernels(s);
+        let mut t = match (moe_layer, attention) {
+            (false, true) => dense,
+            (true, true) => moe,
+            (false, false) => bare_dense,
+            (true, false) => bare_moe,
+        };
         let m = &s.model;
         let tokens = (s.micro_batch * m.seq_len / s.cp) as f64;
         let act = tokens * m.hidden as f64 * m.dtype.bytes();
-        let items = if moe_layer {
-            moe_layer_forward(
-                m,
-                s.micro_batch as u64,
-                s.cp as u64,
-                s.tp as u64,
-                s.ep as u64,
-                s.sequence_parallel,
-            )
-        } else {
-            layer_forward(
-                m,
-                s.micro_batch as u64,
-                s.cp as u64,
-                s.tp as u64,
-                s.sequence_parallel,
-            )
-        };
+        let kinds = LayerKinds::new(
+            m,
+            s.micro_batch as u64,
+            (s.cp as u64, s.tp as u64, s.ep as u64),
+            s.sequence_parallel,
+        );
+        let items = kinds.kind(moe_layer, attention);
         let routed = m.moe.as_ref().map_or(0.0, |moe| act * moe.top_k as f64);
         let (mut forward_tp, mut backward_tp) = (0.0, 0.0);
-        for item in &items {
+        for item in items {
             match item {
                 Item::Sync(sync) if s.tp > 1 => {
                     for (forward, total) in [(true, &mut forward_tp), (false, &mut backward_tp)] {
@@ -224,7 +226,7 @@ impl<'a> Estimator<'a> {
         }
         t.forward_comm += forward_tp;
         t.backward_comm += backward_tp;
-        if s.cp > 1 {
+        if s.cp > 1 && attention {
             let (f, b) = self.context_comm(s);
             t.forward_comm += f;
             t.backward_comm += b;
@@ -283,9 +285,15 @@ impl<'a> Estimator<'a> {
     /// The estimate of a step with layout `s`.
     pub fn estimate(&mut self, s: &Training) -> Estimate {
         let m = &s.model;
-        let dense = self.layer(s, false);
+        let dense = self.layer(s, false, true);
         let moe = if m.moe.is_some() {
-            self.layer(s, true)
+            self.layer(s, true, true)
+        } else {
+            dense
+        };
+        let skips = m.attention_layers() < m.layers;
+        let bare_dense = if skips {
+            self.layer(s, false, false)
         } else {
             dense
         };
@@ -296,7 +304,17 @@ impl<'a> Estimator<'a> {
             let (mut compute, mut comm) = (0.0, 0.0);
             for c in 0..s.virtual_stages {
                 for layer in s.chunk_layers(c * pp + stage) {
-                    let t = if m.is_moe_layer(layer) { moe } else { dense };
+                    let t = match (m.is_moe_layer(layer), m.has_attention(layer)) {
+                        (false, true) => dense,
+                        (true, true) => moe,
+                        (false, false) => bare_dense,
+                        (true, false) => bare_moe,
+                    };
+        let bare_moe = if skips && m.moe.is_some() {
+            self.layer(s, true, false)
+        } else {
+            bare_dense
+        };
                     compute += t.forward_compute + t.backward_compute;
                     comm += t.forward_comm + t.backward_comm;
                 }

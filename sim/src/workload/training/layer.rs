@@ -8,6 +8,8 @@
 //! with its conjugate operators `f` and `g` marking where collectives go (`Sync`). A
 //! mixture-of-experts layer replaces the MLP half with a router, an all-to-all dispatch, the local
 //! experts' batched GEMMs, shared experts and an all-to-all combine (`Item::Exchange`).
+//! A layer without attention (the model's last `skip_attention_layers`) keeps only its MLP half:
+//! its first layer norm, QKV, attention, output projection and residual add are gone.
 //! A GEMM's backward is two GEMMs (input gradient and weight gradient); an elementwise kernel's
 //! backward moves twice the bytes; fused attention's backward does 2.5 times its forward's work.
 //! Ignored: dropout kernels.
@@ -18,6 +20,7 @@ use crate::model::Transformer;
 use crate::scenario::parallel::ContextAlgorithm;
 
 /// A named kernel of one layer.
+#[derive(Clone, Copy)]
 pub(super) struct Step {
     pub(super) name: &'static str,
     pub(super) kernel: Kernel,
@@ -47,6 +50,7 @@ impl Sync {
 
 /// One position in a layer: a kernel, a tensor-parallel synchronisation, or an expert-parallel
 /// all-to-all (dispatching tokens to their experts, or combining them back; its own conjugate).
+#[derive(Clone, Copy)]
 pub(super) enum Item {
     Kernel(Step),
     Sync(Sync),
@@ -232,6 +236,72 @@ pub(super) fn moe_layer_forward(
         elementwise(ElementwiseOp::Add, 3.0 * act(tn, h), (tn * h) as f64),
     ));
     items
+}
+
+/// A layer's items without its attention sublayer: everything up to and including the first
+/// residual add removed (the MLP half, dense or mixture-of-experts, kept).
+pub(super) fn without_attention(mut items: Vec<Item>) -> Vec<Item> {
+    let end = items
+        .iter()
+        .position(|item| matches!(item, Item::Kernel(step) if step.name == "residual_add"))
+        .expect("a layer's attention sublayer ends with a residual add");
+    items.drain(..=end);
+    items
+}
+
+/// The item lists a model's layers use: dense or mixture-of-experts, each with and without
+/// attention (the latter only built when the model skips some).
+pub(super) struct LayerKinds {
+    dense: Vec<Item>,
+    moe: Option<Vec<Item>>,
+    bare_dense: Vec<Item>,
+    bare_moe: Option<Vec<Item>>,
+}
+
+impl LayerKinds {
+    /// The layers of `m` for a micro-batch of `micro_batch` sequences split over `cp`, `tp` and
+    /// `ep` ranks.
+    pub(super) fn new(
+        m: &Transformer,
+        micro_batch: u64,
+        (cp, tp, ep): (u64, u64, u64),
+        sequence_parallel: bool,
+    ) -> Self {
+        let dense = layer_forward(m, micro_batch, cp, tp, sequence_parallel);
+        let moe = m
+            .moe
+            .as_ref()
+            .map(|_| moe_layer_forward(m, micro_batch, cp, tp, ep, sequence_parallel));
+        let skips = m.attention_layers() < m.layers;
+        let bare = |items: &[Item]| {
+            if skips {
+                without_attention(items.to_vec())
+            } else {
+                Vec::new()
+            }
+        };
+        LayerKinds {
+            bare_dense: bare(&dense),
+            bare_moe: moe.as_deref().map(bare),
+            dense,
+            moe,
+        }
+    }
+
+    /// The items of layer `layer` of `m`.
+    pub(super) fn of(&self, m: &Transformer, layer: u32) -> &[Item] {
+        self.kind(m.is_moe_layer(layer), m.has_attention(layer))
+    }
+
+    /// The items of a layer of either kind, with or without attention.
+    pub(super) fn kind(&self, moe_layer: bool, attention: bool) -> &[Item] {
+        match (moe_layer, attention, &self.moe, &self.bare_moe) {
+            (true, true, Some(moe), _) => moe,
+            (true, false, _, Some(bare)) => bare,
+            (_, true, ..) => &self.dense,
+            (_, false, ..) => &self.bare_dense,
+        }
+    }
 }
 
 /// The attention kernel one context-parallel rank runs for a layer's attention `kernel` (its

@@ -139,7 +139,10 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
     let last = stage == s.pp - 1;
     // ZeRO-3 keeps 1/dp of the weights, plus the gathered layer in use and the one prefetched,
     // and one layer's unsharded gradients before their reduce-scatter.
-    let layer_params = s.layer_params_here(m.layers - 1);
+    // The largest layer: the last, or the last with attention when the last ones skip it.
+    let layer_params = s
+        .layer_params_here(m.layers - 1)
+        .max(s.layer_params_here(m.attention_layers() - 1));
     let (weights, gradients) = match s.zero {
         3 => (
             params * m.dtype.bytes() / dp + 2.0 * layer_params * m.dtype.bytes(),

@@ -197,11 +197,12 @@ impl Training {
     }
 
     /// Weights of layer `layer` that one GPU holds: its tensor-parallel share, and of a
-    /// mixture-of-experts layer's routed experts only its expert-parallel share.
+    /// mixture-of-experts layer's routed experts only its expert-parallel share; none of the
+    /// attention's in a layer that skips it.
     pub fn layer_params_here(&self, layer: u32) -> f64 {
         let m = &self.model;
         let tp = self.tp as f64;
-        if m.is_moe_layer(layer) {
+        let here = if m.is_moe_layer(layer) {
             (m.moe_layer_params() - m.layer_expert_params()) as f64 / tp
                 + m.layer_expert_params() as f64 / (tp * self.ep as f64)
         } else {
@@ -216,6 +217,11 @@ impl Training {
             .sum()
     }
 
+        };
+        if m.has_attention(layer) {
+            here
+        } else {
+            here - m.attention_params() as f64 / tp
     /// Parameters a GPU of pipeline stage `stage` holds: its chunks' layers split over the
     /// tensor-parallel ranks, the embedding on the first stage and the output projection on the
     /// last (a copy of the embedding when tied and on another stage, as Megatron-LM keeps it).

@@ -22,8 +22,7 @@
 
 use super::comm::Comm;
 use super::layer::{
-    Item, Step, Sync, backward, context_attention_kernel, elementwise, gemm, layer_forward,
-    moe_layer_forward,
+    Item, LayerKinds, Step, Sync, backward, context_attention_kernel, elementwise, gemm,
 };
 use super::schedule::{self, Pass, Work};
 use super::setup::Training;
@@ -458,10 +457,15 @@ impl<'a> StepBuilder<'a> {
     /// (FSDP's one-layer prefetch).
     fn gather_params(&mut self, layer: u32, next: Option<u32>) {
         let Some(lane) = self.stage().gather else {
+                let params = if m.has_attention(l) {
+                    m.layer_params()
+                } else {
+                    m.layer_params() - m.attention_params()
+                };
+                let bytes = params as f64 / self.setup.tp as f64 * m.dtype.bytes();
             return;
         };
-        let bytes = self.setup.model.layer_params() as f64 / self.setup.tp as f64
-            * self.setup.model.dtype.bytes();
+        let m = &self.setup.model;
         for l in std::iter::once(layer).chain(next) {
             if !self.gathers.contains_key(&l) {
                 let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
@@ -526,11 +530,7 @@ impl<'a> StepBuilder<'a> {
         let act = (t * h) as f64 * e;
         let p2p = act / tp as f64;
         let cp = s.cp as u64;
-        let dense = layer_forward(m, mb, cp, tp, s.sequence_parallel);
-        let experts = m
-            .moe
-            .as_ref()
-            .map(|_| moe_layer_forward(m, mb, cp, tp, s.ep as u64, s.sequence_parallel));
+        let kinds = LayerKinds::new(m, mb, (cp, tp, s.ep as u64), s.sequence_parallel);
         // Gradient bytes of a layer: the part every data-parallel replica holds, and the routed
         // experts' share that only the replicas with the same experts hold.
         let grads = |layer: u32| {
@@ -595,10 +595,7 @@ impl<'a> StepBuilder<'a> {
                             for layer in layers.clone() {
                                 let next = (layer + 1 < layers.end).then_some(layer + 1);
                                 self.gather_params(layer, next);
-                                let items = match &experts {
-                                    Some(moe) if m.is_moe_layer(layer) => moe,
-                                    _ => &dense,
-                                };
+                                let items = kinds.of(m, layer);
                                 self.forward_layer(items, layer, micro, true, act);
                             }
                             if chunk == last_chunk {
@@ -648,10 +645,7 @@ impl<'a> StepBuilder<'a> {
                             for layer in layers.clone().rev() {
                                 let next = (layer > layers.start).then(|| layer - 1);
                                 self.gather_params(layer, next);
-                                let items = match &experts {
-                                    Some(moe) if m.is_moe_layer(layer) => moe,
-                                    _ => &dense,
-                                };
+                                let items = kinds.of(m, layer);
                                 if s.recompute == Recompute::Full {
                                     self.forward_layer(items, layer, micro, false, act);
                                 }
