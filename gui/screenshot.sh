@@ -11,19 +11,21 @@
 #             recompute (with failing points) in the Sweep tab.
 #   topology  docs/screenshot-topology.png: Megatron 3.6B on 64 A100 (8 servers on a leaf/spine
 #             fat-tree) in the Topology tab, the pointer on GPU 10 to show its tooltip.
+#   links     docs/screenshot-links.png: ZCCL's all-reduce of 1 GiB on 16 x 4 A100 (slow network), the
+#             Topology tab with links coloured by their utilisation over the collective.
 #   serving   docs/screenshot-serving.png: Llama 3.1 8B on 2 H100 through a one-minute traffic
 #             peak, the Metrics tab: throughput over time (from the trace) and latency.
 #
 # Runs headless: a virtual X server (Xvfb), OpenGL through Mesa's software renderer (llvmpipe).
 # Installs what it needs with apt-get when missing (needs root). Run from anywhere:
-#   gui/screenshot.sh [all|timeline|metrics|compare|sweep|topology|serving] [OUTPUT_DIR]
+#   gui/screenshot.sh [all|timeline|metrics|compare|sweep|topology|links|serving] [OUTPUT_DIR]
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-all}"
 outdir="${2:-$root/docs}"
-case "$mode" in all | timeline | metrics | compare | sweep | topology | serving) ;; *)
-    echo "usage: $0 [all|timeline|metrics|compare|sweep|topology|serving] [OUTPUT_DIR]" >&2
+case "$mode" in all | timeline | metrics | compare | sweep | topology | links | serving) ;; *)
+    echo "usage: $0 [all|timeline|metrics|compare|sweep|topology|links|serving] [OUTPUT_DIR]" >&2
     exit 2
     ;;
 esac
@@ -140,4 +142,9 @@ if [ "$mode" = all ] || [ "$mode" = serving ]; then
     # 4,000 requests (about 2 s in a debug build).
     shoot screenshot-serving.png "${SERVING_WAIT:-8}" scenarios/serving/llama-3.1-8b-2xh100-peak-hour.toml \
         --tab metrics
+fi
+
+if [ "$mode" = all ] || [ "$mode" = links ]; then
+    shoot screenshot-links.png "${LINKS_WAIT:-4}" scenarios/papers/zccl-all-reduce-16x4xa100-slow.toml \
+        --tab topology
 fi

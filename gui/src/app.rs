@@ -636,7 +636,12 @@ impl App {
                     self.gpu_note_bar(ui);
                     let s = self.shown.as_ref().expect("checked above");
                     let clicked = match &s.loaded.topology.layout {
-                        Ok(layout) => topology_view::show(ui, &mut self.topology, layout),
+                        Ok(layout) => topology_view::show(
+                            ui,
+                            &mut self.topology,
+                            layout,
+                            s.loaded.topology.traffic.as_ref(),
+                        ),
                         Err(e) => {
                             ui.label(format!("No topology to draw for this run: {e}"));
                             None

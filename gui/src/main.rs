@@ -22,6 +22,7 @@
 //! - `topology_layout`: the run's cluster built and placed (worker thread).
 //! - `topology_view`: the Topology tab (level of detail, hover, click a GPU).
 //! - `gpu_lanes`: which timeline lanes show a GPU of the cluster.
+//! - `link_traffic`: how busy each drawn link was, from a collective run's report.
 //! - `units`: numbers for people.
 //!
 //! Rendering is eframe with the glow (OpenGL) backend on X11; it runs under Xvfb with Mesa's
@@ -33,6 +34,7 @@ mod cards;
 mod compare;
 mod edited;
 mod gpu_lanes;
+mod link_traffic;
 mod measure;
 mod path_field;
 mod plots;

@@ -252,6 +252,7 @@ pub fn load(files: &[PathBuf]) -> Result<Loaded, RunError> {
                     .into(),
             ),
             stands: Stands::NotPerGpu,
+            traffic: None,
         },
     })
 }

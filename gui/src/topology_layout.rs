@@ -17,7 +17,8 @@
 //! server's uplink, or between shared switches; the uplinks are also summed per (server, switch)
 //! pair ([`Uplink`]) so that a server drawn as a single box has one line per switch it reaches.
 //!
-//! Deliberately left out: per-link traffic (the library does not record it for a run), the
+//! Per-link traffic, when a run records it, is placed on this layout by `link_traffic`.
+//! Deliberately left out: the
 //! direction of a link (the two directions of the shipped builders are alike; the first one is
 //! kept), and graph-drawing optimisation (crossings are not minimised).
 
@@ -490,6 +491,8 @@ pub enum Stands {
 pub struct Built {
     pub layout: Result<std::sync::Arc<Layout>, String>,
     pub stands: Stands,
+    /// How busy each link was, when the run recorded it (`link_traffic`; set once the run is in).
+    pub traffic: Option<crate::link_traffic::Traffic>,
 }
 
 /// Builds the scenario's topology as its workload does, and places it (worker thread).
@@ -534,6 +537,7 @@ pub fn from_scenario(scenario: &Scenario) -> Built {
     Built {
         layout: topology.map(|t| std::sync::Arc::new(Layout::new(&t))),
         stands,
+        traffic: None,
     }
 }
 

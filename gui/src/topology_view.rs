@@ -14,11 +14,15 @@
 //! Clicking a collapsed server zooms onto it. Only what is on screen is drawn, so at 1,024 GPUs
 //! the whole cluster is 128 boxes and a few hundred lines rather than ten thousand edges.
 //!
-//! Deliberately left out: **link utilisation**. The library prices collectives per phase and does
-//! not record the traffic each link carried during a run, so there is nothing measured to colour
-//! by; the tab says so instead of inventing numbers. Also left out: routes of a chosen
-//! collective, editing the topology, and per-direction bandwidths of asymmetric links.
+//! **Link utilisation**, when the run recorded it (collective scenarios: `link_traffic`), replaces
+//! the colour by kind: grey for a link that carried nothing, then green through yellow to red at
+//! 100% of its line rate over the whole run, with the bytes and the percentage in the tooltips
+//! and the busiest link in the header. Training, serving and diffusion runs price their
+//! collectives without recording the bytes each link carried, so for them the tab says there is
+//! nothing measured to colour by instead of inventing numbers. Deliberately left out: routes of a
+//! chosen collective, editing the topology, and per-direction bandwidths of asymmetric links.
 
+use crate::link_traffic::{Load, Traffic};
 use crate::topology_layout::{Layout, Link, Scope, Uplink, kind_name, link_name};
 use crate::units;
 use clustersim::net::topology::{DeviceKind, LinkKind};
@@ -85,6 +89,33 @@ pub fn link_color(kind: LinkKind) -> Color32 {
     }
 }
 
+/// A link that carried nothing, when utilisation is shown.
+const UNUSED: Color32 = Color32::from_rgb(110, 110, 110);
+
+/// The colour of a utilisation (0 to 1, clamped): green, yellow at one half, red when full.
+pub fn busy_color(busy: f64) -> Color32 {
+    let stops = [
+        (60.0, 170.0, 90.0),
+        (230.0, 200.0, 40.0),
+        (220.0, 50.0, 50.0),
+    ];
+    let x = busy.clamp(0.0, 1.0) * 2.0;
+    let i = (x.floor() as usize).min(1);
+    let f = x - i as f64;
+    let mix = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
+    let (a, b) = (stops[i], stops[i + 1]);
+    Color32::from_rgb(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// A drawn link's colour: by utilisation when the run recorded it, else by kind.
+fn color_of(kind: LinkKind, traffic: Option<&Traffic>, load: Option<Option<Load>>) -> Color32 {
+    match (traffic, load.flatten()) {
+        (Some(_), Some(l)) => busy_color(l.busy),
+        (Some(_), None) => UNUSED,
+        (None, _) => link_color(kind),
+    }
+}
+
 /// Line width for a bandwidth: 1 pt at 1 GB/s and below, one more per decade, at most 4.
 fn width_for(bandwidth: f64) -> f32 {
     (1.0 + (bandwidth / 1e9).max(1.0).log10() as f32).min(4.0)
@@ -136,7 +167,7 @@ fn to_segment(p: Pos2, a: Pos2, b: Pos2) -> f32 {
 }
 
 /// The header: sizes, tiers, link classes and the note on utilisation.
-fn header(ui: &mut Ui, layout: &Layout, state: &mut TopologyState) {
+fn header(ui: &mut Ui, layout: &Layout, state: &mut TopologyState, traffic: Option<&Traffic>) {
     ui.horizontal(|ui| {
         ui.strong("Topology");
         ui.label(layout.servers_text());
@@ -172,15 +203,58 @@ fn header(ui: &mut Ui, layout: &Layout, state: &mut TopologyState) {
             ));
         }
     });
-    ui.label(
-        egui::RichText::new(
-            "Colour is the kind of link and width its bandwidth, not utilisation: the simulator \
-             does not record the traffic each link carried in a run yet, so there is nothing \
-             measured to show.",
-        )
-        .small()
-        .weak(),
-    );
+    match traffic {
+        Some(t) => {
+            ui.horizontal_wrapped(|ui| {
+                ui.weak("utilisation over the run:");
+                for (busy, text) in [(0.0, "0%"), (0.5, "50%"), (1.0, "100%")] {
+                    let (r, _) = ui.allocate_exact_size(vec2(18.0, 12.0), Sense::hover());
+                    ui.painter().line_segment(
+                        [r.left_center(), r.right_center()],
+                        Stroke::new(3.0, busy_color(busy)),
+                    );
+                    ui.label(text);
+                }
+                let (r, _) = ui.allocate_exact_size(vec2(18.0, 12.0), Sense::hover());
+                ui.painter().line_segment(
+                    [r.left_center(), r.right_center()],
+                    Stroke::new(3.0, UNUSED),
+                );
+                ui.label("unused");
+                if let Some((i, peak)) = t.peak {
+                    let l = &layout.links[i];
+                    ui.separator();
+                    ui.label(format!(
+                        "busiest: {} — {}, {} busy",
+                        layout.devices[l.a].name,
+                        layout.devices[l.b].name,
+                        units::percent(peak.busy)
+                    ));
+                }
+            });
+            ui.label(
+                egui::RichText::new(format!(
+                    "Colour is each link's average utilisation over the run's {}: the bytes it \
+                     carried on the wire in its busier direction ÷ (line rate × time). Width \
+                     is its bandwidth.",
+                    units::duration(t.seconds)
+                ))
+                .small()
+                .weak(),
+            );
+        }
+        None => {
+            ui.label(
+                egui::RichText::new(
+                    "Colour is the kind of link and width its bandwidth, not utilisation: only \
+                     collective runs record the bytes each link carried; training, serving and \
+                     diffusion runs do not yet, so there is nothing measured to show.",
+                )
+                .small()
+                .weak(),
+            );
+        }
+    }
     ui.weak(
         "wheel: zoom · drag: pan · double-click: fit · click a server: expand it · \
          click a GPU: its timeline lanes",
@@ -188,8 +262,13 @@ fn header(ui: &mut Ui, layout: &Layout, state: &mut TopologyState) {
 }
 
 /// Draws the cluster into the rest of `ui`; returns the rank of a GPU clicked.
-pub fn show(ui: &mut Ui, state: &mut TopologyState, layout: &Layout) -> Option<u32> {
-    header(ui, layout, state);
+pub fn show(
+    ui: &mut Ui,
+    state: &mut TopologyState,
+    layout: &Layout,
+    traffic: Option<&Traffic>,
+) -> Option<u32> {
+    header(ui, layout, state, traffic);
     let avail = ui.available_size();
     let (canvas, response) = ui.allocate_exact_size(avail, Sense::click_and_drag());
     if canvas.width() < 20.0 || canvas.height() < 20.0 {
@@ -252,7 +331,7 @@ pub fn show(ui: &mut Ui, state: &mut TopologyState, layout: &Layout) -> Option<u
             lines.push((
                 a,
                 b,
-                link_color(l.kind),
+                color_of(l.kind, traffic, traffic.map(|t| t.links[i])),
                 width_for(l.bandwidth),
                 Hit::Link(i),
                 l.scope != Scope::Shared,
@@ -274,7 +353,7 @@ pub fn show(ui: &mut Ui, state: &mut TopologyState, layout: &Layout) -> Option<u
             lines.push((
                 from,
                 to,
-                link_color(u.kind),
+                color_of(u.kind, traffic, traffic.map(|t| t.uplinks[i])),
                 width_for(u.bandwidth),
                 Hit::Uplink(i),
                 false,
@@ -458,7 +537,7 @@ pub fn show(ui: &mut Ui, state: &mut TopologyState, layout: &Layout) -> Option<u
         }
         if !response.dragged() {
             let h = h.clone();
-            response.on_hover_ui_at_pointer(|ui| tooltip(ui, layout, &h));
+            response.on_hover_ui_at_pointer(|ui| tooltip(ui, layout, &h, traffic));
         }
     }
     state.camera = Some(cam);
@@ -513,7 +592,19 @@ fn uplink_rows(ui: &mut Ui, u: &Uplink) {
     ui.label(format!("latency: {}", units::duration(u.latency)));
 }
 
-fn tooltip(ui: &mut Ui, layout: &Layout, hit: &Hit) {
+/// "carried 1.2 GB, 37.0% busy" for a link's load (in its busier direction).
+fn load_text(load: Option<Load>) -> String {
+    match load {
+        Some(l) => format!(
+            "carried {} (busier direction), {} busy on average",
+            units::bytes(l.bytes),
+            units::percent(l.busy)
+        ),
+        None => "carried nothing in this run".into(),
+    }
+}
+
+fn tooltip(ui: &mut Ui, layout: &Layout, hit: &Hit, traffic: Option<&Traffic>) {
     let devs = &layout.devices;
     match hit {
         Hit::Device(d) => {
@@ -551,14 +642,22 @@ fn tooltip(ui: &mut Ui, layout: &Layout, hit: &Hit) {
             let l = &layout.links[*i];
             ui.strong(format!("{} — {}", devs[l.a].name, devs[l.b].name));
             link_rows(ui, l);
+            if let Some(t) = traffic {
+                ui.label(load_text(t.links[*i]));
+            }
         }
         Hit::Uplink(i) => {
             let u = &layout.uplinks[*i];
             ui.strong(format!("node {} — {}", u.node, devs[u.to].name));
             uplink_rows(ui, u);
+            if let Some(t) = traffic {
+                ui.label(load_text(t.uplinks[*i]));
+            }
         }
     }
-    ui.weak("utilisation: not recorded by the simulator");
+    if traffic.is_none() {
+        ui.weak("utilisation: not recorded for this kind of run");
+    }
 }
 
 #[cfg(test)]
@@ -578,9 +677,13 @@ mod tests {
     }
 
     fn harness(l: Arc<Layout>) -> Harness<'static, TopologyState> {
+        harness_with(l, None)
+    }
+
+    fn harness_with(l: Arc<Layout>, traffic: Option<Traffic>) -> Harness<'static, TopologyState> {
         let mut h = Harness::new_ui_state(
             move |ui, state: &mut TopologyState| {
-                show(ui, state, &l);
+                show(ui, state, &l, traffic.as_ref());
             },
             TopologyState::default(),
         );
@@ -623,6 +726,32 @@ mod tests {
             "{} lines drawn of {edges} links",
             h.state().drawn
         );
+    }
+
+    /// A collective run: the header shows the utilisation scale and the busiest link instead of
+    /// the note that utilisation is not recorded.
+    #[test]
+    fn a_collective_run_colours_links_by_utilisation() {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/papers/zccl-all-reduce-16x4xa100-slow.toml");
+        let s = clustersim::Scenario::load(&path, &[]).unwrap();
+        let report = clustersim::run(&s).unwrap().report;
+        let l = from_scenario(&s).layout.unwrap();
+        let t = crate::link_traffic::from_report(&report, &l).unwrap();
+        let h = harness_with(l, Some(t));
+        h.get_by_label("utilisation over the run:");
+        h.get_by_label_contains("busiest: ");
+        h.get_by_label_contains("average utilisation over the run's");
+        assert!(h.query_by_label_contains("not utilisation").is_none());
+        assert!(h.state().drawn > 0);
+    }
+
+    #[test]
+    fn utilisation_colours_run_from_green_to_red() {
+        assert_eq!(busy_color(0.0), Color32::from_rgb(60, 170, 90));
+        assert_eq!(busy_color(0.5), Color32::from_rgb(230, 200, 40));
+        assert_eq!(busy_color(1.0), Color32::from_rgb(220, 50, 50));
+        assert_eq!(busy_color(3.0), busy_color(1.0));
     }
 
     #[test]

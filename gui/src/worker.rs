@@ -14,10 +14,10 @@
 //! superseded run finishes in the background and is discarded), progress reporting, and a thread
 //! pool (one run at a time is what a person asks for).
 
-use crate::saved;
 use crate::throughput::{self, Throughput};
 use crate::timeline::Tracks;
 use crate::topology_layout::{self, Built};
+use crate::{link_traffic, saved};
 use clustersim::exec::Graph;
 use serde_json::Value;
 use std::panic::{self, AssertUnwindSafe};
@@ -108,7 +108,10 @@ pub fn run_blocking(request: &Request) -> Result<Loaded, RunError> {
     let scenario = clustersim::Scenario::load(&request.path, &request.sets).map_err(located)?;
     let out = clustersim::run(&scenario).map_err(located)?;
     let tracks = Tracks::build(&out.graph, &out.timeline);
-    let topology = topology_layout::from_scenario(&scenario);
+    let mut topology = topology_layout::from_scenario(&scenario);
+    if let Ok(layout) = &topology.layout {
+        topology.traffic = link_traffic::from_report(&out.report, layout);
+    }
     let throughput = throughput::from_trace(&out.graph, &out.timeline);
     Ok(Loaded {
         report: out.report,

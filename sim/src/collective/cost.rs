@@ -52,6 +52,9 @@ pub struct Options {
     pub nvls_available: bool,
     /// A protocol forced by the user (NCCL_PROTO); None lets the tuner choose.
     pub protocol: Option<Protocol>,
+    /// Whether to add up the bytes each link carries ([`CollectiveCost::link_bytes`]). Off by
+    /// default: the workloads price many collectives and do not need it.
+    pub record_links: bool,
 }
 
 impl Options {
@@ -66,6 +69,7 @@ impl Options {
             nvls_efficiency: 0.686,
             nvls_available: true,
             protocol: None,
+            record_links: false,
         }
     }
 }
@@ -85,6 +89,11 @@ pub struct CollectiveCost {
     pub phases_priced: usize,
     /// Largest load on a link as a fraction of its effective capacity (flow tier).
     pub peak_load: f64,
+    /// Bytes each directed link carried over the whole collective, by edge index: every phase's
+    /// transfers on every link of their routes, times the phase's repeat count, in bytes on the
+    /// wire (after compression, with the protocol's overhead, e.g. LL's flags). Empty unless
+    /// [`Options::record_links`].
+    pub link_bytes: Vec<f64>,
 }
 
 /// The slowest kind of link on a route (WAN, then network, PCIe, NVLink).
@@ -163,8 +172,19 @@ fn price_schedule(
     let step_latency = |kind: LinkKind| protocol.step_latency_s(algorithm, kind);
     let mut seconds = protocol.base_latency_s(algorithm);
     let mut peak_load: f64 = 0.0;
+    let mut link_bytes = Vec::new();
+    if options.record_links {
+        link_bytes.resize(topo.graph.edge_count(), 0.0);
+    }
     for phase in &schedule.phases {
         let placed = place(topo, phase, wire, &step_latency)?;
+        if options.record_links {
+            for p in &placed {
+                for &e in &p.links {
+                    link_bytes[e.index()] += phase.repeat as f64 * p.bytes;
+                }
+            }
+        }
         let cost = price(tier, &capacity, &placed, phase.repeat > 1);
         peak_load = peak_load.max(cost.peak_load);
         let mut step = cost.seconds;
@@ -193,6 +213,7 @@ fn price_schedule(
         steps: schedule.steps(),
         phases_priced: schedule.phases.len(),
         peak_load,
+        link_bytes,
     })
 }
 
@@ -374,6 +395,7 @@ fn beside(mut schedule: Schedule, offsets: &[u32], gpus_per_node: u32) -> Schedu
 mod tests {
     use super::*;
     use crate::net::topology::spec::TopologySpec;
+    use petgraph::visit::EdgeRef;
 
     fn all_reduce(compression: Option<Compression>) -> f64 {
         let topo = Topology::build(&TopologySpec::new(1, 8)).unwrap();
@@ -387,6 +409,41 @@ mod tests {
         let mut options = Options::new(Tier::Flow);
         options.protocol = Some(Protocol::Simple);
         cost(&topo, &c, &options).unwrap().seconds
+    }
+
+    /// A ring all-reduce of S bytes over n GPUs sends 2 (n - 1) / n S out of every GPU; with
+    /// recording off nothing is kept.
+    #[test]
+    fn link_bytes_add_up_to_what_the_ring_sends() {
+        let topo = Topology::build(&TopologySpec::new(1, 8)).unwrap();
+        let c = Collective {
+            op: CollectiveOp::AllReduce,
+            algorithm: Algorithm::Ring,
+            group: Group::first(8, 8),
+            bytes: 8e9,
+            compression: None,
+        };
+        let mut options = Options::new(Tier::Analytical);
+        options.protocol = Some(Protocol::Simple);
+        assert!(cost(&topo, &c, &options).unwrap().link_bytes.is_empty());
+        options.record_links = true;
+        let priced = cost(&topo, &c, &options).unwrap();
+        assert_eq!(priced.link_bytes.len(), topo.graph.edge_count());
+        let wire = 1.0 / Protocol::Simple.bandwidth_factor(CollectiveOp::AllReduce);
+        let per_gpu = 2.0 * 7.0 / 8.0 * 8e9 * wire;
+        for &g in &topo.gpus {
+            let out: f64 = topo
+                .graph
+                .edges(g)
+                .map(|e| priced.link_bytes[e.id().index()])
+                .sum();
+            assert!((out - per_gpu).abs() < 1e-6 * per_gpu, "{out} vs {per_gpu}");
+        }
+        // Recording changes nothing else.
+        options.record_links = false;
+        let mut plain = cost(&topo, &c, &options).unwrap();
+        plain.link_bytes = priced.link_bytes.clone();
+        assert_eq!(plain, priced);
     }
 
     #[test]

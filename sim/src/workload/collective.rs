@@ -4,13 +4,18 @@
 //!
 //! The report has the contract's collective keys (`time_s`, `algbw_GBps`, `busbw_GBps`, with
 //! nccl-tests' definitions) and, when `[collective.compression]` is given, the same collective
-//! priced without it (`uncompressed.*`) and the speed-up. Deliberately ignored: everything but
+//! priced without it (`uncompressed.*`) and the speed-up. `links` lists every directed link the
+//! collective used: its ends (device names), kind, the bytes it carried on the wire over the whole
+//! collective (`collective::cost`'s `link_bytes`), and `busy`, those bytes over the link's line
+//! rate times the collective's time (its average utilisation; NCCL's protocol overheads are in
+//! the bytes, the tier's efficiency is not in the rate). Deliberately ignored: everything but
 //! the collective (no compute, no other traffic), and the accuracy cost of lossy compression.
 
 use crate::collective::cost::{Collective, CollectiveCost, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::engine::SimTime;
 use crate::exec::{Graph, Op, OpKind};
+use crate::net::topology::Topology;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::workload::cluster::{self, Needs};
@@ -25,6 +30,30 @@ fn row(c: &CollectiveCost) -> Value {
         "algorithm": c.algorithm.name(),
         "protocol": c.protocol.name(),
     })
+}
+
+/// The links `c` used, in edge order: ends, kind, bytes carried and average utilisation.
+fn links(topo: &Topology, c: &CollectiveCost) -> Value {
+    let g = &topo.graph;
+    let used: Vec<Value> = g
+        .edge_indices()
+        .filter_map(|e| {
+            let bytes = *c.link_bytes.get(e.index())?;
+            if bytes <= 0.0 {
+                return None;
+            }
+            let (a, b) = g.edge_endpoints(e)?;
+            let link = &g[e];
+            Some(json!({
+                "from": g[a].name,
+                "to": g[b].name,
+                "kind": link.kind.name(),
+                "bytes": bytes,
+                "busy": bytes / (link.bandwidth * c.seconds),
+            }))
+        })
+        .collect();
+    Value::Array(used)
 }
 
 /// A lane of rank 0 holding one operation: the collective as priced, for the trace.
@@ -106,6 +135,7 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
     )?;
     let mut options = Options::new(setup.tier);
     options.nvls_available = setup.in_switch_reduction;
+    options.record_links = true;
     let price = |compression| {
         let c = Collective {
             op,
@@ -140,6 +170,7 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
     if let (Some(r), Value::Object(extra)) = (report.as_object_mut(), row(&priced)) {
         r.extend(extra);
     }
+    report["links"] = links(&setup.topology, &priced);
     let mut graph = Graph::new();
     let bytes = section.size.0 as f64;
     traced(&mut graph, "collective", op, &priced, bytes);

@@ -89,6 +89,18 @@ pub enum LinkKind {
     Wan,
 }
 
+impl LinkKind {
+    /// The name reports use: `nvlink`, `pcie`, `network`, `wan`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkKind::NvLink => "nvlink",
+            LinkKind::Pcie => "pcie",
+            LinkKind::Network => "network",
+            LinkKind::Wan => "wan",
+        }
+    }
+}
+
 /// One direction of a physical link.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Link {
