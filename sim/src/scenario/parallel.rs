@@ -21,8 +21,14 @@ pub struct ParallelSection {
     pub zero: Option<u8>,
     /// Rank order of the parallel dimensions, innermost first, e.g. "tp-cp-dp-pp" (Megatron-LM's).
     pub order: Option<String>,
-    /// Optimizer state format: "adam" (fp32 moments) or "adam-8bit" (8-bit moments).
+    /// Optimizer: "adam" (fp32 moments), "adam-8bit" (8-bit moments), "adafactor" (factored
+    /// second moment, no first moment) or "galore" (Adam on a low-rank projection of each weight
+    /// matrix's gradient).
     pub optimizer: Option<Optimizer>,
+    /// GaLore: rank of the gradient projection (default: hidden / 4, the paper's 7B and 1B ratio).
+    pub galore_rank: Option<u32>,
+    /// GaLore: optimizer steps between two SVDs that refresh the projection (default 200).
+    pub galore_interval: Option<u32>,
     /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
     /// communication overlap does) instead of blocking the compute stream.
     pub tp_comm_overlap: Option<bool>,
@@ -87,6 +93,8 @@ impl ParallelSection {
             (self.zero.is_some(), "zero"),
             (self.order.is_some(), "order"),
             (self.optimizer.is_some(), "optimizer"),
+            (self.galore_rank.is_some(), "galore_rank"),
+            (self.galore_interval.is_some(), "galore_interval"),
             (self.tp_comm_overlap.is_some(), "tp_comm_overlap"),
             (self.local_steps.is_some(), "local_steps"),
             (self.outer_overlap.is_some(), "outer_overlap"),
@@ -107,6 +115,12 @@ pub enum Optimizer {
     /// 8-bit moments with their block-wise scales, about 6 bytes a parameter.
     #[serde(rename = "adam-8bit")]
     Adam8bit,
+    /// Adafactor (Shazeer and Stern 2018) without momentum (its default): fp32 master weights and,
+    /// per weight matrix, the row and column sums of the second moment instead of the full one.
+    Adafactor,
+    /// GaLore (Zhao et al., ICML 2024): Adam whose moments live in a rank-r projection of each
+    /// layer weight matrix's gradient, the projection refreshed by an SVD every few hundred steps.
+    Galore,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -117,6 +131,22 @@ pub enum Schedule {
     OneFOneB,
     #[serde(rename = "interleaved-1f1b")]
     Interleaved1F1B,
+    /// Asynchronous 1F1B without a flush (PipeDream, SpecTrain): every micro-batch is a
+    /// mini-batch with its own weight update, and the pipeline never drains between steps.
+    #[serde(rename = "async-1f1b")]
+    Async1F1B,
+}
+
+impl Schedule {
+    /// The name a scenario writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Gpipe => "gpipe",
+            Schedule::OneFOneB => "1f1b",
+            Schedule::Interleaved1F1B => "interleaved-1f1b",
+            Schedule::Async1F1B => "async-1f1b",
+        }
+    }
 }
 
 /// How context parallelism exchanges keys and values.

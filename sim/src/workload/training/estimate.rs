@@ -23,7 +23,7 @@ use super::comm::Comm;
 use super::layer::{Item, LayerKinds, backward, context_attention_kernel, elementwise, gemm};
 use super::memory;
 use super::setup::Training;
-use super::step::{ADAM_8BIT_BYTES_PER_PARAM, ADAM_BYTES_PER_PARAM, BUCKET_BYTES, GRAD_BYTES};
+use super::step::{BUCKET_BYTES, GRAD_BYTES};
 use crate::collective::CollectiveOp;
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
 use crate::net::tier::Tier;
@@ -240,6 +240,17 @@ impl<'a> Estimator<'a> {
         if s.recompute == Recompute::Full {
             t.backward_compute += t.forward_compute;
             t.backward_comm += t.forward_comm;
+        } else if attention && s.recomputes_scores() {
+            let core = kinds
+                .kind(moe_layer, attention)
+                .iter()
+                .find_map(|item| match item {
+                    Item::Kernel(step) if step.name == "attention" => Some(step.kernel),
+                    _ => None,
+                });
+            if let Some(kernel) = core {
+                t.backward_compute += self.context_attention(s, kernel).0;
+            }
         }
         t
     }
@@ -297,6 +308,11 @@ impl<'a> Estimator<'a> {
         } else {
             dense
         };
+        let bare_moe = if skips && m.moe.is_some() {
+            self.layer(s, true, false)
+        } else {
+            bare_dense
+        };
         let (.., embedding, head) = self.kernels(s);
         let pp = s.pp;
         // Per micro-batch work of a stage (all its chunks), compute and communication apart.
@@ -310,11 +326,6 @@ impl<'a> Estimator<'a> {
                         (false, false) => bare_dense,
                         (true, false) => bare_moe,
                     };
-        let bare_moe = if skips && m.moe.is_some() {
-            self.layer(s, true, false)
-        } else {
-            bare_dense
-        };
                     compute += t.forward_compute + t.backward_compute;
                     comm += t.forward_comm + t.backward_comm;
                 }
@@ -357,8 +368,11 @@ impl<'a> Estimator<'a> {
             _ if pp == 1 => 0.0,
             Schedule::Gpipe | Schedule::OneFOneB => (pp - 1) as f64,
             Schedule::Interleaved1F1B => (pp - 1) as f64 / v,
+            // Filled once per run, never drained between steps.
+            Schedule::Async1F1B => 0.0,
         };
-        let hand_offs = if pp > 1 {
+        let asynchronous = s.schedule == Schedule::Async1F1B;
+        let hand_offs = if pp > 1 && !asynchronous {
             2.0 * (pp as f64 * v - 1.0) * hand_off
         } else {
             0.0
@@ -366,7 +380,10 @@ impl<'a> Estimator<'a> {
         let pipeline = micro * round + bubble_rounds * round + hand_offs;
         // Gradient reduction of the busiest stage, overlapping its last backward but the last
         // bucket.
-        let params = (0..pp).map(|st| s.stage_params(st)).fold(0.0, f64::max);
+        let busiest = (0..pp)
+            .max_by(|a, b| s.stage_params(*a).total_cmp(&s.stage_params(*b)))
+            .expect("a stage");
+        let params = s.stage_params(busiest);
         let mut data = 0.0;
         if s.reducing_replicas() > 1 {
             let op = if s.zero >= 1 {
@@ -398,20 +415,27 @@ impl<'a> Estimator<'a> {
                 );
             }
         }
-        let shard = if s.zero >= 1 {
-            params / s.reducing_replicas() as f64
+        let shards = if s.zero >= 1 {
+            s.reducing_replicas() as f64
         } else {
-            params
+            1.0
         };
-        let per_param = if s.optimizer_bytes < 12.0 {
-            ADAM_8BIT_BYTES_PER_PARAM
+        let step = s.optimizer.step_kernel(
+            params / shards,
+            s.optimizer.state_bytes(s, busiest) / shards,
+        );
+        let optimizer = self.seconds(&step)
+            + s.optimizer
+                .projection_kernels(s, busiest)
+                .iter()
+                .map(|(k, share)| share * self.seconds(k))
+                .sum::<f64>();
+        // Asynchronous pipelines update (and reduce) after every micro-batch.
+        let (data, optimizer) = if asynchronous {
+            (micro * data, micro * optimizer)
         } else {
-            ADAM_BYTES_PER_PARAM
+            (data, optimizer)
         };
-        let optimizer = self.seconds(&Kernel::Memory {
-            bytes: shard * per_param,
-            flops: 12.0 * shard,
-        });
         let (_, mem) = memory::memory(s);
         let peak = mem.peak();
         Estimate {

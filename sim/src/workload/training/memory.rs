@@ -26,13 +26,17 @@
 //! synchronisation and the outer momentum, fp32 (8 bytes a parameter), sharded like the optimizer
 //! states under ZeRO; ZeRO shards over a site's replicas only.
 //!
+//! An asynchronous pipeline (`schedule = "async-1f1b"`) stashes, as PipeDream does, one version
+//! of the stage's 16-bit weights for each micro-batch in flight beyond the newest (pp - s - 1 on
+//! stage s), so that a micro-batch's backward runs on the weights its forward saw.
+//!
 //! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
 //! temporary workspaces of individual kernels.
 
 use super::schedule;
 use super::setup::Training;
 use super::step::BUCKET_BYTES;
-use crate::scenario::parallel::Recompute;
+use crate::scenario::parallel::{Recompute, Schedule};
 use serde_json::{Value, json};
 
 /// Bytes per GPU by purpose.
@@ -98,7 +102,15 @@ pub fn layer_activations(s: &Training) -> f64 {
     } else {
         replicated
     };
-    (split / tp + replicated) * m.dtype.bytes() / 2.0
+    // Unfused attention keeps its softmax output, dropout mask and dropped probabilities
+    // (5 a s^2 b bytes in 16-bit, split over the tensor-parallel heads) unless selective
+    // recomputation recomputes them.
+    let scores = if s.unfused_attention && !s.recomputes_scores() {
+        5.0 * (s.micro_batch * m.heads) as f64 * (m.seq_len / s.cp) as f64 * m.seq_len as f64 / tp
+    } else {
+        0.0
+    };
+    (split / tp + replicated) * m.dtype.bytes() / 2.0 + scores * m.dtype.bytes() / 2.0
 }
 
 /// Memory of the GPU of pipeline stage `stage`. With pipeline parallelism a stage keeps the
@@ -151,13 +163,18 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
         2 => (params * m.dtype.bytes(), 4.0 * params / dp),
         _ => (params * m.dtype.bytes(), 4.0 * params),
     };
+    let stash = if s.schedule == Schedule::Async1F1B {
+        (in_flight - 1.0) * params * m.dtype.bytes()
+    } else {
+        0.0
+    };
     MemoryUse {
-        weights,
+        weights: weights + stash,
         gradients,
         optimizer: if s.zero >= 1 {
-            s.optimizer_bytes * params / dp
+            s.optimizer.state_bytes(s, stage) / dp
         } else {
-            s.optimizer_bytes * params
+            s.optimizer.state_bytes(s, stage)
         },
         activations,
         logits: if last {
@@ -173,6 +190,25 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
             (true, false) => 8.0 * params,
         },
     }
+}
+
+/// The largest micro-batch whose peak memory fits in `capacity` bytes on every stage, the layout
+/// otherwise unchanged (the same micro-batches in flight): activations and logits grow in
+/// proportion to the micro-batch, the rest does not. 0 when even the model state does not fit.
+pub fn largest_micro_batch(s: &Training, capacity: f64) -> u64 {
+    (0..s.pp)
+        .map(|st| {
+            let mem = stage_memory(s, st);
+            let per = (mem.activations + mem.logits) / s.micro_batch as f64;
+            let room = capacity - (mem.peak() - per * s.micro_batch as f64);
+            if room < per {
+                0
+            } else {
+                (room / per).floor() as u64
+            }
+        })
+        .min()
+        .expect("at least one stage")
 }
 
 /// The stage that needs the most memory, and its memory.

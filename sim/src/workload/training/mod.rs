@@ -22,6 +22,7 @@ pub mod layer;
 pub mod layout;
 pub mod local_sgd;
 pub mod memory;
+pub mod optimizer;
 pub mod reliability;
 pub mod schedule;
 pub mod setup;
@@ -211,11 +212,28 @@ pub fn compute_model(
     Ok(compute)
 }
 
+/// The step time of an asynchronous pipeline in steady state, given `once`, the time of one step
+/// from an empty pipeline: the pipeline is not flushed between steps, so a step costs what two
+/// steps in a row add to one (the fill and drain are paid once per run, not per step).
+fn steady_step(setup: &Training, compute: &ComputeModel, once: f64) -> f64 {
+    let mut twice = setup.clone();
+    twice.accumulation *= 2;
+    twice.global_batch *= 2;
+    let (graph, _) = step::StepBuilder::new(&twice, compute).build();
+    let (timeline, _) = execute(&graph);
+    timeline.makespan().as_secs_f64() - once
+}
+
 /// Simulates a resolved set-up (its layout checked with `Layout::check`).
 pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeModel) -> TrainingRun {
     let (graph, stages) = step::StepBuilder::new(&setup, compute).build();
     let (timeline, stats) = execute(&graph);
     let inner = timeline.makespan().as_secs_f64();
+    let inner = if setup.schedule == Schedule::Async1F1B {
+        steady_step(&setup, compute, inner)
+    } else {
+        inner
+    };
     // Under local SGD a step's time includes its share of the outer synchronisation.
     let round = local_sgd::round(&setup, inner);
     let iteration = round.map_or(inner, |r| r.step_s);
@@ -250,6 +268,10 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     let (memory_stage, mem) = memory::memory(&setup);
     let mut memory_report = mem.report(setup.gpu.memory_bytes);
     memory_report["stage"] = json!(memory_stage);
+    memory_report["largest_micro_batch"] = json!(memory::largest_micro_batch(
+        &setup,
+        setup.gpu.memory_bytes as f64
+    ));
     let mut report = json!({
         "kind": "training",
         "scenario": scenario.name(),
@@ -300,11 +322,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
                 crate::scenario::parallel::ContextAlgorithm::Ring => "ring",
                 crate::scenario::parallel::ContextAlgorithm::AllGather => "all-gather",
             },
-            "schedule": match setup.schedule {
-                Schedule::Gpipe => "gpipe",
-                Schedule::OneFOneB => "1f1b",
-                Schedule::Interleaved1F1B => "interleaved-1f1b",
-            },
+            "schedule": setup.schedule.name(),
             "virtual_stages": setup.virtual_stages,
             "sequence_parallel": setup.sequence_parallel,
             "micro_batch": setup.micro_batch,
@@ -312,6 +330,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
             "accumulation_steps": setup.accumulation,
             "recompute": setup.recompute.name(),
             "zero": setup.zero,
+            "optimizer": setup.optimizer.report(),
             "compression": setup.compression.report(),
         },
         "fidelity": {

@@ -3,6 +3,7 @@
 
 use super::comm::Compressions;
 use super::layout::Layout;
+use super::optimizer::Optimizer;
 use super::reliability::Reliability;
 use crate::hw::GpuSpec;
 use crate::model::Transformer;
@@ -11,7 +12,7 @@ use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::parallel::{ContextAlgorithm, Optimizer, Recompute, Schedule};
+use crate::scenario::parallel::{ContextAlgorithm, Optimizer as OptimizerKey, Recompute, Schedule};
 use crate::workload::cluster::{ClusterSetup, ComputeProfile, Needs, positive, resolve_profile};
 use crate::workload::cost::Prices;
 
@@ -43,8 +44,8 @@ pub struct Training {
     pub order: [&'static str; 4],
     /// Rank distance between neighbours along each parallel dimension.
     pub stride: Strides,
-    /// Bytes of optimizer state per parameter (12 for Adam, 6 for 8-bit Adam).
-    pub optimizer_bytes: f64,
+    /// The optimizer (its state, its step and GaLore's projections).
+    pub optimizer: Optimizer,
     /// Tensor-parallel collectives overlap the neighbouring GEMMs instead of blocking (no effect
     /// without tensor parallelism).
     pub tp_comm_overlap: bool,
@@ -59,6 +60,9 @@ pub struct Training {
     /// Micro-batches each data-parallel replica runs per step (gradient accumulation).
     pub accumulation: u32,
     pub recompute: Recompute,
+    /// Attention runs unfused (`[model] attention_kernel = "unfused"`): its score matrices are
+    /// kept for the backward, and selective recomputation recomputes them.
+    pub unfused_attention: bool,
     /// ZeRO stage: 0 none, 1 optimizer states sharded, 2 gradients too.
     pub zero: u8,
     pub seed: u64,
@@ -123,6 +127,12 @@ const DIMENSIONS: [&str; 4] = ["cp", "dp", "pp", "tp"];
 impl Training {
     pub fn gpus(&self) -> u32 {
         self.fabric.gpus()
+    }
+
+    /// Whether the backward recomputes attention's score matrices: selective recomputation of
+    /// unfused attention (fused attention recomputes them inside its backward anyway).
+    pub fn recomputes_scores(&self) -> bool {
+        self.recompute == Recompute::Selective && self.unfused_attention
     }
 
     /// Data-parallel replicas that reduce gradients together every step: all of them, or under
@@ -207,6 +217,11 @@ impl Training {
                 + m.layer_expert_params() as f64 / (tp * self.ep as f64)
         } else {
             m.layer_params() as f64 / tp
+        };
+        if m.has_attention(layer) {
+            here
+        } else {
+            here - m.attention_params() as f64 / tp
         }
     }
 
@@ -217,11 +232,6 @@ impl Training {
             .sum()
     }
 
-        };
-        if m.has_attention(layer) {
-            here
-        } else {
-            here - m.attention_params() as f64 / tp
     /// Parameters a GPU of pipeline stage `stage` holds: its chunks' layers split over the
     /// tensor-parallel ranks, the embedding on the first stage and the output projection on the
     /// last (a copy of the embedding when tied and on another stage, as Megatron-LM keeps it).
@@ -294,6 +304,14 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             Schedule::OneFOneB
         }
     };
+    if schedule == Schedule::Async1F1B {
+        assumptions.push(
+            "asynchronous 1F1B: the step time is the steady state (two steps in a row less one, \
+             the pipeline never flushed); the breakdown and trace show one step from an empty \
+             pipeline; weights stashed per micro-batch in flight (PipeDream)"
+                .into(),
+        );
+    }
     let dp = match p.dp {
         Some(dp) => positive(s, dp, "parallel.dp")?,
         None if gpus.is_multiple_of(tp * pp * cp) => gpus / (tp * pp * cp),
@@ -367,11 +385,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             .find(|d| *d == name)
             .expect("checked to be a dimension");
     }
-    let optimizer_bytes = match p.optimizer {
-        Some(Optimizer::Adam8bit) => 6.0,
-        Some(Optimizer::Adam) => 12.0,
-        None => 12.0,
-    };
+    let optimizer = resolve_optimizer(s, &model, &mut assumptions)?;
     let reliability = Reliability::resolve(s, &mut assumptions)?;
     let straggler_slowdown = match f.reliability.as_ref().and_then(|r| r.straggler_slowdown) {
         None => 1.0,
@@ -413,7 +427,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     let mut training = Training {
         order,
         stride: Strides::new(&order, [("tp", 1), ("cp", 1), ("dp", 1), ("pp", 1)]),
-        optimizer_bytes,
+        optimizer,
         tp_comm_overlap: p.tp_comm_overlap.unwrap_or(false),
         cp_algorithm,
         gpu,
@@ -435,6 +449,8 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         global_batch,
         accumulation: 1,
         recompute: layout.recompute,
+        unfused_attention: f.model.attention_kernel
+            == Some(crate::hw::attention_kernel::AttentionKernel::Unfused),
         zero: layout.zero,
         seed: f.sim.seed.unwrap_or(1),
         straggler_slowdown,
@@ -493,6 +509,57 @@ fn resolve_model(
         );
     }
     Ok(model)
+}
+
+/// Reads `parallel.optimizer` and GaLore's `galore_rank` and `galore_interval` (refused for
+/// other optimizers).
+fn resolve_optimizer(
+    s: &Scenario,
+    model: &Transformer,
+    assumptions: &mut Vec<String>,
+) -> Result<Optimizer, ScenarioError> {
+    let p = &s.file.parallel;
+    let kind = p.optimizer.unwrap_or(OptimizerKey::Adam);
+    if kind != OptimizerKey::Galore {
+        for (set, key) in [
+            (p.galore_rank.is_some(), "parallel.galore_rank"),
+            (p.galore_interval.is_some(), "parallel.galore_interval"),
+        ] {
+            if set {
+                return Err(s
+                    .error_at(key, "GaLore's settings need the GaLore optimizer")
+                    .with_help("add optimizer = \"galore\" to [parallel], or remove this key"));
+            }
+        }
+    }
+    Ok(match kind {
+        OptimizerKey::Adam => Optimizer::Adam,
+        OptimizerKey::Adam8bit => Optimizer::Adam8bit,
+        OptimizerKey::Adafactor => Optimizer::Adafactor,
+        OptimizerKey::Galore => {
+            let rank = match p.galore_rank {
+                Some(r) => positive(s, r, "parallel.galore_rank")?,
+                None => {
+                    let r = (model.hidden / 4).max(1);
+                    assumptions.push(format!(
+                        "GaLore rank {r} (hidden / 4, the paper's ratio for LLaMA 1B and 7B)"
+                    ));
+                    r
+                }
+            };
+            let interval = match p.galore_interval {
+                Some(t) => positive(s, t, "parallel.galore_interval")?,
+                None => {
+                    assumptions.push(
+                        "GaLore refreshes its projection by SVD every 200 steps (the paper's)"
+                            .into(),
+                    );
+                    200
+                }
+            };
+            Optimizer::Galore { rank, interval }
+        }
+    })
 }
 
 /// Reads `[compression]`: each dimension's table (`workload::compression`).

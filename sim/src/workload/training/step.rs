@@ -30,7 +30,7 @@ use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
 use crate::exec::{Graph, LaneId, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
-use crate::scenario::parallel::{ContextAlgorithm, Recompute};
+use crate::scenario::parallel::{ContextAlgorithm, Recompute, Schedule};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -41,11 +41,6 @@ pub const PIPELINE_SEND: &str = "pp_send";
 pub const BUCKET_BYTES: f64 = 25.0 * 1024.0 * 1024.0;
 /// Gradients are reduced in fp32, Megatron-LM's default.
 pub const GRAD_BYTES: f64 = 4.0;
-/// Bytes an Adam step touches per parameter: read and write fp32 master weight, first and second
-/// moment (24), read the fp32 gradient (4), write the bf16 weight (2).
-pub const ADAM_BYTES_PER_PARAM: f64 = 30.0;
-/// The same with 8-bit moments: master weight (8), moments (2 x 2), gradient (4), weight (2).
-pub const ADAM_8BIT_BYTES_PER_PARAM: f64 = 18.0;
 
 /// The kind of kernel a compute-lane operation of this graph runs, for saying which compute tier
 /// priced what: "GEMM", "attention" (the fused attention kernels) or "memory-bound" (elementwise
@@ -457,17 +452,17 @@ impl<'a> StepBuilder<'a> {
     /// (FSDP's one-layer prefetch).
     fn gather_params(&mut self, layer: u32, next: Option<u32>) {
         let Some(lane) = self.stage().gather else {
+            return;
+        };
+        let m = &self.setup.model;
+        for l in std::iter::once(layer).chain(next) {
+            if !self.gathers.contains_key(&l) {
                 let params = if m.has_attention(l) {
                     m.layer_params()
                 } else {
                     m.layer_params() - m.attention_params()
                 };
                 let bytes = params as f64 / self.setup.tp as f64 * m.dtype.bytes();
-            return;
-        };
-        let m = &self.setup.model;
-        for l in std::iter::once(layer).chain(next) {
-            if !self.gathers.contains_key(&l) {
                 let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
                 let after: Vec<OpId> = self.stage().last.into_iter().collect();
                 let id = self.comm_op(lane, "param_all_gather", secs, bytes, &after);
@@ -547,6 +542,7 @@ impl<'a> StepBuilder<'a> {
         let chunks = pp * v;
         let last_chunk = chunks - 1;
         let final_micro = s.accumulation - 1;
+        let asynchronous = s.schedule == Schedule::Async1F1B;
         let output = gemm(t, vocab, h, m.dtype);
         let orders: Vec<Vec<Work>> = (0..pp)
             .map(|st| schedule::order(s.schedule, pp, v, s.accumulation, st))
@@ -627,7 +623,9 @@ impl<'a> StepBuilder<'a> {
                             }
                         }
                         Pass::Backward => {
-                            let finishing = micro == final_micro;
+                            // Asynchronous pipelines reduce and apply every micro-batch's
+                            // gradients on their own.
+                            let finishing = micro == final_micro || asynchronous;
                             if chunk == last_chunk {
                                 for (name, k) in backward(&Step {
                                     name: "output_proj",
@@ -650,8 +648,26 @@ impl<'a> StepBuilder<'a> {
                                     self.forward_layer(items, layer, micro, false, act);
                                 }
                                 // Fused attention already recomputes its scores inside its
-                                // backward kernel, which is what selective recomputation asks for.
+                                // backward kernel, which is what selective recomputation asks for;
+                                // unfused attention runs its forward again (`recomputes_scores`).
                                 for item in items.iter().rev() {
+                                    if let Item::Kernel(step) = item
+                                        && step.name == "attention"
+                                        && s.recomputes_scores()
+                                    {
+                                        if s.cp > 1 {
+                                            self.context_attention(
+                                                step.kernel,
+                                                true,
+                                                layer,
+                                                micro,
+                                                false,
+                                            );
+                                        } else {
+                                            let k = step.kernel;
+                                            self.kernel("attention", k, Some(layer), micro, false);
+                                        }
+                                    }
                                     match item {
                                         Item::Kernel(step)
                                             if step.name == "attention" && s.cp > 1 =>
@@ -698,6 +714,9 @@ impl<'a> StepBuilder<'a> {
                                 let id = self.send(chunk - 1, p2p);
                                 backward_sent.insert((micro, chunk), id);
                             }
+                            if asynchronous {
+                                self.update(st);
+                            }
                         }
                     }
                     self.waiting_on.clear();
@@ -714,13 +733,18 @@ impl<'a> StepBuilder<'a> {
                 s.schedule
             );
         }
-        for st in 0..pp as usize {
-            self.at = st;
-            self.gradients(0.0, true, false);
-            self.gradients(0.0, true, true);
-            self.optimizer(st as u32);
+        for st in (0..pp as usize).filter(|_| !asynchronous) {
+            self.update(st);
         }
         (self.graph, self.stages)
+    }
+
+    /// Stage `st`'s weight update: its last gradient buckets, then the optimizer step.
+    fn update(&mut self, st: usize) {
+        self.at = st;
+        self.gradients(0.0, true, false);
+        self.gradients(0.0, true, true);
+        self.optimizer(st as u32);
     }
 
     /// The optimizer step of the current stage on its share of the parameters, after its last
@@ -729,21 +753,22 @@ impl<'a> StepBuilder<'a> {
         let s = self.setup;
         let m = &s.model;
         let params = s.stage_params(stage);
-        let shard = if s.zero >= 1 {
-            params / s.reducing_replicas() as f64
+        let shards = if s.zero >= 1 {
+            s.reducing_replicas() as f64
         } else {
-            params
+            1.0
         };
-        let adam = Kernel::Memory {
-            bytes: shard
-                * if s.optimizer_bytes < 12.0 {
-                    ADAM_8BIT_BYTES_PER_PARAM
-                } else {
-                    ADAM_BYTES_PER_PARAM
-                },
-            flops: 12.0 * shard,
-        };
-        let cost = self.compute.cost(&adam).expect("fp32 arithmetic exists");
+        let step = s
+            .optimizer
+            .step_kernel(params / shards, s.optimizer.state_bytes(s, stage) / shards);
+        let mut cost = self.compute.cost(&step).expect("fp32 arithmetic exists");
+        // GaLore's projections (and its SVD's share) ahead of the step, folded into it.
+        for (k, share) in s.optimizer.projection_kernels(s, stage) {
+            let c = self.compute.cost(&k).expect("fp32 arithmetic exists");
+            cost.seconds += share * c.seconds;
+            cost.flops += share * c.flops;
+            cost.bytes += share * c.bytes;
+        }
         let deps: Vec<OpId> = self
             .stage()
             .last
