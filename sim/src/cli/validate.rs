@@ -305,6 +305,12 @@ const CONVENTIONS: &str = "
   full, none when not stated; ZeRO-3/FSDP FULL_SHARD as `zero = 3`. A feature the simulator does
   not model is refused by the scenario pipeline, and that refusal is the case's reason (above).
   A configuration the simulator's memory model says does not fit is still compared, and marked.
+- **Framework defaults**: where a case is silent, the documented default of the framework its
+  source names, the same for every case of that framework: NeMo (the DGX Cloud recipes) shards
+  the optimizer over the data-parallel ranks (its distributed optimizer, `zero = 1`) and runs
+  sequence parallelism with TP; Megatron-LM as its 2021-22 papers ran it materialises the
+  attention scores (`attention_kernel = \"unfused\"`: batched GEMMs around a fused softmax and
+  dropout, with the scores kept for the backward unless selective recomputation recomputes them).
 - **Metrics**: Megatron-LM's TFLOP/s per GPU count FLOPs by its Eq. 3, which includes the
   recomputed forward pass: `hardware_tflops_per_gpu`. A plain \"achieved TFLOP/s per GPU\" (Table 2)
   is `hardware_tflops_per_gpu` when recomputation is on (the paper counts every figure by Eq. 3),
@@ -317,4 +323,27 @@ const CONVENTIONS: &str = "
   with full recomputation begins with the recomputed forward); forward and backward are second
   rows. NCCL's all-reduce busBW is the bus bandwidth (nccl-tests' definition) of the collective
   priced at the sweep's largest size (4 GiB) on an 8-GPU H100 board, with the stated NCCL_ALGO.
+
+## Where the model is weak
+
+The simulator prices the kernels and collectives a well-tuned stack runs, one after another as
+the schedule orders them. Its errors follow the software stack more than the model or the GPU:
+
+- **Megatron-LM and NeMo** (Megatron-LM's papers, the DGX Cloud recipes): within about 15%, on
+  either side. What a Megatron-LM run did that a case does not state (micro-batch, data loading,
+  its kernel choices in 2021) is the rest.
+- **LLM Foundry (MPT) on H100**: predicted 15-32% faster than measured, consistently. Its kernels
+  (PyTorch 2.0-era FSDP with Triton attention, mid-2023 Hopper libraries) are priced as the
+  roofline and FlashAttention 2 figures of this release; nothing here models a stack's overheads
+  apart from its kernels (allocator, Python, FSDP's hooks, interference of overlapped
+  communication with compute, clocks under a sustained power limit).
+- **torchtitan** (eager mode on a 500 W, 96 GB H100 variant the catalog lacks): about 2x too fast,
+  and the 8B case does not fit the 80 GB stand-in's memory. Eager PyTorch runs every elementwise
+  operation of RMSNorm, SwiGLU and RoPE as its own kernel, and its op-level selective
+  recomputation is not Megatron-LM's; neither is modelled.
+- **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2): 40-160% too fast, and
+  worse with scale. The measured step time stays at about 65 s from 768 to 1,536 GPUs, as if
+  gathering the 175B parameters ran near one NIC's rate; the simulator gathers them with
+  NCCL-style rail-aligned rings over every NIC of a node, one layer ahead of its use. DeepSpeed's
+  bucketed, per-module gathers of 2021 are not modelled.
 ";

@@ -9,9 +9,19 @@
 //! sequences and narrower heads is kept. Without `attention_kernel` the roofline's default
 //! fraction stands (`roofline::Efficiency::DEFAULT`). A calibration profile's attention
 //! measurements still take precedence over the roofline.
+//!
+//! `unfused` is attention as frameworks ran it before FlashAttention (Megatron-LM until 2022):
+//! the scores are materialised. Forward: a batched GEMM for `Q K^T` over every query and key
+//! (a causal mask is applied afterwards, so nothing is saved), a fused scale-mask-softmax that
+//! reads the scores and writes the probabilities, dropout on them (reads, writes them and a
+//! one-byte mask), and a batched GEMM for `P V`. Backward: the two GEMMs of `P V`'s gradient,
+//! dropout's and softmax's backward over the score matrix, and the two GEMMs of `Q K^T`'s.
+//! Each is priced by the roofline (or a profile) as its own launch (`unfused_kernels`). The
+//! probabilities and the mask stay in memory for the backward unless selective recomputation
+//! recomputes them (the training memory model's `5 a s^2 b` term, Korthikanti et al. 2022).
 
 use super::gpu::{self, Architecture, GpuSpec};
-use super::{ComputeModel, Dtype, Kernel, profile};
+use super::{ComputeModel, Dtype, ElementwiseOp, Kernel, profile};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
@@ -21,6 +31,8 @@ pub enum AttentionKernel {
     FlashAttention2,
     #[serde(rename = "flash-attention-3")]
     FlashAttention3,
+    #[serde(rename = "unfused")]
+    Unfused,
 }
 
 /// The reference point's shape: (tokens, head_dim, heads).
@@ -61,6 +73,7 @@ impl AttentionKernel {
         match self {
             AttentionKernel::FlashAttention2 => "flash-attention-2",
             AttentionKernel::FlashAttention3 => "flash-attention-3",
+            AttentionKernel::Unfused => "unfused",
         }
     }
 
@@ -94,6 +107,13 @@ impl AttentionKernel {
     /// Sets `compute`'s roofline attention fraction so that it reproduces this kernel's reference
     /// point on its GPU; the source sentence, or `None` when there is no figure for the GPU.
     pub fn apply(self, compute: &mut ComputeModel) -> Option<&'static str> {
+        if self == AttentionKernel::Unfused {
+            compute.unfused_attention = true;
+            return Some(
+                "unfused attention: scores materialised, batched GEMMs and a fused softmax with \
+                 dropout, each its own kernel (Megatron-LM before FlashAttention)",
+            );
+        }
         let (fraction, source) = self.reference(compute.gpu)?;
         let kernel = reference_kernel();
         let peak = compute.gpu.peak_flops(Dtype::Bf16)?;
@@ -104,9 +124,116 @@ impl AttentionKernel {
     }
 }
 
+/// The kernels an unfused attention runs for `kernel` (an `Attention`; anything else is returned
+/// as it is): see the module notes. Scores and probabilities are in the kernel's format, the
+/// dropout mask one byte per score.
+pub fn unfused_kernels(kernel: &Kernel) -> Vec<Kernel> {
+    let Kernel::Attention {
+        batch_heads,
+        q_len,
+        kv_len,
+        head_dim,
+        backward,
+        dtype,
+        ..
+    } = *kernel
+    else {
+        return vec![*kernel];
+    };
+    let gemm = |m, n, k| Kernel::Gemm {
+        m,
+        n,
+        k,
+        batch: batch_heads,
+        dtype,
+    };
+    let scores = (batch_heads * q_len * kv_len) as f64;
+    let e = dtype.bytes();
+    let pass = |reads: f64, writes: f64, flops: f64| Kernel::Elementwise {
+        op: ElementwiseOp::Other,
+        backward,
+        bytes: scores * (reads + writes),
+        flops: scores * flops,
+    };
+    if backward {
+        vec![
+            // dV = P^T dO and dP = dO V^T.
+            gemm(kv_len, head_dim, q_len),
+            gemm(q_len, kv_len, head_dim),
+            // Dropout's backward: the gradient and the mask in, the gradient out.
+            pass(e + 1.0, e, 1.0),
+            // Softmax's backward: probabilities and their gradient in, the scores' gradient out.
+            pass(2.0 * e, e, 3.0),
+            // dQ = dS K and dK = dS^T Q.
+            gemm(q_len, head_dim, kv_len),
+            gemm(kv_len, head_dim, q_len),
+        ]
+    } else {
+        vec![
+            gemm(q_len, kv_len, head_dim),
+            // Scale, mask and softmax: scores in, probabilities out.
+            pass(e, e, 5.0),
+            // Dropout: probabilities in, dropped probabilities and the mask out.
+            pass(e, e + 1.0, 1.0),
+            gemm(q_len, head_dim, kv_len),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unfused_attention_runs_every_score_and_costs_its_launches() {
+        let h100 = gpu::find("H100").unwrap();
+        let mut unfused = ComputeModel::new(h100);
+        assert_eq!(
+            AttentionKernel::Unfused.apply(&mut unfused).map(|_| ()),
+            Some(())
+        );
+        let fused = ComputeModel::new(h100);
+        let kernel = |backward| Kernel::Attention {
+            batch_heads: 32,
+            q_len: 2048,
+            kv_len: 2048,
+            head_dim: 128,
+            causal: true,
+            backward,
+            dtype: Dtype::Bf16,
+        };
+        // Two GEMMs forward and four backward over all 2048 x 2048 scores: the mask saves nothing.
+        let full = 4.0 * 32.0 * 2048.0 * 2048.0 * 128.0;
+        assert_eq!(unfused_kernels(&kernel(false)).len(), 4);
+        assert_eq!(unfused_kernels(&kernel(true)).len(), 6);
+        for backward in [false, true] {
+            let u = unfused.cost(&kernel(backward)).unwrap();
+            let f = fused.cost(&kernel(backward)).unwrap();
+            let gemm_flops = if backward { 2.0 * full } else { full };
+            assert!(
+                u.flops > gemm_flops && u.flops < 1.03 * gemm_flops,
+                "{}",
+                u.flops
+            );
+            assert!(
+                u.seconds > f.seconds,
+                "{backward}: {} vs {}",
+                u.seconds,
+                f.seconds
+            );
+            // The score matrix crosses memory several times.
+            assert!(u.bytes > 4.0 * 32.0 * 2048.0 * 2048.0 * 2.0, "{}", u.bytes);
+        }
+        // Other kernels are priced as before.
+        let gemm = Kernel::Gemm {
+            m: 4096,
+            n: 4096,
+            k: 4096,
+            batch: 1,
+            dtype: Dtype::Bf16,
+        };
+        assert_eq!(unfused.cost(&gemm), fused.cost(&gemm));
+    }
 
     #[test]
     fn the_reference_point_is_reproduced() {

@@ -310,6 +310,9 @@ impl ComputeModel {
         }
         Ok(ComputeModel {
             profile: Some(profile),
+    /// Attention runs unfused (`attention_kernel::unfused_kernels`): each `Attention` kernel is
+    /// priced as the GEMMs and score passes it stands for.
+    pub unfused_attention: bool,
             ..ComputeModel::new(gpu)
         })
     }
@@ -330,6 +333,7 @@ impl ComputeModel {
                     * self.saturation(n)
                     * self.saturation(k),
             ),
+            unfused_attention: false,
             Kernel::Attention {
                 q_len,
                 kv_len,
@@ -404,6 +408,9 @@ impl ComputeModel {
             bytes,
             memory_bound: memory_s > compute_s,
             tier: ComputeTier::Roofline,
+        if self.unfused_attention && matches!(kernel, Kernel::Attention { .. }) {
+            return self.unfused_cost(kernel);
+        }
         })
     }
 }
@@ -419,6 +426,30 @@ mod tests {
 
     fn gemm(m: u64, n: u64, k: u64) -> Kernel {
         Kernel::Gemm {
+    /// An attention kernel run unfused: the sum of its launches; the tier of its largest part.
+    fn unfused_cost(&self, kernel: &Kernel) -> Option<KernelCost> {
+        let parts = super::attention_kernel::unfused_kernels(kernel)
+            .iter()
+            .map(|k| self.cost(k))
+            .collect::<Option<Vec<_>>>()?;
+        let largest = parts
+            .iter()
+            .max_by(|a, b| a.seconds.total_cmp(&b.seconds))?;
+        let seconds: f64 = parts.iter().map(|c| c.seconds).sum();
+        let memory_s: f64 = parts
+            .iter()
+            .filter(|c| c.memory_bound)
+            .map(|c| c.seconds)
+            .sum();
+        Some(KernelCost {
+            seconds,
+            flops: parts.iter().map(|c| c.flops).sum(),
+            bytes: parts.iter().map(|c| c.bytes).sum(),
+            memory_bound: 2.0 * memory_s > seconds,
+            tier: largest.tier,
+        })
+    }
+
             m,
             n,
             k,

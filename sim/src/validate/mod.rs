@@ -826,6 +826,16 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
              attention: neither uses Hopper's asynchronous tensor-core instructions)",
             text(md("attn")).unwrap_or("")
         ));
+    } else if let Some((f, kernel)) = framework
+        .filter(|_| attention.is_empty())
+        .and_then(|f| Some((f, f.attention_kernel()?)))
+    {
+        let _ = writeln!(model, "attention_kernel = \"{kernel}\"");
+        a.push(format!(
+            "{kernel} attention (not stated; {}'s: scores materialised around a fused softmax, \
+             before FlashAttention)",
+            f.name()
+        ));
     }
     if arch.contains("llama") {
         model.push_str("tied_embeddings = false\n");

@@ -308,7 +308,8 @@ pub fn apply_attention_kernel(
             )
             .with_help(
                 "flash-attention-2 has figures for Ampere and Hopper GPUs, flash-attention-3 for \
-                 Hopper (it runs there only); remove the key to use the roofline's default",
+                 Hopper (it runs there only), unfused runs anywhere; remove the key to use the \
+                 roofline's default",
             )),
     }
 }
