@@ -385,8 +385,13 @@ impl App {
                 ui.add(egui::Spinner::new());
                 ui.label("running…");
             } else if let Some(s) = &self.shown {
+                let verb = if s.request.is_saved() {
+                    "read back"
+                } else {
+                    "simulated"
+                };
                 ui.weak(format!(
-                    "simulated {} operations in {}",
+                    "{verb} {} operations in {}",
                     s.loaded.tracks.ops,
                     units::duration(s.wall.as_secs_f64())
                 ));
@@ -584,7 +589,13 @@ impl App {
                     } else {
                         format!("  --set {}", s.request.sets.join(" --set "))
                     };
-                    ui.weak(format!("{}{sets}", s.request.path.display()));
+                    let also = s
+                        .request
+                        .also
+                        .as_ref()
+                        .map(|a| format!(" + {}", a.display()))
+                        .unwrap_or_default();
+                    ui.weak(format!("{}{also}{sets}", s.request.path.display()));
                 });
             }
             self.error_panel(ui);
@@ -985,6 +996,7 @@ mod tests {
         assert_eq!(shown.loaded.tracks.ops, out.graph.len());
         assert_eq!(shown.loaded.report, out.report);
         assert!(h.state().error.is_none());
+        h.get_by_label_contains(&format!("read back {} operations in", out.graph.len()));
         h.get_by_label("Topology").click();
         h.run();
         h.get_by_label_contains("a saved report does not hold the cluster's wiring");
