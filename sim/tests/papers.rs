@@ -188,3 +188,18 @@ fn flightllm_decodes_on_less_energy_than_a_v100s() {
     );
     assert!(number(&tiled, "tpot_s.p50") > number(&gpu, "tpot_s.p50"));
 }
+
+/// Clapping: compressing the hand-offs between pipeline stages over 1 Gb/s halves the step; the
+/// error-feedback buffers are the memory it costs.
+#[test]
+fn clapping_compressed_pipeline_halves_the_step_on_a_slow_link() {
+    let raw = run("clapping-llama-2-7b-pp4-1gbps-uncompressed.toml", &[]);
+    let clapping = run("clapping-llama-2-7b-pp4-1gbps-clapping.toml", &[]);
+    let t = |r: &Value| number(r, "iteration_time_s");
+    let speedup = t(&raw) / t(&clapping);
+    assert!((1.6..4.0).contains(&speedup), "speed-up {speedup}");
+    let peak = |r: &Value| number(r, "memory.peak_bytes_per_gpu");
+    let buffers = number(&clapping, "memory.breakdown_bytes.error_feedback");
+    assert!(buffers > 0.0);
+    assert_eq!(peak(&clapping) - peak(&raw), buffers);
+}

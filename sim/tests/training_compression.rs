@@ -101,3 +101,65 @@ fn bad_compression_settings_are_located_errors() {
     let e = common::outcome("compression.toml", &text).expect_err("throughputs are required");
     assert!(e.contains("compress"), "{e}");
 }
+
+/// Four pipeline stages over a slow network, one GPU each: what Clapping compresses.
+const PIPELINE: &str = r#"
+kind = "training"
+[cluster]
+gpu = "A100-80GB"
+nodes = 4
+gpus_per_node = 1
+[cluster.inter_node]
+nic_bandwidth = "1 Gb/s"
+nics_per_node = 1
+[model]
+preset = "gpt3-1.3b"
+seq_len = 1024
+[parallel]
+pp = 4
+micro_batch = 2
+global_batch = 16
+"#;
+
+const PIPELINE_COMPRESSION: &str = "[compression.pipeline]\nratio = 4.0\ncompress = \"100 GB/s\"\ndecompress = \"100 GB/s\"\nper_hop = false\n";
+
+#[test]
+fn error_feedback_keeps_a_buffer_per_message_sent() {
+    let plain = common::report(
+        "pipeline.toml",
+        &format!("{PIPELINE}{PIPELINE_COMPRESSION}"),
+        &[],
+    );
+    let text = format!("{PIPELINE}{PIPELINE_COMPRESSION}error_feedback = true\n");
+    let fed = common::report("pipeline.toml", &text, &[]);
+    assert_eq!(
+        fed["parallel"]["compression"]["pipeline"]["error_feedback"],
+        true
+    );
+    // The same step: the buffers cost memory, not time.
+    assert_eq!(
+        number(&plain, "iteration_time_s"),
+        number(&fed, "iteration_time_s")
+    );
+    assert_eq!(number(&plain, "memory.breakdown_bytes.error_feedback"), 0.0);
+    // The first stage (the peak here) sends one forward message per micro-batch: 8 micro-batches
+    // of 2 x 1,024 tokens x 2,048 hidden in fp32.
+    let buffers = number(&fed, "memory.breakdown_bytes.error_feedback");
+    assert_eq!(number(&fed, "memory.stage"), 0.0);
+    assert_eq!(buffers, 8.0 * 4.0 * 2048.0 * 2048.0);
+    // A middle stage sends both ways: twice the buffers.
+    let s = common::scenario("pipeline.toml", &text, &[]);
+    let setup = clustersim::workload::training::setup::resolve(&s).expect("resolves");
+    let middle = clustersim::workload::training::memory::error_feedback(&setup, 1);
+    assert_eq!(middle, 2.0 * buffers);
+}
+
+#[test]
+fn error_feedback_is_refused_outside_pipeline_messages() {
+    let text = format!(
+        "{SLOW}[compression.data]\nratio = 4.0\ncompress = \"100 GB/s\"\ndecompress = \"100 GB/s\"\nerror_feedback = true\n"
+    );
+    let e = common::outcome("compression.toml", &text).expect_err("data-parallel error feedback");
+    assert!(e.contains("compression.toml:"), "{e}");
+    assert!(e.contains("pipeline-parallel messages only"), "{e}");
+}

@@ -18,6 +18,9 @@ pub struct CompressionSpec {
     /// Decompress, reduce and recompress at every step of the collective (else compress once
     /// before and decompress once after).
     pub per_hop: Option<bool>,
+    /// Error feedback (pipeline messages only): keep what compression lost of each message and
+    /// add it to the same message at the next step (Clapping), a buffer in memory per message.
+    pub error_feedback: Option<bool>,
 }
 
 /// `[compression.data]`, `[compression.tensor]`, ... : which communicators compress.

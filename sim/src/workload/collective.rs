@@ -131,6 +131,7 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
         section.compression.as_ref(),
         "collective.compression",
         "the payload",
+        false,
         &mut assumptions,
     )?;
     let mut options = Options::new(setup.tier);

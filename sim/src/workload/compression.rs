@@ -1,6 +1,7 @@
 //! A `[compression...]` table of a scenario to the collective layer's `Compression`: the ratio
 //! (1 or more) and the compressor and decompressor throughputs (above zero) checked at their
-//! keys, compressing once at the ends unless `per_hop` says otherwise (recorded).
+//! keys, compressing once at the ends unless `per_hop` says otherwise (recorded). Error feedback
+//! (`error_feedback`) is read by the caller that models it and refused elsewhere.
 
 use crate::collective::cost::Compression;
 use crate::scenario::Scenario;
@@ -8,17 +9,29 @@ use crate::scenario::compression::CompressionSpec;
 use crate::scenario::error::ScenarioError;
 
 /// Reads the compression table at `path` (e.g. "compression.data"); `what` names its messages in
-/// the assumption recorded when `per_hop` is left out.
+/// the assumption recorded when `per_hop` is left out. `error_feedback` says whether the caller
+/// models error feedback for these messages; where it does not, the key is refused.
 pub fn resolve(
     s: &Scenario,
     spec: Option<&CompressionSpec>,
     path: &str,
     what: &str,
+    error_feedback: bool,
     assumptions: &mut Vec<String>,
 ) -> Result<Option<Compression>, ScenarioError> {
     let Some(z) = spec else {
         return Ok(None);
     };
+    if z.error_feedback.is_some() && !error_feedback {
+        return Err(s
+            .error_at(
+                &format!("{path}.error_feedback"),
+                format!(
+                    "error feedback is modelled for pipeline-parallel messages only, not {what}"
+                ),
+            )
+            .with_help("set it in [compression.pipeline], or remove it here"));
+    }
     if !(z.ratio.is_finite() && z.ratio >= 1.0) {
         return Err(s
             .error_at(

@@ -40,6 +40,9 @@ pub struct Compressions {
     pub expert: Option<Compression>,
     pub context: Option<Compression>,
     pub outer: Option<Compression>,
+    /// Pipeline messages carry error feedback (Clapping): each stage keeps a buffer per message
+    /// it sends (`memory.rs`).
+    pub pipeline_error_feedback: bool,
 }
 
 impl Compressions {
@@ -65,6 +68,9 @@ impl Compressions {
                     }),
                 );
             }
+        }
+        if let Some(pipeline) = out.get_mut("pipeline") {
+            pipeline["error_feedback"] = serde_json::json!(self.pipeline_error_feedback);
         }
         serde_json::Value::Object(out)
     }

@@ -30,6 +30,9 @@
 //! of the stage's 16-bit weights for each micro-batch in flight beyond the newest (pp - s - 1 on
 //! stage s), so that a micro-batch's backward runs on the weights its forward saw.
 //!
+//! Compressed pipeline messages with error feedback (Clapping) keep an fp32 buffer per message a
+//! stage sends in a step (`error_feedback`).
+//!
 //! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
 //! temporary workspaces of individual kernels.
 
@@ -51,6 +54,8 @@ pub struct MemoryUse {
     /// Local SGD's outer state: the model as of the last outer synchronisation and the outer
     /// optimizer's momentum, both fp32.
     pub outer: f64,
+    /// Error-feedback buffers of compressed pipeline messages (Clapping), fp32.
+    pub error_feedback: f64,
 }
 
 impl MemoryUse {
@@ -62,6 +67,7 @@ impl MemoryUse {
             + self.logits
             + self.buffers
             + self.outer
+            + self.error_feedback
     }
 
     pub fn report(&self, capacity: u64) -> Value {
@@ -78,6 +84,7 @@ impl MemoryUse {
                 "logits": self.logits.round() as u64,
                 "buffers": self.buffers.round() as u64,
                 "outer_optimizer": self.outer.round() as u64,
+                "error_feedback": self.error_feedback.round() as u64,
             }
         })
     }
@@ -189,17 +196,39 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
             (true, true) => 8.0 * params / dp,
             (true, false) => 8.0 * params,
         },
+        error_feedback: error_feedback(s, stage),
     }
 }
 
+/// Error-feedback buffers of stage `stage` (`error_feedback` in `[compression.pipeline]`): one
+/// fp32 buffer of a message's size (a micro-batch's activations or their gradient, the GPU's 1/tp
+/// share) for every message it sends in a step: forward from each chunk but the model's last,
+/// backward from each but its first, for each of the step's micro-batches. The error of a
+/// message is carried to the same micro-batch's message at the next step (Clapping's lazy
+/// sampling reuses a batch's samples, so no buffer per sample of the data set). 0 without.
+pub fn error_feedback(s: &Training, stage: u32) -> f64 {
+    if !s.compression.pipeline_error_feedback || s.compression.pipeline.is_none() || s.pp == 1 {
+        return 0.0;
+    }
+    let m = &s.model;
+    let t = (s.micro_batch * m.seq_len) as f64 / s.cp as f64;
+    let message = 4.0 * t * m.hidden as f64 / s.tp as f64;
+    let chunks = s.pp * s.virtual_stages;
+    let sends: u32 = (0..s.virtual_stages)
+        .map(|c| c * s.pp + stage)
+        .map(|chunk| u32::from(chunk + 1 < chunks) + u32::from(chunk > 0))
+        .sum();
+    sends as f64 * s.accumulation as f64 * message
+}
+
 /// The largest micro-batch whose peak memory fits in `capacity` bytes on every stage, the layout
-/// otherwise unchanged (the same micro-batches in flight): activations and logits grow in
-/// proportion to the micro-batch, the rest does not. 0 when even the model state does not fit.
+/// otherwise unchanged (the same micro-batches in flight): activations, logits and error-feedback
+/// buffers grow in proportion to the micro-batch, the rest does not. 0 when even the model state does not fit.
 pub fn largest_micro_batch(s: &Training, capacity: f64) -> u64 {
     (0..s.pp)
         .map(|st| {
             let mem = stage_memory(s, st);
-            let per = (mem.activations + mem.logits) / s.micro_batch as f64;
+            let per = (mem.activations + mem.logits + mem.error_feedback) / s.micro_batch as f64;
             let room = capacity - (mem.peak() - per * s.micro_batch as f64);
             if room < per {
                 0

@@ -5,6 +5,7 @@ use super::comm::Compressions;
 use super::layout::Layout;
 use super::optimizer::Optimizer;
 use super::reliability::Reliability;
+use crate::hw::Dtype;
 use crate::hw::GpuSpec;
 use crate::model::Transformer;
 use crate::net::Fabric;
@@ -28,7 +29,13 @@ pub struct Training {
     pub tier: Tier,
     /// Whether the NVSwitches can reduce in the switch (NCCL's NVLS).
     pub in_switch_reduction: bool,
+    /// The model; its `dtype` is the format of everything but the linear layers' GEMMs
+    /// (`gemm_dtype`): bf16 in an fp8 run.
     pub model: Transformer,
+    /// The format the linear layers' GEMMs compute in: the scenario's `dtype`. Under fp8 the
+    /// GEMMs run in fp8 and the rest in bf16, as fp8 training recipes (Transformer Engine,
+    /// torchao's float8) run them; the casts to fp8 are not priced.
+    pub gemm_dtype: Dtype,
     /// Tensor-parallel degree (Megatron-LM's column/row split), innermost in rank order.
     pub tp: u32,
     /// Sequence parallelism: layer norms and dropout split over the tensor-parallel ranks by
@@ -274,8 +281,18 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         ..
     } = cluster;
 
-    let model = resolve_model(s, gpu, &mut assumptions)?;
+    let mut model = resolve_model(s, gpu, &mut assumptions)?;
     let profile = resolve_profile(s, gpu, model.dtype, &mut assumptions)?;
+    let gemm_dtype = model.dtype;
+    if gemm_dtype == Dtype::Fp8 {
+        model.dtype = Dtype::Bf16;
+        assumptions.push(
+            "fp8 training: the linear layers' GEMMs in fp8; attention, norms, activations, \
+             weights and communication in bf16 (as Transformer Engine and torchao's float8 run \
+             it; the casts to fp8 are not priced)"
+                .into(),
+        );
+    }
     let gpus = nodes * gpus_per_node;
 
     // Parallelism: defaults first (each recorded), then one set of rules (`Layout::check`).
@@ -437,6 +454,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         tier,
         in_switch_reduction,
         model,
+        gemm_dtype,
         tp,
         sequence_parallel: false,
         pp,
@@ -576,6 +594,7 @@ fn resolve_compression(
             spec.as_ref(),
             &format!("compression.{name}"),
             &format!("{name}-parallel messages"),
+            name == "pipeline",
             assumptions,
         )
     };
@@ -586,6 +605,11 @@ fn resolve_compression(
         expert: one(&c.expert, "expert")?,
         context: one(&c.context, "context")?,
         outer: one(&c.outer, "outer")?,
+        pipeline_error_feedback: c
+            .pipeline
+            .as_ref()
+            .and_then(|z| z.error_feedback)
+            .unwrap_or(false),
     })
 }
 
