@@ -160,11 +160,14 @@ usd_per_gpu_hour = 3.0
         number(&r, "cost.usd_per_million_output_tokens"),
         per_million
     ));
-    let e = common::scenario("serving.toml", text, &["cost.usd_per_kwh=0.1"]);
-    let e = clustersim::run(&e)
-        .err()
-        .expect("energy has no serving model");
-    assert!(e.to_string().contains("power model"), "{e}");
+    // Serving has the power model: energy per output token priced at the kWh.
+    let r = common::report("serving.toml", text, &["cost.usd_per_kwh=0.1"]);
+    let joules = number(&r, "energy.joules_per_output_token");
+    assert!(joules > 0.0);
+    assert!(close(
+        number(&r, "cost.usd_per_million_output_tokens_energy"),
+        0.1 * joules / 3.6e6 * 1e6
+    ));
     let e = parse_error(text, "[capacity]\ntokens = 1e9\n");
     assert!(e.contains("does not apply to a serving scenario"), "{e}");
 }

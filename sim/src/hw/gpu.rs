@@ -5,6 +5,7 @@
 //! (`hw::roofline`) and to calibration profiles.
 
 use super::dtype::Dtype;
+use super::roofline::Efficiency;
 
 /// How GPUs inside one server are usually joined.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -29,10 +30,12 @@ pub enum Architecture {
     Blackwell,
     Cdna2,
     Cdna3,
+    /// Not a GPU: a device defined in the scenario (`[cluster.accelerator]`, `hw::accelerator`).
+    Custom,
 }
 
 /// Datasheet figures of one GPU model.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GpuSpec {
     /// The vendor's spelling, e.g. "A100-SXM4-80GB", "H100-SXM5-80GB".
     pub name: &'static str,
@@ -61,6 +64,21 @@ pub struct GpuSpec {
     /// Whether the usual server's NVSwitches reduce in the switch (NVLink SHARP, NCCL's NVLS):
     /// third-generation NVSwitch (Hopper HGX boards) and later.
     pub in_switch_reduction: bool,
+    /// Streaming multiprocessors (NVIDIA) or compute units (AMD, both dies of a module): how many
+    /// thread blocks of a grid run side by side at full speed (`ComputeModel::cost_on_grid`).
+    pub multiprocessors: u32,
+    /// Dense peak for 4-bit arithmetic where the device has its own (an accelerator with 4-bit
+    /// multipliers); `None`: 4-bit weights are dequantised and computed at the 16-bit peak.
+    pub peak_int4: Option<f64>,
+    /// Idle board power, watts; `None`: [`super::power::IDLE_FRACTION`] of the TDP.
+    pub idle_watts: Option<f64>,
+    /// Transcendental evaluations per second (the exponentials of softmax) on units beside the
+    /// matrix units; `None`: not priced apart, hidden under the kernel's matrix work and memory
+    /// traffic (on the catalog's GPUs attention has hundreds of FLOPs per exponential).
+    pub nonlinear_rate: Option<f64>,
+    /// How much of its peaks the device's kernels reach; `None`: the shared constants measured on
+    /// GPUs ([`Efficiency::DEFAULT`]). Custom accelerators (`hw::accelerator`) may set their own.
+    pub efficiency: Option<Efficiency>,
     /// Where the figures come from.
     pub source: &'static str,
 }
@@ -72,7 +90,8 @@ impl GpuSpec {
         match dtype {
             Dtype::Fp32 => Some(self.peak_fp32),
             Dtype::Tf32 => self.peak_tf32,
-            Dtype::Bf16 | Dtype::Int4 => self.peak_bf16,
+            Dtype::Bf16 => self.peak_bf16,
+            Dtype::Int4 => self.peak_int4.or(self.peak_bf16),
             Dtype::Fp16 => Some(self.peak_fp16),
             Dtype::Fp8 => self.peak_fp8,
             Dtype::Int8 => self.peak_int8,
@@ -127,6 +146,11 @@ const V100_SXM2_32GB: GpuSpec = GpuSpec {
     pcie_bandwidth: 16.0 * GB,
     tdp_watts: 300.0,
     in_switch_reduction: false,
+    multiprocessors: 80,
+    peak_int4: None,
+    idle_watts: None,
+    nonlinear_rate: None,
+    efficiency: None,
     source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
 };
 
@@ -141,6 +165,35 @@ static CATALOG: &[GpuSpec] = &[
         memory_bytes: 16 * GIB,
         source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (16GB)",
         ..V100_SXM2_32GB
+    },
+    GpuSpec {
+        name: "V100S-PCIe-32GB",
+        aliases: &["V100S", "V100S-PCIe", "Tesla V100S", "V100S-32GB"],
+        vendor: "NVIDIA",
+        architecture: Architecture::Volta,
+        // The V100S is the PCIe V100 at higher clocks and faster HBM2: "Double-Precision 8.2
+        // TFLOPS, Single-Precision 16.4 TFLOPS, Tensor Performance 130 TFLOPS".
+        peak_fp32: 16.4 * TFLOPS,
+        peak_tf32: None,
+        peak_bf16: None,
+        peak_fp16: 130.0 * TFLOPS,
+        peak_fp8: None,
+        peak_int8: None,
+        // GiB: 4 HBM2 stacks of 8 GiB.
+        memory_bytes: 32 * GIB,
+        memory_bandwidth: 1134.0 * GB,
+        // No NVLink on the PCIe card: peers over PCIe Gen3 x16.
+        intra_link: IntraLinkKind::Pcie,
+        intra_bandwidth: 16.0 * GB,
+        pcie_bandwidth: 16.0 * GB,
+        tdp_watts: 250.0,
+        in_switch_reduction: false,
+        multiprocessors: 80,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
+        source: "NVIDIA V100S Tensor Core GPU datasheet (Nov 2019), PCIe 32GB",
     },
     GpuSpec {
         name: "T4",
@@ -164,6 +217,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 16.0 * GB,
         tdp_watts: 70.0,
         in_switch_reduction: false,
+        multiprocessors: 40,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA T4 Tensor Core GPU datasheet (2019) and T4 product brief, PCIe low-profile 70 W",
     },
     // ---- NVIDIA Ampere ----
@@ -187,6 +245,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 400.0,
         in_switch_reduction: false,
+        multiprocessors: 108,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 40GB SXM column (dense figures)",
     },
     GpuSpec {
@@ -208,6 +271,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 400.0,
         in_switch_reduction: false,
+        multiprocessors: 108,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM4 80GB column",
     },
     GpuSpec {
@@ -231,6 +299,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 300.0,
         in_switch_reduction: false,
+        multiprocessors: 108,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB PCIe column (dense figures)",
     },
     GpuSpec {
@@ -254,6 +327,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 300.0,
         in_switch_reduction: false,
+        multiprocessors: 84,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA A40 datasheet (2021), PCIe dual-slot (dense figures)",
     },
     // ---- NVIDIA Ada Lovelace ----
@@ -278,6 +356,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 72.0,
         in_switch_reduction: false,
+        multiprocessors: 58,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA L4 Tensor Core GPU datasheet (2023), PCIe low-profile (sparse figures halved)",
     },
     GpuSpec {
@@ -304,6 +387,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 275.0,
         in_switch_reduction: false,
+        multiprocessors: 92,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA L20 specifications (China market, Nov 2023; no public datasheet, \
                  partner spec sheet as reported), PCIe dual-slot",
     },
@@ -328,6 +416,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 32.0 * GB,
         tdp_watts: 350.0,
         in_switch_reduction: false,
+        multiprocessors: 142,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA L40S datasheet (2023), PCIe dual-slot (dense figures)",
     },
     // ---- NVIDIA Hopper ----
@@ -350,6 +443,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 64.0 * GB,
         tdp_watts: 700.0,
         in_switch_reduction: true,
+        multiprocessors: 132,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column (dense figures)",
     },
     GpuSpec {
@@ -376,6 +474,11 @@ static CATALOG: &[GpuSpec] = &[
         // Configurable 300-350 W; 350 W is the unconstrained maximum (product brief).
         tdp_watts: 350.0,
         in_switch_reduction: false,
+        multiprocessors: 114,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 PCIe column (sparse figures \
                  halved); H100 PCIe product brief PB-11133-001 (2022)",
     },
@@ -402,6 +505,11 @@ static CATALOG: &[GpuSpec] = &[
         // "Up to 700 W", configurable.
         tdp_watts: 700.0,
         in_switch_reduction: true,
+        multiprocessors: 132,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA H800 Tensor Core GPU datasheet (2023), H800 SXM column (sparse figures \
                  halved)",
     },
@@ -430,6 +538,11 @@ static CATALOG: &[GpuSpec] = &[
         pcie_bandwidth: 64.0 * GB,
         tdp_watts: 400.0,
         in_switch_reduction: true,
+        multiprocessors: 78,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA H20 specifications (China market, 2024; no public datasheet, partner \
                  spec sheet as reported), HGX SXM board",
     },
@@ -456,6 +569,11 @@ static CATALOG: &[GpuSpec] = &[
         // "Up to 700 W", configurable.
         tdp_watts: 700.0,
         in_switch_reduction: true,
+        multiprocessors: 132,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column (sparse figures \
                  halved)",
     },
@@ -487,6 +605,11 @@ static CATALOG: &[GpuSpec] = &[
         // "Configurable up to 1,000 W".
         tdp_watts: 1000.0,
         in_switch_reduction: true,
+        multiprocessors: 148,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA HGX B200 datasheet (2025), per-GPU HGX B200 column (sparse figures halved)",
     },
     GpuSpec {
@@ -515,6 +638,11 @@ static CATALOG: &[GpuSpec] = &[
         // "Configurable up to 1,200 W" per GPU (the whole superchip is up to ~2,700 W).
         tdp_watts: 1200.0,
         in_switch_reduction: true,
+        multiprocessors: 148,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "NVIDIA GB200 NVL72 datasheet (2025), per-Blackwell-GPU column (sparse figures \
                  halved)",
     },
@@ -548,6 +676,11 @@ static CATALOG: &[GpuSpec] = &[
         // 560 W peak board power (OAM, liquid or air cooled); 500 W in some platforms.
         tdp_watts: 560.0,
         in_switch_reduction: false,
+        multiprocessors: 220,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "AMD Instinct MI250X accelerator datasheet (2021), OAM module (both GCDs); \
                  ROCm MI250 microarchitecture page for the link figures",
     },
@@ -579,6 +712,11 @@ static CATALOG: &[GpuSpec] = &[
         // 750 W peak board power.
         tdp_watts: 750.0,
         in_switch_reduction: false,
+        multiprocessors: 304,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        efficiency: None,
         source: "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
                  MI300X platform datasheet for Infinity Fabric",
     },
@@ -629,6 +767,7 @@ mod tests {
     /// The GPUs the catalog must cover, each looked up by the alias a user would type.
     const REQUIRED: &[(&str, &str)] = &[
         ("V100", "V100-SXM2-32GB"),
+        ("V100S", "V100S-PCIe-32GB"),
         ("v100-32gb", "V100-SXM2-32GB"),
         ("A40", "A40"),
         ("A100-40GB", "A100-SXM4-40GB"),
@@ -688,7 +827,8 @@ mod tests {
             match gpu.peak_bf16 {
                 Some(bf16) => assert_eq!(bf16, gpu.peak_fp16, "{}", gpu.name),
                 None => assert!(
-                    ["V100-SXM2-32GB", "V100-SXM2-16GB", "T4"].contains(&gpu.name),
+                    ["V100-SXM2-32GB", "V100-SXM2-16GB", "V100S-PCIe-32GB", "T4"]
+                        .contains(&gpu.name),
                     "{}",
                     gpu.name
                 ),
@@ -765,7 +905,16 @@ mod tests {
         for name in ["V100", "MI250X", "MI300X"] {
             assert_eq!(kind(name), IntraLinkKind::Mesh, "{name}");
         }
-        for name in ["A40", "L20", "L40S", "L4", "T4", "H100-PCIe", "A100-PCIe"] {
+        for name in [
+            "A40",
+            "L20",
+            "L40S",
+            "L4",
+            "T4",
+            "H100-PCIe",
+            "A100-PCIe",
+            "V100S",
+        ] {
             assert_eq!(kind(name), IntraLinkKind::Pcie, "{name}");
         }
         assert_eq!(find("H800").unwrap().intra_bandwidth, 200.0 * GB);

@@ -1,6 +1,7 @@
-//! Hardware: the GPU catalog, numeric formats, and the cost of compute on one GPU (roofline, and
+//! Hardware: the GPU catalog and accelerators defined by their own figures, numeric formats, and the cost of compute on one GPU (roofline, and
 //! calibration profiles of measured kernel times).
 
+pub mod accelerator;
 pub mod attention_kernel;
 pub mod attention_series;
 pub mod dtype;

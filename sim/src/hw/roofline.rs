@@ -20,9 +20,22 @@
 //! "profile"), the roofline prices the rest (tier "roofline").
 //! `sim/tests/vidur_compute.rs` checks the GEMM prices against Vidur's measured A100 and H100
 //! operator times (docs/COMPUTE-VALIDATION.md has the error tables).
-//! Ignored here: wave quantisation (the SM count is not a datasheet field of [`GpuSpec`]), the
-//! library's choice of tile shape and split, L2 cache reuse across kernels, clock throttling under
-//! power limits, and overlap of independent kernels on one GPU.
+//!
+//! A device may price its transcendental functions apart (`GpuSpec::nonlinear_rate`, a custom
+//! accelerator's softmax unit): a fused attention kernel's exponentials (one per score) then take
+//! `exps / rate` on those units, beside the matrix units, so the kernel's compute time is the
+//! longer of the two. A device may also bring its own [`Efficiency`] (`GpuSpec::efficiency`); the
+//! catalog's GPUs all use [`Efficiency::DEFAULT`].
+//!
+//! Small grids ([`ComputeModel::cost_on_grid`]): a launch of `blocks` thread blocks on a GPU of
+//! `multiprocessors` SMs keeps `min(blocks, SMs) / SMs` of them busy and gets that share of the
+//! arithmetic and of the memory bandwidth (a single SM can in fact draw more than its share of
+//! bandwidth, so small memory-bound grids are priced on the slow side); the launch overhead is
+//! paid whole by every launch.
+//!
+//! Ignored here: wave quantisation (the last partial wave of a large grid), the library's choice
+//! of tile shape and split, L2 cache reuse across kernels, clock throttling under power limits,
+//! and overlap of independent kernels on one GPU.
 
 use super::dtype::Dtype;
 use super::gpu::GpuSpec;
@@ -149,6 +162,31 @@ impl Kernel {
         }
     }
 
+    /// Transcendental evaluations the kernel needs on a device that prices them apart: one
+    /// exponential per attention score (the backward recomputes them); none for the others,
+    /// whose nonlinear functions are not counted (activations are memory-bound everywhere).
+    pub fn nonlinear_ops(&self) -> f64 {
+        match *self {
+            Kernel::Attention {
+                batch_heads,
+                q_len,
+                kv_len,
+                causal,
+                backward,
+                ..
+            } => {
+                let scores = (batch_heads * q_len * kv_len) as f64;
+                let done = if causal && q_len == kv_len {
+                    scores / 2.0
+                } else {
+                    scores
+                };
+                if backward { 2.0 * done } else { done }
+            }
+            _ => 0.0,
+        }
+    }
+
     /// Bytes the kernel moves to and from device memory (each operand read once, output written once).
     pub fn bytes(&self) -> f64 {
         match *self {
@@ -272,6 +310,9 @@ pub struct ComputeModel {
     pub efficiency: Efficiency,
     /// Measurements that take precedence over the roofline; None prices everything by roofline.
     pub profile: Option<Arc<Profile>>,
+    /// Attention runs unfused (`attention_kernel::unfused_kernels`): each `Attention` kernel is
+    /// priced as the GEMMs and score passes it stands for.
+    pub unfused_attention: bool,
 }
 
 /// The price of one kernel.
@@ -286,12 +327,13 @@ pub struct KernelCost {
 }
 
 impl ComputeModel {
-    /// The roofline alone.
+    /// The roofline alone, with the device's own efficiencies where its spec has them.
     pub fn new(gpu: &'static GpuSpec) -> Self {
         ComputeModel {
             gpu,
-            efficiency: Efficiency::DEFAULT,
+            efficiency: gpu.efficiency.unwrap_or(Efficiency::DEFAULT),
             profile: None,
+            unfused_attention: false,
         }
     }
 
@@ -310,9 +352,6 @@ impl ComputeModel {
         }
         Ok(ComputeModel {
             profile: Some(profile),
-    /// Attention runs unfused (`attention_kernel::unfused_kernels`): each `Attention` kernel is
-    /// priced as the GEMMs and score passes it stands for.
-    pub unfused_attention: bool,
             ..ComputeModel::new(gpu)
         })
     }
@@ -333,7 +372,6 @@ impl ComputeModel {
                     * self.saturation(n)
                     * self.saturation(k),
             ),
-            unfused_attention: false,
             Kernel::Attention {
                 q_len,
                 kv_len,
@@ -370,6 +408,9 @@ impl ComputeModel {
     /// prices it when it has something suitable (`tier` says which did); `flops`, `bytes` and
     /// `memory_bound` are the kernel's own and the roofline's judgement either way.
     pub fn cost(&self, kernel: &Kernel) -> Option<KernelCost> {
+        if self.unfused_attention && matches!(kernel, Kernel::Attention { .. }) {
+            return self.unfused_cost(kernel);
+        }
         let roofline = self.roofline_cost(kernel)?;
         if let Some(seconds) = self
             .profile
@@ -385,47 +426,6 @@ impl ComputeModel {
         Some(roofline)
     }
 
-    /// The roofline's price of `kernel`, ignoring any profile.
-    pub fn roofline_cost(&self, kernel: &Kernel) -> Option<KernelCost> {
-        let e = &self.efficiency;
-        let flops = kernel.flops();
-        let bytes = kernel.bytes();
-        let compute_s = flops / self.achieved_flops(kernel)?;
-        let fraction = match kernel {
-            Kernel::Elementwise { .. } => e.elementwise_fraction,
-            _ => e.memory_fraction,
-        };
-        let memory_s = bytes / (self.gpu.memory_bandwidth * fraction);
-        let busy_s = match kernel {
-            Kernel::Gemm { .. } | Kernel::Attention { .. } => {
-                self.overlapped(compute_s, memory_s) + e.tensor_core_latency_s
-            }
-            Kernel::Memory { .. } | Kernel::Elementwise { .. } => compute_s.max(memory_s),
-        };
-        Some(KernelCost {
-            seconds: busy_s + e.kernel_overhead_s,
-            flops,
-            bytes,
-            memory_bound: memory_s > compute_s,
-            tier: ComputeTier::Roofline,
-        if self.unfused_attention && matches!(kernel, Kernel::Attention { .. }) {
-            return self.unfused_cost(kernel);
-        }
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hw::gpu;
-
-    fn h100() -> ComputeModel {
-        ComputeModel::new(gpu::find("H100").unwrap())
-    }
-
-    fn gemm(m: u64, n: u64, k: u64) -> Kernel {
-        Kernel::Gemm {
     /// An attention kernel run unfused: the sum of its launches; the tier of its largest part.
     fn unfused_cost(&self, kernel: &Kernel) -> Option<KernelCost> {
         let parts = super::attention_kernel::unfused_kernels(kernel)
@@ -450,6 +450,60 @@ mod tests {
         })
     }
 
+    /// The roofline's price of `kernel`, ignoring any profile.
+    pub fn roofline_cost(&self, kernel: &Kernel) -> Option<KernelCost> {
+        self.roofline_share(kernel, 1.0)
+    }
+
+    /// The roofline's price of one launch of `kernel` as a grid of `blocks` thread blocks: a
+    /// grid smaller than the device's multiprocessors gets their share of its arithmetic and
+    /// bandwidth (see the module notes); the fixed launch and tensor-core times are paid whole.
+    pub fn cost_on_grid(&self, kernel: &Kernel, blocks: u64) -> Option<KernelCost> {
+        let sms = self.gpu.multiprocessors.max(1) as f64;
+        self.roofline_share(kernel, (blocks.max(1) as f64).min(sms) / sms)
+    }
+
+    /// The roofline with `share` (0-1] of the device's multiprocessors.
+    fn roofline_share(&self, kernel: &Kernel, share: f64) -> Option<KernelCost> {
+        let e = &self.efficiency;
+        let flops = kernel.flops();
+        let bytes = kernel.bytes();
+        let mut compute_s = flops / (self.achieved_flops(kernel)? * share);
+        if let Some(rate) = self.gpu.nonlinear_rate {
+            compute_s = compute_s.max(kernel.nonlinear_ops() / (rate * share));
+        }
+        let fraction = match kernel {
+            Kernel::Elementwise { .. } => e.elementwise_fraction,
+            _ => e.memory_fraction,
+        };
+        let memory_s = bytes / (self.gpu.memory_bandwidth * fraction * share);
+        let busy_s = match kernel {
+            Kernel::Gemm { .. } | Kernel::Attention { .. } => {
+                self.overlapped(compute_s, memory_s) + e.tensor_core_latency_s
+            }
+            Kernel::Memory { .. } | Kernel::Elementwise { .. } => compute_s.max(memory_s),
+        };
+        Some(KernelCost {
+            seconds: busy_s + e.kernel_overhead_s,
+            flops,
+            bytes,
+            memory_bound: memory_s > compute_s,
+            tier: ComputeTier::Roofline,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::gpu;
+
+    fn h100() -> ComputeModel {
+        ComputeModel::new(gpu::find("H100").unwrap())
+    }
+
+    fn gemm(m: u64, n: u64, k: u64) -> Kernel {
+        Kernel::Gemm {
             m,
             n,
             k,
@@ -542,6 +596,69 @@ mod tests {
             dtype: Dtype::Fp8,
         };
         assert!(a100.cost(&fp8).is_none());
+    }
+
+    #[test]
+    fn small_grids_get_a_share_of_the_gpu_and_pay_the_whole_launch() {
+        let model = h100();
+        let copy = Kernel::Memory {
+            bytes: 64e6,
+            flops: 0.0,
+        };
+        let full = model.cost_on_grid(&copy, 10_000).unwrap().seconds;
+        assert_eq!(full, model.cost(&copy).unwrap().seconds);
+        let one = model.cost_on_grid(&copy, 1).unwrap().seconds;
+        let overhead = model.efficiency.kernel_overhead_s;
+        let sms = model.gpu.multiprocessors as f64;
+        assert!(((one - overhead) / (full - overhead) - sms).abs() < 1e-6);
+        // A tiny launch is nearly all overhead whatever its grid.
+        let tiny = Kernel::Memory {
+            bytes: 256.0,
+            flops: 0.0,
+        };
+        let t = model.cost_on_grid(&tiny, 1).unwrap().seconds;
+        assert!(t > overhead && t < 1.05 * overhead, "{t}");
+    }
+
+    #[test]
+    fn a_slow_nonlinear_unit_bounds_attention_and_nothing_else() {
+        let attention = Kernel::Attention {
+            batch_heads: 32,
+            q_len: 2048,
+            kv_len: 2048,
+            head_dim: 128,
+            causal: true,
+            backward: false,
+            dtype: Dtype::Bf16,
+        };
+        assert_eq!(attention.nonlinear_ops(), 32.0 * 2048.0 * 2048.0 / 2.0);
+        let gpu = gpu::find("H100").unwrap();
+        let slow: &'static GpuSpec = Box::leak(Box::new(GpuSpec {
+            nonlinear_rate: Some(1e11),
+            ..gpu.clone()
+        }));
+        let plain = ComputeModel::new(gpu);
+        let with_unit = ComputeModel::new(slow);
+        let t = with_unit.cost(&attention).unwrap().seconds;
+        let exps_s = attention.nonlinear_ops() / 1e11;
+        assert!(t > exps_s && t > 2.0 * plain.cost(&attention).unwrap().seconds);
+        let g = gemm(4096, 4096, 4096);
+        assert_eq!(with_unit.cost(&g), plain.cost(&g));
+    }
+
+    #[test]
+    fn a_device_brings_its_own_efficiency() {
+        let gpu = gpu::find("H100").unwrap();
+        let matrix_vector = Efficiency {
+            gemm_half_dim: 1.0,
+            ..Efficiency::DEFAULT
+        };
+        let own: &'static GpuSpec = Box::leak(Box::new(GpuSpec {
+            efficiency: Some(matrix_vector),
+            ..gpu.clone()
+        }));
+        assert_eq!(ComputeModel::new(own).efficiency, matrix_vector);
+        assert_eq!(ComputeModel::new(gpu).efficiency, Efficiency::DEFAULT);
     }
 
     #[test]

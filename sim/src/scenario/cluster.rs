@@ -1,6 +1,6 @@
 //! `[cluster]`: which GPUs, how many, and how they are wired.
 
-use super::quantity::{Bandwidth, Duration};
+use super::quantity::{Bandwidth, Bytes, Duration, Power, Throughput};
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -8,6 +8,8 @@ use serde::Deserialize;
 pub struct ClusterSection {
     /// Catalog name or alias of the GPU (`clustersim list gpus`).
     pub gpu: Option<String>,
+    /// A device defined by its own figures instead of `gpu` (an FPGA design, an ASIC).
+    pub accelerator: Option<AcceleratorSection>,
     pub nodes: Option<u32>,
     pub gpus_per_node: Option<u32>,
     pub intra_node: Option<IntraNodeSection>,
@@ -16,6 +18,60 @@ pub struct ClusterSection {
     /// shipped profile's name (e.g. "h100-sxm5-80gb-vidur") or a profile file, relative to the
     /// scenario file (docs/PROFILES.md). Default: none, the roofline prices every kernel.
     pub profile: Option<String>,
+}
+
+/// `[cluster.accelerator]`: a device defined by its own figures (`hw::accelerator`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcceleratorSection {
+    /// What reports call it.
+    pub name: String,
+    /// Dense peaks by format, e.g. `{ fp16 = "6 TFLOP/s", int8 = "24.5 TOP/s" }`; fp16 required.
+    pub peak: PeakSection,
+    /// Device memory capacity.
+    pub memory: Bytes,
+    pub memory_bandwidth: Bandwidth,
+    /// Board power at full load.
+    pub tdp: Power,
+    /// Board power idle (default 15% of `tdp`, as for GPUs).
+    pub idle_power: Option<Power>,
+    /// Exponentials a second of a unit that prices softmax apart (default: not priced apart).
+    pub nonlinear_rate: Option<Throughput>,
+    /// Units that run thread blocks or tiles side by side (default 1).
+    pub compute_units: Option<u32>,
+    /// Host link per direction; peers also talk over it (default 16 GB/s, PCIe Gen3 x16).
+    pub host_bandwidth: Option<Bandwidth>,
+    /// Departures from the efficiency constants measured on GPUs (`hw::roofline::Efficiency`).
+    pub efficiency: Option<EfficiencySection>,
+    /// Where the figures come from.
+    pub source: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeakSection {
+    pub fp32: Option<Throughput>,
+    pub bf16: Option<Throughput>,
+    pub fp16: Option<Throughput>,
+    pub fp8: Option<Throughput>,
+    pub int8: Option<Throughput>,
+    pub int4: Option<Throughput>,
+}
+
+/// Each key replaces one of `hw::roofline::Efficiency::DEFAULT`'s constants.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EfficiencySection {
+    pub gemm_peak_fraction: Option<f64>,
+    /// The GEMM dimension at which half the peak fraction is reached along it: 32 on GPUs
+    /// (tiles); about 1 for a design built for the matrix-vector products of small batches.
+    pub gemm_half_dim: Option<f64>,
+    pub attention_peak_fraction: Option<f64>,
+    pub memory_fraction: Option<f64>,
+    pub elementwise_fraction: Option<f64>,
+    pub kernel_overhead: Option<Duration>,
+    pub overlap_exponent: Option<f64>,
+    pub tensor_core_latency: Option<Duration>,
 }
 
 /// Links inside one server. Defaults come from the GPU's usual server.

@@ -32,6 +32,15 @@ pub struct Period(pub f64);
 #[derive(Copy, Clone, Debug, PartialEq, PartialOrd)]
 pub struct Rate(pub f64);
 
+/// Arithmetic throughput, operations per second: `"125 TFLOP/s"`, `"24.5 TOP/s"` (integer
+/// operations; a multiply-add counts two, as datasheets count).
+#[derive(Copy, Clone, Debug, PartialEq, PartialOrd)]
+pub struct Throughput(pub f64);
+
+/// Electrical power in watts: `"225 W"`, `"1.2 kW"`.
+#[derive(Copy, Clone, Debug, PartialEq, PartialOrd)]
+pub struct Power(pub f64);
+
 const BYTE_UNITS: &[(&str, f64)] = &[
     ("B", 1.0),
     ("kB", 1e3),
@@ -82,6 +91,19 @@ const PERIOD_UNITS: &[(&str, f64)] = &[
 ];
 
 const RATE_UNITS: &[(&str, f64)] = &[("/s", 1.0), ("/min", 1.0 / 60.0), ("/h", 1.0 / 3600.0)];
+
+const THROUGHPUT_UNITS: &[(&str, f64)] = &[
+    ("FLOP/s", 1.0),
+    ("GFLOP/s", 1e9),
+    ("TFLOP/s", 1e12),
+    ("PFLOP/s", 1e15),
+    ("OP/s", 1.0),
+    ("GOP/s", 1e9),
+    ("TOP/s", 1e12),
+    ("POP/s", 1e15),
+];
+
+const POWER_UNITS: &[(&str, f64)] = &[("W", 1.0), ("kW", 1e3)];
 
 /// What went wrong reading a quantity, phrased for the person who wrote it.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,6 +230,24 @@ impl Rate {
     }
 }
 
+impl Throughput {
+    pub fn parse(text: &str) -> Result<Self, QuantityError> {
+        let v = parse_with(text, "throughput", "125 TFLOP/s", THROUGHPUT_UNITS)?;
+        if v == 0.0 {
+            return Err(QuantityError(format!(
+                "`{text}`: a throughput must be positive"
+            )));
+        }
+        Ok(Throughput(v))
+    }
+}
+
+impl Power {
+    pub fn parse(text: &str) -> Result<Self, QuantityError> {
+        Ok(Power(parse_with(text, "power", "225 W", POWER_UNITS)?))
+    }
+}
+
 macro_rules! quantity_serde {
     ($ty:ident, $what:literal, $example:literal, $show:expr) => {
         impl<'de> Deserialize<'de> for $ty {
@@ -268,6 +308,11 @@ quantity_serde!(Duration, "duration", "1.5 us", |d| format!(
 ));
 quantity_serde!(Rate, "rate", "5/s", |r| format!("{}/s", r.0));
 quantity_serde!(Period, "period", "50000 h", |p| format!("{} s", p.0));
+quantity_serde!(Throughput, "throughput", "125 TFLOP/s", |t| format!(
+    "{} TFLOP/s",
+    t.0 / 1e12
+));
+quantity_serde!(Power, "power", "225 W", |p| format!("{} W", p.0));
 
 #[cfg(test)]
 mod tests {
@@ -302,6 +347,24 @@ mod tests {
         assert_eq!(Rate::parse("5/s").unwrap(), Rate(5.0));
         assert_eq!(Rate::parse("120/min").unwrap(), Rate(2.0));
         assert!(Rate::parse("5").unwrap_err().0.contains("no unit"));
+    }
+
+    #[test]
+    fn throughputs_and_powers() {
+        assert_eq!(
+            Throughput::parse("125 TFLOP/s").unwrap(),
+            Throughput(125e12)
+        );
+        assert_eq!(
+            Throughput::parse("24.5 TOP/s").unwrap(),
+            Throughput(24.5e12)
+        );
+        assert!(Throughput::parse("0 TFLOP/s").is_err());
+        let e = Throughput::parse("125 tflop/s").unwrap_err().0;
+        assert!(e.contains("case-sensitive"), "{e}");
+        assert_eq!(Power::parse("225 W").unwrap(), Power(225.0));
+        assert_eq!(Power::parse("1.2 kW").unwrap(), Power(1200.0));
+        assert!(Power::parse("225").unwrap_err().0.contains("no unit"));
     }
 
     #[test]

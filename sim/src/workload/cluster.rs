@@ -1,4 +1,5 @@
-//! The cluster a scenario describes, resolved once for every workload: the GPU, the node count
+//! The cluster a scenario describes, resolved once for every workload: the GPU (or an
+//! accelerator defined by its figures, `workload::accelerator`), the node count
 //! and size, the intra-node link, the inter-node network (`[cluster.intra_node]`,
 //! `[cluster.inter_node]`), the topology built from them and the network tier that prices
 //! transfers on it. Every default taken is recorded as an assumption; every bad key is refused at
@@ -138,17 +139,7 @@ pub fn resolve(
 ) -> Result<ClusterSetup, ScenarioError> {
     let sizes_required = needs.sizes;
     let f = &s.file;
-    let gpu_name = f.cluster.gpu.clone().ok_or_else(|| {
-        s.error_at("cluster", "missing key `gpu` in [cluster]")
-            .with_help("add it, e.g. gpu = \"H100\" (see `clustersim list gpus`)")
-    })?;
-    let gpu = gpu::find(&gpu_name).map_err(|close| {
-        s.error_at("cluster.gpu", format!("unknown GPU \"{gpu_name}\""))
-            .with_help(format!(
-                "closest catalog names: {}; `clustersim list gpus` shows them all",
-                close.join(", ")
-            ))
-    })?;
+    let gpu = device(s, assumptions)?;
     let nodes = match (f.cluster.nodes, sizes_required) {
         (Some(n), _) => n,
         (None, true) => require(s, None, "cluster.nodes", "nodes = 4")?,
@@ -174,6 +165,40 @@ pub fn resolve(
         (needs.inter_node, None),
         assumptions,
     )
+}
+
+/// The device of `[cluster]`: the catalog GPU `gpu` names, or the accelerator
+/// `[cluster.accelerator]` defines (`workload::accelerator`); not both.
+pub fn device(
+    s: &Scenario,
+    assumptions: &mut Vec<String>,
+) -> Result<&'static GpuSpec, ScenarioError> {
+    let f = &s.file;
+    if let Some(a) = &f.cluster.accelerator {
+        if f.cluster.gpu.is_some() {
+            return Err(s
+                .error_at(
+                    "cluster.accelerator",
+                    "[cluster.accelerator] defines the device, so `cluster.gpu` must go",
+                )
+                .with_help("keep either gpu = \"...\" (a catalog GPU) or [cluster.accelerator]"));
+        }
+        return super::accelerator::resolve(s, a, assumptions);
+    }
+    let gpu_name = f.cluster.gpu.clone().ok_or_else(|| {
+        s.error_at("cluster", "missing key `gpu` in [cluster]")
+            .with_help(
+                "add it, e.g. gpu = \"H100\" (see `clustersim list gpus`), or define a device \
+                 in [cluster.accelerator]",
+            )
+    })?;
+    gpu::find(&gpu_name).map_err(|close| {
+        s.error_at("cluster.gpu", format!("unknown GPU \"{gpu_name}\""))
+            .with_help(format!(
+                "closest catalog names: {}; `clustersim list gpus` shows them all",
+                close.join(", ")
+            ))
+    })
 }
 
 /// The network between the servers of a fleet placed layer by layer (`serving.placement`): one

@@ -77,13 +77,17 @@ impl Prices {
 
 /// Serving and diffusion: adds the report's `cost` section from its throughput and GPU count
 /// (`cluster.gpus`) when the scenario has `[cost]`: dollars and GPU-hours per million output
-/// tokens, or per video. Energy has no model for these kinds yet, so its keys are refused.
+/// tokens, or per video, and for serving runs with an `energy` section the energy's dollars per
+/// million output tokens. Diffusion (and placed serving fleets) have no energy model yet, so the
+/// energy keys are refused there.
 pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
     let Some(prices) = Prices::resolve(s)? else {
         return Ok(());
     };
     let c = s.file.cost.as_ref().expect("resolved from it");
-    if s.kind != Kind::Training {
+    let joules_per_token = report["energy"]["joules_per_output_token"].as_f64();
+    let has_energy = s.kind == Kind::Training || report["energy"].is_object();
+    if !has_energy {
         for (given, key) in [
             (c.usd_per_kwh.is_some(), "cost.usd_per_kwh"),
             (c.pue.is_some(), "cost.pue"),
@@ -92,7 +96,10 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
                 return Err(s
                     .error_at(
                         key,
-                        format!("`{key}` needs the power model, which only training has"),
+                        format!(
+                            "`{key}` needs the power model, which training and serving fleets \
+                             of replicas have, not this run"
+                        ),
                     )
                     .with_help(
                         "price GPU time with usd_per_gpu_hour (energy included, as clouds bill it)",
@@ -106,7 +113,12 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
             let tokens = report["throughput"]["output_tokens_per_s"]
                 .as_f64()
                 .unwrap_or(0.0);
-            prices.per_unit(gpus, 1.0, tokens / 1e6, "million_output_tokens")
+            let mut v = prices.per_unit(gpus, 1.0, tokens / 1e6, "million_output_tokens");
+            if let (Some(kwh), Some(j)) = (prices.usd_per_kwh, joules_per_token) {
+                // The report's joules already include the PUE.
+                v["usd_per_million_output_tokens_energy"] = json!(kwh * j / 3.6e6 * 1e6);
+            }
+            v
         }
         Kind::Diffusion => {
             let videos = report["videos_per_hour"].as_f64().unwrap_or(0.0);

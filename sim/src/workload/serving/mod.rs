@@ -36,10 +36,14 @@
 //! A placed fleet (`serving.placement`, Helix) spreads one model's layers over the servers of
 //! a mixed fleet by max-flow; `pipelines` simulates it and `placement` places it.
 //!
+//! Energy (`energy`): each device's idle power for the run and its board power while its
+//! replica's iterations run; per output token.
+//!
 //! Not modelled yet: expert parallelism in serving, disaggregated pools of pipeline-parallel or
 //! mixed replicas. They are refused with a clear message.
 
 pub mod cost;
+pub mod energy;
 pub mod kind;
 pub mod pipelines;
 pub mod placement;
@@ -657,6 +661,9 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             if f.cluster.gpu.is_some() {
                 return refuse("cluster.gpu", "cluster.gpu");
             }
+            if f.cluster.accelerator.is_some() {
+                return refuse("cluster.accelerator", "[cluster.accelerator]");
+            }
             if f.cluster.nodes.is_some() {
                 return refuse("cluster.nodes", "cluster.nodes");
             }
@@ -920,6 +927,29 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         "sim": { "events": stats.events, "iterations": fleet.iterations.len() },
     });
     merge(&mut report, latency);
+    let mut busy = vec![0.0; fleet.kinds.len()];
+    for &(i, start, end, _, _) in &fleet.iterations {
+        busy[fleet.kind_of[i]] += (end - start).as_secs_f64() * kind(i).tp as f64;
+    }
+    let uses: Vec<energy::Use> = fleet
+        .kinds
+        .iter()
+        .zip(busy)
+        .map(|(k, busy_gpu_seconds)| energy::Use {
+            gpu: k.gpu,
+            gpus: k.replicas * k.tp * k.pp,
+            busy_gpu_seconds,
+        })
+        .collect();
+    let first_arrival = fleet.requests.iter().map(|r| r.arrival).min();
+    let last_done = fleet.finished.iter().flatten().max();
+    let span = match (first_arrival, last_done) {
+        (Some(a), Some(&b)) => (b - a).as_secs_f64(),
+        _ => 0.0,
+    };
+    let output_tokens: u64 = done.iter().map(|&r| outputs[r] as u64).sum();
+    let pue = crate::workload::cost::Prices::resolve(s)?.map_or(1.0, |p| p.pue);
+    report["energy"] = energy::report(&uses, span, output_tokens, pue);
     Ok(ServingRun {
         report,
         graph,
