@@ -844,7 +844,7 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     let precision = text(par("precision")).unwrap_or("").to_lowercase();
     let dtype = if precision.contains("fp8") || precision.contains("float8") {
         a.push(format!(
-            "precision \"{}\" modelled as fp8 weights and activations",
+            "precision \"{}\" modelled as dtype = fp8 (fp8 GEMMs, the rest in bf16)",
             text(par("precision")).unwrap_or("")
         ));
         Some("fp8")

@@ -137,7 +137,13 @@ impl<'a> Estimator<'a> {
             }
             t
         };
-        let kinds = LayerKinds::new(m, mb, (cp, tp, s.ep as u64), s.sequence_parallel);
+        let kinds = LayerKinds::new(
+            m,
+            mb,
+            (cp, tp, s.ep as u64),
+            s.sequence_parallel,
+            s.gemm_dtype,
+        );
         let dense = sum(kinds.kind(false, true), self);
         let moe = m
             .moe
@@ -198,6 +204,7 @@ impl<'a> Estimator<'a> {
             s.micro_batch as u64,
             (s.cp as u64, s.tp as u64, s.ep as u64),
             s.sequence_parallel,
+            s.gemm_dtype,
         );
         let items = kinds.kind(moe_layer, attention);
         let routed = m.moe.as_ref().map_or(0.0, |moe| act * moe.top_k as f64);

@@ -260,18 +260,39 @@ pub(super) struct LayerKinds {
 
 impl LayerKinds {
     /// The layers of `m` for a micro-batch of `micro_batch` sequences split over `cp`, `tp` and
-    /// `ep` ranks.
+    /// `ep` ranks, their linear layers' GEMMs in `gemm` (the router's stay in the model's
+    /// format).
     pub(super) fn new(
         m: &Transformer,
         micro_batch: u64,
         (cp, tp, ep): (u64, u64, u64),
         sequence_parallel: bool,
+        gemm: Dtype,
     ) -> Self {
-        let dense = layer_forward(m, micro_batch, cp, tp, sequence_parallel);
-        let moe = m
-            .moe
-            .as_ref()
-            .map(|_| moe_layer_forward(m, micro_batch, cp, tp, ep, sequence_parallel));
+        let retype = |mut items: Vec<Item>| {
+            for item in &mut items {
+                if let Item::Kernel(Step {
+                    name,
+                    kernel: Kernel::Gemm { dtype, .. },
+                }) = item
+                    && *name != "router"
+                {
+                    *dtype = gemm;
+                }
+            }
+            items
+        };
+        let dense = retype(layer_forward(m, micro_batch, cp, tp, sequence_parallel));
+        let moe = m.moe.as_ref().map(|_| {
+            retype(moe_layer_forward(
+                m,
+                micro_batch,
+                cp,
+                tp,
+                ep,
+                sequence_parallel,
+            ))
+        });
         let skips = m.attention_layers() < m.layers;
         let bare = |items: &[Item]| {
             if skips {

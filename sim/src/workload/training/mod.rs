@@ -260,7 +260,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     let hardware = hardware_flops(&setup);
     let peak = setup
         .gpu
-        .peak_flops(setup.model.dtype)
+        .peak_flops(setup.gemm_dtype)
         .expect("checked in set-up");
     let tflops = model / iteration / gpus / 1e12;
     let hardware_tflops = hardware / iteration / gpus / 1e12;
@@ -314,7 +314,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
             "layers": setup.model.layers,
             "hidden": setup.model.hidden,
             "seq_len": setup.model.seq_len,
-            "dtype": setup.model.dtype.name(),
+            "dtype": setup.gemm_dtype.name(),
         },
         "parallel": {
             "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": setup.cp, "ep": setup.ep,

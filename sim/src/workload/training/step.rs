@@ -525,7 +525,13 @@ impl<'a> StepBuilder<'a> {
         let act = (t * h) as f64 * e;
         let p2p = act / tp as f64;
         let cp = s.cp as u64;
-        let kinds = LayerKinds::new(m, mb, (cp, tp, s.ep as u64), s.sequence_parallel);
+        let kinds = LayerKinds::new(
+            m,
+            mb,
+            (cp, tp, s.ep as u64),
+            s.sequence_parallel,
+            s.gemm_dtype,
+        );
         // Gradient bytes of a layer: the part every data-parallel replica holds, and the routed
         // experts' share that only the replicas with the same experts hold.
         let grads = |layer: u32| {

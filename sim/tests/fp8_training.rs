@@ -1,0 +1,45 @@
+//! fp8 training (`dtype = "fp8"`): the linear layers' GEMMs run in fp8 and everything else in
+//! bf16, as Transformer Engine and torchao's float8 run it.
+
+mod common;
+
+use clustersim::RunOutput;
+use common::number;
+
+fn run(dtype: &str) -> RunOutput {
+    let text = common::h100_training(
+        8,
+        &format!("preset = \"gpt3-1.3b\"\ndtype = \"{dtype}\""),
+        r#"
+        tp = 1
+        micro_batch = 4
+        global_batch = 32
+        "#,
+    );
+    common::run("fp8.toml", &text, &[])
+}
+
+#[test]
+fn fp8_speeds_up_the_gemms_only() {
+    let bf16 = run("bf16");
+    let fp8 = run("fp8");
+    let step = |o: &RunOutput| number(&o.report, "iteration_time_s");
+    // Faster, but not twice as fast: attention, norms and activations stay in bf16.
+    let speedup = step(&bf16) / step(&fp8);
+    assert!(speedup > 1.2 && speedup < 1.9, "{speedup}");
+    // Activations and weights are kept in bf16: the same memory.
+    for part in ["weights", "activations"] {
+        let key = format!("memory.breakdown_bytes.{part}");
+        assert_eq!(number(&bf16.report, &key), number(&fp8.report, &key), "{part}");
+    }
+    assert_eq!(fp8.report["model"]["dtype"], "fp8");
+    assert!(
+        fp8.report["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str().unwrap().starts_with("fp8 training")),
+        "{}",
+        fp8.report["assumptions"]
+    );
+}
