@@ -21,7 +21,6 @@ pub mod training;
 pub use objective::Objective;
 
 use crate::scenario::error::ScenarioError;
-use crate::scenario::parallel::Schedule;
 use crate::scenario::{Kind, Scenario};
 use crate::workload::training::Layout;
 use serde_json::Value;
@@ -102,11 +101,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
 
 /// The `--set` options that give a scenario this layout.
 pub fn layout_sets(l: &Layout) -> Vec<String> {
-    let schedule = match l.schedule {
-        Schedule::Gpipe => "gpipe",
-        Schedule::OneFOneB => "1f1b",
-        Schedule::Interleaved1F1B => "interleaved-1f1b",
-    };
+    let schedule = l.schedule.name();
     vec![
         format!("parallel.tp={}", l.tp),
         format!("parallel.pp={}", l.pp),

@@ -31,6 +31,7 @@ pub fn describe(l: &Layout) -> String {
             Schedule::Gpipe => "gpipe".to_string(),
             Schedule::OneFOneB => "1f1b".to_string(),
             Schedule::Interleaved1F1B => format!("interleaved v{}", l.virtual_stages),
+            Schedule::Async1F1B => "async 1f1b".to_string(),
         });
     }
     if l.sequence_parallel {

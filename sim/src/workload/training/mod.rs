@@ -215,25 +215,25 @@ pub fn compute_model(
 /// The step time of an asynchronous pipeline in steady state, given `once`, the time of one step
 /// from an empty pipeline: the pipeline is not flushed between steps, so a step costs what two
 /// steps in a row add to one (the fill and drain are paid once per run, not per step).
-fn steady_step(setup: &Training, compute: &ComputeModel, once: f64) -> f64 {
+fn steady_step(setup: &Training, compute: &ComputeModel, once: SimTime) -> SimTime {
     let mut twice = setup.clone();
     twice.accumulation *= 2;
     twice.global_batch *= 2;
     let (graph, _) = step::StepBuilder::new(&twice, compute).build();
     let (timeline, _) = execute(&graph);
-    timeline.makespan().as_secs_f64() - once
+    timeline.makespan().saturating_sub(once)
 }
 
 /// Simulates a resolved set-up (its layout checked with `Layout::check`).
 pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeModel) -> TrainingRun {
     let (graph, stages) = step::StepBuilder::new(&setup, compute).build();
     let (timeline, stats) = execute(&graph);
-    let inner = timeline.makespan().as_secs_f64();
     let inner = if setup.schedule == Schedule::Async1F1B {
-        steady_step(&setup, compute, inner)
+        steady_step(&setup, compute, timeline.makespan())
     } else {
-        inner
-    };
+        timeline.makespan()
+    }
+    .as_secs_f64();
     // Under local SGD a step's time includes its share of the outer synchronisation.
     let round = local_sgd::round(&setup, inner);
     let iteration = round.map_or(inner, |r| r.step_s);
@@ -265,6 +265,17 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     let tflops = model / iteration / gpus / 1e12;
     let hardware_tflops = hardware / iteration / gpus / 1e12;
     let tokens = setup.global_batch as f64 * setup.model.seq_len as f64;
+    // An asynchronous pipeline's fill and drain are not part of its steady-state step: what is
+    // left idle is the step less the busiest stage's work.
+    let bubble = if setup.schedule == Schedule::Async1F1B {
+        // (to the picosecond, so that float rounding leaves no residue)
+        ((iteration - compute_busy - exposed) * 1e12)
+            .round()
+            .max(0.0)
+            / 1e12
+    } else {
+        bubble
+    };
     let (memory_stage, mem) = memory::memory(&setup);
     let mut memory_report = mem.report(setup.gpu.memory_bytes);
     memory_report["stage"] = json!(memory_stage);

@@ -10,6 +10,14 @@
 //!   at the cost of v times the point-to-point messages. Needs the micro-batch count to be a
 //!   multiple of pp.
 //!
+//! - Asynchronous 1F1B (PipeDream, Harlap et al. 2018; SpecTrain, Chen et al. 2018): the 1F1B
+//!   order, but every micro-batch is a mini-batch of its own: each stage updates its weights right
+//!   after each backward, and the pipeline is never flushed, so in steady state no stage waits
+//!   between steps. The staleness this brings (a micro-batch's forward and backward see different
+//!   weight versions) is handled by the algorithm, not the schedule: PipeDream stashes one weight
+//!   version per micro-batch in flight (`memory.rs`), SpecTrain predicts the future weights from
+//!   the smoothed gradient. Convergence is outside a performance model.
+//!
 //! Chunk c of stage s is the model's chunk c x pp + s (of pp x v), so a micro-batch's forward visits
 //! stage 0, 1, ..., pp - 1 and wraps around to stage 0 for the next chunk.
 
@@ -36,7 +44,7 @@ pub fn warmup(schedule: Schedule, pp: u32, v: u32, micro_batches: u32, stage: u3
     let total = micro_batches * v;
     match schedule {
         Schedule::Gpipe => total,
-        Schedule::OneFOneB => (pp - stage - 1).min(total),
+        Schedule::OneFOneB | Schedule::Async1F1B => (pp - stage - 1).min(total),
         Schedule::Interleaved1F1B => ((pp - stage - 1) * 2 + (v - 1) * pp).min(total),
     }
 }
@@ -44,7 +52,7 @@ pub fn warmup(schedule: Schedule, pp: u32, v: u32, micro_batches: u32, stage: u3
 /// The micro-batch and chunk of the k-th forward (or backward) of a stage.
 fn nth(schedule: Schedule, pp: u32, v: u32, k: u32, pass: Pass) -> Work {
     match schedule {
-        Schedule::Gpipe | Schedule::OneFOneB => Work {
+        Schedule::Gpipe | Schedule::OneFOneB | Schedule::Async1F1B => Work {
             pass,
             micro: k,
             chunk: 0,
@@ -101,6 +109,17 @@ mod tests {
         assert_eq!(passes(&first), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
         let last = order(Schedule::OneFOneB, 4, 1, 6, 3);
         assert_eq!(passes(&last), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
+    }
+
+    #[test]
+    fn async_1f1b_keeps_the_1f1b_order() {
+        for stage in 0..4 {
+            assert_eq!(
+                order(Schedule::Async1F1B, 4, 1, 6, stage),
+                order(Schedule::OneFOneB, 4, 1, 6, stage)
+            );
+        }
+        assert_eq!(warmup(Schedule::Async1F1B, 4, 1, 6, 1), 2);
     }
 
     #[test]
