@@ -450,6 +450,12 @@ impl ComputeModel {
         })
     }
 
+    /// Seconds the device's softmax unit takes for `ops` transcendental evaluations; 0 on a
+    /// device that does not price them apart.
+    pub fn nonlinear_seconds(&self, ops: f64) -> f64 {
+        self.gpu.nonlinear_rate.map_or(0.0, |rate| ops / rate)
+    }
+
     /// The roofline's price of `kernel`, ignoring any profile.
     pub fn roofline_cost(&self, kernel: &Kernel) -> Option<KernelCost> {
         self.roofline_share(kernel, 1.0)
@@ -644,6 +650,8 @@ mod tests {
         assert!(t > exps_s && t > 2.0 * plain.cost(&attention).unwrap().seconds);
         let g = gemm(4096, 4096, 4096);
         assert_eq!(with_unit.cost(&g), plain.cost(&g));
+        assert_eq!(with_unit.nonlinear_seconds(5e10), 0.5);
+        assert_eq!(plain.nonlinear_seconds(5e10), 0.0);
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //! MLP with the router's scores, the routed experts' batched GEMMs over the experts the batch
 //! touches (tokens spread evenly; each expert split over the `tp` GPUs) and any shared experts. Weights are in the model's format (fp8,
 //! int8 and int4 change both their bytes and, where the GPU has the units, the GEMM peak); the KV
-//! cache is in 16 bits or fp8 as the scenario says. Ignored: sampling, the scheduler's own CPU time, CUDA-graph effects.
+//! cache is in 16 bits or fp8 as the scenario says. On a device that prices softmax apart
+//! (`hw::roofline`, a custom accelerator's `nonlinear_rate`), decode attention takes the longer of
+//! its KV read and its exponentials on that unit. Ignored: sampling, the scheduler's own CPU time, CUDA-graph effects.
 
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
@@ -207,12 +209,16 @@ impl IterationCost {
         }
         if batch.decodes > 0 {
             let kv = kv_bytes_per_token_layer(m, self.tp, self.kv) * batch.decode_context as f64;
-            layer += self.seconds(Kernel::Memory {
+            let read = self.seconds(Kernel::Memory {
                 bytes: kv,
                 flops: 4.0
                     * batch.decode_context as f64
                     * (m.heads as u64 / tp * m.head_dim()) as f64,
             });
+            // On a device that prices softmax apart, its exponentials (one per cached token and
+            // query head) run on that unit beside the KV read.
+            let exps = batch.decode_context as f64 * (m.heads as u64 / tp) as f64;
+            layer += read.max(self.compute.nonlinear_seconds(exps));
         }
         // What a layer without attention saves: the above, and the sublayer's norm, residual add
         // and all-reduce.
