@@ -77,6 +77,15 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
                 timeline,
             })
         }
+        Kind::Federated => {
+            let mut f = crate::workload::federated::simulate(scenario)?;
+            crate::workload::cost::stamp(scenario, &mut f.report)?;
+            Ok(RunOutput {
+                report: f.report,
+                graph: f.graph,
+                timeline: f.timeline,
+            })
+        }
         Kind::Diffusion => {
             let mut d = crate::workload::diffusion::simulate(scenario)?;
             crate::workload::cost::stamp(scenario, &mut d.report)?;

@@ -96,6 +96,11 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             "`plan` searches parallel layouts; a collective scenario has none",
         )
         .with_help("compare algorithms or networks with `clustersim sweep --vary collective.algorithm=ring,tree`")),
+        Kind::Federated => Err(ScenarioError::whole(
+            &scenario.source.path,
+            "`plan` searches parallel layouts; a federated scenario has none",
+        )
+        .with_help("compare cohorts or payloads with `clustersim sweep --vary federated.cohort=500,1000`")),
     }
 }
 

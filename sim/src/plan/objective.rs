@@ -84,6 +84,7 @@ impl Objective {
                 "fewest GPUs whose video meets the latency bound, ties broken by latency"
             }
             (_, Kind::Collective) => "nothing to plan: a collective scenario has no layout",
+            (_, Kind::Federated) => "nothing to plan: a federated scenario has no layout",
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod cost;
 pub mod diffusion;
 pub mod error;
 pub mod expect;
+pub mod federated;
 pub mod model;
 pub mod parallel;
 pub mod quantity;
@@ -42,6 +43,8 @@ pub enum Kind {
     Diffusion,
     /// One collective operation on the cluster (`[collective]`).
     Collective,
+    /// Federated training over a population of devices (`[federated]`).
+    Federated,
 }
 
 impl Kind {
@@ -51,6 +54,7 @@ impl Kind {
             Kind::Serving => "serving",
             Kind::Diffusion => "diffusion",
             Kind::Collective => "collective",
+            Kind::Federated => "federated",
         }
     }
 }
@@ -61,6 +65,7 @@ pub const SUPPORTED_KINDS: &[Kind] = &[
     Kind::Serving,
     Kind::Diffusion,
     Kind::Collective,
+    Kind::Federated,
 ];
 
 /// `[sim]`: how the simulator itself runs.
@@ -105,6 +110,7 @@ pub struct ScenarioFile {
     pub reliability: Option<cost::ReliabilitySection>,
     pub compression: Option<compression::CompressionSection>,
     pub collective: Option<collective::CollectiveSection>,
+    pub federated: Option<federated::FederatedSection>,
     #[serde(default)]
     pub expect: BTreeMap<String, Expectation>,
 }
@@ -185,6 +191,7 @@ impl Scenario {
             (f.reliability.is_some(), "reliability", Kind::Training),
             (f.compression.is_some(), "compression", Kind::Training),
             (f.collective.is_some(), "collective", Kind::Collective),
+            (f.federated.is_some(), "federated", Kind::Federated),
         ];
         for (given, section, owner) in sections {
             // A diffusion scenario serves videos with [workload].
@@ -203,7 +210,7 @@ impl Scenario {
         let foreign = match self.kind {
             Kind::Training => p.diffusion_keys(),
             Kind::Diffusion => p.training_keys(),
-            Kind::Serving | Kind::Collective => {
+            Kind::Serving | Kind::Collective | Kind::Federated => {
                 let mut all = p.training_keys();
                 all.extend(p.diffusion_keys());
                 if p.tp.is_some() {
@@ -221,6 +228,9 @@ impl Scenario {
                 }
                 Kind::Collective => {
                     "a collective scenario prices [collective] alone; remove [parallel]"
+                }
+                Kind::Federated => {
+                    "a federated scenario's devices train alone; what they train is [federated]'s"
                 }
             };
             return refuse(format!("parallel.{key}"), help);
@@ -323,14 +333,19 @@ fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError>
         Some("serving") => Kind::Serving,
         Some("diffusion") => Kind::Diffusion,
         Some("collective") => Kind::Collective,
+        Some("federated") => Kind::Federated,
         Some(other) => {
-            let hint = suggest::closest(other, ["training", "serving", "diffusion", "collective"])
-                .map(|s| format!("did you mean \"{s}\"? "))
-                .unwrap_or_default();
+            let hint = suggest::closest(
+                other,
+                ["training", "serving", "diffusion", "collective", "federated"],
+            )
+            .map(|s| format!("did you mean \"{s}\"? "))
+            .unwrap_or_default();
             return Err(source
                 .error(value.span(), format!("unknown kind \"{other}\""))
                 .with_help(format!(
-                    "{hint}valid kinds: \"training\", \"serving\", \"diffusion\", \"collective\""
+                    "{hint}valid kinds: \"training\", \"serving\", \"diffusion\", \"collective\", \
+                     \"federated\""
                 )));
         }
         None => {

@@ -39,6 +39,14 @@ pub fn defaults(kind: Kind) -> &'static [&'static str] {
             "memory.peak_bytes_per_gpu",
         ],
         Kind::Collective => &["time_s", "algbw_GBps", "busbw_GBps", "algorithm"],
+        Kind::Federated => &[
+            "round_time_s.p50",
+            "round_time_s.p90",
+            "rounds_per_hour",
+            "upload_bytes_per_device",
+            "upload_bytes_per_round",
+            "stragglers_dropped",
+        ],
     }
 }
 

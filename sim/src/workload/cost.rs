@@ -125,9 +125,13 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
             prices.per_unit(gpus, 3600.0, videos, "video")
         }
         Kind::Training => return Ok(()),
-        Kind::Collective => {
+        Kind::Collective | Kind::Federated => {
+            let kind = s.kind.name();
             return Err(s
-                .error_at("cost", "a collective scenario has no throughput to price")
+                .error_at(
+                    "cost",
+                    format!("a {kind} scenario has no GPU time to price"),
+                )
                 .with_help("remove [cost]"));
         }
     };

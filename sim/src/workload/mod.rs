@@ -7,5 +7,6 @@ pub mod collective;
 pub mod compression;
 pub mod cost;
 pub mod diffusion;
+pub mod federated;
 pub mod serving;
 pub mod training;

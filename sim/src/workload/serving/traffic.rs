@@ -1029,7 +1029,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 // Samplers, from uniform draws only
 
 /// Uniform on (0, 1].
-fn open_unit(rng: &mut ChaCha8Rng) -> f64 {
+pub(crate) fn open_unit(rng: &mut ChaCha8Rng) -> f64 {
     1.0 - rng.random::<f64>()
 }
 
@@ -1039,7 +1039,7 @@ fn exponential(rng: &mut ChaCha8Rng) -> f64 {
 }
 
 /// Standard normal: Box-Muller in Marsaglia's polar form (no sine or cosine needed).
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
+pub(crate) fn normal(rng: &mut ChaCha8Rng) -> f64 {
     loop {
         let u = 2.0 * rng.random::<f64>() - 1.0;
         let v = 2.0 * rng.random::<f64>() - 1.0;
@@ -1092,7 +1092,7 @@ fn with_hi_word(x: f64, hi: i32) -> f64 {
 }
 
 /// Natural logarithm.
-fn ln(x: f64) -> f64 {
+pub(crate) fn ln(x: f64) -> f64 {
     const TWO54: f64 = f64::from_bits(0x4350_0000_0000_0000);
     const LG1: f64 = f64::from_bits(0x3fe5_5555_5555_5593);
     const LG2: f64 = f64::from_bits(0x3fd9_9999_9997_fa04);
@@ -1164,7 +1164,7 @@ fn ln(x: f64) -> f64 {
 }
 
 /// e^x.
-fn exp(x: f64) -> f64 {
+pub(crate) fn exp(x: f64) -> f64 {
     const O_THRESHOLD: f64 = f64::from_bits(0x4086_2e42_fefa_39ef);
     const U_THRESHOLD: f64 = f64::from_bits(0xc087_4910_d52d_3051);
     const INV_LN2: f64 = f64::from_bits(0x3ff7_1547_652b_82fe);
