@@ -1,16 +1,16 @@
 //! How busy each link of the Topology tab was over a run, from the report's `links`.
 //!
-//! Only collective scenarios (`kind = "collective"`) record it: their report lists every directed
-//! link the collective used with the bytes it carried on the wire (`bytes`) over the collective's
-//! time (`time_s`). Each drawn link gets the busier of its two directions: its bytes, and its
+//! Collective scenarios (`kind = "collective"`) and training runs with `[sim] record_links` (the
+//! viewer turns it on for training) record it: their report lists every directed link used with
+//! the bytes it carried on the wire (`bytes`) and its average utilisation over the run (`busy`). Each drawn link gets the busier of its two directions: its bytes, and its
 //! average utilisation, bytes ÷ (line rate × time). A server's summed uplinks to one switch (what a
 //! collapsed server draws) get the sum of their member links' bytes in the busier direction over
 //! the sum of their line rates. Links are matched to the report by device names (`node3/gpu5`),
 //! which the viewer's own build of the topology shares with the run's.
 //!
-//! Deliberately left out: utilisation over time (the report has the whole collective only) and
-//! the other kinds of run (training, serving and diffusion price their collectives without
-//! recording per-link bytes; the tab says so).
+//! Deliberately left out: utilisation over time (the report has totals only) and serving and
+//! diffusion runs (they price their communication without recording per-link bytes; the tab
+//! says so).
 
 use crate::topology_layout::{Layout, Scope};
 use serde_json::Value;

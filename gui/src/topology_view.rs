@@ -14,12 +14,12 @@
 //! Clicking a collapsed server zooms onto it. Only what is on screen is drawn, so at 1,024 GPUs
 //! the whole cluster is 128 boxes and a few hundred lines rather than ten thousand edges.
 //!
-//! **Link utilisation**, when the run recorded it (collective scenarios: `link_traffic`), replaces
-//! the colour by kind: grey for a link that carried nothing, then green through yellow to red at
-//! 100% of its line rate over the whole run, with the bytes and the percentage in the tooltips
-//! and the busiest link in the header. Training, serving and diffusion runs price their
-//! collectives without recording the bytes each link carried, so for them the tab says there is
-//! nothing measured to colour by instead of inventing numbers. Deliberately left out: routes of a
+//! **Link utilisation**, when the run recorded it (collective and training runs: `link_traffic`),
+//! replaces the colour by kind: grey for a link that carried nothing, then green through yellow
+//! to red at 100% of its line rate over the whole run, with the bytes and the percentage in the
+//! tooltips and the busiest link in the header. Serving and diffusion runs price their
+//! communication without recording the bytes each link carried, so for them the tab says there
+//! is nothing measured to colour by instead of inventing numbers. Deliberately left out: routes of a
 //! chosen collective, editing the topology, and per-direction bandwidths of asymmetric links.
 
 use crate::link_traffic::{Load, Traffic};
@@ -246,9 +246,9 @@ fn header(ui: &mut Ui, layout: &Layout, state: &mut TopologyState, traffic: Opti
         None => {
             ui.label(
                 egui::RichText::new(
-                    "Colour is the kind of link and width its bandwidth, not utilisation: only \
-                     collective runs record the bytes each link carried; training, serving and \
-                     diffusion runs do not yet, so there is nothing measured to show.",
+                    "Colour is the kind of link and width its bandwidth, not utilisation: \
+                     collective and training runs record the bytes each link carried; serving \
+                     and diffusion runs do not yet, so there is nothing measured to show.",
                 )
                 .small()
                 .weak(),

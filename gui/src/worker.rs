@@ -105,7 +105,11 @@ pub fn run_blocking(request: &Request) -> Result<Loaded, RunError> {
         position: e.position(),
         message: e.to_string(),
     };
-    let scenario = clustersim::Scenario::load(&request.path, &request.sets).map_err(located)?;
+    let mut scenario = clustersim::Scenario::load(&request.path, &request.sets).map_err(located)?;
+    // The Topology tab colours links by their traffic: training runs count it when asked.
+    if scenario.kind == clustersim::scenario::Kind::Training {
+        scenario.file.sim.record_links.get_or_insert(true);
+    }
     let out = clustersim::run(&scenario).map_err(located)?;
     let tracks = Tracks::build(&out.graph, &out.timeline);
     let mut topology = topology_layout::from_scenario(&scenario);

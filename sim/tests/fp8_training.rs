@@ -30,7 +30,11 @@ fn fp8_speeds_up_the_gemms_only() {
     // Activations and weights are kept in bf16: the same memory.
     for part in ["weights", "activations"] {
         let key = format!("memory.breakdown_bytes.{part}");
-        assert_eq!(number(&bf16.report, &key), number(&fp8.report, &key), "{part}");
+        assert_eq!(
+            number(&bf16.report, &key),
+            number(&fp8.report, &key),
+            "{part}"
+        );
     }
     assert_eq!(fp8.report["model"]["dtype"], "fp8");
     assert!(

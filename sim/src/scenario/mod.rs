@@ -74,6 +74,9 @@ pub const SUPPORTED_KINDS: &[Kind] = &[
 pub struct SimSection {
     pub network: Option<NetworkTier>,
     pub seed: Option<u64>,
+    /// Add up the bytes every link carries over the run and report them (`links`): training and
+    /// collective runs. Off by default (it prices every group of every collective).
+    pub record_links: Option<bool>,
 }
 
 /// Which network model prices communication.

@@ -15,7 +15,6 @@ use crate::collective::cost::{Collective, CollectiveCost, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::engine::SimTime;
 use crate::exec::{Graph, Op, OpKind};
-use crate::net::topology::Topology;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::workload::cluster::{self, Needs};
@@ -30,30 +29,6 @@ fn row(c: &CollectiveCost) -> Value {
         "algorithm": c.algorithm.name(),
         "protocol": c.protocol.name(),
     })
-}
-
-/// The links `c` used, in edge order: ends, kind, bytes carried and average utilisation.
-fn links(topo: &Topology, c: &CollectiveCost) -> Value {
-    let g = &topo.graph;
-    let used: Vec<Value> = g
-        .edge_indices()
-        .filter_map(|e| {
-            let bytes = *c.link_bytes.get(e.index())?;
-            if bytes <= 0.0 {
-                return None;
-            }
-            let (a, b) = g.edge_endpoints(e)?;
-            let link = &g[e];
-            Some(json!({
-                "from": g[a].name,
-                "to": g[b].name,
-                "kind": link.kind.name(),
-                "bytes": bytes,
-                "busy": bytes / (link.bandwidth * c.seconds),
-            }))
-        })
-        .collect();
-    Value::Array(used)
 }
 
 /// A lane of rank 0 holding one operation: the collective as priced, for the trace.
@@ -171,7 +146,8 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
     if let (Some(r), Value::Object(extra)) = (report.as_object_mut(), row(&priced)) {
         r.extend(extra);
     }
-    report["links"] = links(&setup.topology, &priced);
+    report["links"] =
+        crate::report::links::links(&setup.topology, &priced.link_bytes, priced.seconds);
     let mut graph = Graph::new();
     let bytes = section.size.0 as f64;
     traced(&mut graph, "collective", op, &priced, bytes);

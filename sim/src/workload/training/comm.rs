@@ -5,7 +5,7 @@
 //! cluster's topology, with NCCL's algorithm and protocol choice.
 
 use super::setup::Training;
-use crate::collective::cost::{Collective, Compression, Options, cost_beside};
+use crate::collective::cost::{Collective, CollectiveCost, Compression, Options, cost_beside};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::net::tier::Tier;
 
@@ -137,6 +137,36 @@ impl Training {
         tier: Tier,
         offsets: &[u32],
     ) -> f64 {
+        self.collective_cost(base, comm, op, bytes, tier, offsets, false)
+            .seconds
+    }
+
+    /// The bytes every link carries (by edge index) when the groups of `comm` shifted by
+    /// `offsets` run `op` on `bytes` beside the group of `base`.
+    pub fn collective_link_bytes(
+        &self,
+        base: u32,
+        comm: Comm,
+        op: CollectiveOp,
+        bytes: f64,
+        tier: Tier,
+        offsets: &[u32],
+    ) -> Vec<f64> {
+        self.collective_cost(base, comm, op, bytes, tier, offsets, true)
+            .link_bytes
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn collective_cost(
+        &self,
+        base: u32,
+        comm: Comm,
+        op: CollectiveOp,
+        bytes: f64,
+        tier: Tier,
+        offsets: &[u32],
+        record_links: bool,
+    ) -> CollectiveCost {
         let c = Collective {
             op,
             algorithm: Algorithm::Auto,
@@ -146,8 +176,8 @@ impl Training {
         };
         let mut options = Options::new(tier);
         options.nvls_available = self.in_switch_reduction;
+        options.record_links = record_links;
         cost_beside(&self.topology, &c, &options, offsets)
             .expect("ring, tree and direct serve any group of the cluster's ranks")
-            .seconds
     }
 }

@@ -20,6 +20,7 @@ pub mod comm;
 pub mod estimate;
 pub mod layer;
 pub mod layout;
+pub mod links;
 pub mod local_sgd;
 pub mod memory;
 pub mod optimizer;
@@ -226,7 +227,7 @@ fn steady_step(setup: &Training, compute: &ComputeModel, once: SimTime) -> SimTi
 
 /// Simulates a resolved set-up (its layout checked with `Layout::check`).
 pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeModel) -> TrainingRun {
-    let (graph, stages) = step::StepBuilder::new(&setup, compute).build();
+    let (graph, stages, uses) = step::StepBuilder::new(&setup, compute).build_counting();
     let (timeline, stats) = execute(&graph);
     let inner = if setup.schedule == Schedule::Async1F1B {
         steady_step(&setup, compute, timeline.makespan())
@@ -364,6 +365,15 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     if let Some(r) = &round {
         report["local_sgd"] = local_sgd::report(&setup, r);
     }
+    if setup.record_links {
+        let bytes = links::link_bytes(&setup, &uses);
+        report["links"] = crate::report::links::links(&setup.topology, &bytes, iteration);
+    }
+    let critical_index = stages
+        .iter()
+        .position(|st| st.compute == critical.compute)
+        .expect("the critical stage is a stage");
+    report["power"] = power::report(&setup, compute, &graph, &timeline, critical_index);
     let step = capacity::Step {
         seconds: iteration,
         tokens,

@@ -73,6 +73,8 @@ pub struct Training {
     /// ZeRO stage: 0 none, 1 optimizer states sharded, 2 gradients too.
     pub zero: u8,
     pub seed: u64,
+    /// Count every link's bytes over the step for the report (`[sim] record_links`).
+    pub record_links: bool,
     /// One GPU computes this many times slower than its peers (1: none). It sits in the last
     /// pipeline stage; its tensor-parallel peers wait for it at every collective and its
     /// data-parallel peers at the gradient reduction, so the stage runs at its pace.
@@ -471,6 +473,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             == Some(crate::hw::attention_kernel::AttentionKernel::Unfused),
         zero: layout.zero,
         seed: f.sim.seed.unwrap_or(1),
+        record_links: f.sim.record_links.unwrap_or(false),
         straggler_slowdown,
         reliability,
         prices: Prices::resolve(s)?,

@@ -24,6 +24,7 @@ use super::comm::Comm;
 use super::layer::{
     Item, LayerKinds, Step, Sync, backward, context_attention_kernel, elementwise, gemm,
 };
+use super::links::CommUse;
 use super::schedule::{self, Pass, Work};
 use super::setup::Training;
 use crate::collective::CollectiveOp;
@@ -100,6 +101,8 @@ pub struct StepBuilder<'a> {
     /// sent to `top_k` experts.
     routed_bytes: f64,
     priced: Vec<(u32, Comm, CollectiveOp, f64, f64)>,
+    /// How many operations each priced collective became (same order as `priced`).
+    uses: Vec<u32>,
 }
 
 impl<'a> StepBuilder<'a> {
@@ -151,6 +154,7 @@ impl<'a> StepBuilder<'a> {
                     * setup.model.dtype.bytes()
             }),
             priced: Vec::new(),
+            uses: Vec::new(),
         }
     }
 
@@ -293,17 +297,19 @@ impl<'a> StepBuilder<'a> {
     /// the scenario's network tier and NCCL's algorithm and protocol choice.
     fn collective_seconds(&mut self, comm: Comm, op: CollectiveOp, bytes: f64) -> f64 {
         let base = self.stages[self.at].rank;
-        if let Some(&(.., secs)) = self
+        if let Some(i) = self
             .priced
             .iter()
-            .find(|(r, c, o, b, _)| *r == base && *c == comm && *o == op && *b == bytes)
+            .position(|(r, c, o, b, _)| *r == base && *c == comm && *o == op && *b == bytes)
         {
-            return secs;
+            self.uses[i] += 1;
+            return self.priced[i].4;
         }
         let secs = self
             .setup
             .collective_seconds(base, comm, op, bytes, self.setup.tier);
         self.priced.push((base, comm, op, bytes, secs));
+        self.uses.push(1);
         secs
     }
 
@@ -511,7 +517,14 @@ impl<'a> StepBuilder<'a> {
     }
 
     /// Builds the whole step.
-    pub fn build(mut self) -> (Graph, Vec<Stage>) {
+    pub fn build(self) -> (Graph, Vec<Stage>) {
+        let (graph, stages, _) = self.build_counting();
+        (graph, stages)
+    }
+
+    /// The step, and every distinct collective its stage GPUs run with how many times each runs
+    /// it (for the traffic of every link, `links.rs`).
+    pub fn build_counting(mut self) -> (Graph, Vec<Stage>, Vec<CommUse>) {
         let s = self.setup;
         let m = &s.model;
         let (tp, pp, v) = (s.tp as u64, s.pp, s.virtual_stages);
@@ -742,7 +755,19 @@ impl<'a> StepBuilder<'a> {
         for st in (0..pp as usize).filter(|_| !asynchronous) {
             self.update(st);
         }
-        (self.graph, self.stages)
+        let uses = self
+            .priced
+            .iter()
+            .zip(&self.uses)
+            .map(|(&(base, comm, op, bytes, _), &count)| CommUse {
+                base,
+                comm,
+                op,
+                bytes,
+                count,
+            })
+            .collect();
+        (self.graph, self.stages, uses)
     }
 
     /// Stage `st`'s weight update: its last gradient buckets, then the optimizer step.

@@ -1,0 +1,86 @@
+//! The traffic of every link over a training step (`[sim] record_links`), for the report's
+//! `links` and the viewer's Topology tab.
+//!
+//! The step graph has one GPU per pipeline stage standing for its tensor-, context- and
+//! data-parallel peers, and prices each distinct collective once. Here each distinct collective
+//! a stage GPU runs is priced again with every group of the stage that runs it at the same
+//! moment (the group shifted over the stage's ranks: `collective::cost::cost_beside`, so links
+//! the copies share carry all their bytes), and its bytes on every link are counted as many
+//! times as the step runs it. Point-to-point exchanges (pipeline sends, ring attention's
+//! neighbours) are shifted over every rank of the stage. Deliberately ignored: the other
+//! stages' copies of a collective priced on another stage GPU are their own entries already;
+//! compute, and the timing of the traffic within the step (only totals are kept).
+
+use super::comm::Comm;
+use super::setup::Training;
+use crate::collective::CollectiveOp;
+use std::collections::BTreeSet;
+
+/// A distinct collective a stage GPU runs (`base` its rank) and how many times a step runs it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CommUse {
+    pub base: u32,
+    pub comm: Comm,
+    pub op: CollectiveOp,
+    pub bytes: f64,
+    pub count: u32,
+}
+
+/// The ranks the GPU of rank `base` stands for: its stage's, every tensor, context and
+/// data-parallel index.
+fn stage_ranks(s: &Training, base: u32) -> BTreeSet<u32> {
+    let st = s.stride;
+    let mut ranks = BTreeSet::new();
+    for d in 0..s.dp {
+        for c in 0..s.cp {
+            for i in 0..s.tp {
+                ranks.insert(base + d * st.dp + c * st.cp + i * st.tp);
+            }
+        }
+    }
+    ranks
+}
+
+/// The shifts (other than 0) of `comm`'s group of `base` that cover the rest of its stage, each
+/// rank in one group: collectives take the groups that fit whole and disjoint, point-to-point
+/// exchanges every rank.
+pub fn offsets(s: &Training, base: u32, comm: Comm) -> Vec<u32> {
+    let stage = stage_ranks(s, base);
+    if matches!(comm, Comm::Pipe(_) | Comm::ContextPeer) {
+        return stage.iter().map(|r| r - base).filter(|&o| o > 0).collect();
+    }
+    let group: Vec<u32> = s
+        .comm_ranks(base, comm)
+        .into_iter()
+        .filter(|r| stage.contains(r))
+        .collect();
+    let mut covered = BTreeSet::new();
+    let mut offsets = Vec::new();
+    for &r in &stage {
+        let o = r - base;
+        let shifted: Vec<u32> = group.iter().map(|g| g + o).collect();
+        if shifted
+            .iter()
+            .all(|g| stage.contains(g) && !covered.contains(g))
+        {
+            covered.extend(shifted);
+            if o > 0 {
+                offsets.push(o);
+            }
+        }
+    }
+    offsets
+}
+
+/// Bytes each link (by edge index) carries over one step of `s` whose stage GPUs ran `uses`.
+pub fn link_bytes(s: &Training, uses: &[CommUse]) -> Vec<f64> {
+    let mut total = vec![0.0; s.topology.graph.edge_count()];
+    for u in uses {
+        let offsets = offsets(s, u.base, u.comm);
+        let bytes = s.collective_link_bytes(u.base, u.comm, u.op, u.bytes, s.tier, &offsets);
+        for (t, b) in total.iter_mut().zip(bytes) {
+            *t += u.count as f64 * b;
+        }
+    }
+    total
+}
