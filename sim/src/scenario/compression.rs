@@ -39,4 +39,7 @@ pub struct CompressionSection {
     pub context: Option<CompressionSpec>,
     /// Local SGD's outer synchronisation across sites (`parallel.local_steps`).
     pub outer: Option<CompressionSpec>,
+    /// Activations saved for the backward (`recompute = "adaptive"` chooses which): ratio and
+    /// compressor and decompressor throughputs.
+    pub activations: Option<CompressionSpec>,
 }

@@ -1,5 +1,6 @@
 //! `[parallel]`: how a training step is split over GPUs (Megatron-LM's names).
 
+use super::quantity::Bytes;
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -29,6 +30,8 @@ pub struct ParallelSection {
     pub galore_rank: Option<u32>,
     /// GaLore: optimizer steps between two SVDs that refresh the projection (default 200).
     pub galore_interval: Option<u32>,
+    /// Memory per GPU that adaptive recomputation must fit within (default: the GPU's memory).
+    pub memory_cap: Option<Bytes>,
     /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
     /// communication overlap does) instead of blocking the compute stream.
     pub tp_comm_overlap: Option<bool>,
@@ -95,6 +98,7 @@ impl ParallelSection {
             (self.optimizer.is_some(), "optimizer"),
             (self.galore_rank.is_some(), "galore_rank"),
             (self.galore_interval.is_some(), "galore_interval"),
+            (self.memory_cap.is_some(), "memory_cap"),
             (self.tp_comm_overlap.is_some(), "tp_comm_overlap"),
             (self.local_steps.is_some(), "local_steps"),
             (self.outer_overlap.is_some(), "outer_overlap"),
@@ -167,6 +171,9 @@ pub enum Recompute {
     None,
     Selective,
     Full,
+    /// Per class of saved tensor: keep, recompute or compress (`[compression.activations]`),
+    /// chosen to fit `memory_cap` (Adacc-style; `workload::training::activation_plan`).
+    Adaptive,
 }
 
 impl Recompute {
@@ -175,6 +182,7 @@ impl Recompute {
             Recompute::None => "none",
             Recompute::Selective => "selective",
             Recompute::Full => "full",
+            Recompute::Adaptive => "adaptive",
         }
     }
 }

@@ -247,6 +247,12 @@ impl<'a> Estimator<'a> {
         if s.recompute == Recompute::Full {
             t.backward_compute += t.forward_compute;
             t.backward_comm += t.forward_comm;
+        }
+        if s.recompute == Recompute::Adaptive {
+            let plan = super::activation_plan::plan(s);
+            t.forward_compute += plan.compress_s();
+            t.backward_compute +=
+                plan.decompress_s() + plan.recomputed().map(|(_, k)| self.seconds(k)).sum::<f64>();
         } else if attention && s.recomputes_scores() {
             let core = kinds
                 .kind(moe_layer, attention)

@@ -64,6 +64,16 @@ impl Layout {
         let Layout {
             tp, pp, cp, dp, ep, ..
         } = *self;
+        if self.recompute == Recompute::Adaptive
+            && (tp > 1 || cp > 1 || model.is_moe() || model.attention_layers() < model.layers)
+        {
+            return Err(Refusal::new(
+                "parallel.recompute",
+                "adaptive recomputation needs dense layers without tp or cp",
+                "adaptive recomputation is modelled for dense layers with attention, without tensor or context parallelism (recomputing behind their collectives is not priced)".into(),
+            )
+            .help("use recompute = \"full\" or \"selective\", or tp = 1 and cp = 1"));
+        }
         if !gpus.is_multiple_of(tp) {
             return Err(Refusal::new(
                 "parallel.tp",

@@ -30,12 +30,16 @@
 //! of the stage's 16-bit weights for each micro-batch in flight beyond the newest (pp - s - 1 on
 //! stage s), so that a micro-batch's backward runs on the weights its forward saw.
 //!
+//! Adaptive recomputation (`activation_plan.rs`) keeps, per layer and in-flight micro-batch, the
+//! bytes its plan stores, plus one layer's full activations while it is rebuilt.
+//!
 //! Compressed pipeline messages with error feedback (Clapping) keep an fp32 buffer per message a
 //! stage sends in a step (`error_feedback`).
 //!
 //! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
 //! temporary workspaces of individual kernels.
 
+use super::activation_plan::{self, ActivationPlan};
 use super::schedule;
 use super::setup::Training;
 use super::step::BUCKET_BYTES;
@@ -125,6 +129,21 @@ pub fn layer_activations(s: &Training) -> f64 {
 /// GPipe: all of them; interleaved: its warm-up plus one, per model chunk of L / (pp v) layers),
 /// the first stage holds the embedding and the last the output projection and the logits.
 pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
+    if s.recompute == Recompute::Adaptive {
+        let plan = activation_plan::plan(s);
+        stage_memory_as(s, stage, Recompute::Adaptive, Some(&plan))
+    } else {
+        stage_memory_as(s, stage, s.recompute, None)
+    }
+}
+
+/// [`stage_memory`] under recomputation `recompute` (adaptive with `plan`, which it needs).
+pub fn stage_memory_as(
+    s: &Training,
+    stage: u32,
+    recompute: Recompute,
+    plan: Option<&ActivationPlan>,
+) -> MemoryUse {
     let m = &s.model;
     let params = s.stage_params(stage);
     // ZeRO shards over the replicas that reduce together: a site's, under local SGD.
@@ -143,8 +162,12 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
         1
     } as f64;
     let layers_held = in_flight * per_chunk;
-    let activations = match s.recompute {
+    let activations = match recompute {
         Recompute::None | Recompute::Selective => layers_held * layer,
+        Recompute::Adaptive => {
+            let plan = plan.expect("adaptive recomputation has a plan");
+            layers_held * plan.stored_bytes() + if plan.drops() { layer } else { 0.0 }
+        }
         Recompute::Full => {
             let input = 2.0 * t * m.hidden as f64 * m.dtype.bytes() / 2.0;
             let input = if s.sequence_parallel {

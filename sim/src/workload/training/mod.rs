@@ -15,6 +15,7 @@
 //! Eq. 3 and PaLM's MFU do), and the backward pass as twice the forward; hardware FLOPs add the
 //! recomputed forward passes. Time is priced on the work really done (causal attention is half).
 
+pub mod activation_plan;
 pub mod capacity;
 pub mod comm;
 pub mod estimate;
@@ -24,6 +25,7 @@ pub mod links;
 pub mod local_sgd;
 pub mod memory;
 pub mod optimizer;
+pub mod power;
 pub mod reliability;
 pub mod schedule;
 pub mod setup;
@@ -121,6 +123,13 @@ pub fn hardware_flops(s: &Training) -> f64 {
                     + 4.0 * seq * seq * h)
         }
         Recompute::None | Recompute::Selective => 0.0,
+        // The kernels the plan reruns, every layer of every micro-batch (no tensor or context
+        // parallelism under adaptive recomputation: one GPU's kernels are the layer's).
+        Recompute::Adaptive => {
+            let plan = activation_plan::plan(s);
+            let per_layer: f64 = plan.recomputed().map(|(_, k)| k.flops()).sum();
+            (s.global_batch / s.micro_batch) as f64 * m.layers as f64 * per_layer
+        }
     };
     model_flops(s) + recomputed_forward
 }
@@ -210,6 +219,7 @@ pub fn compute_model(
         &mut compute,
         &mut setup.assumptions,
     )?;
+    crate::workload::power_limit::apply(scenario, &mut compute, &mut setup.assumptions)?;
     Ok(compute)
 }
 
@@ -256,16 +266,6 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         .map(|st| busy(Some(st.data), Some(OpKind::Communication)))
         .fold(0.0, f64::max);
     let (exposed, bubble) = idle_time(&graph, &timeline, critical);
-    let gpus = setup.gpus() as f64;
-    let model = model_flops(&setup);
-    let hardware = hardware_flops(&setup);
-    let peak = setup
-        .gpu
-        .peak_flops(setup.gemm_dtype)
-        .expect("checked in set-up");
-    let tflops = model / iteration / gpus / 1e12;
-    let hardware_tflops = hardware / iteration / gpus / 1e12;
-    let tokens = setup.global_batch as f64 * setup.model.seq_len as f64;
     // An asynchronous pipeline's fill and drain are not part of its steady-state step: what is
     // left idle is the step less the busiest stage's work.
     let bubble = if setup.schedule == Schedule::Async1F1B {
@@ -277,9 +277,22 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     } else {
         bubble
     };
+    let gpus = setup.gpus() as f64;
+    let model = model_flops(&setup);
+    let hardware = hardware_flops(&setup);
+    let peak = setup
+        .gpu
+        .peak_flops(setup.gemm_dtype)
+        .expect("checked in set-up");
+    let tflops = model / iteration / gpus / 1e12;
+    let hardware_tflops = hardware / iteration / gpus / 1e12;
+    let tokens = setup.global_batch as f64 * setup.model.seq_len as f64;
     let (memory_stage, mem) = memory::memory(&setup);
     let mut memory_report = mem.report(setup.gpu.memory_bytes);
     memory_report["stage"] = json!(memory_stage);
+    if setup.recompute == Recompute::Adaptive {
+        memory_report["activation_plan"] = activation_plan::plan(&setup).report();
+    }
     memory_report["largest_micro_batch"] = json!(memory::largest_micro_batch(
         &setup,
         setup.gpu.memory_bytes as f64
@@ -378,6 +391,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         seconds: iteration,
         tokens,
         busy: compute_busy / iteration,
+        power_limit_watts: compute.power_limit_watts,
     };
     capacity::report(&setup, &step, &mut report);
     TrainingRun {

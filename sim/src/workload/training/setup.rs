@@ -87,6 +87,11 @@ pub struct Training {
     pub train_tokens: Option<f64>,
     /// Compressed collectives by parallel dimension (`[compression]`).
     pub compression: Compressions,
+    /// Compression of saved activations (`[compression.activations]`), for adaptive
+    /// recomputation.
+    pub activation_compression: Option<crate::collective::cost::Compression>,
+    /// Memory per GPU adaptive recomputation fits within, bytes (`parallel.memory_cap`).
+    pub memory_cap: f64,
     /// Local SGD (DiLoCo): sites that each reduce gradients among their own replicas every step
     /// (1: no local SGD, every replica reduces with every other).
     pub sites: u32,
@@ -479,6 +484,12 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         prices: Prices::resolve(s)?,
         train_tokens: super::capacity::resolve_tokens(s)?,
         compression: resolve_compression(s, &mut assumptions)?,
+        activation_compression: resolve_activation_compression(
+            s,
+            layout.recompute,
+            &mut assumptions,
+        )?,
+        memory_cap: resolve_memory_cap(s, gpu, layout.recompute, &mut assumptions)?,
         sites,
         local_steps,
         outer_overlap,
@@ -614,6 +625,78 @@ fn resolve_compression(
             .and_then(|z| z.error_feedback)
             .unwrap_or(false),
     })
+}
+
+/// Reads `[compression.activations]`: used by adaptive recomputation only (noted otherwise);
+/// compressed once and decompressed once, so `per_hop` and `error_feedback` are refused.
+fn resolve_activation_compression(
+    s: &Scenario,
+    recompute: Recompute,
+    assumptions: &mut Vec<String>,
+) -> Result<Option<crate::collective::cost::Compression>, ScenarioError> {
+    let Some(spec) = s
+        .file
+        .compression
+        .as_ref()
+        .and_then(|c| c.activations.as_ref())
+    else {
+        return Ok(None);
+    };
+    if spec.per_hop.is_some() {
+        return Err(s
+            .error_at(
+                "compression.activations.per_hop",
+                "saved activations are compressed once in the forward and decompressed once in the backward; per_hop does not apply",
+            )
+            .with_help("remove per_hop from [compression.activations]"));
+    }
+    let mut spec = spec.clone();
+    // Not a collective: nothing to record about hops.
+    spec.per_hop = Some(false);
+    let z = crate::workload::compression::resolve(
+        s,
+        Some(&spec),
+        "compression.activations",
+        "saved activations",
+        false,
+        assumptions,
+    )?;
+    if recompute != Recompute::Adaptive {
+        assumptions
+            .push("[compression.activations] has no effect unless recompute = \"adaptive\"".into());
+    }
+    Ok(z)
+}
+
+/// Reads `parallel.memory_cap` (default: the GPU's memory, recorded when adaptive
+/// recomputation uses it).
+fn resolve_memory_cap(
+    s: &Scenario,
+    gpu: &GpuSpec,
+    recompute: Recompute,
+    assumptions: &mut Vec<String>,
+) -> Result<f64, ScenarioError> {
+    let p = &s.file.parallel;
+    match (p.memory_cap, recompute) {
+        (Some(cap), Recompute::Adaptive) if cap.0 > 0 => Ok(cap.0 as f64),
+        (Some(_), Recompute::Adaptive) => Err(s
+            .error_at("parallel.memory_cap", "a memory cap is above zero")
+            .with_help("e.g. memory_cap = \"60 GiB\"")),
+        (Some(_), _) => Err(s
+            .error_at(
+                "parallel.memory_cap",
+                "memory_cap is the budget of adaptive recomputation",
+            )
+            .with_help("add recompute = \"adaptive\", or remove memory_cap")),
+        (None, Recompute::Adaptive) => {
+            assumptions.push(format!(
+                "adaptive recomputation fits the GPU's whole memory ({:.1} GiB)",
+                gpu.memory_bytes as f64 / (1u64 << 30) as f64
+            ));
+            Ok(gpu.memory_bytes as f64)
+        }
+        (None, _) => Ok(gpu.memory_bytes as f64),
+    }
 }
 
 /// Reads `parallel.local_steps` and `outer_overlap`: local SGD needs sites to synchronise across

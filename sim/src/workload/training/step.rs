@@ -20,6 +20,7 @@
 //! exchanges routed tokens with all-to-alls. Every kind of communication has a lane of its own.
 //! Ignored: the embedding's backward scatter (small), data loading.
 
+use super::activation_plan;
 use super::comm::Comm;
 use super::layer::{
     Item, LayerKinds, Step, Sync, backward, context_attention_kernel, elementwise, gemm,
@@ -29,7 +30,7 @@ use super::schedule::{self, Pass, Work};
 use super::setup::Training;
 use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
-use crate::exec::{Graph, LaneId, Op, OpId, OpKind};
+use crate::exec::{Counter, Graph, LaneId, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
 use crate::scenario::parallel::{ContextAlgorithm, Recompute, Schedule};
 use std::borrow::Cow;
@@ -137,7 +138,18 @@ impl<'a> StepBuilder<'a> {
                     buckets: Vec::new(),
                 }
             })
-            .collect();
+            .collect::<Vec<Stage>>();
+        // Each stage GPU's board power: idle between kernels, each kernel's own draw while it
+        // runs (`hw::clock`); communication kernels are not priced apart (idle power).
+        for stage in &stages {
+            graph.counters.push(Counter {
+                name: "board power",
+                unit: "W",
+                lane: stage.compute,
+                base: crate::hw::power::idle_watts(setup.gpu),
+                values: Vec::new(),
+            });
+        }
         StepBuilder {
             setup,
             compute,
@@ -205,11 +217,41 @@ impl<'a> StepBuilder<'a> {
             },
             &deps,
         );
+        self.graph.counters[self.at].values.push((id, cost.watts));
         self.stage().last = Some(id);
         if let Some(d) = self.deferred.take() {
             self.waiting_on.push(d);
         }
         id
+    }
+
+    /// Compression or decompression of a layer's saved activations on the compute stream, at
+    /// the compressor's throughput (`[compression.activations]`); nothing when there is none.
+    fn codec(&mut self, name: &'static str, seconds: f64, layer: u32, micro_batch: u32) {
+        if seconds <= 0.0 {
+            return;
+        }
+        let deps = self.compute_deps();
+        let lane = self.stage().compute;
+        let id = self.graph.add(
+            Op {
+                name: Cow::Borrowed(name),
+                lane,
+                kind: OpKind::Memory,
+                duration: SimTime::from_secs_f64(seconds),
+                flops: 0.0,
+                bytes: 0.0,
+                tier: "compressor throughput",
+                layer: Some(layer),
+                micro_batch: Some(micro_batch),
+                model_flops: false,
+            },
+            &deps,
+        );
+        self.stage().last = Some(id);
+        if let Some(d) = self.deferred.take() {
+            self.waiting_on.push(d);
+        }
     }
 
     fn comm_op(
@@ -563,6 +605,8 @@ impl<'a> StepBuilder<'a> {
         let final_micro = s.accumulation - 1;
         let asynchronous = s.schedule == Schedule::Async1F1B;
         let output = gemm(t, vocab, h, m.dtype);
+        // Adaptive recomputation: what each layer keeps, recomputes or compresses.
+        let plan = (s.recompute == Recompute::Adaptive).then(|| activation_plan::plan(s));
         let orders: Vec<Vec<Work>> = (0..pp)
             .map(|st| schedule::order(s.schedule, pp, v, s.accumulation, st))
             .collect();
@@ -612,6 +656,9 @@ impl<'a> StepBuilder<'a> {
                                 self.gather_params(layer, next);
                                 let items = kinds.of(m, layer);
                                 self.forward_layer(items, layer, micro, true, act);
+                                if let Some(p) = &plan {
+                                    self.codec("activation_compress", p.compress_s(), layer, micro);
+                                }
                             }
                             if chunk == last_chunk {
                                 let norm = elementwise(
@@ -665,6 +712,17 @@ impl<'a> StepBuilder<'a> {
                                 let items = kinds.of(m, layer);
                                 if s.recompute == Recompute::Full {
                                     self.forward_layer(items, layer, micro, false, act);
+                                }
+                                if let Some(p) = &plan {
+                                    self.codec(
+                                        "activation_decompress",
+                                        p.decompress_s(),
+                                        layer,
+                                        micro,
+                                    );
+                                    for &(name, k) in p.recomputed() {
+                                        self.kernel(name, k, Some(layer), micro, false);
+                                    }
                                 }
                                 // Fused attention already recomputes its scores inside its
                                 // backward kernel, which is what selective recomputation asks for;
@@ -822,6 +880,8 @@ impl<'a> StepBuilder<'a> {
             },
             &deps,
         );
+        // (GaLore's projections folded into the step are drawn at the step's power.)
+        self.graph.counters[self.at].values.push((opt, cost.watts));
         self.stage().optimizer = Some(opt);
         self.stage().last = Some(opt);
         if matches!(s.zero, 1 | 2) && s.reducing_replicas() > 1 {

@@ -1,0 +1,291 @@
+//! Adaptive activation memory (`recompute = "adaptive"`, Adacc-style): for each class of tensor a
+//! layer saves for its backward, keep it, recompute it in the backward, or compress it
+//! (`[compression.activations]`), chosen so that the step fits a memory cap at the least time.
+//!
+//! The classes are the terms of the memory model's per-layer activations (`memory.rs`, Korthikanti
+//! et al.), per micro-batch of t tokens with 16-bit activations: the layer input (2th, always
+//! kept: the checkpoint everything else is rebuilt from), the first layer norm's output (2th,
+//! rebuilt by the layer norm), Q, K and V (2t x qkv width, by the QKV GEMM), the attention output
+//! (2th, by the attention kernel), the residual after attention (2th, by the output projection and
+//! the residual add), the second layer norm's output (2th), the up projection's output (2t x up
+//! width, by its GEMM), the activation's output (2t x ffn, by the activation kernel) and the two
+//! dropout masks (2th, regenerated from their seed by a pass that writes them).
+//!
+//! Costs, per layer and micro-batch: recomputing a class reruns its kernels (priced on the
+//! roofline, whatever tier prices the step); compressing it runs the compressor over its bytes in
+//! the forward and the decompressor in the backward at the throughputs given, and keeps 1/ratio of
+//! it. Every class a layer's backward needs is then present (kept, decompressed or recomputed from
+//! the ones before it, which are themselves present), so the costs add up class by class.
+//!
+//! The policy is greedy, in the spirit of Adacc's choice per tensor but not its MILP: starting from
+//! keeping everything, take the action (recompute or compress a class) that saves the most bytes per
+//! second it costs, upgrading a class from compressed to recomputed when that saves more, until
+//! every stage's peak fits the cap; one choice per class holds for every layer. When any class is
+//! dropped the layer being recomputed holds its full activations for a moment (as under full
+//! recomputation). If even dropping everything does not fit, the plan is full recomputation and
+//! the report says the step does not fit.
+//!
+//! Modelled for dense layers with attention, without tensor or context parallelism (`Layout::check`
+//! refuses the rest): recomputing a tensor behind a tensor-parallel collective would rerun the
+//! collective, which this accounting does not price. Ignored: the accuracy cost of lossy
+//! compression, and Adacc's change of policy during training.
+
+use super::layer::{Item, elementwise, layer_forward};
+use super::memory;
+use super::setup::Training;
+use crate::collective::cost::Compression;
+use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
+use crate::scenario::parallel::Recompute;
+use serde_json::{Value, json};
+
+/// What happens to one class of saved tensor.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    Keep,
+    Recompute,
+    Compress,
+}
+
+impl Choice {
+    pub fn name(self) -> &'static str {
+        match self {
+            Choice::Keep => "keep",
+            Choice::Recompute => "recompute",
+            Choice::Compress => "compress",
+        }
+    }
+}
+
+/// One class of tensor a layer saves for its backward.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    pub name: &'static str,
+    /// Bytes per layer and micro-batch on one GPU.
+    pub bytes: f64,
+    /// The kernels that rebuild it, with their names in the step.
+    pub recompute: Vec<(&'static str, Kernel)>,
+    /// Seconds to rerun them.
+    pub recompute_s: f64,
+    pub choice: Choice,
+}
+
+/// The plan for every layer.
+#[derive(Clone, Debug)]
+pub struct ActivationPlan {
+    /// The layer input (kept) and the classes with their choices.
+    pub input_bytes: f64,
+    pub tensors: Vec<Tensor>,
+    pub compression: Option<Compression>,
+    /// The cap the plan was made for, bytes per GPU.
+    pub cap: f64,
+}
+
+impl ActivationPlan {
+    /// Bytes a layer holds per micro-batch between its forward and its backward.
+    pub fn stored_bytes(&self) -> f64 {
+        self.input_bytes
+            + self
+                .tensors
+                .iter()
+                .map(|t| match t.choice {
+                    Choice::Keep => t.bytes,
+                    Choice::Recompute => 0.0,
+                    Choice::Compress => t.bytes / self.ratio(),
+                })
+                .sum::<f64>()
+    }
+
+    /// Whether anything is dropped (so a layer's full activations are rebuilt in its backward).
+    pub fn drops(&self) -> bool {
+        self.tensors.iter().any(|t| t.choice != Choice::Keep)
+    }
+
+    fn ratio(&self) -> f64 {
+        self.compression.map_or(1.0, |z| z.ratio)
+    }
+
+    /// Bytes compressed per layer and micro-batch.
+    pub fn compressed_bytes(&self) -> f64 {
+        self.tensors
+            .iter()
+            .filter(|t| t.choice == Choice::Compress)
+            .map(|t| t.bytes)
+            .sum()
+    }
+
+    /// Seconds of compression in a layer's forward (per micro-batch).
+    pub fn compress_s(&self) -> f64 {
+        self.compression
+            .map_or(0.0, |z| self.compressed_bytes() / z.compress_bytes_per_s)
+    }
+
+    /// Seconds of decompression in a layer's backward (per micro-batch).
+    pub fn decompress_s(&self) -> f64 {
+        self.compression
+            .map_or(0.0, |z| self.compressed_bytes() / z.decompress_bytes_per_s)
+    }
+
+    /// The kernels a layer's backward reruns, in forward order.
+    pub fn recomputed(&self) -> impl Iterator<Item = &(&'static str, Kernel)> {
+        self.tensors
+            .iter()
+            .filter(|t| t.choice == Choice::Recompute)
+            .flat_map(|t| t.recompute.iter())
+    }
+
+    /// Seconds of recomputation in a layer's backward (per micro-batch, roofline).
+    pub fn recompute_s(&self) -> f64 {
+        self.tensors
+            .iter()
+            .filter(|t| t.choice == Choice::Recompute)
+            .map(|t| t.recompute_s)
+            .sum()
+    }
+
+    /// The report's view: the cap and each class's choice and bytes.
+    pub fn report(&self) -> Value {
+        json!({
+            "cap_bytes": self.cap.round() as u64,
+            "stored_bytes_per_layer": self.stored_bytes().round() as u64,
+            "tensors": self.tensors.iter().map(|t| json!({
+                "name": t.name,
+                "bytes_per_layer": t.bytes.round() as u64,
+                "choice": t.choice.name(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// The classes of one layer's saved tensors on one GPU, all kept (see the module docs).
+fn tensors(s: &Training, compute: &ComputeModel) -> (f64, Vec<Tensor>) {
+    let m = &s.model;
+    let t = (s.micro_batch * m.seq_len) as f64 / s.cp as f64;
+    let h = m.hidden as f64;
+    let e = m.dtype.bytes();
+    let items = layer_forward(m, s.micro_batch as u64, s.cp as u64, 1, false);
+    let kernels: Vec<(&'static str, Kernel)> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Kernel(step) => Some((step.name, step.kernel)),
+            _ => None,
+        })
+        .collect();
+    // The n-th kernel called `name` (0-based).
+    let nth = |name: &str, n: usize| {
+        *kernels
+            .iter()
+            .filter(|(k, _)| *k == name)
+            .nth(n)
+            .expect("a dense layer's kernels")
+    };
+    let seconds = |ks: &[(&'static str, Kernel)]| {
+        ks.iter()
+            .map(|(_, k)| compute.cost(k).expect("the model's format").seconds)
+            .sum::<f64>()
+    };
+    let masks = 2.0 * t * h * e / 2.0;
+    let class = |name, bytes: f64, recompute: Vec<(&'static str, Kernel)>| Tensor {
+        name,
+        bytes,
+        recompute_s: seconds(&recompute),
+        recompute,
+        choice: Choice::Keep,
+    };
+    let out = vec![
+        class("attention_norm", t * h * e, vec![nth("layernorm", 0)]),
+        class(
+            "qkv",
+            t * m.qkv_width() as f64 * e,
+            vec![nth("qkv_proj", 0)],
+        ),
+        class("attention_out", t * h * e, vec![nth("attention", 0)]),
+        class(
+            "attention_residual",
+            t * h * e,
+            vec![nth("out_proj", 0), nth("residual_add", 0)],
+        ),
+        class("mlp_norm", t * h * e, vec![nth("layernorm", 1)]),
+        class(
+            "mlp_up",
+            t * m.up_width() as f64 * e,
+            vec![nth("mlp_up", 0)],
+        ),
+        class("mlp_act", t * m.ffn as f64 * e, vec![nth("mlp_act", 0)]),
+        class(
+            "dropout_masks",
+            masks,
+            vec![(
+                "dropout_mask",
+                elementwise(ElementwiseOp::Other, masks, 0.0),
+            )],
+        ),
+    ];
+    (t * h * e, out)
+}
+
+/// The plan for `s` under its memory cap, with its activation compression (see the module docs).
+pub fn plan(s: &Training) -> ActivationPlan {
+    let (compression, cap) = (s.activation_compression, s.memory_cap);
+    let compute = ComputeModel::new(s.gpu);
+    let (input_bytes, tensors) = tensors(s, &compute);
+    let mut plan = ActivationPlan {
+        input_bytes,
+        tensors,
+        compression,
+        cap,
+    };
+    // Per stage: memory beside the activations, and layers held per in-flight micro-batch.
+    let stages: Vec<(f64, f64, f64)> = (0..s.pp)
+        .map(|st| {
+            let mem = memory::stage_memory_as(s, st, Recompute::None, None);
+            let layer = memory::layer_activations(s);
+            let held = mem.activations / layer;
+            (mem.peak() - mem.activations, held, layer)
+        })
+        .collect();
+    let fits = |p: &ActivationPlan| {
+        let transient = |layer: f64| if p.drops() { layer } else { 0.0 };
+        stages
+            .iter()
+            .all(|&(other, held, layer)| other + held * p.stored_bytes() + transient(layer) <= cap)
+    };
+    // Candidate actions: (class, choice, bytes saved, seconds spent).
+    let mut actions: Vec<(usize, Choice, f64, f64)> = Vec::new();
+    for (i, t) in plan.tensors.iter().enumerate() {
+        actions.push((i, Choice::Recompute, t.bytes, t.recompute_s));
+        if let Some(z) = compression {
+            let cost = t.bytes / z.compress_bytes_per_s + t.bytes / z.decompress_bytes_per_s;
+            actions.push((i, Choice::Compress, t.bytes * (1.0 - 1.0 / z.ratio), cost));
+        }
+    }
+    // Most bytes per second first; ties (and free actions) by bytes, then by order.
+    actions.sort_by(|a, b| {
+        let rate = |x: &(usize, Choice, f64, f64)| {
+            if x.3 > 0.0 { x.2 / x.3 } else { f64::INFINITY }
+        };
+        rate(b)
+            .total_cmp(&rate(a))
+            .then(b.2.total_cmp(&a.2))
+            .then(a.0.cmp(&b.0))
+    });
+    for (i, choice, saved, _) in actions {
+        if fits(&plan) {
+            break;
+        }
+        let current = plan.tensors[i].choice;
+        let current_saved = match current {
+            Choice::Keep => 0.0,
+            Choice::Recompute => plan.tensors[i].bytes,
+            Choice::Compress => plan.tensors[i].bytes * (1.0 - 1.0 / plan.ratio()),
+        };
+        if saved > current_saved {
+            plan.tensors[i].choice = choice;
+        }
+    }
+    if !fits(&plan) {
+        for t in &mut plan.tensors {
+            t.choice = Choice::Recompute;
+        }
+    }
+    plan
+}
