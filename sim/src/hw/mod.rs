@@ -4,8 +4,10 @@
 pub mod accelerator;
 pub mod attention_kernel;
 pub mod attention_series;
+pub mod clock;
 pub mod dtype;
 pub mod gpu;
+pub mod host;
 pub mod power;
 pub mod profile;
 pub mod roofline;

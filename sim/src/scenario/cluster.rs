@@ -18,6 +18,25 @@ pub struct ClusterSection {
     /// shipped profile's name (e.g. "h100-sxm5-80gb-vidur") or a profile file, relative to the
     /// scenario file (docs/PROFILES.md). Default: none, the roofline prices every kernel.
     pub profile: Option<String>,
+    /// Sustained board power limit per GPU, e.g. "500 W": kernels that would draw more run at a
+    /// lower clock (`hw::clock`). Default: the TDP.
+    pub power_limit: Option<Power>,
+    /// The servers' host CPUs and memory (`hw::host`), used where weights or optimizer states
+    /// live in host memory. Default: a dual-socket Xeon Platinum 8480C with 2 TB (DGX H100).
+    pub host: Option<HostSection>,
+}
+
+/// `[cluster.host]`: each server's CPUs and host memory; every key defaults to
+/// `hw::host::HostSpec::DEFAULT`'s figure.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSection {
+    /// Dense arithmetic peak of all sockets, e.g. "14.3 TFLOP/s".
+    pub cpu_flops: Option<Throughput>,
+    /// Memory bandwidth of all sockets, e.g. "614 GB/s".
+    pub memory_bandwidth: Option<Bandwidth>,
+    /// Host memory capacity, e.g. "2 TB".
+    pub memory: Option<Bytes>,
 }
 
 /// `[cluster.accelerator]`: a device defined by its own figures (`hw::accelerator`).

@@ -27,12 +27,37 @@ pub struct ServingSection {
     /// Weight bytes of each GPU kept in host memory and read over PCIe every iteration (vLLM's
     /// `--cpu-offload-gb`).
     pub weights_offload: Option<Bytes>,
+    /// How the offloaded weights are used each iteration (`workload::serving::offload`):
+    /// "serial" (default: read over PCIe before the layers run, vLLM), "prefetch" (each layer's
+    /// streamed while the previous layer computes, FlexGen, DeepSpeed ZeRO-Inference) or "cpu"
+    /// (as prefetch, and a share of each layer's operators computed on the host CPUs where the
+    /// weights lie, TwinPilots).
+    pub weights_offload_mode: Option<OffloadMode>,
     pub disaggregation: Option<DisaggregationSection>,
     /// A mixed fleet: replicas of several GPU types (`[[serving.group]]`), instead of
     /// `cluster.gpu` with `replicas` and `tp`.
     pub group: Option<Vec<GroupSection>>,
     /// Place the model's layers over the groups' servers (Helix) instead of whole replicas.
     pub placement: Option<PlacementMethod>,
+}
+
+/// How offloaded weights reach the computation (`[serving] weights_offload_mode`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OffloadMode {
+    Serial,
+    Prefetch,
+    Cpu,
+}
+
+impl OffloadMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            OffloadMode::Serial => "serial",
+            OffloadMode::Prefetch => "prefetch",
+            OffloadMode::Cpu => "cpu",
+        }
+    }
 }
 
 /// How a placed fleet spreads the model's layers over its servers.

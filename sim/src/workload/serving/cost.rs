@@ -166,6 +166,24 @@ impl IterationCost {
         s
     }
 
+    /// Seconds of a GEMM of `tokens` tokens over `bytes` of this GPU's weights (as one matrix
+    /// `hidden` wide): what computing a part of the weights costs the GPU (`offload.rs`).
+    pub fn weight_gemm_seconds(&self, tokens: u64, bytes: f64) -> f64 {
+        let m = &self.model;
+        let h = m.hidden as u64;
+        let n = (bytes / m.dtype.bytes() / h as f64).ceil() as u64;
+        if tokens == 0 || n == 0 {
+            return 0.0;
+        }
+        self.seconds(Kernel::Gemm {
+            m: tokens,
+            n,
+            k: h,
+            batch: 1,
+            dtype: m.dtype,
+        })
+    }
+
     /// Seconds of one iteration.
     pub fn iteration(&mut self, batch: &Batch) -> f64 {
         let t = batch.tokens();

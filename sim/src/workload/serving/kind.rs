@@ -18,13 +18,18 @@
 //! Weights in host memory (`weights_offload`, vLLM's `--cpu-offload-gb`): that many bytes of
 //! each GPU's share stay in host memory, freeing GPU memory for the KV cache, and every
 //! iteration reads them over the GPU's PCIe link (80% of line rate), not overlapped with the
-//! kernels (vLLM reads them as the layers run).
+//! kernels (vLLM reads them as the layers run); or, by `weights_offload_mode`, streamed layer by
+//! layer beside the kernels, or partly computed on the host CPUs (`offload.rs`). With `pp > 1`
+//! the streamed modes price each stage's pipeline of its own layers and add the stages up.
 
 use super::cost::{Batch, IterationCost, kv_bytes_per_token_layer};
+use super::offload::Offload;
+use crate::hw::host::HostSpec;
 use crate::hw::{ComputeModel, Dtype, GpuSpec};
 use crate::model::Transformer;
 use crate::net::Topology;
 use crate::net::tier::Tier;
+use crate::scenario::serving::OffloadMode;
 
 /// Memory an engine keeps aside for activations and workspaces, bytes a GPU (vLLM profiles a
 /// forward pass to size it; 1 GiB is typical for 8-70B models at a few thousand batched tokens).
@@ -39,6 +44,10 @@ pub struct MemoryPolicy {
     pub kv_dtype: Dtype,
     /// Weight bytes of each GPU kept in host memory (`weights_offload`).
     pub offload_bytes: f64,
+    /// How the offloaded weights are used each iteration.
+    pub offload_mode: OffloadMode,
+    /// The servers' host (mode `cpu`), shared evenly by the GPUs of a server.
+    pub host: Option<HostSpec>,
 }
 
 /// One kind of replica, sized and priced.
@@ -56,6 +65,10 @@ pub struct ReplicaKind {
     pub offloaded_bytes: f64,
     /// Seconds every iteration spends reading the offloaded weights over PCIe.
     offload_seconds: f64,
+    /// How an iteration uses the offloaded weights.
+    pub offload: Offload,
+    /// GPUs of a server that keep weights in its host memory and share its CPUs.
+    pub offload_users: u32,
     /// KV-cache bytes of one token on one GPU, all layers.
     pub kv_per_token: f64,
     /// KV-cache blocks of one replica (0: the weights do not fit); each engine has `blocks / pp`.
@@ -162,6 +175,16 @@ impl ReplicaKind {
         };
         let swap_seconds_per_token = network.0.host_copy_seconds(kv_per_token);
         let offload_seconds = network.0.host_copy_seconds(offloaded);
+        let offload_users = network.0.gpus_per_node;
+        let offload = Offload {
+            mode: memory.offload_mode,
+            bytes: offloaded,
+            pcie_seconds_per_byte: network.0.host_copy_seconds(1.0),
+            layers: model.layers.div_ceil(pp),
+            weight_bytes: model.dtype.bytes(),
+            hidden: model.hidden,
+            host: memory.host.map(|h| h.share(network.0.gpus_per_node)),
+        };
         let cost = IterationCost::new(model.clone(), compute, tp, network, memory.kv_dtype);
         let (chunk, decodes, context) = REFERENCE_BATCH;
         let reference = Batch {
@@ -182,6 +205,8 @@ impl ReplicaKind {
             swap_seconds_per_token,
             offloaded_bytes: offloaded,
             offload_seconds,
+            offload,
+            offload_users,
             capacity_tokens_per_s: 0.0,
             hidden: model.hidden,
         };
@@ -199,7 +224,22 @@ impl ReplicaKind {
                     .send_seconds((k - 1) * self.tp, k * self.tp, bytes)
             })
             .sum();
-        self.cost.iteration(batch) + handoffs + self.offload_seconds
+        let kernels = self.cost.iteration(batch);
+        match self.offload.mode {
+            OffloadMode::Serial => kernels + handoffs + self.offload_seconds,
+            OffloadMode::Prefetch | OffloadMode::Cpu => {
+                let stages = self.pp as f64;
+                let tokens = batch.tokens();
+                let offloaded = match self.offload.mode {
+                    OffloadMode::Cpu => self.cost.weight_gemm_seconds(tokens, self.offload.bytes),
+                    _ => 0.0,
+                };
+                let (stage, _) = self
+                    .offload
+                    .stage_seconds(kernels / stages, offloaded, tokens);
+                stage * stages + handoffs
+            }
+        }
     }
 
     /// Seconds to move `tokens` tokens of KV cache from replica `from` to replica `to` (pp = 1):

@@ -45,6 +45,7 @@
 pub mod cost;
 pub mod energy;
 pub mod kind;
+pub mod offload;
 pub mod pipelines;
 pub mod placement;
 pub mod replica;
@@ -56,7 +57,9 @@ use crate::exec::{Graph, Timeline};
 use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::serving::{GroupSection, Preemption, RouterKind, SchedulerKind, SloSection};
+use crate::scenario::serving::{
+    GroupSection, OffloadMode, Preemption, RouterKind, SchedulerKind, SloSection,
+};
 use crate::workload::cluster::{self, Needs};
 use kind::{MemoryPolicy, ReplicaKind};
 use rand::RngExt;
@@ -538,11 +541,42 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             Dtype::Bf16
         }
     };
+    let offload_mode = match (serving.weights_offload_mode, serving.weights_offload) {
+        (Some(mode), None) => {
+            return Err(s
+                .error_at(
+                    "serving.weights_offload_mode",
+                    format!(
+                        "weights_offload_mode = \"{}\" with no weights offloaded",
+                        mode.name()
+                    ),
+                )
+                .with_help("add weights_offload = \"<bytes per GPU>\", or remove the mode"));
+        }
+        (Some(mode), Some(_)) => mode,
+        (None, Some(_)) => {
+            assumptions.push(
+                "offloaded weights read over PCIe before each iteration's kernels (serial, as vLLM)"
+                    .into(),
+            );
+            OffloadMode::Serial
+        }
+        (None, None) => OffloadMode::Serial,
+    };
+    // The host is resolved only where something is computed on it or its capacity matters.
+    let host = match offload_mode {
+        OffloadMode::Serial => None,
+        OffloadMode::Prefetch | OffloadMode::Cpu => {
+            Some(crate::workload::host::resolve(s, &mut assumptions)?)
+        }
+    };
     let memory = MemoryPolicy {
         fraction,
         block_tokens,
         kv_dtype,
         offload_bytes: serving.weights_offload.map_or(0.0, |b| b.0 as f64),
+        offload_mode,
+        host: host.filter(|_| offload_mode == OffloadMode::Cpu),
     };
     let supports = |g: &GpuSpec, path: &str| -> Result<(), ScenarioError> {
         if g.peak_flops(model.dtype).is_none() {
@@ -637,6 +671,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 None => ComputeModel::new(g),
             };
             cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
+            crate::workload::power_limit::apply(s, &mut compute, &mut assumptions)?;
             profile_name = profile.map(|p| p.name);
             let kind = ReplicaKind::new(
                 g,
@@ -687,6 +722,15 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                     "serving.disaggregation",
                     "disaggregated pools in a mixed fleet are not modelled by this version",
                 ));
+            }
+            if s.file.cluster.power_limit.is_some() {
+                return Err(s
+                    .error_at(
+                        "cluster.power_limit",
+                        "a power limit in watts applies to a cluster of one GPU type, not to a \
+                         mixed fleet",
+                    )
+                    .with_help("remove cluster.power_limit"));
             }
             if groups.is_empty() {
                 return Err(s
@@ -748,6 +792,24 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 ),
             )
             .with_help("offload at most a GPU's share of the weights"));
+    }
+    for (h, k) in host.iter().flat_map(|h| kinds.iter().map(move |k| (h, k))) {
+        let per_server = memory.offload_bytes * k.offload_users as f64;
+        if per_server > h.memory_bytes {
+            return Err(s
+                .error_at(
+                    "serving.weights_offload",
+                    format!(
+                        "{} GPUs a server each keep {:.1} GiB in host memory: {:.1} GiB, more \
+                         than the host's {:.1} GiB",
+                        k.offload_users,
+                        memory.offload_bytes / GIB,
+                        per_server / GIB,
+                        h.memory_bytes / GIB
+                    ),
+                )
+                .with_help("offload less, or raise cluster.host.memory"));
+        }
     }
     let replicas: u32 = kinds.iter().map(|k| k.replicas).sum();
     let fits = kinds.iter().all(ReplicaKind::fits);
@@ -950,6 +1012,9 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     let output_tokens: u64 = done.iter().map(|&r| outputs[r] as u64).sum();
     let pue = crate::workload::cost::Prices::resolve(s)?.map_or(1.0, |p| p.pue);
     report["energy"] = energy::report(&uses, span, output_tokens, pue);
+    if memory.offload_bytes > 0.0 {
+        report["offload"] = offload::report(&fleet.kinds, &memory);
+    }
     Ok(ServingRun {
         report,
         graph,

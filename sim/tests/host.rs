@@ -1,0 +1,159 @@
+//! The host as a place to keep and compute things (`hw::host`, `[cluster.host]`): serving's
+//! offloaded weights streamed layer by layer or computed on the CPUs (TwinPilots, paper #9).
+
+mod common;
+
+use common::{number, outcome, report};
+use serde_json::Value;
+
+fn paper(file: &str, sets: &[&str]) -> Value {
+    let path = common::root().join("scenarios/papers").join(file);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let scenario = clustersim::Scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
+    clustersim::run(&scenario)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .report
+}
+
+const T4_13B: &str = r#"
+name = "LLaMA-2-13B on a T4 with offloaded weights"
+kind = "serving"
+[cluster]
+gpu = "T4"
+gpus_per_node = 1
+[model]
+preset = "llama-2-13b"
+dtype = "fp16"
+[serving]
+max_batch_size = 1
+weights_offload = "14 GB"
+[workload]
+requests = 1
+arrival = "offline"
+prompt_tokens = 256
+output_tokens = 16
+"#;
+
+/// TwinPilots: the CPUs compute where the weights lie, against streaming them over PCIe.
+#[test]
+fn twinpilots_computes_the_host_weights_on_the_cpus() {
+    let prefetch = paper("twinpilots-llama-2-13b-t4-prefetch.toml", &[]);
+    let twin = paper("twinpilots-llama-2-13b-t4-cpu.toml", &[]);
+    let tpot = |r: &Value| number(r, "tpot_s.p50");
+    let ttft = |r: &Value| number(r, "ttft_s.p50");
+    // A batch-1 decode: DRAM at 70% of 282 GB/s against PCIe at 80% of 16 GB/s.
+    assert!(
+        tpot(&twin) < tpot(&prefetch) / 8.0,
+        "{} {}",
+        tpot(&twin),
+        tpot(&prefetch)
+    );
+    // A 256-token prefill is more arithmetic for the CPUs: a smaller gain.
+    let prefill_gain = ttft(&prefetch) / ttft(&twin);
+    assert!(prefill_gain > 1.2, "{prefill_gain}");
+    assert!(prefill_gain < tpot(&prefetch) / tpot(&twin));
+    assert_eq!(twin["offload"]["mode"], "cpu");
+    assert!(
+        twin["offload"]["kinds"][0]["cpu_share_one_token"]
+            .as_f64()
+            .unwrap()
+            > 0.8
+    );
+    // A host with no memory bandwidth to speak of is left out: the prefetching baseline (at
+    // 1 GB/s it would still take a thirty-second of the weights, in parallel with PCIe).
+    let weak = paper(
+        "twinpilots-llama-2-13b-t4-cpu.toml",
+        &[
+            "cluster.host.memory_bandwidth=\"0.01 GB/s\"",
+            "cluster.host.cpu_flops=\"10 GFLOP/s\"",
+        ],
+    );
+    assert_eq!(tpot(&weak), tpot(&prefetch));
+    assert_eq!(
+        weak["offload"]["kinds"][0]["cpu_share_one_token"]
+            .as_f64()
+            .unwrap(),
+        0.0
+    );
+}
+
+/// Prefetching hides the kernels behind the copy; serial reading adds them.
+#[test]
+fn prefetching_overlaps_the_copy_with_the_kernels() {
+    let mode = |m: &str| {
+        report(
+            "t4.toml",
+            T4_13B,
+            &[&format!("serving.weights_offload_mode=\"{m}\"")],
+        )
+    };
+    let (serial, prefetch) = (mode("serial"), mode("prefetch"));
+    let copy = prefetch["offload"]["kinds"][0]["pcie_copy_s"]
+        .as_f64()
+        .unwrap();
+    // 14 GB at 12.8 GB/s.
+    assert!((copy - 14e9 / 12.8e9).abs() < 1e-6, "{copy}");
+    let (s, p) = (
+        number(&serial, "tpot_s.p50"),
+        number(&prefetch, "tpot_s.p50"),
+    );
+    assert!(p < s, "{p} {s}");
+    assert!(
+        p > copy && p < copy * 1.05,
+        "prefetch {p} against the copy {copy}"
+    );
+    // The default (no mode) is serial, and says so.
+    let default = report("t4.toml", T4_13B, &[]);
+    assert_eq!(number(&default, "tpot_s.p50"), s);
+    assert!(
+        default["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str().unwrap().contains("serial"))
+    );
+    // The host's figures default to the DGX H100's and are listed.
+    let assumptions = prefetch["assumptions"].to_string();
+    assert!(assumptions.contains("host memory of 2 TB"), "{assumptions}");
+}
+
+#[test]
+fn host_figures_and_offload_modes_are_checked_at_their_keys() {
+    let bad = |extra: &str, sets: &str| {
+        let text = format!("{T4_13B}{extra}").replace(
+            "weights_offload = \"14 GB\"",
+            &format!("weights_offload = \"14 GB\"\n{sets}"),
+        );
+        outcome("t4.toml", &text).unwrap_err()
+    };
+    let e = bad(
+        "[cluster.host]\ncpu_flops = \"0 TFLOP/s\"\n",
+        "weights_offload_mode = \"cpu\"",
+    );
+    assert!(e.contains("cluster.host.cpu_flops"), "{e}");
+    assert!(e.contains("must be positive"), "{e}");
+    assert!(e.contains("t4.toml:"), "{e}");
+    let e = bad(
+        "[cluster.host]\nmemory = \"8 GB\"\n",
+        "weights_offload_mode = \"cpu\"",
+    );
+    assert!(e.contains("more than the host's"), "{e}");
+    let e = outcome(
+        "t4.toml",
+        &T4_13B.replace(
+            "weights_offload = \"14 GB\"",
+            "weights_offload_mode = \"prefetch\"",
+        ),
+    )
+    .unwrap_err();
+    assert!(e.contains("with no weights offloaded"), "{e}");
+    let e = outcome(
+        "t4.toml",
+        &T4_13B.replace(
+            "weights_offload = \"14 GB\"",
+            "weights_offload = \"14 GB\"\nweights_offload_mode = \"disk\"",
+        ),
+    )
+    .unwrap_err();
+    assert!(e.contains("prefetch"), "{e}");
+}
