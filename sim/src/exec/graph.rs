@@ -68,6 +68,9 @@ pub struct Graph {
     /// Dependencies of op `i`: `deps[dep_start[i]..dep_start[i + 1]]`.
     deps: Vec<OpId>,
     dep_start: Vec<u32>,
+    /// Quantities that follow lanes' operations over time (a GPU's board power), drawn beside
+    /// them in traces.
+    pub counters: Vec<super::counter::Counter>,
 }
 
 impl Graph {

@@ -33,9 +33,14 @@
 //! bandwidth, so small memory-bound grids are priced on the slow side); the launch overhead is
 //! paid whole by every launch.
 //!
+//! Under a board power limit below the TDP (`ComputeModel::power_limit_watts`), a kernel that
+//! would draw more than the limit runs at the clock `hw::clock` sustains: its compute time
+//! divided by that clock, its memory time unchanged (a profile's measured time is slowed by the
+//! same ratio). Every price carries the clock and the board power it ran at.
+//!
 //! Ignored here: wave quantisation (the last partial wave of a large grid), the library's choice
-//! of tile shape and split, L2 cache reuse across kernels, clock throttling under power limits,
-//! and overlap of independent kernels on one GPU.
+//! of tile shape and split, L2 cache reuse across kernels, and overlap of independent kernels on
+//! one GPU.
 
 use super::dtype::Dtype;
 use super::gpu::GpuSpec;
@@ -313,6 +318,9 @@ pub struct ComputeModel {
     /// Attention runs unfused (`attention_kernel::unfused_kernels`): each `Attention` kernel is
     /// priced as the GEMMs and score passes it stands for.
     pub unfused_attention: bool,
+    /// A sustained board power limit below the TDP, watts (`[cluster] power_limit`): kernels that
+    /// would draw more run at a lower clock (`hw::clock`). None: the TDP, nothing throttles.
+    pub power_limit_watts: Option<f64>,
 }
 
 /// The price of one kernel.
@@ -324,6 +332,10 @@ pub struct KernelCost {
     /// True when memory traffic, not arithmetic, set the time.
     pub memory_bound: bool,
     pub tier: ComputeTier,
+    /// The clock it ran at as a share of the rated clock (below 1 under a power limit).
+    pub clock: f64,
+    /// Board power while it runs, watts (`hw::clock`).
+    pub watts: f64,
 }
 
 impl ComputeModel {
@@ -334,6 +346,7 @@ impl ComputeModel {
             efficiency: gpu.efficiency.unwrap_or(Efficiency::DEFAULT),
             profile: None,
             unfused_attention: false,
+            power_limit_watts: None,
         }
     }
 
@@ -417,8 +430,15 @@ impl ComputeModel {
             .as_ref()
             .and_then(|p| p.seconds(self.gpu, kernel))
         {
+            // Measured at the rated clock: slowed as the roofline is by a power limit.
+            let slowdown = match self.power_limit_watts {
+                Some(_) if roofline.clock < 1.0 => {
+                    roofline.seconds / self.roofline_share_at(kernel, 1.0, None)?.seconds
+                }
+                _ => 1.0,
+            };
             return Some(KernelCost {
-                seconds,
+                seconds: seconds * slowdown,
                 tier: ComputeTier::Profile,
                 ..roofline
             });
@@ -441,12 +461,17 @@ impl ComputeModel {
             .filter(|c| c.memory_bound)
             .map(|c| c.seconds)
             .sum();
+        let weighted = |f: fn(&KernelCost) -> f64| {
+            parts.iter().map(|c| f(c) * c.seconds).sum::<f64>() / seconds.max(f64::MIN_POSITIVE)
+        };
         Some(KernelCost {
             seconds,
             flops: parts.iter().map(|c| c.flops).sum(),
             bytes: parts.iter().map(|c| c.bytes).sum(),
             memory_bound: 2.0 * memory_s > seconds,
             tier: largest.tier,
+            clock: weighted(|c| c.clock),
+            watts: weighted(|c| c.watts),
         })
     }
 
@@ -469,8 +494,20 @@ impl ComputeModel {
         self.roofline_share(kernel, (blocks.max(1) as f64).min(sms) / sms)
     }
 
-    /// The roofline with `share` (0-1] of the device's multiprocessors.
+    /// The roofline with `share` (0-1] of the device's multiprocessors, under the model's power
+    /// limit.
     fn roofline_share(&self, kernel: &Kernel, share: f64) -> Option<KernelCost> {
+        self.roofline_share_at(kernel, share, self.power_limit_watts)
+    }
+
+    /// The roofline with `share` of the multiprocessors under `limit_watts`: the compute time at
+    /// the clock `hw::clock` sustains, the memory time as it is.
+    fn roofline_share_at(
+        &self,
+        kernel: &Kernel,
+        share: f64,
+        limit_watts: Option<f64>,
+    ) -> Option<KernelCost> {
         let e = &self.efficiency;
         let flops = kernel.flops();
         let bytes = kernel.bytes();
@@ -483,18 +520,31 @@ impl ComputeModel {
             _ => e.memory_fraction,
         };
         let memory_s = bytes / (self.gpu.memory_bandwidth * fraction * share);
-        let busy_s = match kernel {
-            Kernel::Gemm { .. } | Kernel::Attention { .. } => {
-                self.overlapped(compute_s, memory_s) + e.tensor_core_latency_s
-            }
-            Kernel::Memory { .. } | Kernel::Elementwise { .. } => compute_s.max(memory_s),
+        let seconds = |compute_s: f64| {
+            e.kernel_overhead_s
+                + match kernel {
+                    Kernel::Gemm { .. } | Kernel::Attention { .. } => {
+                        self.overlapped(compute_s, memory_s) + e.tensor_core_latency_s
+                    }
+                    Kernel::Memory { .. } | Kernel::Elementwise { .. } => compute_s.max(memory_s),
+                }
         };
+        // The math units and the memory system busy their share of the launch, at a clock.
+        let sustained = super::clock::sustained(self.gpu, limit_watts, |clock| {
+            let t = seconds(compute_s / clock);
+            super::clock::Load {
+                compute: share * compute_s / clock / t,
+                memory: share * memory_s / t,
+            }
+        });
         Some(KernelCost {
-            seconds: busy_s + e.kernel_overhead_s,
+            seconds: seconds(compute_s / sustained.clock),
             flops,
             bytes,
             memory_bound: memory_s > compute_s,
             tier: ComputeTier::Roofline,
+            clock: sustained.clock,
+            watts: sustained.watts,
         })
     }
 }

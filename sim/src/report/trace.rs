@@ -3,8 +3,10 @@
 //!
 //! Each lane group (a GPU) becomes a process and each lane (a stream) a thread; every operation is a
 //! complete event ("ph": "X") with its timestamp and duration in microseconds, and its FLOPs, bytes,
-//! layer, micro-batch and pricing tier as arguments. Output is written in op order with fixed key
-//! order, so the same run gives the same bytes.
+//! layer, micro-batch and pricing tier as arguments. The graph's counters (a GPU's board power)
+//! follow as counter events ("ph": "C"), one per change of value, in the GPU's process, which
+//! Perfetto draws as a track. Output is written in op order with fixed key order, so the same run
+//! gives the same bytes.
 
 use crate::exec::{Graph, Timeline};
 use serde::Serialize;
@@ -35,6 +37,15 @@ struct Complete<'a> {
     ts: f64,
     dur: f64,
     args: Args,
+}
+
+#[derive(Serialize)]
+struct CounterEvent<'a> {
+    ph: &'static str,
+    name: &'a str,
+    pid: usize,
+    ts: f64,
+    args: std::collections::BTreeMap<&'static str, f64>,
 }
 
 #[derive(Serialize)]
@@ -122,6 +133,22 @@ pub fn write_chrome_trace(
             },
         )?;
     }
+    let end = timeline.makespan();
+    for counter in &graph.counters {
+        let name = format!("{} ({})", counter.name, counter.unit);
+        for (t, value) in counter.series(graph, timeline, end) {
+            emit(
+                out,
+                &CounterEvent {
+                    ph: "C",
+                    name: &name,
+                    pid: pid_of[counter.lane as usize],
+                    ts: t.as_us_f64(),
+                    args: [(counter.unit, value)].into(),
+                },
+            )?;
+        }
+    }
     out.write_all(b"\n]}\n")
 }
 
@@ -174,6 +201,29 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         let events = v["traceEvents"].as_array().unwrap();
         assert_eq!(events.len(), 2 + 3);
+        // A board-power counter on the first op: up at 0, back to idle at 1.5 us.
+        let mut with_power = g.clone();
+        with_power.counters.push(crate::exec::Counter {
+            name: "board power",
+            unit: "W",
+            lane,
+            base: 100.0,
+            values: vec![(0, 650.0)],
+        });
+        let mut bytes = Vec::new();
+        write_chrome_trace(&with_power, &timeline, &mut bytes).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let counters: Vec<_> = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "C")
+            .collect();
+        assert_eq!(counters.len(), 2);
+        assert_eq!(counters[0]["name"], "board power (W)");
+        assert_eq!(counters[0]["args"]["W"], 650.0);
+        assert_eq!(counters[1]["ts"], 1.5);
+        assert_eq!(counters[1]["args"]["W"], 100.0);
         let last = &events[4];
         assert_eq!(last["ph"], "X");
         assert_eq!(last["ts"], 3.0);

@@ -18,13 +18,19 @@ pub struct Step {
     pub tokens: f64,
     /// Share of the step the busiest stage's compute stream is busy.
     pub busy: f64,
+    /// `[cluster] power_limit` below the TDP, watts: busy GPUs draw it instead of the TDP.
+    pub power_limit_watts: Option<f64>,
 }
 
 /// The report sections `energy`, and when asked for, `reliability`, `capacity` and `cost`.
 pub fn report(s: &Training, step: &Step, report: &mut Value) {
     let gpus = s.gpus();
-    let watts = power::board_watts(s.gpu, step.busy);
     let idle_watts = power::board_watts(s.gpu, 0.0);
+    let busy_watts = step.power_limit_watts.unwrap_or(s.gpu.tdp_watts);
+    let watts = match step.power_limit_watts {
+        None => power::board_watts(s.gpu, step.busy),
+        Some(limit) => idle_watts + (limit - idle_watts) * step.busy.clamp(0.0, 1.0),
+    };
     let pue = s.prices.map_or(1.0, |p| p.pue);
     let joules = watts * gpus as f64 * step.seconds * pue;
     report["energy"] = json!({
@@ -33,7 +39,7 @@ pub fn report(s: &Training, step: &Step, report: &mut Value) {
         "joules_per_step": joules,
         "kwh_per_million_tokens": joules / 3.6e6 / step.tokens * 1e6,
         "pue": pue,
-        "model": format!("board power {:.0} W idle to {:.0} W (TDP) busy, by compute-stream utilisation; {}", idle_watts, s.gpu.tdp_watts, if s.prices.is_some_and(|p| p.pue > 1.0) { "times the facility's PUE" } else { "GPUs only (no PUE given)" }),
+        "model": format!("board power {:.0} W idle to {:.0} W ({}) busy, by compute-stream utilisation; {}", idle_watts, busy_watts, if step.power_limit_watts.is_some() { "power limit" } else { "TDP" }, if s.prices.is_some_and(|p| p.pue > 1.0) { "times the facility's PUE" } else { "GPUs only (no PUE given)" }),
     });
     let goodput = match &s.reliability {
         Some(r) => {

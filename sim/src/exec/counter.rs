@@ -1,0 +1,201 @@
+//! A quantity that follows the operations of one lane over time, such as a GPU's board power:
+//! `base` while the lane is idle and each listed operation's own value while it runs. It is part
+//! of the graph (the values are known when the graph is built), and its times come from the
+//! timeline, so it can be drawn as a counter track (Chrome trace "C" events) and summarised.
+//!
+//! The listed operations must belong to `lane` (one in-order lane: they never overlap). Operations
+//! of the lane that are not listed count as `base`.
+
+use super::graph::{Graph, LaneId, OpId};
+use super::timeline::Timeline;
+use crate::engine::SimTime;
+
+/// A value over time beside one lane.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Counter {
+    /// What it measures, e.g. "board power".
+    pub name: &'static str,
+    /// Its unit, e.g. "W".
+    pub unit: &'static str,
+    /// The lane whose operations set it (its group is the GPU it is drawn beside).
+    pub lane: LaneId,
+    /// The value while none of `values`' operations runs.
+    pub base: f64,
+    /// The value while each operation runs.
+    pub values: Vec<(OpId, f64)>,
+}
+
+/// Time-weighted figures of a counter over an interval.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub mean: f64,
+    pub peak: f64,
+    /// The value exceeded no more than 1% of the time.
+    pub p99: f64,
+    /// The value held at least 99% of the time: the floor it swings down to.
+    pub p1: f64,
+}
+
+impl Counter {
+    /// The value as a step function from time zero to `end`: each point holds until the next.
+    pub fn series(&self, graph: &Graph, timeline: &Timeline, end: SimTime) -> Vec<(SimTime, f64)> {
+        debug_assert!(
+            self.values
+                .iter()
+                .all(|&(op, _)| graph.ops[op as usize].lane == self.lane)
+        );
+        let mut runs: Vec<(SimTime, SimTime, f64)> = self
+            .values
+            .iter()
+            .map(|&(op, v)| (timeline.start[op as usize], timeline.end[op as usize], v))
+            .filter(|&(s, e, _)| e > s && s < end)
+            .collect();
+        runs.sort_by_key(|&(s, _, _)| s);
+        let mut points = vec![(SimTime::ZERO, self.base)];
+        let push = |t: SimTime, v: f64, points: &mut Vec<(SimTime, f64)>| match points.last_mut() {
+            Some(last) if last.0 == t => last.1 = v,
+            Some(last) if last.1 == v => {}
+            _ => points.push((t, v)),
+        };
+        for (s, e, v) in runs {
+            push(s, v, &mut points);
+            push(e.min(end), self.base, &mut points);
+        }
+        points
+    }
+
+    /// The counter's mean, peak and percentiles over `[0, end)`, weighted by time.
+    pub fn summary(&self, graph: &Graph, timeline: &Timeline, end: SimTime) -> Summary {
+        let points = self.series(graph, timeline, end);
+        let mut held: Vec<(f64, u64)> = Vec::with_capacity(points.len());
+        for (i, &(t, v)) in points.iter().enumerate() {
+            let next = points.get(i + 1).map_or(end, |p| p.0);
+            held.push((v, next.saturating_sub(t).as_ps()));
+        }
+        let total: u64 = held.iter().map(|h| h.1).sum();
+        if total == 0 {
+            return Summary {
+                mean: self.base,
+                peak: self.base,
+                p99: self.base,
+                p1: self.base,
+            };
+        }
+        let mean = held.iter().map(|&(v, d)| v * d as f64).sum::<f64>() / total as f64;
+        held.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let quantile = |q: f64| {
+            let at = (q * total as f64) as u64;
+            let mut seen = 0u64;
+            for &(v, d) in &held {
+                seen += d;
+                if seen > at {
+                    return v;
+                }
+            }
+            held.last().map_or(self.base, |h| h.0)
+        };
+        Summary {
+            mean,
+            peak: held
+                .iter()
+                .filter(|h| h.1 > 0)
+                .map(|h| h.0)
+                .fold(f64::MIN, f64::max),
+            p99: quantile(0.99),
+            p1: quantile(0.01),
+        }
+    }
+
+    /// Means over `buckets` equal slices of `[0, end)`.
+    pub fn buckets(
+        &self,
+        graph: &Graph,
+        timeline: &Timeline,
+        end: SimTime,
+        buckets: usize,
+    ) -> Vec<f64> {
+        let points = self.series(graph, timeline, end);
+        let end_ps = end.as_ps();
+        if buckets == 0 || end_ps == 0 {
+            return Vec::new();
+        }
+        let mut sums = vec![0.0; buckets];
+        let width = end_ps as f64 / buckets as f64;
+        for (i, &(t, v)) in points.iter().enumerate() {
+            let (from, to) = (
+                t.as_ps() as f64,
+                points.get(i + 1).map_or(end, |p| p.0).as_ps() as f64,
+            );
+            let mut b = ((from / width) as usize).min(buckets - 1);
+            let mut at = from;
+            while at < to && b < buckets {
+                let edge = ((b + 1) as f64 * width).min(to);
+                sums[b] += v * (edge - at);
+                at = edge;
+                b += 1;
+            }
+        }
+        sums.iter().map(|s| s / width).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{Op, OpKind, execute};
+
+    fn op(lane: LaneId, ns: u64) -> Op {
+        Op {
+            name: "k".into(),
+            lane,
+            kind: OpKind::Compute,
+            duration: SimTime::from_ns(ns),
+            flops: 0.0,
+            bytes: 0.0,
+            tier: "roofline",
+            layer: None,
+            micro_batch: None,
+            model_flops: true,
+        }
+    }
+
+    #[test]
+    fn a_counter_follows_its_lane_and_falls_to_base_in_the_gaps() {
+        let mut g = Graph::new();
+        let compute = g.add_lane("compute", "GPU 0");
+        let comm = g.add_lane("comm", "GPU 0");
+        let a = g.add(op(compute, 300), &[]);
+        let wait = g.add(op(comm, 200), &[a]);
+        let b = g.add(op(compute, 500), &[wait]);
+        let (timeline, _) = execute(&g);
+        let c = Counter {
+            name: "board power",
+            unit: "W",
+            lane: compute,
+            base: 100.0,
+            values: vec![(a, 700.0), (b, 300.0)],
+        };
+        let end = timeline.makespan();
+        assert_eq!(end, SimTime::from_ns(1000));
+        let series = c.series(&g, &timeline, end);
+        assert_eq!(
+            series,
+            vec![
+                (SimTime::ZERO, 700.0),
+                (SimTime::from_ns(300), 100.0),
+                (SimTime::from_ns(500), 300.0),
+                (SimTime::from_ns(1000), 100.0),
+            ]
+        );
+        let s = c.summary(&g, &timeline, end);
+        assert!((s.mean - (0.3 * 700.0 + 0.2 * 100.0 + 0.5 * 300.0)).abs() < 1e-9);
+        assert_eq!(s.peak, 700.0);
+        assert_eq!(s.p99, 700.0);
+        assert_eq!(s.p1, 100.0);
+        let b = c.buckets(&g, &timeline, end, 4);
+        assert_eq!(b.len(), 4);
+        assert!((b[0] - 700.0).abs() < 1e-9);
+        assert!((b[1] - (0.2 * 700.0 + 0.8 * 100.0)).abs() < 1e-9, "{b:?}");
+        assert!((b[3] - 300.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,50 @@
+//! `[cluster] power_limit`: a sustained board power limit below the TDP (`nvidia-smi -pl`, a
+//! facility's cap), applied to a workload's compute model so that kernels that would draw more
+//! run at a lower clock (`hw::clock`). Without the key the limit is the TDP, recorded as an
+//! assumption, and nothing throttles.
+//!
+//! Refused at the key: a limit above the TDP (boards cannot be set above it) and one below what a
+//! memory-bound kernel draws (`hw::clock::lowest_limit`: the model lowers the SM clock only,
+//! never the memory system's power).
+
+use crate::hw::{ComputeModel, clock};
+use crate::scenario::Scenario;
+use crate::scenario::error::ScenarioError;
+
+/// Sets `compute`'s power limit from `[cluster] power_limit`; the TDP, recorded, when absent.
+pub fn apply(
+    s: &Scenario,
+    compute: &mut ComputeModel,
+    assumptions: &mut Vec<String>,
+) -> Result<(), ScenarioError> {
+    let gpu = compute.gpu;
+    let Some(limit) = s.file.cluster.power_limit else {
+        assumptions.push(format!(
+            "board power limit: the TDP ({:.0} W), so kernels run at their rated clock",
+            gpu.tdp_watts
+        ));
+        return Ok(());
+    };
+    let watts = limit.0;
+    let lowest = clock::lowest_limit(gpu);
+    if !(watts <= gpu.tdp_watts) || watts < lowest {
+        return Err(s
+            .error_at(
+                "cluster.power_limit",
+                format!(
+                    "power_limit {watts} W is outside what the model allows for the {}: {:.0} W \
+                     (what a memory-bound kernel draws) to {:.0} W (its TDP)",
+                    gpu.name, lowest, gpu.tdp_watts
+                ),
+            )
+            .with_help(format!(
+                "give a limit between {:.0} W and {:.0} W, e.g. power_limit = \"{:.0} W\", or \
+                 remove the key to run at the TDP",
+                lowest.ceil(),
+                gpu.tdp_watts,
+                (0.75 * gpu.tdp_watts).max(lowest).ceil()
+            )));
+    }
+    compute.power_limit_watts = (watts < gpu.tdp_watts).then_some(watts);
+    Ok(())
+}
