@@ -38,7 +38,12 @@ pub struct Traffic {
 /// The traffic in `report` placed on `layout`; `None` when the report has no `links`.
 pub fn from_report(report: &Value, layout: &Layout) -> Option<Traffic> {
     let listed = report.get("links")?.as_array()?;
-    let seconds = report.get("time_s")?.as_f64().filter(|s| *s > 0.0)?;
+    // A collective's time, or a training step's.
+    let seconds = report
+        .get("time_s")
+        .or_else(|| report.get("iteration_time_s"))?
+        .as_f64()
+        .filter(|s| *s > 0.0)?;
     let index: HashMap<&str, usize> = layout
         .devices
         .iter()
@@ -142,8 +147,32 @@ mod tests {
             let load = load.unwrap_or_else(|| panic!("node {} uplink unused", u.node));
             assert!(load.busy <= peak.busy + 1e-9);
         }
-        // A report without `links` (training) colours nothing.
+        // A report without `links` colours nothing.
         let (report, layout) = run("training/gpt3-1.3b-8xh100.toml", &[]);
         assert!(from_report(&report, &layout).is_none());
+    }
+
+    /// A training step that recorded its links colours every GPU's links and the network's, by
+    /// their share of the step.
+    #[test]
+    fn a_training_step_colours_its_links() {
+        let (report, layout) = run(
+            "training/megatron-3.6b-64xa100-tp2.toml",
+            &["sim.record_links=true"],
+        );
+        let t = from_report(&report, &layout).expect("the step recorded its links");
+        let loaded = t.links.iter().flatten().count();
+        let listed = report["links"].as_array().unwrap().len();
+        // Each drawn link stands for its two directions; some switch links carry one only.
+        assert!(
+            loaded <= listed && 2 * loaded >= listed,
+            "{loaded} of {listed}"
+        );
+        let (_, peak) = t.peak.unwrap();
+        assert!(peak.busy > 0.0 && peak.busy < 1.0, "{peak:?}");
+        assert!(
+            t.uplinks.iter().all(Option::is_some),
+            "every server sends over the network"
+        );
     }
 }
