@@ -8,5 +8,5 @@ pub mod preset;
 pub mod resolve;
 pub mod transformer;
 
-pub use resolve::{ModelError, Resolved, resolve, resolve_noted};
+pub use resolve::{ModelError, Resolved, resolve, resolve_noted, resolve_scenario};
 pub use transformer::{Activation, Mla, Moe, Transformer};

@@ -27,6 +27,21 @@ pub fn resolve(section: &ModelSection, base_dir: Option<&Path>) -> Result<Transf
     resolve_noted(section, base_dir).map(|r| r.model)
 }
 
+/// A scenario's `[model]` resolved (a key at fault located in the scenario), named after the
+/// scenario when neither a preset nor a config names it, its notes added to `assumptions`.
+pub fn resolve_scenario(
+    s: &crate::scenario::Scenario,
+    assumptions: &mut Vec<String>,
+) -> Result<Transformer, crate::scenario::error::ScenarioError> {
+    let resolved = resolve_noted(&s.file.model, s.source.path.parent()).map_err(|e| e.locate(s))?;
+    let mut model = resolved.model;
+    if model.name.is_empty() {
+        model.name = s.name();
+    }
+    assumptions.extend(resolved.notes);
+    Ok(model)
+}
+
 /// [`resolve`], with the notes an import made (an unknown architecture, layers left out).
 pub fn resolve_noted(m: &ModelSection, base_dir: Option<&Path>) -> Result<Resolved, ModelError> {
     let mut notes = Vec::new();

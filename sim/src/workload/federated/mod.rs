@@ -597,14 +597,7 @@ fn resolve_model(
     s: &Scenario,
     assumptions: &mut Vec<String>,
 ) -> Result<Transformer, ScenarioError> {
-    let m = &s.file.model;
-    let resolved =
-        crate::model::resolve_noted(m, s.source.path.parent()).map_err(|e| e.locate(s))?;
-    let mut model = resolved.model;
-    if model.name.is_empty() {
-        model.name = s.name();
-    }
-    assumptions.extend(resolved.notes);
+    let model = crate::model::resolve_scenario(s, assumptions)?;
     if model.is_moe() {
         return Err(s
             .error_at(
@@ -629,7 +622,7 @@ fn resolve_model(
             )
             .with_help("remove skip_attention_layers"));
     }
-    if m.dtype.is_none() {
+    if s.file.model.dtype.is_none() {
         assumptions.push(format!(
             "weights, activations and downloads in {} ([model] dtype)",
             model.dtype.name()
