@@ -77,6 +77,17 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
                 timeline,
             })
         }
+        Kind::Kernels => {
+            let (mut report, graph) = crate::workload::kernels::simulate(scenario)?;
+            let (timeline, stats) = crate::exec::execute(&graph);
+            report["sim"]["events"] = serde_json::json!(stats.events);
+            crate::workload::cost::stamp(scenario, &mut report)?;
+            Ok(RunOutput {
+                report,
+                graph,
+                timeline,
+            })
+        }
         Kind::Federated => {
             let mut f = crate::workload::federated::simulate(scenario)?;
             crate::workload::cost::stamp(scenario, &mut f.report)?;

@@ -96,6 +96,11 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             "`plan` searches parallel layouts; a collective scenario has none",
         )
         .with_help("compare algorithms or networks with `clustersim sweep --vary collective.algorithm=ring,tree`")),
+        Kind::Kernels => Err(ScenarioError::whole(
+            &scenario.source.path,
+            "`plan` searches parallel layouts; a kernels scenario has none",
+        )
+        .with_help("compare consolidation degrees with `clustersim sweep --vary kernels.consolidate=1,32,256`")),
         Kind::Federated => Err(ScenarioError::whole(
             &scenario.source.path,
             "`plan` searches parallel layouts; a federated scenario has none",

@@ -13,6 +13,7 @@ pub mod diffusion;
 pub mod error;
 pub mod expect;
 pub mod federated;
+pub mod kernels;
 pub mod model;
 pub mod parallel;
 pub mod quantity;
@@ -45,6 +46,8 @@ pub enum Kind {
     Collective,
     /// Federated training over a population of devices (`[federated]`).
     Federated,
+    /// Many small kernel launches against consolidated ones on one GPU (`[kernels]`).
+    Kernels,
 }
 
 impl Kind {
@@ -55,6 +58,7 @@ impl Kind {
             Kind::Diffusion => "diffusion",
             Kind::Collective => "collective",
             Kind::Federated => "federated",
+            Kind::Kernels => "kernels",
         }
     }
 }
@@ -66,6 +70,7 @@ pub const SUPPORTED_KINDS: &[Kind] = &[
     Kind::Diffusion,
     Kind::Collective,
     Kind::Federated,
+    Kind::Kernels,
 ];
 
 /// `[sim]`: how the simulator itself runs.
@@ -114,6 +119,7 @@ pub struct ScenarioFile {
     pub compression: Option<compression::CompressionSection>,
     pub collective: Option<collective::CollectiveSection>,
     pub federated: Option<federated::FederatedSection>,
+    pub kernels: Option<kernels::KernelsSection>,
     #[serde(default)]
     pub expect: BTreeMap<String, Expectation>,
 }
@@ -195,6 +201,7 @@ impl Scenario {
             (f.compression.is_some(), "compression", Kind::Training),
             (f.collective.is_some(), "collective", Kind::Collective),
             (f.federated.is_some(), "federated", Kind::Federated),
+            (f.kernels.is_some(), "kernels", Kind::Kernels),
         ];
         for (given, section, owner) in sections {
             // A diffusion scenario serves videos with [workload].
@@ -213,7 +220,7 @@ impl Scenario {
         let foreign = match self.kind {
             Kind::Training => p.diffusion_keys(),
             Kind::Diffusion => p.training_keys(),
-            Kind::Serving | Kind::Collective | Kind::Federated => {
+            Kind::Serving | Kind::Collective | Kind::Federated | Kind::Kernels => {
                 let mut all = p.training_keys();
                 all.extend(p.diffusion_keys());
                 if p.tp.is_some() {
@@ -235,6 +242,7 @@ impl Scenario {
                 Kind::Federated => {
                     "a federated scenario's devices train alone; what they train is [federated]'s"
                 }
+                Kind::Kernels => "a kernels scenario prices [kernels] alone; remove [parallel]",
             };
             return refuse(format!("parallel.{key}"), help);
         }
@@ -337,10 +345,18 @@ fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError>
         Some("diffusion") => Kind::Diffusion,
         Some("collective") => Kind::Collective,
         Some("federated") => Kind::Federated,
+        Some("kernels") => Kind::Kernels,
         Some(other) => {
             let hint = suggest::closest(
                 other,
-                ["training", "serving", "diffusion", "collective", "federated"],
+                [
+                    "training",
+                    "serving",
+                    "diffusion",
+                    "collective",
+                    "federated",
+                    "kernels",
+                ],
             )
             .map(|s| format!("did you mean \"{s}\"? "))
             .unwrap_or_default();
@@ -348,7 +364,7 @@ fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError>
                 .error(value.span(), format!("unknown kind \"{other}\""))
                 .with_help(format!(
                     "{hint}valid kinds: \"training\", \"serving\", \"diffusion\", \"collective\", \
-                     \"federated\""
+                     \"federated\", \"kernels\""
                 )));
         }
         None => {

@@ -39,6 +39,13 @@ pub fn defaults(kind: Kind) -> &'static [&'static str] {
             "memory.peak_bytes_per_gpu",
         ],
         Kind::Collective => &["time_s", "algbw_GBps", "busbw_GBps", "algorithm"],
+        Kind::Kernels => &[
+            "time_s",
+            "launches",
+            "launch_overhead_share",
+            "unconsolidated.time_s",
+            "speedup",
+        ],
         Kind::Federated => &[
             "round_time_s.p50",
             "round_time_s.p90",
