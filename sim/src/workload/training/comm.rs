@@ -58,15 +58,7 @@ impl Compressions {
             ("outer", self.outer),
         ] {
             if let Some(z) = z {
-                out.insert(
-                    name.into(),
-                    serde_json::json!({
-                        "ratio": z.ratio,
-                        "compress_bytes_per_s": z.compress_bytes_per_s,
-                        "decompress_bytes_per_s": z.decompress_bytes_per_s,
-                        "per_hop": z.per_hop,
-                    }),
-                );
+                out.insert(name.into(), crate::workload::compression::report(&z));
             }
         }
         if let Some(pipeline) = out.get_mut("pipeline") {
@@ -141,23 +133,10 @@ impl Training {
             .seconds
     }
 
-    /// The bytes every link carries (by edge index) when the groups of `comm` shifted by
-    /// `offsets` run `op` on `bytes` beside the group of `base`.
-    pub fn collective_link_bytes(
-        &self,
-        base: u32,
-        comm: Comm,
-        op: CollectiveOp,
-        bytes: f64,
-        tier: Tier,
-        offsets: &[u32],
-    ) -> Vec<f64> {
-        self.collective_cost(base, comm, op, bytes, tier, offsets, true)
-            .link_bytes
-    }
-
+    /// The price of `op` on `bytes` over `comm` of the GPU of rank `base`, beside its groups
+    /// shifted by `offsets`, with every link's bytes when `record_links` (`links.rs`).
     #[allow(clippy::too_many_arguments)]
-    fn collective_cost(
+    pub fn collective_cost(
         &self,
         base: u32,
         comm: Comm,

@@ -77,7 +77,9 @@ pub fn link_bytes(s: &Training, uses: &[CommUse]) -> Vec<f64> {
     let mut total = vec![0.0; s.topology.graph.edge_count()];
     for u in uses {
         let offsets = offsets(s, u.base, u.comm);
-        let bytes = s.collective_link_bytes(u.base, u.comm, u.op, u.bytes, s.tier, &offsets);
+        let bytes = s
+            .collective_cost(u.base, u.comm, u.op, u.bytes, s.tier, &offsets, true)
+            .link_bytes;
         for (t, b) in total.iter_mut().zip(bytes) {
             *t += u.count as f64 * b;
         }
