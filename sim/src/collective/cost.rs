@@ -271,14 +271,16 @@ fn best_protocol(
     best.ok_or_else(|| "no protocol applies".to_string())
 }
 
-/// The algorithms `Auto` chooses among: NCCL's own (ring, tree, in-switch reduction) and direct
-/// exchanges. Halving-doubling and hierarchical are MPI-style algorithms NCCL does not run; they
-/// are priced only when asked for by name.
-pub const AUTO_CANDIDATES: [Algorithm; 4] = [
+/// The algorithms `Auto` chooses among: NCCL's own (ring, tree, in-switch reduction), direct
+/// exchanges, and on a torus of single chips the TPU's row-and-column all-reduce (it applies
+/// nowhere else). Halving-doubling and hierarchical are MPI-style algorithms NCCL does not run;
+/// they are priced only when asked for by name.
+pub const AUTO_CANDIDATES: [Algorithm; 5] = [
     Algorithm::Ring,
     Algorithm::Tree,
     Algorithm::Nvls,
     Algorithm::Direct,
+    Algorithm::Torus,
 ];
 
 /// Prices `c` on `topo`. `Auto` compares the algorithms NCCL would consider with the analytical
@@ -308,6 +310,11 @@ pub fn cost_beside(
         ));
     }
     let beside = |schedule: Schedule| beside(schedule, offsets, topo.gpus_per_node);
+    // The torus algorithm's rows: a torus's first dimension, when its nodes are single chips.
+    let torus_row = topo
+        .torus_dims()
+        .filter(|d| d.len() >= 2 && topo.gpus_per_node == 1)
+        .map(|d| d[0]);
     if let Some(&r) = c
         .group
         .ranks
@@ -320,14 +327,17 @@ pub fn cost_beside(
         ));
     }
     if c.algorithm != Algorithm::Auto {
-        let schedule = c.algorithm.lower(c.op, &c.group, c.bytes).ok_or_else(|| {
-            format!(
-                "the {} algorithm does not apply to {} over these {} ranks",
-                c.algorithm.name(),
-                c.op,
-                c.group.size()
-            )
-        })?;
+        let schedule = c
+            .algorithm
+            .lower_on(c.op, &c.group, c.bytes, torus_row)
+            .ok_or_else(|| {
+                format!(
+                    "the {} algorithm does not apply to {} over these {} ranks",
+                    c.algorithm.name(),
+                    c.op,
+                    c.group.size()
+                )
+            })?;
         return best_protocol(
             topo,
             c,
@@ -342,7 +352,10 @@ pub fn cost_beside(
         if algorithm == Algorithm::Nvls && !options.nvls_available {
             continue;
         }
-        let Some(schedule) = algorithm.lower(c.op, &c.group, c.bytes).map(beside) else {
+        let Some(schedule) = algorithm
+            .lower_on(c.op, &c.group, c.bytes, torus_row)
+            .map(beside)
+        else {
             continue;
         };
         let estimate = best_protocol(topo, c, algorithm, &schedule, options, Tier::Analytical)?;

@@ -30,6 +30,8 @@ pub enum Architecture {
     Blackwell,
     Cdna2,
     Cdna3,
+    /// Google's TPU v3: two TensorCores of two 128 x 128 bf16 matrix units each, on a 2-D torus.
+    TpuV3,
     /// Not a GPU: a device defined in the scenario (`[cluster.accelerator]`, `hw::accelerator`).
     Custom,
 }
@@ -720,6 +722,48 @@ static CATALOG: &[GpuSpec] = &[
         source: "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
                  MI300X platform datasheet for Infinity Fabric",
     },
+    // ---- Google TPU ----
+    GpuSpec {
+        name: "TPU-v3",
+        aliases: &["TPUv3", "TPU v3", "Cloud TPU v3"],
+        vendor: "Google",
+        architecture: Architecture::TpuV3,
+        // One chip (two TensorCores). The matrix units multiply bf16 and accumulate in fp32; there
+        // is no fp16, fp8 or int8 path, so an fp16 model is priced at the bf16 peak. FP32 matrix
+        // products run as bf16 passes (6 for full fp32 precision): 123 / 6 = 20.5, our
+        // derivation, not a datasheet figure (the optimizer step it prices is memory-bound).
+        peak_fp32: 20.5 * TFLOPS,
+        peak_tf32: None,
+        peak_bf16: Some(123.0 * TFLOPS),
+        peak_fp16: 123.0 * TFLOPS,
+        peak_fp8: None,
+        peak_int8: None,
+        // GiB, as the Cloud TPU page writes it ("32 GiB, 900 GBps").
+        memory_bytes: 32 * GIB,
+        memory_bandwidth: 900.0 * GB,
+        // No server-internal switch: every chip has 4 inter-chip-interconnect (ICI) links of
+        // 656 Gb/s (82 GB/s) to its torus neighbours (Jouppi et al. 2020, Table 3; 1,024 chips x
+        // 4 x 82 GB/s = 336 TB/s matches the Cloud page's "all-reduce bandwidth per Pod 340
+        // TB/s"). Chips of one board are neighbours on the same torus: a scenario models the
+        // torus with one chip per node (`topology = "torus-2d"`, `torus_link_bandwidth`).
+        intra_link: IntraLinkKind::Mesh,
+        intra_bandwidth: 4.0 * 82.0 * GB,
+        // The host's PCIe Gen3 x16 (assumed; the four chips of a board share one host).
+        pcie_bandwidth: 16.0 * GB,
+        // Measured power per chip, min/mean/max 123/220/262 W (Cloud TPU v3 page): the maximum as
+        // the board power, the minimum as idle.
+        tdp_watts: 262.0,
+        in_switch_reduction: false,
+        // Two TensorCores.
+        multiprocessors: 2,
+        peak_int4: None,
+        idle_watts: Some(123.0),
+        nonlinear_rate: None,
+        efficiency: None,
+        source: "Google Cloud TPU v3 documentation (system architecture: 123 TFLOPS bf16, 32 GiB \
+                 HBM2 at 900 GBps, measured power 123/220/262 W, 2-D torus pods of 1,024 chips); \
+                 Jouppi et al., CACM 2020, Table 3 (4 ICI links at 656 Gbit/s)",
+    },
 ];
 
 /// Every GPU in the catalog, in the order `clustersim list gpus` prints them.
@@ -929,5 +973,17 @@ mod tests {
                 assert_eq!(owners.len(), 1, "{alias} names {} GPUs", owners.len());
             }
         }
+    }
+
+    #[test]
+    fn tpu_v3_has_bf16_only_and_four_ici_links() {
+        let tpu = find("tpu v3").unwrap();
+        assert_eq!(tpu.name, "TPU-v3");
+        assert_eq!(tpu.peak_flops(Dtype::Bf16), Some(123.0 * TFLOPS));
+        assert_eq!(tpu.peak_flops(Dtype::Fp8), None);
+        assert_eq!(tpu.memory_bytes, 32 * GIB);
+        // 1,024 chips x 4 links x 82 GB/s: the Cloud page's 340 TB/s of pod all-reduce bandwidth.
+        let pod = 1024.0 * tpu.intra_bandwidth;
+        assert!((pod / 340e12 - 1.0).abs() < 0.02, "{pod}");
     }
 }

@@ -7,6 +7,7 @@ pub mod halving_doubling;
 pub mod hierarchical;
 pub mod nvls;
 pub mod ring;
+pub mod torus;
 pub mod tree;
 
 use super::group::Group;
@@ -21,17 +22,20 @@ pub enum Algorithm {
     Hierarchical,
     Nvls,
     Direct,
+    /// Rows then columns of a torus of single-chip nodes (TPU pods).
+    Torus,
     Auto,
 }
 
 impl Algorithm {
-    pub const CONCRETE: [Algorithm; 6] = [
+    pub const CONCRETE: [Algorithm; 7] = [
         Algorithm::Ring,
         Algorithm::Tree,
         Algorithm::HalvingDoubling,
         Algorithm::Hierarchical,
         Algorithm::Nvls,
         Algorithm::Direct,
+        Algorithm::Torus,
     ];
 
     pub fn name(self) -> &'static str {
@@ -42,6 +46,7 @@ impl Algorithm {
             Algorithm::Hierarchical => "hierarchical",
             Algorithm::Nvls => "nvls",
             Algorithm::Direct => "direct",
+            Algorithm::Torus => "torus-2d",
             Algorithm::Auto => "auto",
         }
     }
@@ -65,6 +70,18 @@ impl Algorithm {
     /// The schedule of `op` over `group` with this (concrete) algorithm, or None where the
     /// algorithm does not apply (NVLS across nodes, halving-doubling on 12 ranks, ...).
     pub fn lower(self, op: CollectiveOp, group: &Group, bytes: f64) -> Option<Schedule> {
+        self.lower_on(op, group, bytes, None)
+    }
+
+    /// [`Algorithm::lower`] on a network whose single-GPU nodes form a torus with rows of
+    /// `torus_row` nodes (what the torus algorithm needs; None elsewhere).
+    pub fn lower_on(
+        self,
+        op: CollectiveOp,
+        group: &Group,
+        bytes: f64,
+        torus_row: Option<u32>,
+    ) -> Option<Schedule> {
         if group.size() < 2 {
             return Some(Schedule::default());
         }
@@ -75,6 +92,7 @@ impl Algorithm {
             Algorithm::Hierarchical => hierarchical::lower(op, group, bytes),
             Algorithm::Nvls => nvls::lower(op, group, bytes),
             Algorithm::Direct => direct::lower(op, group, bytes),
+            Algorithm::Torus => torus::lower(op, group, bytes, torus_row),
             Algorithm::Auto => None,
         }
     }

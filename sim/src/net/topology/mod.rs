@@ -125,6 +125,19 @@ pub struct Topology {
     routing: Routing,
 }
 
+impl Topology {
+    /// Nodes along each dimension when the nodes form a torus (`torus-2d`, `torus-3d`).
+    pub fn torus_dims(&self) -> Option<&[u32]> {
+        match &self.routing {
+            Routing::Structured {
+                inter: routing::Inter::Torus(t),
+                ..
+            } => Some(&t.dims),
+            _ => None,
+        }
+    }
+}
+
 /// A path from one GPU to another: the directed edges in order.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Route {
