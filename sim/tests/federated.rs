@@ -187,6 +187,9 @@ fn bad_keys_are_refused_where_they_were_written() {
         e.contains("[cluster] does not apply to a federated scenario"),
         "{e}"
     );
+    let links = format!("{TEXT}[sim]\nrecord_links = true\n");
+    let e = outcome("fl.toml", &links).expect_err("record_links");
+    assert!(e.contains("`sim.record_links` does not apply"), "{e}");
     let missing = TEXT.replace("uplink = \"2 Mb/s\"\n", "");
     let e = outcome("fl.toml", &missing).expect_err("no uplink");
     assert!(e.contains("missing key `uplink`"), "{e}");

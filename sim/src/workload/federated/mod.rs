@@ -235,13 +235,19 @@ fn resolve(s: &Scenario) -> Result<Setup, ScenarioError> {
                 .with_help("devices are described in [federated]; remove it"));
         }
     }
-    if s.file.sim.network.is_some() {
-        return Err(s
-            .error_at(
-                "sim.network",
-                "`sim.network` does not apply to a federated scenario",
-            )
-            .with_help("each device is limited by its own uplink and downlink; remove it"));
+    let sim = &s.file.sim;
+    for (given, key) in [
+        (sim.network.is_some(), "sim.network"),
+        (sim.record_links.is_some(), "sim.record_links"),
+    ] {
+        if given {
+            return Err(s
+                .error_at(
+                    key,
+                    format!("`{key}` does not apply to a federated scenario"),
+                )
+                .with_help("each device is limited by its own uplink and downlink; remove it"));
+        }
     }
     let mut assumptions = Vec::new();
     let model = resolve_model(s, &mut assumptions)?;
