@@ -157,3 +157,115 @@ fn host_figures_and_offload_modes_are_checked_at_their_keys() {
     .unwrap_err();
     assert!(e.contains("prefetch"), "{e}");
 }
+
+// ---- Training: the optimizer on the host CPUs (ZeRO-Offload) or on a node in the network (LuWu)
+
+const ZERO_OFFLOAD_13B: &str = r#"
+name = "ZeRO-Offload: 13B on one A100"
+kind = "training"
+[cluster]
+gpu = "A100-80GB"
+nodes = 1
+gpus_per_node = 1
+[model]
+preset = "gpt3-13b"
+seq_len = 2048
+[parallel]
+micro_batch = 1
+global_batch = 4
+zero = 2
+recompute = "full"
+optimizer_offload = "host"
+"#;
+
+/// ZeRO-Offload: a model whose Adam states overflow the GPU trains once they live on the host,
+/// at the price of PCIe copies and a CPU step after the backward.
+#[test]
+fn zero_offload_moves_the_states_to_the_host_and_pays_pcie_and_cpu_time() {
+    let offload = report("zo.toml", ZERO_OFFLOAD_13B, &[]);
+    let on_gpu = report(
+        "zo.toml",
+        ZERO_OFFLOAD_13B,
+        &["parallel.optimizer_offload=\"gpu\""],
+    );
+    assert_eq!(on_gpu["memory"]["fits"], false);
+    assert_eq!(offload["memory"]["fits"], true);
+    assert_eq!(number(&offload, "memory.breakdown_bytes.optimizer"), 0.0);
+    // 12 bytes of Adam state and 4 of fp32 gradient a parameter, on the host.
+    let params = number(&offload, "model.params");
+    let host = number(&offload, "memory.offloaded_bytes_per_gpu");
+    assert!((host / params - 16.0).abs() < 0.5, "{}", host / params);
+    // The copies: 4 bytes a parameter of gradients down and 2 of weights up at 80% of Gen4 x16.
+    let copies = number(&offload, "optimizer_offload.host_copies_s");
+    let expected = 6.0 * params / (32e9 * 0.8);
+    assert!(
+        (copies / expected - 1.0).abs() < 0.05,
+        "{copies} vs {expected}"
+    );
+    // The CPU step streams Adam's 30 bytes a parameter at 70% of 614 GB/s.
+    let cpu = number(&offload, "optimizer_offload.optimizer_s");
+    let expected = 30.0 * params / (614.4e9 * 0.7);
+    assert!((cpu / expected - 1.0).abs() < 0.05, "{cpu} vs {expected}");
+    // After the backward, the CPU step and the weights' return are exposed.
+    let exposed = number(&offload, "breakdown_s.optimizer_offload");
+    assert!(exposed >= cpu, "{exposed} {cpu}");
+    assert!(
+        number(&offload, "iteration_time_s") > number(&on_gpu, "iteration_time_s") + cpu,
+        "offloading is slower than the step that does not fit"
+    );
+    // A slower host shows in the step.
+    let slow = report(
+        "zo.toml",
+        &format!("{ZERO_OFFLOAD_13B}[cluster.host]\nmemory_bandwidth = \"100 GB/s\"\n"),
+        &[],
+    );
+    assert!(number(&slow, "optimizer_offload.optimizer_s") > 5.0 * cpu);
+}
+
+/// LuWu: the in-network optimizer takes the states and the parameters off the workers and hides
+/// its step behind the backward; with the same traffic on the same links the step gains only
+/// what the CPU optimizer cost.
+#[test]
+fn luwu_in_network_optimizer_removes_the_host_step_from_the_critical_path() {
+    let host = paper("luwu-gpt3-175b-8xa100-100g-host.toml", &[]);
+    let node = paper("luwu-gpt3-175b-8xa100-100g-network.toml", &[]);
+    let t = |r: &Value| number(r, "iteration_time_s");
+    let exposed = number(&host, "breakdown_s.optimizer_offload");
+    assert!(exposed > 1.0, "{exposed}");
+    assert!(number(&node, "breakdown_s.optimizer_offload") < 0.1);
+    assert!(t(&node) < t(&host));
+    // Communication is the same pattern and bytes: the gain is the host's exposed step.
+    assert_eq!(
+        number(&host, "communication_s.data_parallel"),
+        number(&node, "communication_s.data_parallel")
+    );
+    let gain = t(&host) - t(&node);
+    assert!((gain - exposed).abs() < 0.1, "{gain} vs {exposed}");
+    // The workers keep two gathered layers, not a shard of the weights.
+    let w = |r: &Value| number(r, "memory.breakdown_bytes.weights");
+    assert!(w(&node) < w(&host) / 5.0, "{} {}", w(&node), w(&host));
+    // The optimizer kept on the GPUs does not fit: 262 GB of Adam state a GPU.
+    let gpu = paper(
+        "luwu-gpt3-175b-8xa100-100g-host.toml",
+        &["parallel.optimizer_offload=\"gpu\""],
+    );
+    assert_eq!(gpu["memory"]["fits"], false);
+}
+
+#[test]
+fn optimizer_offload_is_refused_where_it_does_not_apply() {
+    let refuse = |sets: &str, why: &str| {
+        let text = ZERO_OFFLOAD_13B.replace("optimizer_offload = \"host\"", sets);
+        let e = outcome("zo.toml", &text).unwrap_err();
+        assert!(e.contains(why), "{e}");
+        assert!(e.contains("zo.toml:"), "{e}");
+    };
+    let e = outcome("zo.toml", &ZERO_OFFLOAD_13B.replace("zero = 2", "zero = 0")).unwrap_err();
+    assert!(e.contains("partitions its states"), "{e}");
+    refuse("optimizer_offload = \"network\"", "ZeRO-3's pattern");
+    refuse(
+        "optimizer_offload = \"host\"\noptimizer = \"galore\"",
+        "GaLore",
+    );
+    refuse("optimizer_offload = \"disk\"", "network");
+}

@@ -30,6 +30,11 @@ pub struct ParallelSection {
     pub galore_rank: Option<u32>,
     /// GaLore: optimizer steps between two SVDs that refresh the projection (default 200).
     pub galore_interval: Option<u32>,
+    /// Where the optimizer states live and the optimizer step runs: "gpu" (default), "host"
+    /// (ZeRO-Offload: states in host memory, the step on the CPUs, gradients down and weights up
+    /// over PCIe) or "network" (LuWu: an optimizer node beside the switch holds the states and
+    /// the parameters and updates them as the gradients stream in; ZeRO-3 only).
+    pub optimizer_offload: Option<OptimizerOffload>,
     /// Memory per GPU that adaptive recomputation must fit within (default: the GPU's memory).
     pub memory_cap: Option<Bytes>,
     /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
@@ -99,6 +104,7 @@ impl ParallelSection {
             (self.galore_rank.is_some(), "galore_rank"),
             (self.galore_interval.is_some(), "galore_interval"),
             (self.memory_cap.is_some(), "memory_cap"),
+            (self.optimizer_offload.is_some(), "optimizer_offload"),
             (self.tp_comm_overlap.is_some(), "tp_comm_overlap"),
             (self.local_steps.is_some(), "local_steps"),
             (self.outer_overlap.is_some(), "outer_overlap"),
@@ -106,6 +112,25 @@ impl ParallelSection {
         .into_iter()
         .filter_map(|(set, key)| set.then_some(key))
         .collect()
+    }
+}
+
+/// Where the optimizer states live and the step runs (`parallel.optimizer_offload`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OptimizerOffload {
+    Gpu,
+    Host,
+    Network,
+}
+
+impl OptimizerOffload {
+    pub fn name(self) -> &'static str {
+        match self {
+            OptimizerOffload::Gpu => "gpu",
+            OptimizerOffload::Host => "host",
+            OptimizerOffload::Network => "network",
+        }
     }
 }
 

@@ -36,6 +36,14 @@
 //! Compressed pipeline messages with error feedback (Clapping) keep an fp32 buffer per message a
 //! stage sends in a step (`error_feedback`).
 //!
+//! Optimizer offload (`parallel.optimizer_offload`): with `host` (ZeRO-Offload) the optimizer
+//! states and, under ZeRO 2 and 3, the gradient shard live in host memory (`host`, bytes a GPU;
+//! not in the peak), the GPU keeping ZeRO-3's one unsharded layer of gradients before its
+//! reduce-scatter, ZeRO-2's buckets, or ZeRO-1's full gradients. With `network` (LuWu) the
+//! optimizer node holds the states, the fp32 gradient accumulators and the parameters: the GPU
+//! keeps only the two gathered layers and one layer's gradients (`host` then counts the GPU's
+//! share of what the node holds).
+//!
 //! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
 //! temporary workspaces of individual kernels.
 
@@ -43,7 +51,7 @@ use super::activation_plan::{self, ActivationPlan};
 use super::schedule;
 use super::setup::Training;
 use super::step::BUCKET_BYTES;
-use crate::scenario::parallel::{Recompute, Schedule};
+use crate::scenario::parallel::{OptimizerOffload, Recompute, Schedule};
 use serde_json::{Value, json};
 
 /// Bytes per GPU by purpose.
@@ -60,6 +68,9 @@ pub struct MemoryUse {
     pub outer: f64,
     /// Error-feedback buffers of compressed pipeline messages (Clapping), fp32.
     pub error_feedback: f64,
+    /// Bytes of this GPU's share kept off the GPU by optimizer offload (host memory or the
+    /// optimizer node); not part of the peak.
+    pub host: f64,
 }
 
 impl MemoryUse {
@@ -76,7 +87,7 @@ impl MemoryUse {
 
     pub fn report(&self, capacity: u64) -> Value {
         let peak = self.peak().round() as u64;
-        json!({
+        let mut report = json!({
             "peak_bytes_per_gpu": peak,
             "capacity_bytes": capacity,
             "fits": peak <= capacity,
@@ -90,7 +101,11 @@ impl MemoryUse {
                 "outer_optimizer": self.outer.round() as u64,
                 "error_feedback": self.error_feedback.round() as u64,
             }
-        })
+        });
+        if self.host > 0.0 {
+            report["offloaded_bytes_per_gpu"] = json!(self.host.round() as u64);
+        }
+        report
     }
 }
 
@@ -193,6 +208,34 @@ pub fn stage_memory_as(
         2 => (params * m.dtype.bytes(), 4.0 * params / dp),
         _ => (params * m.dtype.bytes(), 4.0 * params),
     };
+    let optimizer = if s.zero >= 1 {
+        s.optimizer.state_bytes(s, stage) / dp
+    } else {
+        s.optimizer.state_bytes(s, stage)
+    };
+    // Optimizer offload moves the states, and the gradient shard where ZeRO shards it, off the
+    // GPU; the in-network optimizer takes the weights' shard as well.
+    let (weights, gradients, optimizer, host) = match s.optimizer_offload {
+        OptimizerOffload::Gpu => (weights, gradients, optimizer, 0.0),
+        OptimizerOffload::Host => {
+            let kept = match s.zero {
+                3 => 4.0 * layer_params,
+                2 => 0.0,
+                _ => gradients,
+            };
+            (weights, kept, 0.0, optimizer + gradients - kept)
+        }
+        OptimizerOffload::Network => {
+            let gathered = 2.0 * layer_params * m.dtype.bytes();
+            let kept = 4.0 * layer_params;
+            (
+                gathered,
+                kept,
+                0.0,
+                optimizer + gradients - kept + weights - gathered,
+            )
+        }
+    };
     let stash = if s.schedule == Schedule::Async1F1B {
         (in_flight - 1.0) * params * m.dtype.bytes()
     } else {
@@ -201,11 +244,7 @@ pub fn stage_memory_as(
     MemoryUse {
         weights: weights + stash,
         gradients,
-        optimizer: if s.zero >= 1 {
-            s.optimizer.state_bytes(s, stage) / dp
-        } else {
-            s.optimizer.state_bytes(s, stage)
-        },
+        optimizer,
         activations,
         logits: if last {
             6.0 * t * m.vocab as f64 / s.tp as f64
@@ -220,6 +259,7 @@ pub fn stage_memory_as(
             (true, false) => 8.0 * params,
         },
         error_feedback: error_feedback(s, stage),
+        host,
     }
 }
 

@@ -55,7 +55,10 @@ pub struct TrainingRun {
 /// point-to-point receive and to exposed communication when it was another collective; the gap
 /// after its last operation is communication up to the end of the stage's own collectives and
 /// bubble (the pipeline draining) after that.
-fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f64) {
+///
+/// With optimizer offload, what the host copies and the host CPUs' (or the optimizer node's) work
+/// leave after the stage's own work is the third figure, not bubble.
+fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f64, f64) {
     let (mut exposed, mut bubble) = (SimTime::ZERO, SimTime::ZERO);
     let mut previous_end = SimTime::ZERO;
     let ops = &graph.lane_ops[stage.compute as usize];
@@ -92,8 +95,21 @@ fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f
     let makespan = timeline.makespan();
     let comm_tail = own_comm_end.max(previous_end).saturating_sub(previous_end);
     exposed += comm_tail;
-    bubble += makespan.saturating_sub(previous_end + comm_tail);
-    (exposed.as_secs_f64(), bubble.as_secs_f64())
+    let own_end = previous_end + comm_tail;
+    let offload_tail = [stage.host_link, stage.offload]
+        .into_iter()
+        .flatten()
+        .flat_map(|lane| graph.lane_ops[lane as usize].iter())
+        .map(|&op| timeline.end[op as usize])
+        .max()
+        .unwrap_or(SimTime::ZERO)
+        .saturating_sub(own_end);
+    bubble += makespan.saturating_sub(own_end + offload_tail);
+    (
+        exposed.as_secs_f64(),
+        bubble.as_secs_f64(),
+        offload_tail.as_secs_f64(),
+    )
 }
 
 /// Model FLOPs of one step (see the module docs for the convention).
@@ -265,7 +281,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         .iter()
         .map(|st| busy(Some(st.data), Some(OpKind::Communication)))
         .fold(0.0, f64::max);
-    let (exposed, bubble) = idle_time(&graph, &timeline, critical);
+    let (exposed, bubble, offload_tail) = idle_time(&graph, &timeline, critical);
     // An asynchronous pipeline's fill and drain are not part of its steady-state step: what is
     // left idle is the step less the busiest stage's work.
     let bubble = if setup.schedule == Schedule::Async1F1B {
@@ -377,6 +393,20 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     });
     if let Some(r) = &round {
         report["local_sgd"] = local_sgd::report(&setup, r);
+    }
+    if let Some(host) = setup.host {
+        report["breakdown_s"]["optimizer_offload"] = json!(offload_tail);
+        report["optimizer_offload"] = json!({
+            "mode": setup.optimizer_offload.name(),
+            "host_copies_s": busy(critical.host_link, None),
+            "optimizer_s": busy(critical.offload, None),
+            "exposed_s": offload_tail,
+            "host": {
+                "cpu_flops": host.flops,
+                "memory_bandwidth": host.memory_bandwidth,
+                "memory_bytes": host.memory_bytes,
+            },
+        });
     }
     if setup.record_links {
         let bytes = links::link_bytes(&setup, &uses);

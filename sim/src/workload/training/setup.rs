@@ -7,13 +7,16 @@ use super::optimizer::Optimizer;
 use super::reliability::Reliability;
 use crate::hw::Dtype;
 use crate::hw::GpuSpec;
+use crate::hw::host::HostSpec;
 use crate::model::Transformer;
 use crate::net::Fabric;
 use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::parallel::{ContextAlgorithm, Optimizer as OptimizerKey, Recompute, Schedule};
+use crate::scenario::parallel::{
+    ContextAlgorithm, Optimizer as OptimizerKey, OptimizerOffload, Recompute, Schedule,
+};
 use crate::workload::cluster::{ClusterSetup, ComputeProfile, Needs, positive, resolve_profile};
 use crate::workload::cost::Prices;
 
@@ -53,6 +56,10 @@ pub struct Training {
     pub stride: Strides,
     /// The optimizer (its state, its step and GaLore's projections).
     pub optimizer: Optimizer,
+    /// Where the optimizer states live and the step runs (`parallel.optimizer_offload`).
+    pub optimizer_offload: OptimizerOffload,
+    /// The servers' host, shared by its GPUs (`host`), or the optimizer node (`network`).
+    pub host: Option<HostSpec>,
     /// Tensor-parallel collectives overlap the neighbouring GEMMs instead of blocking (no effect
     /// without tensor parallelism).
     pub tp_comm_overlap: bool,
@@ -410,6 +417,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             .expect("checked to be a dimension");
     }
     let optimizer = resolve_optimizer(s, &model, &mut assumptions)?;
+    let (optimizer_offload, host) = resolve_offload(s, &layout, optimizer, &mut assumptions)?;
     let reliability = Reliability::resolve(s, &mut assumptions)?;
     let straggler_slowdown = match f.reliability.as_ref().and_then(|r| r.straggler_slowdown) {
         None => 1.0,
@@ -452,6 +460,8 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         order,
         stride: Strides::new(&order, [("tp", 1), ("cp", 1), ("dp", 1), ("pp", 1)]),
         optimizer,
+        optimizer_offload,
+        host,
         tp_comm_overlap: p.tp_comm_overlap.unwrap_or(false),
         cp_algorithm,
         gpu,
@@ -535,6 +545,70 @@ fn resolve_model(
         );
     }
     Ok(model)
+}
+
+/// Reads `parallel.optimizer_offload` and, where the states leave the GPU, the host (or the
+/// optimizer node, priced as one) that keeps them.
+fn resolve_offload(
+    s: &Scenario,
+    layout: &Layout,
+    optimizer: Optimizer,
+    assumptions: &mut Vec<String>,
+) -> Result<(OptimizerOffload, Option<HostSpec>), ScenarioError> {
+    let key = "parallel.optimizer_offload";
+    let p = &s.file.parallel;
+    let offload = p.optimizer_offload.unwrap_or(OptimizerOffload::Gpu);
+    match offload {
+        OptimizerOffload::Gpu => return Ok((offload, None)),
+        _ if matches!(optimizer, Optimizer::Galore { .. }) => {
+            return Err(s
+                .error_at(
+                    key,
+                    "GaLore's projections run on the GPU; offloading them is not modelled",
+                )
+                .with_help("use adam, adam-8bit or adafactor with an offloaded optimizer"));
+        }
+        OptimizerOffload::Host if layout.zero == 0 => {
+            return Err(s
+                .error_at(
+                    key,
+                    "offloading the optimizer partitions its states over the replicas",
+                )
+                .with_help("set zero = 1, 2 or 3 (ZeRO-Offload needs a ZeRO stage)"));
+        }
+        OptimizerOffload::Network if layout.zero != 3 => {
+            return Err(s
+                .error_at(
+                    key,
+                    format!(
+                        "the in-network optimizer keeps the parameters too: ZeRO-3's pattern, \
+                         not zero = {}",
+                        layout.zero
+                    ),
+                )
+                .with_help("set zero = 3"));
+        }
+        OptimizerOffload::Network
+            if layout.tp * layout.pp * layout.cp * layout.ep > 1
+                || p.local_steps.is_some_and(|l| l > 1) =>
+        {
+            return Err(s
+                .error_at(
+                    key,
+                    "the in-network optimizer is modelled for pure data parallelism",
+                )
+                .with_help("use tp = pp = cp = ep = 1 and no local steps"));
+        }
+        _ => {}
+    }
+    let host = crate::workload::host::resolve(s, assumptions)?;
+    if offload == OptimizerOffload::Network {
+        assumptions.push(
+            "the in-network optimizer node is priced as one host of [cluster.host]'s figures"
+                .into(),
+        );
+    }
+    Ok((offload, Some(host)))
 }
 
 /// Reads `parallel.optimizer` and GaLore's `galore_rank` and `galore_interval` (refused for
@@ -643,6 +717,19 @@ fn resolve_activation_compression(
                 "saved activations are compressed once in the forward and decompressed once in the backward; per_hop does not apply",
             )
             .with_help("remove per_hop from [compression.activations]"));
+    }
+    for (key, given) in [
+        ("overlap", spec.overlap.is_some()),
+        ("slice", spec.slice.is_some()),
+    ] {
+        if given {
+            return Err(s
+                .error_at(
+                    &format!("compression.activations.{key}"),
+                    format!("saved activations are not sent in the steps of a collective; {key} (pipelining a per-hop codec with its transfers) does not apply"),
+                )
+                .with_help(format!("remove {key} from [compression.activations]")));
+        }
     }
     let mut spec = spec.clone();
     // Not a collective: nothing to record about hops.

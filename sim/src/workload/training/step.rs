@@ -18,6 +18,19 @@
 //! default, unless `tp_comm_overlap` runs each beside its GEMM. Context parallelism exchanges keys
 //! and values (ring passes overlapped with attention blocks, or an all-gather); expert parallelism
 //! exchanges routed tokens with all-to-alls. Every kind of communication has a lane of its own.
+//!
+//! Optimizer offload (`parallel.optimizer_offload`). `host` (ZeRO-Offload): each reduced
+//! gradient bucket's shard is copied to host memory over the GPU's PCIe link as soon as it is
+//! reduced (beside the backward, on a lane of its own); after the last copy the host CPUs run the
+//! optimizer step on the shard (`hw::host`: the fused step's arithmetic and bytes on the CPU, the
+//! host shared by the server's GPUs), and the updated 16-bit weights are copied back before ZeRO
+//! 1/2's all-gather. `network` (LuWu): the gradients are reduced as ZeRO-3 reduces them, and an
+//! optimizer node applies each bucket's update as it arrives (its share of the whole step, on its
+//! own lane), so only what it cannot hide behind the backward is exposed; the parameters come
+//! back with ZeRO-3's layer gathers at the next step. Ignored: the CPU's gradient accumulation
+//! across micro-batches, interference between the copies and the collectives on the host's PCIe
+//! root, and the SmartNIC offload of the collectives (they are priced as NCCL's).
+//!
 //! Ignored: the embedding's backward scatter (small), data loading.
 
 use super::activation_plan;
@@ -32,7 +45,7 @@ use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
 use crate::exec::{Counter, Graph, LaneId, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
-use crate::scenario::parallel::{ContextAlgorithm, Recompute, Schedule};
+use crate::scenario::parallel::{ContextAlgorithm, OptimizerOffload, Recompute, Schedule};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -71,6 +84,10 @@ pub struct Stage {
     pub expert: Option<LaneId>,
     /// Context-parallel key and value exchanges.
     pub context: Option<LaneId>,
+    /// Optimizer offload: copies between the GPU and host memory over PCIe.
+    pub host_link: Option<LaneId>,
+    /// Optimizer offload: the host CPUs' (or the optimizer node's) optimizer work.
+    pub offload: Option<LaneId>,
     /// The optimizer step, once built.
     pub optimizer: Option<OpId>,
     /// The last operation on the compute stream, which the next one follows.
@@ -131,6 +148,15 @@ impl<'a> StepBuilder<'a> {
                         .then(|| graph.add_lane("expert-parallel comm", group.clone())),
                     context: (setup.cp > 1)
                         .then(|| graph.add_lane("context-parallel comm", group.clone())),
+                    host_link: (setup.optimizer_offload == OptimizerOffload::Host)
+                        .then(|| graph.add_lane("host copies", group.clone())),
+                    offload: match setup.optimizer_offload {
+                        OptimizerOffload::Gpu => None,
+                        OptimizerOffload::Host => Some(graph.add_lane("host CPUs", group.clone())),
+                        OptimizerOffload::Network => {
+                            Some(graph.add_lane("optimizer node", group.clone()))
+                        }
+                    },
                     optimizer: None,
                     last: None,
                     pending: 0.0,
@@ -200,24 +226,27 @@ impl<'a> StepBuilder<'a> {
         } else {
             OpKind::Compute
         };
-        let deps = self.compute_deps();
         let lane = self.stage().compute;
-        let id = self.graph.add(
-            Op {
-                name: Cow::Borrowed(name),
-                lane,
-                kind,
-                duration: SimTime::from_secs_f64(cost.seconds),
-                flops: cost.flops,
-                bytes: cost.bytes,
-                tier: cost.tier.name(),
-                layer,
-                micro_batch: Some(micro_batch),
-                model_flops,
-            },
-            &deps,
-        );
+        let id = self.compute_op(Op {
+            name: Cow::Borrowed(name),
+            lane,
+            kind,
+            duration: SimTime::from_secs_f64(cost.seconds),
+            flops: cost.flops,
+            bytes: cost.bytes,
+            tier: cost.tier.name(),
+            layer,
+            micro_batch: Some(micro_batch),
+            model_flops,
+        });
         self.graph.counters[self.at].values.push((id, cost.watts));
+        id
+    }
+
+    /// Adds `op` to the compute stream after its last operation and whatever it waits on.
+    fn compute_op(&mut self, op: Op) -> OpId {
+        let deps = self.compute_deps();
+        let id = self.graph.add(op, &deps);
         self.stage().last = Some(id);
         if let Some(d) = self.deferred.take() {
             self.waiting_on.push(d);
@@ -231,27 +260,19 @@ impl<'a> StepBuilder<'a> {
         if seconds <= 0.0 {
             return;
         }
-        let deps = self.compute_deps();
         let lane = self.stage().compute;
-        let id = self.graph.add(
-            Op {
-                name: Cow::Borrowed(name),
-                lane,
-                kind: OpKind::Memory,
-                duration: SimTime::from_secs_f64(seconds),
-                flops: 0.0,
-                bytes: 0.0,
-                tier: "compressor throughput",
-                layer: Some(layer),
-                micro_batch: Some(micro_batch),
-                model_flops: false,
-            },
-            &deps,
-        );
-        self.stage().last = Some(id);
-        if let Some(d) = self.deferred.take() {
-            self.waiting_on.push(d);
-        }
+        self.compute_op(Op {
+            name: Cow::Borrowed(name),
+            lane,
+            kind: OpKind::Memory,
+            duration: SimTime::from_secs_f64(seconds),
+            flops: 0.0,
+            bytes: 0.0,
+            tier: "compressor throughput",
+            layer: Some(layer),
+            micro_batch: Some(micro_batch),
+            model_flops: false,
+        });
     }
 
     fn comm_op(
@@ -367,7 +388,10 @@ impl<'a> StepBuilder<'a> {
         } else {
             (self.setup.reducing_replicas(), Comm::Data)
         };
-        if replicas < 2 {
+        // Without replicas there is nothing to reduce, but an offloaded optimizer still needs
+        // the gradients in host memory (ZeRO-Offload on one GPU).
+        let alone = replicas < 2;
+        if alone && self.setup.optimizer_offload != OptimizerOffload::Host {
             return;
         }
         let stage = self.stage();
@@ -382,6 +406,11 @@ impl<'a> StepBuilder<'a> {
             return;
         }
         *pending = 0.0;
+        if alone {
+            let after: Vec<OpId> = self.stage().last.into_iter().collect();
+            self.offload_bucket(&after, total, 1);
+            return;
+        }
         let op = if self.setup.zero >= 1 {
             CollectiveOp::ReduceScatter
         } else {
@@ -392,6 +421,65 @@ impl<'a> StepBuilder<'a> {
         let lane = self.stage().data;
         let id = self.comm_op(lane, "grad_reduce", secs, total, &after);
         self.stage().buckets.push(id);
+        self.offload_bucket(&[id], total, replicas);
+    }
+
+    /// Optimizer offload: what follows the reduction `reduced` of a bucket of `total` gradient
+    /// bytes over `replicas` (or, alone, the bucket's last kernel): its shard's copy to the
+    /// host, or the optimizer node's update of it.
+    fn offload_bucket(&mut self, reduced: &[OpId], total: f64, replicas: u32) {
+        let s = self.setup;
+        match s.optimizer_offload {
+            OptimizerOffload::Gpu => {}
+            OptimizerOffload::Host => {
+                let shard = total / replicas as f64;
+                let secs = s.topology.host_copy_seconds(shard);
+                let lane = self.stage().host_link.expect("a host lane when offloading");
+                let id = self.comm_op(lane, "grad_to_host", secs, shard, reduced);
+                self.stage().buckets.push(id);
+            }
+            OptimizerOffload::Network => {
+                // The node's share of the step for this bucket's parameters: every micro-batch
+                // reduces its gradients, so each carries 1/accumulation of the update.
+                let params = total / GRAD_BYTES / s.accumulation as f64;
+                let state = params * s.optimizer.state_bytes(s, 0) / s.stage_params(0);
+                let id = self.host_op("optimizer_node_update", params, state, reduced);
+                self.stage().buckets.push(id);
+            }
+        }
+    }
+
+    /// The optimizer step over `params` parameters with `state` bytes of state on the host CPUs
+    /// or the optimizer node (`s.host`; a server's host shared by its GPUs), after `after`.
+    fn host_op(&mut self, name: &'static str, params: f64, state: f64, after: &[OpId]) -> OpId {
+        let s = self.setup;
+        let host = s.host.expect("a host when offloading");
+        let host = match s.optimizer_offload {
+            OptimizerOffload::Host => host.share(s.topology.gpus_per_node),
+            _ => host,
+        };
+        let Kernel::Memory { bytes, flops } = s.optimizer.step_kernel(params, state) else {
+            unreachable!("the optimizer step is a memory-bound kernel")
+        };
+        let lane = self
+            .stage()
+            .offload
+            .expect("an offload lane when offloading");
+        self.graph.add(
+            Op {
+                name: Cow::Borrowed(name),
+                lane,
+                kind: OpKind::Memory,
+                duration: SimTime::from_secs_f64(host.seconds(flops, bytes)),
+                flops,
+                bytes,
+                tier: "host",
+                layer: None,
+                micro_batch: None,
+                model_flops: false,
+            },
+            after,
+        )
     }
 
     /// Attention over a sequence split across the context-parallel group (`forward` or its
@@ -847,6 +935,42 @@ impl<'a> StepBuilder<'a> {
         } else {
             1.0
         };
+        let deps: Vec<OpId> = self
+            .stage()
+            .last
+            .into_iter()
+            .chain(self.stage().buckets.iter().copied())
+            .collect();
+        let opt = match s.optimizer_offload {
+            OptimizerOffload::Gpu => self.gpu_optimizer(stage, shards, &deps),
+            OptimizerOffload::Host => {
+                let state = s.optimizer.state_bytes(s, stage) / shards;
+                let cpu = self.host_op("optimizer_step_cpu", params / shards, state, &deps);
+                let bytes = params / shards * m.dtype.bytes();
+                let secs = s.topology.host_copy_seconds(bytes);
+                let lane = self.stage().host_link.expect("a host lane when offloading");
+                self.comm_op(lane, "weights_to_gpu", secs, bytes, &[cpu])
+            }
+            // The node's updates ran as the buckets arrived; the step ends with the last.
+            OptimizerOffload::Network => *deps.last().expect("ZeRO-3 reduces every step"),
+        };
+        self.stage().optimizer = Some(opt);
+        self.stage().last = Some(opt);
+        if matches!(s.zero, 1 | 2) && s.reducing_replicas() > 1 {
+            // All-gather the updated 16-bit weights (ZeRO-3 gathers them layer by layer at the
+            // next step instead).
+            let bytes = params * m.dtype.bytes();
+            let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
+            let lane = self.stage().data;
+            self.comm_op(lane, "param_all_gather", secs, bytes, &[opt]);
+        }
+    }
+
+    /// The optimizer step on the GPU's compute stream over its 1/`shards` of stage `stage`'s
+    /// parameters, after `deps`.
+    fn gpu_optimizer(&mut self, stage: u32, shards: f64, deps: &[OpId]) -> OpId {
+        let s = self.setup;
+        let params = s.stage_params(stage);
         let step = s
             .optimizer
             .step_kernel(params / shards, s.optimizer.state_bytes(s, stage) / shards);
@@ -858,12 +982,6 @@ impl<'a> StepBuilder<'a> {
             cost.flops += share * c.flops;
             cost.bytes += share * c.bytes;
         }
-        let deps: Vec<OpId> = self
-            .stage()
-            .last
-            .into_iter()
-            .chain(self.stage().buckets.iter().copied())
-            .collect();
         let lane = self.stage().compute;
         let opt = self.graph.add(
             Op {
@@ -878,19 +996,10 @@ impl<'a> StepBuilder<'a> {
                 micro_batch: None,
                 model_flops: false,
             },
-            &deps,
+            deps,
         );
         // (GaLore's projections folded into the step are drawn at the step's power.)
         self.graph.counters[self.at].values.push((opt, cost.watts));
-        self.stage().optimizer = Some(opt);
-        self.stage().last = Some(opt);
-        if matches!(s.zero, 1 | 2) && s.reducing_replicas() > 1 {
-            // All-gather the updated 16-bit weights (ZeRO-3 gathers them layer by layer at the
-            // next step instead).
-            let bytes = params * m.dtype.bytes();
-            let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
-            let lane = self.stage().data;
-            self.comm_op(lane, "param_all_gather", secs, bytes, &[opt]);
-        }
+        opt
     }
 }
