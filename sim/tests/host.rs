@@ -1,19 +1,11 @@
 //! The host as a place to keep and compute things (`hw::host`, `[cluster.host]`): serving's
-//! offloaded weights streamed layer by layer or computed on the CPUs (TwinPilots, paper #9).
+//! offloaded weights streamed layer by layer or computed on the CPUs (TwinPilots, paper #9);
+//! training's optimizer on the host CPUs (ZeRO-Offload) or an in-network node (LuWu, paper #16).
 
 mod common;
 
-use common::{number, outcome, report};
+use common::{number, outcome, paper, report};
 use serde_json::Value;
-
-fn paper(file: &str, sets: &[&str]) -> Value {
-    let path = common::root().join("scenarios/papers").join(file);
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let scenario = clustersim::Scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&scenario)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .report
-}
 
 const T4_13B: &str = r#"
 name = "LLaMA-2-13B on a T4 with offloaded weights"

@@ -60,6 +60,16 @@ pub fn outcome(name: &str, text: &str) -> Result<Value, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The report of the shipped scenario `scenarios/papers/<file>` with `--set` options `sets`.
+pub fn paper(file: &str, sets: &[&str]) -> Value {
+    let path = root().join("scenarios/papers").join(file);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let scenario = Scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
+    clustersim::run(&scenario)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .report
+}
+
 /// The error simulating a scenario that parses gives; panics with `why` if it runs.
 pub fn refused(name: &str, text: &str, why: &str) -> ScenarioError {
     match clustersim::run(&scenario(name, text, &[])) {

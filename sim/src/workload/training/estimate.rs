@@ -27,7 +27,7 @@ use super::step::{BUCKET_BYTES, GRAD_BYTES};
 use crate::collective::CollectiveOp;
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
 use crate::net::tier::Tier;
-use crate::scenario::parallel::{ContextAlgorithm, Recompute, Schedule};
+use crate::scenario::parallel::{ContextAlgorithm, OptimizerOffload, Recompute, Schedule};
 use std::collections::HashMap;
 
 /// The estimate of one step, seconds and bytes.
@@ -437,12 +437,26 @@ impl<'a> Estimator<'a> {
             params / shards,
             s.optimizer.state_bytes(s, busiest) / shards,
         );
-        let optimizer = self.seconds(&step)
-            + s.optimizer
-                .projection_kernels(s, busiest)
-                .iter()
-                .map(|(k, share)| share * self.seconds(k))
-                .sum::<f64>();
+        // An offloaded optimizer: the host step and the weights' return after the backward (the
+        // gradient copies overlap it); the optimizer node's updates hide behind it.
+        let optimizer = match s.optimizer_offload {
+            OptimizerOffload::Gpu => {
+                self.seconds(&step)
+                    + s.optimizer
+                        .projection_kernels(s, busiest)
+                        .iter()
+                        .map(|(k, share)| share * self.seconds(k))
+                        .sum::<f64>()
+            }
+            OptimizerOffload::Host => {
+                let host = s.optimizer_host().expect("a host when offloading");
+                let state = s.optimizer.state_bytes(s, busiest) / shards;
+                s.optimizer.host_step(&host, params / shards, state).0
+                    + s.topology
+                        .host_copy_seconds(params / shards * m.dtype.bytes())
+            }
+            OptimizerOffload::Network => 0.0,
+        };
         // Asynchronous pipelines update (and reduce) after every micro-batch.
         let (data, optimizer) = if asynchronous {
             (micro * data, micro * optimizer)

@@ -36,6 +36,7 @@
 //! scale factor and clipping arithmetic.
 
 use super::setup::Training;
+use crate::hw::host::HostSpec;
 use crate::hw::{Dtype, Kernel};
 
 /// Bytes of fp32 master weights a parameter.
@@ -135,6 +136,15 @@ impl Optimizer {
             bytes: STEP_BYTES * shard + 2.0 * own,
             flops: 12.0 * shard,
         }
+    }
+
+    /// The fused step of [`Self::step_kernel`] on a host's CPUs (`hw::host`): seconds, FLOPs
+    /// and bytes.
+    pub fn host_step(&self, host: &HostSpec, shard: f64, state: f64) -> (f64, f64, f64) {
+        let Kernel::Memory { bytes, flops } = self.step_kernel(shard, state) else {
+            unreachable!("the optimizer step is a memory-bound kernel")
+        };
+        (host.seconds(flops, bytes), flops, bytes)
     }
 
     /// GaLore's extra work on pipeline stage `stage` each step: fp32 GEMMs, each with the share

@@ -180,6 +180,16 @@ impl Training {
         }
     }
 
+    /// Where the optimizer step runs off the GPU: a server's host shared by its GPUs (`host`),
+    /// the optimizer node (`network`), or none.
+    pub fn optimizer_host(&self) -> Option<HostSpec> {
+        match self.optimizer_offload {
+            OptimizerOffload::Gpu => None,
+            OptimizerOffload::Host => self.host.map(|h| h.share(self.topology.gpus_per_node)),
+            OptimizerOffload::Network => self.host,
+        }
+    }
+
     /// Takes the degrees of `layout` (checked by the caller with `Layout::check`), with the rank
     /// strides that follow from them. Virtual stages and sequence parallelism need pipeline and
     /// tensor parallelism, and fall back to none without them.

@@ -453,14 +453,8 @@ impl<'a> StepBuilder<'a> {
     /// or the optimizer node (`s.host`; a server's host shared by its GPUs), after `after`.
     fn host_op(&mut self, name: &'static str, params: f64, state: f64, after: &[OpId]) -> OpId {
         let s = self.setup;
-        let host = s.host.expect("a host when offloading");
-        let host = match s.optimizer_offload {
-            OptimizerOffload::Host => host.share(s.topology.gpus_per_node),
-            _ => host,
-        };
-        let Kernel::Memory { bytes, flops } = s.optimizer.step_kernel(params, state) else {
-            unreachable!("the optimizer step is a memory-bound kernel")
-        };
+        let host = s.optimizer_host().expect("a host when offloading");
+        let (seconds, flops, bytes) = s.optimizer.host_step(&host, params, state);
         let lane = self
             .stage()
             .offload
@@ -470,7 +464,7 @@ impl<'a> StepBuilder<'a> {
                 name: Cow::Borrowed(name),
                 lane,
                 kind: OpKind::Memory,
-                duration: SimTime::from_secs_f64(host.seconds(flops, bytes)),
+                duration: SimTime::from_secs_f64(seconds),
                 flops,
                 bytes,
                 tier: "host",
