@@ -428,13 +428,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         s.error_at("workload", "a serving scenario needs a [workload] table")
             .with_help("add [workload] with requests, arrival and prompt_tokens / output_tokens")
     })?;
-    let resolved =
-        crate::model::resolve_noted(&f.model, s.source.path.parent()).map_err(|e| e.locate(s))?;
-    let mut model = resolved.model;
-    if model.name.is_empty() {
-        model.name = s.name();
-    }
-    assumptions.extend(resolved.notes);
+    let model = crate::model::resolve_scenario(s, &mut assumptions)?;
     if model.moe.is_some() {
         assumptions.push(
             "mixture of experts: tokens spread evenly over the experts, experts split by tensor \
