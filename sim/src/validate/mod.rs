@@ -630,6 +630,19 @@ fn numbers(text: &str) -> Vec<(f64, &str)> {
     out
 }
 
+/// A power limit in prose, in watts: "H100 SXM (500W power limit)"; None unless the text says
+/// it is a limit or a cap (a bare "700 W" is a datasheet TDP).
+fn power_limit_in(text: &str) -> Option<f64> {
+    let lower = text.to_lowercase();
+    if !(lower.contains("power limit") || lower.contains("power cap")) {
+        return None;
+    }
+    numbers(text).into_iter().find_map(|(v, rest)| {
+        let rest = rest.trim_start();
+        (rest.starts_with('W') && !rest.starts_with("Wh")).then_some(v)
+    })
+}
+
 /// A bandwidth in prose, in bytes/s: "200 Gb/s", "400Gbps", "900 GB/s".
 fn bandwidth_in(text: &str) -> Option<(f64, String)> {
     numbers(text).into_iter().find_map(|(v, rest)| {
@@ -767,6 +780,12 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
         "[cluster]\ngpu = {}\nnodes = {nodes}\ngpus_per_node = {gpus_per_node}\n",
         quote(gpu.name)
     );
+    if let Some(watts) = power_limit_in(gpu_name) {
+        let _ = writeln!(cluster, "power_limit = \"{watts} W\"");
+        a.push(format!(
+            "power limit {watts} W, as the source states for its GPU (clocks fall to fit it)"
+        ));
+    }
     let intra = intra_node(text(hw("intra_node")), gpu, &mut a);
     if !intra.is_empty() {
         let _ = write!(cluster, "\n[cluster.intra_node]\n{intra}");
@@ -1756,6 +1775,17 @@ fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn power_limits_are_read_only_when_stated_as_limits() {
+        assert_eq!(
+            power_limit_in("H100 SXM 96GB HBM2e (500W power limit)"),
+            Some(500.0)
+        );
+        assert_eq!(power_limit_in("H100 capped: power cap 450 W"), Some(450.0));
+        assert_eq!(power_limit_in("H100 SXM 700 W"), None);
+        assert_eq!(power_limit_in("A100-SXM4-80GB"), None);
+    }
 
     #[test]
     fn prose_is_read_honestly() {
