@@ -337,10 +337,11 @@ the schedule orders them. Its errors follow the software stack more than the mod
   roofline and FlashAttention 2 figures of this release; nothing here models a stack's overheads
   apart from its kernels (allocator, Python, FSDP's hooks, interference of overlapped
   communication with compute, clocks under a sustained power limit).
-- **torchtitan** (eager mode on a 500 W, 96 GB H100 variant the catalog lacks): about 2x too fast,
-  and the 8B case does not fit the 80 GB stand-in's memory. Eager PyTorch runs every elementwise
-  operation of RMSNorm, SwiGLU and RoPE as its own kernel, and its op-level selective
-  recomputation is not Megatron-LM's; neither is modelled.
+- **torchtitan** (a 96 GB H100 variant the catalog lacks, at its stated 500 W power limit, which
+  is modelled): 50-70% too fast, and the 8B case does not fit the 80 GB stand-in's memory. Eager
+  PyTorch runs every elementwise operation of RMSNorm, SwiGLU and RoPE as its own kernel, its
+  op-level selective recomputation is not Megatron-LM's, and Float8 training's casts are not
+  priced; none of these is modelled.
 - **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2): 40-160% too fast, and
   worse with scale. The measured step time stays at about 65 s from 768 to 1,536 GPUs, as if
   gathering the 175B parameters ran near one NIC's rate; the simulator gathers them with
