@@ -91,3 +91,74 @@ fn bad_collectives_are_located_errors() {
         .expect_err("no layout in a collective scenario");
     assert!(e.contains("does not apply to a collective scenario"), "{e}");
 }
+
+const PER_HOP: [&str; 4] = [
+    "collective.compression.ratio=10",
+    "collective.compression.compress=\"100 GB/s\"",
+    "collective.compression.decompress=\"150 GB/s\"",
+    "collective.compression.per_hop=true",
+];
+
+#[test]
+fn an_overlapped_codec_hides_behind_the_transfers() {
+    let added = common::report("collective.toml", TEXT, &PER_HOP);
+    let mut sets = PER_HOP.to_vec();
+    sets.push("collective.compression.overlap=true");
+    let piped = common::report("collective.toml", TEXT, &sets);
+    assert!(
+        number(&piped, "time_s") < number(&added, "time_s"),
+        "{} vs {}",
+        number(&piped, "time_s"),
+        number(&added, "time_s")
+    );
+    // The default slice is NCCL's, recorded; the report says what was pipelined.
+    assert_eq!(number(&piped, "compression.overlap_slice_bytes"), 1048576.0);
+    assert!(piped["assumptions"].to_string().contains("1 MiB slices"));
+    assert!(added["compression"].get("overlap_slice_bytes").is_none());
+    // One slice per step pipelines nothing: the codec is added again.
+    sets.push("collective.compression.slice=\"1 GiB\"");
+    let whole = common::report("collective.toml", TEXT, &sets);
+    assert!((number(&whole, "time_s") - number(&added, "time_s")).abs() < 1e-12);
+}
+
+#[test]
+fn overlap_and_slice_are_refused_where_they_mean_nothing() {
+    let once = [
+        "collective.compression.ratio=10",
+        "collective.compression.compress=\"100 GB/s\"",
+        "collective.compression.decompress=\"150 GB/s\"",
+    ];
+    for (extra, key, says) in [
+        (
+            &["collective.compression.overlap=true"][..],
+            "collective.compression.overlap",
+            "no step to overlap",
+        ),
+        (
+            &[
+                "collective.compression.per_hop=true",
+                "collective.compression.slice=\"1 MiB\"",
+            ][..],
+            "collective.compression.slice",
+            "without overlap",
+        ),
+        (
+            &[
+                "collective.compression.per_hop=true",
+                "collective.compression.overlap=true",
+                "collective.compression.slice=\"0 B\"",
+            ][..],
+            "collective.compression.slice",
+            "not 0",
+        ),
+    ] {
+        let mut sets = once.to_vec();
+        sets.extend_from_slice(extra);
+        let s = common::scenario("collective.toml", TEXT, &sets);
+        let e = clustersim::run(&s)
+            .err()
+            .unwrap_or_else(|| panic!("{key} ran"))
+            .to_string();
+        assert!(e.contains(says) && e.contains(key), "{key}: {e}");
+    }
+}

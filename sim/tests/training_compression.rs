@@ -163,3 +163,30 @@ fn error_feedback_is_refused_outside_pipeline_messages() {
     assert!(e.contains("compression.toml:"), "{e}");
     assert!(e.contains("pipeline-parallel messages only"), "{e}");
 }
+
+/// A per-hop gradient codec pipelined with the ring (NCCLZ's overlap) costs the step less than
+/// the same codec added to each ring step; saved activations refuse the key.
+#[test]
+fn an_overlapped_gradient_codec_shortens_the_step() {
+    let mut sets = data(8.0, "20 GB/s");
+    sets.push("compression.data.per_hop=true".into());
+    let added = step(&sets);
+    sets.push("compression.data.overlap=true".into());
+    let piped = step(&sets);
+    let seconds = |r: &serde_json::Value| number(r, "iteration_time_s");
+    assert!(
+        seconds(&piped) < seconds(&added),
+        "{} vs {}",
+        seconds(&piped),
+        seconds(&added)
+    );
+    assert_eq!(
+        number(&piped, "parallel.compression.data.overlap_slice_bytes"),
+        1048576.0
+    );
+    let text = format!(
+        "{SLOW}[compression.activations]\nratio = 2.0\ncompress = \"100 GB/s\"\ndecompress = \"100 GB/s\"\noverlap = true\n"
+    );
+    let e = common::outcome("compression.toml", &text).expect_err("overlap on activations");
+    assert!(e.contains("overlap") && e.contains("does not apply"), "{e}");
+}

@@ -73,6 +73,10 @@ pub struct CollectiveArgs {
     /// Decompress, reduce and recompress at every hop (else once at each end).
     #[arg(long)]
     recompress_each_hop: bool,
+    /// Pipeline each hop's (de)compression with its transfer in slices of this size (NCCLZ),
+    /// e.g. 1M; needs --recompress-each-hop.
+    #[arg(long)]
+    overlap_slice: Option<String>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -180,7 +184,11 @@ fn spec(a: &CollectiveArgs, g: &gpu::GpuSpec) -> Result<TopologySpec, String> {
 
 fn compression(a: &CollectiveArgs) -> Result<Option<Compression>, String> {
     let Some(ratio) = a.compress_ratio else {
-        if a.compressor.is_some() || a.decompressor.is_some() || a.recompress_each_hop {
+        if a.compressor.is_some()
+            || a.decompressor.is_some()
+            || a.recompress_each_hop
+            || a.overlap_slice.is_some()
+        {
             return Err("compression options need --compress-ratio".into());
         }
         return Ok(None);
@@ -196,11 +204,24 @@ fn compression(a: &CollectiveArgs) -> Result<Option<Compression>, String> {
             ))?,
         )
     };
+    let overlap_slice_bytes = match a.overlap_slice.as_deref() {
+        None => None,
+        Some(_) if !a.recompress_each_hop => {
+            return Err(
+                "--overlap-slice pipelines each hop's codec: it needs --recompress-each-hop".into(),
+            );
+        }
+        Some(text) => match parse_size(text)? {
+            0 => return Err("--overlap-slice must be some bytes, e.g. 1M".into()),
+            b => Some(b as f64),
+        },
+    };
     Ok(Some(Compression {
         ratio,
         compress_bytes_per_s: rate("compressor", &a.compressor)?,
         decompress_bytes_per_s: rate("decompressor", &a.decompressor)?,
         per_hop: a.recompress_each_hop,
+        overlap_slice_bytes,
     }))
 }
 

@@ -7,7 +7,8 @@
 //! the cheapest of NCCL's three, as NCCL's tuner picks it. Compression, when given, divides the bytes
 //! on the wire by its ratio and adds compressor and decompressor time, either once (at the ends) or
 //! at every hop (data decompressed, reduced and recompressed at each step), which is what the
-//! compressed-collective papers compare.
+//! compressed-collective papers compare; a per-hop codec may be pipelined with the step's
+//! transfer instead of added to it (`compression.rs`).
 
 use super::algorithm::Algorithm;
 use super::group::Group;
@@ -17,17 +18,7 @@ use super::schedule::{Endpoint, Schedule, Transfer};
 use crate::net::tier::{self, Efficiency, Placed, Tier, price, switch_of};
 use crate::net::topology::{LinkKind, Route, Topology};
 
-/// Optional compression of a collective's payload.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Compression {
-    /// Original bytes over compressed bytes (> 1 shrinks).
-    pub ratio: f64,
-    /// Bytes of input compressed per second, and decompressed per second.
-    pub compress_bytes_per_s: f64,
-    pub decompress_bytes_per_s: f64,
-    /// Decompress, reduce and recompress at every step (else once at each end).
-    pub per_hop: bool,
-}
+pub use super::compression::Compression;
 
 /// One collective to price.
 #[derive(Clone, Debug)]
@@ -166,7 +157,7 @@ fn price_schedule(
     options: &Options,
     tier: Tier,
 ) -> Result<CollectiveCost, String> {
-    let wire = c.compression.map_or(1.0, |z| 1.0 / z.ratio) / protocol.bandwidth_factor(c.op);
+    let wire = c.compression.map_or(1.0, |z| z.wire_factor()) / protocol.bandwidth_factor(c.op);
     let scale = (algorithm == Algorithm::Nvls).then_some(options.nvls_efficiency);
     let capacity = tier::capacities(topo, &options.efficiency, scale);
     let step_latency = |kind: LinkKind| protocol.step_latency_s(algorithm, kind);
@@ -187,17 +178,15 @@ fn price_schedule(
         }
         let cost = price(tier, &capacity, &placed, phase.repeat > 1);
         peak_load = peak_load.max(cost.peak_load);
-        let mut step = cost.seconds;
-        if let Some(z) = c.compression.filter(|z| z.per_hop) {
-            // Each rank decompresses what it received and compresses what it sends, per step.
-            let chunk = phase.transfers.iter().map(|t| t.bytes).fold(0.0, f64::max);
-            step += chunk / z.compress_bytes_per_s + chunk / z.decompress_bytes_per_s;
-        }
+        let step = match c.compression {
+            // Each rank decompresses what it received and compresses what it sends, per step:
+            // on every channel, with the GPU's one codec throughput.
+            Some(z) => z.step_seconds(cost.seconds, busiest_sender(phase)),
+            None => cost.seconds,
+        };
         seconds += phase.repeat as f64 * step;
     }
-    if let Some(z) = c.compression.filter(|z| !z.per_hop) {
-        seconds += c.bytes / z.compress_bytes_per_s + c.bytes / z.decompress_bytes_per_s;
-    }
+    seconds += c.compression.map_or(0.0, |z| z.ends_seconds(c.bytes));
     let algbw = if seconds > 0.0 {
         c.bytes / seconds
     } else {
@@ -215,6 +204,16 @@ fn price_schedule(
         peak_load,
         link_bytes,
     })
+}
+
+/// The most bytes one endpoint sends in a phase, over all its transfers (a rank sends one
+/// chunk on each of its rings' channels in a ring step).
+fn busiest_sender(phase: &super::schedule::Phase) -> f64 {
+    let mut sent: std::collections::HashMap<Endpoint, f64> = std::collections::HashMap::new();
+    for t in &phase.transfers {
+        *sent.entry(t.src).or_insert(0.0) += t.bytes;
+    }
+    sent.values().copied().fold(0.0, f64::max)
 }
 
 /// The protocols worth pricing for a schedule: the forced one, in-switch reduction's Simple, or
@@ -506,6 +505,7 @@ mod tests {
             compress_bytes_per_s: f64::INFINITY,
             decompress_bytes_per_s: f64::INFINITY,
             per_hop,
+            overlap_slice_bytes: None,
         };
         // A bandwidth-bound all-reduce with an infinitely fast 4x compressor takes about a quarter.
         let quarter = all_reduce(Some(free(false))) / plain;
@@ -521,6 +521,19 @@ mod tests {
         let ends = 4e9 / 200e9 + 4e9 / 400e9;
         assert!((once - all_reduce(Some(free(false))) - ends).abs() < 1e-9);
         assert!(every_hop > once, "{every_hop} {once}");
+        // Pipelined with the ring's transfers in 1 MB slices, the per-hop codec (here slower than
+        // NVLink: a step's 500 MB chunk takes 3.75 ms to code) hides all of the transfer but one
+        // slice: the collective takes the codec time of its 14 steps and little more.
+        let piped = all_reduce(Some(Compression {
+            overlap_slice_bytes: Some(1e6),
+            ..slow(true)
+        }));
+        let codec_only = 14.0 * (500e6 / 200e9 + 500e6 / 400e9);
+        assert!(
+            piped < every_hop && piped > codec_only,
+            "{piped} {every_hop}"
+        );
+        assert!(piped < codec_only * 1.05, "{piped} {codec_only}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! for model-parallel messages, lossy for gradients, or any mix), as the compressed-collective
 //! papers configure them.
 
-use super::quantity::Bandwidth;
+use super::quantity::{Bandwidth, Bytes};
 use serde::Deserialize;
 
 /// One dimension's compression.
@@ -18,6 +18,11 @@ pub struct CompressionSpec {
     /// Decompress, reduce and recompress at every step of the collective (else compress once
     /// before and decompress once after).
     pub per_hop: Option<bool>,
+    /// Pipeline each step's decompression and recompression with its transfer (NCCLZ): a step
+    /// takes the larger of the two plus one slice of the smaller. Per-hop compression only.
+    pub overlap: Option<bool>,
+    /// Bytes of payload per pipelined slice when `overlap` (default: NCCL's 1 MiB ring slice).
+    pub slice: Option<Bytes>,
     /// Error feedback (pipeline messages only): keep what compression lost of each message and
     /// add it to the same message at the next step (Clapping), a buffer in memory per message.
     pub error_feedback: Option<bool>,

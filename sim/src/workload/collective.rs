@@ -156,12 +156,7 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
         traced(&mut graph, "uncompressed (for comparison)", op, &raw, bytes);
         report["uncompressed"] = row(&raw);
         report["speedup"] = json!(raw.seconds / priced.seconds);
-        report["compression"] = json!({
-            "ratio": z.ratio,
-            "compress_bytes_per_s": z.compress_bytes_per_s,
-            "decompress_bytes_per_s": z.decompress_bytes_per_s,
-            "per_hop": z.per_hop,
-        });
+        report["compression"] = crate::workload::compression::report(&z);
     }
     Ok((report, graph))
 }

@@ -1,9 +1,11 @@
 //! A `[compression...]` table of a scenario to the collective layer's `Compression`: the ratio
 //! (1 or more) and the compressor and decompressor throughputs (above zero) checked at their
-//! keys, compressing once at the ends unless `per_hop` says otherwise (recorded). Error feedback
-//! (`error_feedback`) is read by the caller that models it and refused elsewhere.
+//! keys, compressing once at the ends unless `per_hop` says otherwise (recorded); a per-hop codec
+//! added to each step unless `overlap` pipelines it with the transfer in slices of `slice` bytes
+//! (NCCL's 1 MiB unless given, recorded). Error feedback (`error_feedback`) is read by the caller
+//! that models it and refused elsewhere.
 
-use crate::collective::cost::Compression;
+use crate::collective::compression::{Compression, NCCL_SLICE_BYTES};
 use crate::scenario::Scenario;
 use crate::scenario::compression::CompressionSpec;
 use crate::scenario::error::ScenarioError;
@@ -56,10 +58,62 @@ pub fn resolve(
             "{what} compressed once before and decompressed once after each collective"
         ));
     }
+    let per_hop = z.per_hop.unwrap_or(false);
+    let overlap = z.overlap.unwrap_or(false);
+    if overlap && !per_hop {
+        return Err(s
+            .error_at(
+                &format!("{path}.overlap"),
+                "overlap pipelines the decompression and recompression of every step with its transfer; compression once at the ends has no step to overlap",
+            )
+            .with_help("set per_hop = true, or remove overlap"));
+    }
+    if let Some(slice) = z.slice {
+        if !overlap {
+            return Err(s
+                .error_at(
+                    &format!("{path}.slice"),
+                    "slice is the unit of the pipeline that overlap = true sets up; without overlap it has no meaning",
+                )
+                .with_help("set overlap = true, or remove slice"));
+        }
+        if slice.0 == 0 {
+            return Err(s
+                .error_at(
+                    &format!("{path}.slice"),
+                    "a pipelined slice is some bytes of payload, not 0",
+                )
+                .with_help("e.g. slice = \"1 MiB\" (NCCL's ring slice)"));
+        }
+    }
+    let overlap_slice_bytes = overlap.then(|| {
+        if z.slice.is_none() {
+            assumptions.push(format!(
+                "{what} decompressed and recompressed at every step in a pipeline with its transfer, in NCCL's 1 MiB slices"
+            ));
+        }
+        z.slice.map_or(NCCL_SLICE_BYTES, |b| b.0) as f64
+    });
     Ok(Some(Compression {
         ratio: z.ratio,
         compress_bytes_per_s: z.compress.0,
         decompress_bytes_per_s: z.decompress.0,
-        per_hop: z.per_hop.unwrap_or(false),
+        per_hop,
+        overlap_slice_bytes,
     }))
+}
+
+/// The report's view of a compression: ratio, throughputs, per hop, and the overlap's slice in
+/// bytes when the codec is pipelined with the transfers.
+pub fn report(z: &Compression) -> serde_json::Value {
+    let mut out = serde_json::json!({
+        "ratio": z.ratio,
+        "compress_bytes_per_s": z.compress_bytes_per_s,
+        "decompress_bytes_per_s": z.decompress_bytes_per_s,
+        "per_hop": z.per_hop,
+    });
+    if let Some(slice) = z.overlap_slice_bytes {
+        out["overlap_slice_bytes"] = serde_json::json!(slice);
+    }
+    out
 }
