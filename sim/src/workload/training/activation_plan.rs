@@ -104,13 +104,18 @@ impl ActivationPlan {
         self.compression.map_or(1.0, |z| z.ratio)
     }
 
-    /// Bytes compressed per layer and micro-batch.
-    pub fn compressed_bytes(&self) -> f64 {
+    /// The sum of `f` over the classes with `choice`.
+    fn total(&self, choice: Choice, f: impl Fn(&Tensor) -> f64) -> f64 {
         self.tensors
             .iter()
-            .filter(|t| t.choice == Choice::Compress)
-            .map(|t| t.bytes)
+            .filter(|t| t.choice == choice)
+            .map(f)
             .sum()
+    }
+
+    /// Bytes compressed per layer and micro-batch.
+    pub fn compressed_bytes(&self) -> f64 {
+        self.total(Choice::Compress, |t| t.bytes)
     }
 
     /// Seconds of compression in a layer's forward (per micro-batch).
@@ -131,15 +136,6 @@ impl ActivationPlan {
             .iter()
             .filter(|t| t.choice == Choice::Recompute)
             .flat_map(|t| t.recompute.iter())
-    }
-
-    /// Seconds of recomputation in a layer's backward (per micro-batch, roofline).
-    pub fn recompute_s(&self) -> f64 {
-        self.tensors
-            .iter()
-            .filter(|t| t.choice == Choice::Recompute)
-            .map(|t| t.recompute_s)
-            .sum()
     }
 
     /// The report's view: the cap and each class's choice and bytes.
