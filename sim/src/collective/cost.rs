@@ -536,6 +536,41 @@ mod tests {
         assert!(piped < codec_only * 1.05, "{piped} {codec_only}");
     }
 
+    /// Across nodes a ring all-reduce runs one ring per rail; a per-hop codec still codes every
+    /// byte its rank sends in a step, S / n over all channels, at the GPU's one throughput.
+    #[test]
+    fn a_per_hop_codec_codes_every_channel_of_a_step() {
+        let topo = Topology::build(&TopologySpec::new(2, 4)).unwrap();
+        let price = |compression| {
+            let c = Collective {
+                op: CollectiveOp::AllReduce,
+                algorithm: Algorithm::Ring,
+                group: Group::first(8, 4),
+                bytes: 8e9,
+                compression,
+            };
+            let mut options = Options::new(Tier::Analytical);
+            options.protocol = Some(Protocol::Simple);
+            cost(&topo, &c, &options).unwrap()
+        };
+        let raw = price(None);
+        // A ratio of 1 leaves the wire as it is: the difference is the codec alone.
+        let coded = price(Some(Compression {
+            ratio: 1.0,
+            compress_bytes_per_s: 100e9,
+            decompress_bytes_per_s: 100e9,
+            per_hop: true,
+            overlap_slice_bytes: None,
+        }));
+        let codec = 14.0 * 2.0 * (8e9 / 8.0) / 100e9;
+        assert!(
+            (coded.seconds - raw.seconds - codec).abs() < 1e-9,
+            "{} {} {codec}",
+            coded.seconds,
+            raw.seconds
+        );
+    }
+
     #[test]
     fn auto_picks_the_in_switch_reduction_for_large_messages_on_h100() {
         let topo = Topology::build(&TopologySpec::new(1, 8)).unwrap();
