@@ -48,63 +48,54 @@ impl RunOutput {
 /// Simulates a scenario. Bad or unsupported input is a located error; a configuration that does
 /// not fit in memory is a result (`memory.fits = false`).
 pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
-    match scenario.kind {
+    use crate::workload::{collective, diffusion, federated, kernels, serving};
+    // A workload that hands back its report and graph: run the graph, count its events.
+    let executed = |(mut report, graph): (Value, Graph)| {
+        let (timeline, stats) = crate::exec::execute(&graph);
+        report["sim"]["events"] = serde_json::json!(stats.events);
+        RunOutput {
+            report,
+            graph,
+            timeline,
+        }
+    };
+    let mut out = match scenario.kind {
+        // Training stamps its own costs (energy and time to train need the step).
         Kind::Training => {
             let t = training::simulate(scenario)?;
-            Ok(RunOutput {
+            return Ok(RunOutput {
                 report: t.report,
                 graph: t.graph,
                 timeline: t.timeline,
-            })
+            });
         }
         Kind::Serving => {
-            let mut s = crate::workload::serving::simulate(scenario)?;
-            crate::workload::cost::stamp(scenario, &mut s.report)?;
-            Ok(RunOutput {
+            let s = serving::simulate(scenario)?;
+            RunOutput {
                 report: s.report,
                 graph: s.graph,
                 timeline: s.timeline,
-            })
+            }
         }
-        Kind::Collective => {
-            let (mut report, graph) = crate::workload::collective::simulate(scenario)?;
-            let (timeline, stats) = crate::exec::execute(&graph);
-            report["sim"]["events"] = serde_json::json!(stats.events);
-            crate::workload::cost::stamp(scenario, &mut report)?;
-            Ok(RunOutput {
-                report,
-                graph,
-                timeline,
-            })
-        }
-        Kind::Kernels => {
-            let (mut report, graph) = crate::workload::kernels::simulate(scenario)?;
-            let (timeline, stats) = crate::exec::execute(&graph);
-            report["sim"]["events"] = serde_json::json!(stats.events);
-            crate::workload::cost::stamp(scenario, &mut report)?;
-            Ok(RunOutput {
-                report,
-                graph,
-                timeline,
-            })
-        }
+        Kind::Collective => executed(collective::simulate(scenario)?),
+        Kind::Kernels => executed(kernels::simulate(scenario)?),
         Kind::Federated => {
-            let mut f = crate::workload::federated::simulate(scenario)?;
-            crate::workload::cost::stamp(scenario, &mut f.report)?;
-            Ok(RunOutput {
+            let f = federated::simulate(scenario)?;
+            RunOutput {
                 report: f.report,
                 graph: f.graph,
                 timeline: f.timeline,
-            })
+            }
         }
         Kind::Diffusion => {
-            let mut d = crate::workload::diffusion::simulate(scenario)?;
-            crate::workload::cost::stamp(scenario, &mut d.report)?;
-            Ok(RunOutput {
+            let d = diffusion::simulate(scenario)?;
+            RunOutput {
                 report: d.report,
                 graph: d.graph,
                 timeline: d.timeline,
-            })
+            }
         }
-    }
+    };
+    crate::workload::cost::stamp(scenario, &mut out.report)?;
+    Ok(out)
 }
