@@ -27,7 +27,7 @@ pub fn apply(
     };
     let watts = limit.0;
     let lowest = clock::lowest_limit(gpu);
-    if !(watts <= gpu.tdp_watts) || watts < lowest {
+    if !(lowest..=gpu.tdp_watts).contains(&watts) {
         return Err(s
             .error_at(
                 "cluster.power_limit",

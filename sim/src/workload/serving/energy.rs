@@ -1,7 +1,7 @@
 //! Energy of a serving run: every device of the fleet draws its idle power for the whole run
 //! (first arrival to last completion) and its board power above idle while an iteration of its
-//! replica runs (`hw::power`: idle to TDP by busy time), times the facility's PUE when `[cost]`
-//! gives one. Per output token: the run's joules over the output tokens it completed.
+//! replica runs (`hw::power`: idle to TDP by busy time; to `[cluster] power_limit` when one is
+//! set), times the facility's PUE when `[cost]` gives one. Per output token: the run's joules over the output tokens it completed.
 //!
 //! An iteration keeps all `tp` devices of its stage busy for its whole length; a replica of `pp`
 //! stages runs `pp` engines whose iterations pass through every stage, each stage busy for about
@@ -19,6 +19,8 @@ pub struct Use {
     pub gpus: u32,
     /// Device-seconds its replicas' iterations kept busy.
     pub busy_gpu_seconds: f64,
+    /// `[cluster] power_limit` below the TDP, watts: busy devices draw it instead of the TDP.
+    pub power_limit_watts: Option<f64>,
 }
 
 /// The report's `energy` section for a run of `span_s` seconds that produced `output_tokens`.
@@ -29,7 +31,8 @@ pub fn report(uses: &[Use], span_s: f64, output_tokens: u64, pue: f64) -> Value 
         .map(|u| {
             let idle = power::idle_watts(u.gpu);
             let busy = u.busy_gpu_seconds.min(u.gpus as f64 * span_s);
-            idle * u.gpus as f64 * span_s + (u.gpu.tdp_watts - idle) * busy
+            let top = u.power_limit_watts.unwrap_or(u.gpu.tdp_watts);
+            idle * u.gpus as f64 * span_s + (top - idle) * busy
         })
         .sum();
     let joules = board_joules * pue;
@@ -62,6 +65,7 @@ mod tests {
                 gpu: h100,
                 gpus: 2,
                 busy_gpu_seconds: 0.0,
+                power_limit_watts: None,
             }],
             10.0,
             100,
@@ -73,6 +77,7 @@ mod tests {
                 gpu: h100,
                 gpus: 2,
                 busy_gpu_seconds: 10.0,
+                power_limit_watts: None,
             }],
             10.0,
             100,
@@ -88,11 +93,25 @@ mod tests {
                 gpu: h100,
                 gpus: 1,
                 busy_gpu_seconds: 50.0,
+                power_limit_watts: None,
             }],
             10.0,
             1,
             1.0,
         );
         assert_eq!(over["joules"], 7000.0);
+        // Under a power limit busy devices draw the limit.
+        let held = report(
+            &[Use {
+                gpu: h100,
+                gpus: 1,
+                busy_gpu_seconds: 10.0,
+                power_limit_watts: Some(500.0),
+            }],
+            10.0,
+            1,
+            1.0,
+        );
+        assert_eq!(held["joules"], 5000.0);
     }
 }

@@ -995,6 +995,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             gpu: k.gpu,
             gpus: k.replicas * k.tp * k.pp,
             busy_gpu_seconds,
+            power_limit_watts: s.file.cluster.power_limit.map(|p| p.0),
         })
         .collect();
     let first_arrival = fleet.requests.iter().map(|r| r.arrival).min();
