@@ -60,16 +60,6 @@ pub fn outcome(name: &str, text: &str) -> Result<Value, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The report of the shipped scenario `scenarios/papers/<file>` with `--set` options `sets`.
-pub fn paper(file: &str, sets: &[&str]) -> Value {
-    let path = root().join("scenarios/papers").join(file);
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let scenario = Scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&scenario)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .report
-}
-
 /// The error simulating a scenario that parses gives; panics with `why` if it runs.
 pub fn refused(name: &str, text: &str, why: &str) -> ScenarioError {
     match clustersim::run(&scenario(name, text, &[])) {
@@ -96,6 +86,16 @@ pub fn number(report: &Value, path: &str) -> f64 {
 /// The `clustersim` binary of this build.
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_clustersim"))
+}
+
+/// The report of the paper-gallery scenario `scenarios/papers/{file}` with `--set` overrides.
+pub fn paper(file: &str, sets: &[&str]) -> Value {
+    let path = root().join("scenarios/papers").join(file);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let scenario = Scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
+    clustersim::run(&scenario)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .report
 }
 
 /// The repository root (the directory above `sim/`).
