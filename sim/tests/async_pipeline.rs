@@ -81,7 +81,6 @@ fn the_estimate_follows_the_asynchronous_step() {
 fn an_unknown_schedule_names_the_valid_ones() {
     let text = text("async", 1);
     let err = clustersim::Scenario::parse(std::path::Path::new("p.toml"), text, &[])
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(err.to_string().contains("async-1f1b"), "{err}");
 }
