@@ -115,26 +115,14 @@ impl Training {
         bytes: f64,
         tier: Tier,
     ) -> f64 {
-        self.collective_seconds_beside(base, comm, op, bytes, tier, &[])
-    }
-
-    /// The same with identical groups shifted by `offsets` ranks running at once, sharing the
-    /// links (`collective::cost::cost_beside`).
-    pub fn collective_seconds_beside(
-        &self,
-        base: u32,
-        comm: Comm,
-        op: CollectiveOp,
-        bytes: f64,
-        tier: Tier,
-        offsets: &[u32],
-    ) -> f64 {
-        self.collective_cost(base, comm, op, bytes, tier, offsets, false)
+        self.collective_cost(base, comm, op, bytes, tier, &[], false)
             .seconds
     }
 
-    /// The price of `op` on `bytes` over `comm` of the GPU of rank `base`, beside its groups
-    /// shifted by `offsets`, with every link's bytes when `record_links` (`links.rs`).
+    /// The price of `op` on `bytes` over `comm` of the GPU of rank `base`, beside identical
+    /// groups shifted by `offsets` ranks running at once and sharing the links
+    /// (`collective::cost::cost_beside`), with every link's bytes when `record_links`
+    /// (`links.rs`).
     #[allow(clippy::too_many_arguments)]
     pub fn collective_cost(
         &self,

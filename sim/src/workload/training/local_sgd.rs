@@ -57,14 +57,17 @@ pub fn round(s: &Training, inner: f64) -> Option<Round> {
     let bytes = (0..s.pp).map(|p| s.stage_params(p)).fold(0.0, f64::max)
         / s.reducing_replicas() as f64
         * OUTER_BYTES_PER_PARAM;
-    let outer = s.collective_seconds_beside(
-        0,
-        Comm::Outer,
-        CollectiveOp::AllReduce,
-        bytes,
-        s.tier,
-        &offsets,
-    );
+    let outer = s
+        .collective_cost(
+            0,
+            Comm::Outer,
+            CollectiveOp::AllReduce,
+            bytes,
+            s.tier,
+            &offsets,
+            false,
+        )
+        .seconds;
     let h = s.local_steps as f64;
     let exposed = if s.outer_overlap {
         (outer - h * inner).max(0.0)
