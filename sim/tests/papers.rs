@@ -7,12 +7,7 @@ use common::number;
 use serde_json::Value;
 
 fn run(file: &str, sets: &[&str]) -> Value {
-    let path = common::root().join("scenarios/papers").join(file);
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let scenario = clustersim::Scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&scenario)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .report
+    common::paper(file, sets)
 }
 
 /// Helix: max-flow placement against SWARM and separate pipelines on the same mixed fleet.

@@ -4,17 +4,8 @@
 
 mod common;
 
-use common::number;
+use common::{number, paper};
 use serde_json::Value;
-
-fn paper(file: &str, sets: &[&str]) -> Value {
-    let path = common::root().join("scenarios/papers").join(file);
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let scenario = clustersim::Scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&scenario)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .report
-}
 
 /// A small model on one H100 node, TP2 PP2 DP2: quick, with bubbles and collectives.
 fn small(power_limit: Option<&str>) -> String {

@@ -60,58 +60,25 @@ mod tests {
     fn busy_devices_draw_their_power_limit_and_idle_ones_their_idle_power() {
         let h100 = gpu::find("H100").unwrap();
         let idle = power::idle_watts(h100);
-        let all_idle = report(
-            &[Use {
+        // `gpus` H100s busy `busy` device-seconds of a 10 s run that produced `tokens`.
+        let run = |gpus: u32, busy: f64, limit: Option<f64>, tokens: u64, pue: f64| {
+            let uses = [Use {
                 gpu: h100,
-                gpus: 2,
-                busy_gpu_seconds: 0.0,
-                power_limit_watts: None,
-            }],
-            10.0,
-            100,
-            1.0,
-        );
-        assert_eq!(all_idle["joules"], 2.0 * 10.0 * idle);
-        let half = report(
-            &[Use {
-                gpu: h100,
-                gpus: 2,
-                busy_gpu_seconds: 10.0,
-                power_limit_watts: None,
-            }],
-            10.0,
-            100,
-            1.5,
-        );
+                gpus,
+                busy_gpu_seconds: busy,
+                power_limit_watts: limit,
+            }];
+            report(&uses, 10.0, tokens, pue)
+        };
+        assert_eq!(run(2, 0.0, None, 100, 1.0)["joules"], 2.0 * 10.0 * idle);
+        let half = run(2, 10.0, None, 100, 1.5);
         let joules = 1.5 * (2.0 * 10.0 * idle + (700.0 - idle) * 10.0);
         assert_eq!(half["joules"], joules);
         assert_eq!(half["joules_per_output_token"], joules / 100.0);
         assert_eq!(half["gpu_busy_fraction"], 0.5);
         // Busy time beyond the run's length is not drawn twice.
-        let over = report(
-            &[Use {
-                gpu: h100,
-                gpus: 1,
-                busy_gpu_seconds: 50.0,
-                power_limit_watts: None,
-            }],
-            10.0,
-            1,
-            1.0,
-        );
-        assert_eq!(over["joules"], 7000.0);
+        assert_eq!(run(1, 50.0, None, 1, 1.0)["joules"], 7000.0);
         // Under a power limit busy devices draw the limit.
-        let held = report(
-            &[Use {
-                gpu: h100,
-                gpus: 1,
-                busy_gpu_seconds: 10.0,
-                power_limit_watts: Some(500.0),
-            }],
-            10.0,
-            1,
-            1.0,
-        );
-        assert_eq!(held["joules"], 5000.0);
+        assert_eq!(run(1, 10.0, Some(500.0), 1, 1.0)["joules"], 5000.0);
     }
 }
