@@ -35,6 +35,10 @@ pub struct ParallelSection {
     /// over PCIe) or "network" (LuWu: an optimizer node beside the switch holds the states and
     /// the parameters and updates them as the gradients stream in; ZeRO-3 only).
     pub optimizer_offload: Option<OptimizerOffload>,
+    /// Format of the gradients kept and reduced across data-parallel ranks: "fp32" (default,
+    /// Megatron-LM's) or the model's 16-bit format (DeepSpeed's fp16/bf16 engines, GPT-NeoX), the
+    /// optimizer then converting its shard to fp32 for the step.
+    pub grad_dtype: Option<crate::hw::dtype::Dtype>,
     /// Memory per GPU that adaptive recomputation must fit within (default: the GPU's memory).
     pub memory_cap: Option<Bytes>,
     /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
@@ -105,6 +109,7 @@ impl ParallelSection {
             (self.galore_interval.is_some(), "galore_interval"),
             (self.memory_cap.is_some(), "memory_cap"),
             (self.optimizer_offload.is_some(), "optimizer_offload"),
+            (self.grad_dtype.is_some(), "grad_dtype"),
             (self.tp_comm_overlap.is_some(), "tp_comm_overlap"),
             (self.local_steps.is_some(), "local_steps"),
             (self.outer_overlap.is_some(), "outer_overlap"),

@@ -23,7 +23,7 @@ use super::comm::Comm;
 use super::layer::{Item, LayerKinds, backward, context_attention_kernel, elementwise, gemm};
 use super::memory;
 use super::setup::Training;
-use super::step::{BUCKET_BYTES, GRAD_BYTES};
+use super::step::BUCKET_BYTES;
 use crate::collective::CollectiveOp;
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
 use crate::net::tier::Tier;
@@ -404,7 +404,7 @@ impl<'a> Estimator<'a> {
             } else {
                 CollectiveOp::AllReduce
             };
-            let grads = params * GRAD_BYTES;
+            let grads = params * s.grad_bytes;
             let last_backward = round / 2.0;
             if s.zero == 3 {
                 // Reduce-scattered layer by layer every micro-batch, beside the backward.

@@ -4,6 +4,10 @@
 //! parameter), fp32 gradients (4) and fp32 master weights with two moments (12); ZeRO 1 shards the
 //! 12 over data-parallel ranks, ZeRO 2 the gradients too, ZeRO 3 (FSDP) the weights as well, less
 //! the two layers gathered at a time and one layer's gradients before they are reduce-scattered.
+//! With 16-bit gradients (`parallel.grad_dtype`, DeepSpeed's fp16 and bf16 engines) the gradients
+//! take 2 bytes a parameter and the optimizer adds an fp32 copy of its shard of them (4 bytes,
+//! sharded like its states) for the step; the peak counts it beside the activations (it lives
+//! only during the step: an overestimate of up to that copy).
 //!
 //! Activations follow Korthikanti et al. 2022 (Eq. 1 and Section 4), generalised to grouped-query
 //! attention, any MLP width and gated MLPs. Per layer and micro-batch of t tokens, in bytes with
@@ -200,13 +204,21 @@ pub fn stage_memory_as(
     let layer_params = s
         .layer_params_here(m.layers - 1)
         .max(s.layer_params_here(m.attention_layers() - 1));
+    let g = s.grad_bytes;
     let (weights, gradients) = match s.zero {
         3 => (
             params * m.dtype.bytes() / dp + 2.0 * layer_params * m.dtype.bytes(),
-            4.0 * params / dp + 4.0 * layer_params,
+            g * params / dp + g * layer_params,
         ),
-        2 => (params * m.dtype.bytes(), 4.0 * params / dp),
-        _ => (params * m.dtype.bytes(), 4.0 * params),
+        2 => (params * m.dtype.bytes(), g * params / dp),
+        _ => (params * m.dtype.bytes(), g * params),
+    };
+    // 16-bit gradients: the optimizer's fp32 copy of its shard for the step (DeepSpeed's
+    // single_grad_partition), sharded like the optimizer states.
+    let fp32_shard = if g < 4.0 {
+        4.0 * params / if s.zero >= 1 { dp } else { 1.0 }
+    } else {
+        0.0
     };
     let optimizer = if s.zero >= 1 {
         s.optimizer.state_bytes(s, stage) / dp
@@ -216,10 +228,10 @@ pub fn stage_memory_as(
     // Optimizer offload moves the states, and the gradient shard where ZeRO shards it, off the
     // GPU; the in-network optimizer takes the weights' shard as well.
     let (weights, gradients, optimizer, host) = match s.optimizer_offload {
-        OptimizerOffload::Gpu => (weights, gradients, optimizer, 0.0),
+        OptimizerOffload::Gpu => (weights, gradients + fp32_shard, optimizer, 0.0),
         OptimizerOffload::Host => {
             let kept = match s.zero {
-                3 => 4.0 * layer_params,
+                3 => g * layer_params,
                 2 => 0.0,
                 _ => gradients,
             };
@@ -227,7 +239,7 @@ pub fn stage_memory_as(
         }
         OptimizerOffload::Network => {
             let gathered = 2.0 * layer_params * m.dtype.bytes();
-            let kept = 4.0 * layer_params;
+            let kept = g * layer_params;
             (
                 gathered,
                 kept,

@@ -60,6 +60,9 @@ pub struct Training {
     pub optimizer_offload: OptimizerOffload,
     /// The servers' host, shared by its GPUs (`host`), or the optimizer node (`network`).
     pub host: Option<HostSpec>,
+    /// Bytes per parameter of the gradients kept and reduced across data-parallel ranks: 4
+    /// (fp32, Megatron-LM) or 2 (`parallel.grad_dtype` the model's 16-bit format, DeepSpeed).
+    pub grad_bytes: f64,
     /// Tensor-parallel collectives overlap the neighbouring GEMMs instead of blocking (no effect
     /// without tensor parallelism).
     pub tp_comm_overlap: bool,
@@ -466,7 +469,9 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     }
     let (sites, local_steps, outer_overlap) =
         resolve_local_sgd(s, &topology, &layout, &order, nodes, &mut assumptions)?;
+    let grad_bytes = resolve_grad_dtype(s, model.dtype, &mut assumptions)?;
     let mut training = Training {
+        grad_bytes,
         order,
         stride: Strides::new(&order, [("tp", 1), ("cp", 1), ("dp", 1), ("pp", 1)]),
         optimizer,
@@ -703,6 +708,42 @@ fn resolve_compression(
             .and_then(|z| z.error_feedback)
             .unwrap_or(false),
     })
+}
+
+/// Reads `parallel.grad_dtype`: fp32 (the default, recorded) or the model's 16-bit format; the
+/// bytes per parameter of the gradients.
+fn resolve_grad_dtype(
+    s: &Scenario,
+    model: Dtype,
+    assumptions: &mut Vec<String>,
+) -> Result<f64, ScenarioError> {
+    match s.file.parallel.grad_dtype {
+        None => {
+            assumptions.push(
+                "gradients kept and reduced across data-parallel ranks in fp32 (Megatron-LM's default)"
+                    .into(),
+            );
+            Ok(super::step::GRAD_BYTES)
+        }
+        Some(Dtype::Fp32) => Ok(super::step::GRAD_BYTES),
+        Some(d) if d == model && d.bytes() == 2.0 => {
+            assumptions.push(format!(
+                "gradients kept and reduced in {} (parallel.grad_dtype); the optimizer converts its shard to fp32 for the step",
+                d.name()
+            ));
+            Ok(d.bytes())
+        }
+        Some(d) => Err(s
+            .error_at(
+                "parallel.grad_dtype",
+                format!(
+                    "gradients are kept in fp32 or in the model's 16-bit format ({}), not {}",
+                    model.name(),
+                    d.name()
+                ),
+            )
+            .with_help(format!("grad_dtype = \"fp32\" or \"{}\"", model.name()))),
+    }
 }
 
 /// Reads `[compression.activations]`: used by adaptive recomputation only (noted otherwise);

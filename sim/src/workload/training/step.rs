@@ -54,7 +54,8 @@ pub const PIPELINE_SEND: &str = "pp_send";
 
 /// Gradient bucket size, bytes: PyTorch DDP's default of 25 MiB.
 pub const BUCKET_BYTES: f64 = 25.0 * 1024.0 * 1024.0;
-/// Gradients are reduced in fp32, Megatron-LM's default.
+/// Gradients are reduced in fp32, Megatron-LM's default (`parallel.grad_dtype` may say 16 bits:
+/// `Training::grad_bytes`).
 pub const GRAD_BYTES: f64 = 4.0;
 
 /// The kind of kernel a compute-lane operation of this graph runs, for saying which compute tier
@@ -441,7 +442,7 @@ impl<'a> StepBuilder<'a> {
             OptimizerOffload::Network => {
                 // The node's share of the step for this bucket's parameters: every micro-batch
                 // reduces its gradients, so each carries 1/accumulation of the update.
-                let params = total / GRAD_BYTES / s.accumulation as f64;
+                let params = total / s.grad_bytes / s.accumulation as f64;
                 let state = params * s.optimizer.state_bytes(s, 0) / s.stage_params(0);
                 let id = self.host_op("optimizer_node_update", params, state, reduced);
                 self.stage().buckets.push(id);
@@ -672,16 +673,16 @@ impl<'a> StepBuilder<'a> {
         // Gradient bytes of a layer: the part every data-parallel replica holds, and the routed
         // experts' share that only the replicas with the same experts hold.
         let grads = |layer: u32| {
-            let here = s.layer_params_here(layer) * GRAD_BYTES;
+            let here = s.layer_params_here(layer) * s.grad_bytes;
             if m.is_moe_layer(layer) {
                 let expert =
-                    m.layer_expert_params() as f64 / (tp * s.ep as u64) as f64 * GRAD_BYTES;
+                    m.layer_expert_params() as f64 / (tp * s.ep as u64) as f64 * s.grad_bytes;
                 (here - expert, expert)
             } else {
                 (here, 0.0)
             }
         };
-        let table_grad = (vocab * h) as f64 * GRAD_BYTES;
+        let table_grad = (vocab * h) as f64 * s.grad_bytes;
         let chunks = pp * v;
         let last_chunk = chunks - 1;
         let final_micro = s.accumulation - 1;
