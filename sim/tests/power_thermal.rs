@@ -148,6 +148,13 @@ fn h200_fits_without_recomputation_and_wins_per_gpu_but_not_in_total() {
         bandwidth_gain > 1.0 && bandwidth_gain < 1.1,
         "{bandwidth_gain}"
     );
+    // The MI250X (383 TFLOP/s, 560 W) trains slower per device and spends more energy a token.
+    let mi250x = paper("power-thermal-llama-3-70b-32xmi250x-mb1.toml", &[]);
+    assert!(per_gpu(&mi250x) < 0.6 * per_gpu(&faster));
+    let joules_per_token = |r: &Value| {
+        number(r, "power.mean_watts") * number(r, "cluster.gpus") / number(r, "tokens_per_s")
+    };
+    assert!(joules_per_token(&mi250x) > 1.5 * joules_per_token(&faster));
 }
 
 #[test]
