@@ -5,7 +5,7 @@ mod common;
 
 use common::number;
 
-/// GPT-2 XL-sized data parallelism over two V100 nodes with ZeRO-1: the gradient reduction
+/// GPT-3 1.3B data parallelism over two V100 nodes with ZeRO-1: the gradient reduction
 /// crosses the network.
 const TEXT: &str = r#"
 kind = "training"
