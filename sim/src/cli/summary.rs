@@ -191,6 +191,27 @@ fn capacity_rows(out: &mut String, r: &Value) {
             ),
         );
     }
+    if r["power"].is_object() {
+        let limit = if r["power"]["limited"] == true {
+            format!(
+                "; held to {:.0} W, GEMMs at {:.0}% of their clock",
+                num(r, "power.limit_watts"),
+                100.0 * num(r, "power.gemm_clock")
+            )
+        } else {
+            String::new()
+        };
+        row(
+            out,
+            "power",
+            format!(
+                "{:.0} W peak, {:.0} W mean, {:.0} W while waiting (per GPU, by kernel){limit}",
+                num(r, "power.peak_watts"),
+                num(r, "power.mean_watts"),
+                num(r, "power.p1_watts"),
+            ),
+        );
+    }
     if r["reliability"].is_object() {
         row(
             out,
