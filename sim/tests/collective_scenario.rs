@@ -79,7 +79,7 @@ fn bad_collectives_are_located_errors() {
         ("collective.op=all-to-none", "unknown operation"),
         ("collective.algorithm=spiral", "unknown algorithm"),
         ("collective.ranks=1", "needs 2 to the cluster's 16 GPUs"),
-        ("cost.usd_per_gpu_hour=2", "no throughput to price"),
+        ("cost.usd_per_gpu_hour=2", "no GPU time to price"),
     ] {
         let s = common::scenario("collective.toml", TEXT, &[set]);
         let e = clustersim::run(&s)
