@@ -27,6 +27,13 @@ fn adam_keeps_twelve_bytes_a_parameter_and_the_others_less() {
     // Adafactor: master weights and factored second moments (a few MB), plus the unlisted 1-D
     // weights' full second moment (none are counted in this model's parameters).
     let adafactor = with("adafactor", "");
+    assert!(
+        adafactor["assumptions"]
+            .to_string()
+            .contains("gradients and adafactor states"),
+        "{}",
+        adafactor["assumptions"]
+    );
     let factored = optimizer_bytes(&adafactor) - 4.0 * params;
     assert!(factored > 0.0 && factored < 0.002 * params, "{factored}");
     // GaLore at rank 1024 keeps well under half of Adam's moments and more than 8-bit Adam's.

@@ -430,6 +430,15 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
             .expect("checked to be a dimension");
     }
     let optimizer = resolve_optimizer(s, &model, &mut assumptions)?;
+    if optimizer != Optimizer::Adam {
+        // The default-format note names Adam's states; say which optimizer's they are.
+        for a in assumptions
+            .iter_mut()
+            .filter(|a| a.ends_with("and Adam states"))
+        {
+            *a = a.replace("Adam states", &format!("{} states", optimizer.name()));
+        }
+    }
     let (optimizer_offload, host) = resolve_offload(s, &layout, optimizer, &mut assumptions)?;
     let reliability = Reliability::resolve(s, &mut assumptions)?;
     let straggler_slowdown = match f.reliability.as_ref().and_then(|r| r.straggler_slowdown) {
