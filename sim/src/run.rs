@@ -49,6 +49,21 @@ impl RunOutput {
 /// not fit in memory is a result (`memory.fits = false`).
 pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
     use crate::workload::{collective, diffusion, federated, kernels, serving};
+    // Only training and collective runs count link traffic (federated refuses the key itself).
+    if scenario.file.sim.record_links == Some(true)
+        && matches!(
+            scenario.kind,
+            Kind::Serving | Kind::Diffusion | Kind::Kernels
+        )
+    {
+        let kind = scenario.kind.name();
+        return Err(scenario
+            .error_at(
+                "sim.record_links",
+                format!("a {kind} run does not record link traffic"),
+            )
+            .with_help("link traffic is recorded for training and collective runs; remove it"));
+    }
     // A workload that hands back its report and graph: run the graph, count its events.
     let executed = |(mut report, graph): (Value, Graph)| {
         let (timeline, stats) = crate::exec::execute(&graph);

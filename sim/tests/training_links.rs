@@ -83,3 +83,22 @@ fn recording_changes_nothing_else_and_every_replica_is_counted() {
         .collect();
     assert_eq!(senders.len(), 8, "{senders:?}");
 }
+
+#[test]
+fn other_kinds_refuse_to_record_links_at_the_key() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/serving/llama-3.1-8b-1xh100-offline.toml"
+    ))
+    .unwrap();
+    let err = common::outcome(
+        "serving.toml",
+        &format!("{text}\n[sim]\nrecord_links = true\n"),
+    )
+    .expect_err("a serving run cannot record links");
+    assert!(
+        err.contains("sim.record_links") || err.contains("record_links"),
+        "{err}"
+    );
+    assert!(err.contains("does not record link traffic"), "{err}");
+}
