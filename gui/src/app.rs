@@ -781,6 +781,13 @@ mod tests {
             .join("../scenarios/training/gpt3-1.3b-8xh100.toml")
     }
 
+    /// The whole window over `app`, headless, at the screenshots' size.
+    fn window(app: App) -> egui_kittest::Harness<'static, App> {
+        let mut h = egui_kittest::Harness::new_ui_state(|ui, app: &mut App| app.show(ui), app);
+        h.set_size(egui::vec2(1400.0, 900.0));
+        h
+    }
+
     /// Waits for the run in flight (none: a frame's poll already took its result in).
     fn finish(app: &mut App) {
         if !app.busy() {
@@ -871,7 +878,6 @@ mod tests {
     /// slower, the compare table marking it worse, saving, and a sweep opened from the path field.
     #[test]
     fn the_window_runs_a_whatif_and_compares() {
-        use egui_kittest::Harness;
         use egui_kittest::kittest::{NodeT, Queryable};
         let args = Args {
             scenario: Some(scenario()),
@@ -879,8 +885,7 @@ mod tests {
         };
         let mut app = App::new(args, Worker::new(|| {}));
         finish(&mut app);
-        let mut h = Harness::new_ui_state(|ui, app: &mut App| app.show(ui), app);
-        h.set_size(egui::vec2(1400.0, 900.0));
+        let mut h = window(app);
         h.run();
         // The timeline is the first tab; the metrics tab has the plots.
         h.get_by_label("Metrics").click();
@@ -968,8 +973,7 @@ mod tests {
         std::fs::write(&broken, "{\n  \"kind\": \"training\",\n  oops\n}\n").unwrap();
 
         let app = App::new(Args::default(), Worker::new(|| {}));
-        let mut h = Harness::new_ui_state(|ui, app: &mut App| app.show(ui), app);
-        h.set_size(egui::vec2(1400.0, 900.0));
+        let mut h = window(app);
         #[derive(Debug)]
         struct Dropped(PathBuf);
         impl egui::DroppedFile for Dropped {
@@ -1034,11 +1038,9 @@ mod tests {
     /// Tab in the path field completes the file name, Enter runs it.
     #[test]
     fn tab_completes_the_path_field() {
-        use egui_kittest::Harness;
         use egui_kittest::kittest::Queryable;
         let app = App::new(Args::default(), Worker::new(|| {}));
-        let mut h = Harness::new_ui_state(|ui, app: &mut App| app.show(ui), app);
-        h.set_size(egui::vec2(1400.0, 900.0));
+        let mut h = window(app);
         h.run();
         // Tests run in the crate's directory.
         let field = h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Scenario");
@@ -1069,7 +1071,6 @@ mod tests {
     /// the Topology tab draws the server.
     #[test]
     fn a_gpu_picked_on_the_topology_opens_its_lanes() {
-        use egui_kittest::Harness;
         use egui_kittest::kittest::Queryable;
         let args = Args {
             scenario: Some(scenario()),
@@ -1078,8 +1079,7 @@ mod tests {
         };
         let mut app = App::new(args, Worker::new(|| {}));
         finish(&mut app);
-        let mut h = Harness::new_ui_state(|ui, app: &mut App| app.show(ui), app);
-        h.set_size(egui::vec2(1400.0, 900.0));
+        let mut h = window(app);
         h.run();
         h.get_by_label("1 server · 8 GPUs (8 per server)");
         h.get_by_label("no network switches (one server)");
