@@ -59,3 +59,71 @@ fn zero_3_gathers_every_layer_twice_and_scatters_its_gradients_every_micro_batch
     let z1 = run(1, 2);
     assert_eq!(count_ops(&z1, "param_all_gather"), 1);
 }
+
+/// ZeRO-3 over `dp` A100s (8 a node, 8 x 200 Gb/s NICs each) with parameters gathered as
+/// `gather` says.
+fn gathered(gather: &str, dp: u32) -> RunOutput {
+    let text = format!(
+        r#"
+kind = "training"
+[cluster]
+gpu = "A100-SXM4-80GB"
+nodes = {nodes}
+gpus_per_node = 8
+[cluster.inter_node]
+topology = "fat-tree"
+nic_bandwidth = "200 Gb/s"
+nics_per_node = 8
+[model]
+layers = 8
+hidden = 4096
+heads = 32
+seq_len = 2048
+vocab = 50304
+[parallel]
+dp = {dp}
+micro_batch = 1
+global_batch = {dp}
+zero = 3
+param_gather = "{gather}"
+"#,
+        nodes = dp / 8
+    );
+    common::run("gather.toml", &text, &[])
+}
+
+/// On demand, each weight matrix is its own gather and reduction (plus the per-rank copies of
+/// their lists), nothing overlaps them, and every call pays for the ranks it spans: the step is
+/// slower than with prefetching, more so over more GPUs, and the wait is exposed communication.
+#[test]
+fn on_demand_gathers_block_compute_per_matrix_and_cost_more_with_more_ranks() {
+    let layers = 8;
+    let on_demand = gathered("on-demand", 16);
+    // Four weight matrices a layer, gathered in the forward and again for the backward.
+    assert_eq!(count_ops(&on_demand, "param_all_gather"), 2 * 4 * layers);
+    assert_eq!(count_ops(&on_demand, "param_gather_copies"), 2 * 4 * layers);
+    assert!(count_ops(&on_demand, "grad_list_copies") >= 4 * layers);
+    let step = |o: &RunOutput| number(&o.report, "iteration_time_s");
+    let exposed = |o: &RunOutput| number(&o.report, "breakdown_s.exposed_communication");
+    let prefetch = gathered("prefetch", 16);
+    assert!(exposed(&on_demand) > 2.0 * exposed(&prefetch));
+    assert!(number(&on_demand.report, "breakdown_s.pipeline_bubble") < 1e-9);
+    let small = step(&on_demand) / step(&prefetch);
+    let large = step(&gathered("on-demand", 256)) / step(&gathered("prefetch", 256));
+    assert!(small > 1.05, "on demand over prefetch on 16 GPUs: {small}");
+    assert!(large > small, "16 GPUs {small}, 256 GPUs {large}");
+}
+
+#[test]
+fn param_gather_needs_zero_3() {
+    let text = common::h100_training(
+        8,
+        r#"preset = "gpt3-1.3b""#,
+        "micro_batch = 1\nglobal_batch = 8\nzero = 1\nparam_gather = \"on-demand\"",
+    );
+    let err = common::outcome("gather.toml", &text).unwrap_err();
+    assert!(
+        err.contains("param_gather") && err.contains("zero = 3"),
+        "{err}"
+    );
+}

@@ -39,6 +39,9 @@ pub struct ParallelSection {
     /// Megatron-LM's) or the model's 16-bit format (DeepSpeed's fp16/bf16 engines, GPT-NeoX), the
     /// optimizer then converting its shard to fp32 for the step.
     pub grad_dtype: Option<crate::hw::dtype::Dtype>,
+    /// ZeRO-3: how each layer's parameters are gathered before it runs (`prefetch`, the default,
+    /// or `on-demand`; see [`ParamGather`]).
+    pub param_gather: Option<ParamGather>,
     /// Memory per GPU that adaptive recomputation must fit within (default: the GPU's memory).
     pub memory_cap: Option<Bytes>,
     /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
@@ -110,6 +113,7 @@ impl ParallelSection {
             (self.memory_cap.is_some(), "memory_cap"),
             (self.optimizer_offload.is_some(), "optimizer_offload"),
             (self.grad_dtype.is_some(), "grad_dtype"),
+            (self.param_gather.is_some(), "param_gather"),
             (self.tp_comm_overlap.is_some(), "tp_comm_overlap"),
             (self.local_steps.is_some(), "local_steps"),
             (self.outer_overlap.is_some(), "outer_overlap"),
@@ -117,6 +121,31 @@ impl ParallelSection {
         .into_iter()
         .filter_map(|(set, key)| set.then_some(key))
         .collect()
+    }
+}
+
+/// ZeRO-3: how a layer's sharded parameters come together before it runs
+/// (`parallel.param_gather`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ParamGather {
+    /// The layer's parameters in one all-gather, issued while the layer before computes (FSDP's
+    /// one-layer prefetch; DeepSpeed's prefetching stage 3).
+    Prefetch,
+    /// Each weight matrix in an all-gather of its own, issued when the layer is about to run
+    /// with the GPU drained, into a list of one tensor per rank that the collective library then
+    /// fills with one copy per rank; each layer's gradients reduce-scattered the same way from
+    /// a list, the compute stream waiting for them. DeepSpeed's first ZeRO-3 (v0.3, 2021:
+    /// `torch.cuda.synchronize()` before each parameter's `torch.distributed.all_gather`).
+    OnDemand,
+}
+
+impl ParamGather {
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamGather::Prefetch => "prefetch",
+            ParamGather::OnDemand => "on-demand",
+        }
     }
 }
 

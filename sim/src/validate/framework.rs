@@ -5,8 +5,8 @@
 //! they decide whether a layout fits (a sharded optimizer) and what its activations cost
 //! (sequence parallelism). Only defaults written in the framework's own recipes are listed here,
 //! and each applies to every case of that framework, never to one case. Frameworks whose
-//! defaults match the simulator's (DeepSpeed, LLM Foundry, torchtitan: each of their cases states
-//! its sharding and attention) have no entry.
+//! defaults match the simulator's (LLM Foundry, torchtitan: each of their cases states its
+//! sharding and attention) have no entry.
 
 /// A framework with defaults worth applying.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,13 +16,20 @@ pub enum Framework {
     /// Megatron-LM as its 2021-2022 papers ran it (Narayanan et al. SC21, Korthikanti et al.
     /// 2022): before FlashAttention, and before its distributed optimizer.
     MegatronLm2022,
+    /// DeepSpeed as a 2021 source ran it (the ZeRO-3 baseline of Narayanan et al. SC21, on
+    /// Megatron-LM's model code): v0.3, the first release of ZeRO stage 3.
+    DeepSpeed2021,
 }
 
 impl Framework {
-    /// The framework a source names, if it is one with defaults here.
-    pub fn of(source: &str) -> Option<Framework> {
+    /// The framework a case ran on, if it is one with defaults here: from its source, or from
+    /// its sharding when that names DeepSpeed (a 2021 source: DeepSpeed v0.3).
+    pub fn of(source: &str, sharding: &str) -> Option<Framework> {
         let s = source.to_lowercase();
-        if s.contains("nemo") || s.contains("dgx cloud benchmarking") || s.contains("dgxc") {
+        if sharding.to_lowercase().contains("deepspeed") {
+            let of_2021 = s.contains("sc21") || s.contains("2021") || s.contains("arxiv:21");
+            of_2021.then_some(Framework::DeepSpeed2021)
+        } else if s.contains("nemo") || s.contains("dgx cloud benchmarking") || s.contains("dgxc") {
             Some(Framework::NeMo)
         } else if s.contains("narayanan et al") || s.contains("korthikanti et al") {
             Some(Framework::MegatronLm2022)
@@ -35,6 +42,7 @@ impl Framework {
         match self {
             Framework::NeMo => "NeMo",
             Framework::MegatronLm2022 => "Megatron-LM (2021-22)",
+            Framework::DeepSpeed2021 => "DeepSpeed (v0.3, 2021)",
         }
     }
 
@@ -45,7 +53,7 @@ impl Framework {
     pub fn attention_kernel(self) -> Option<&'static str> {
         match self {
             Framework::NeMo => None,
-            Framework::MegatronLm2022 => Some("unfused"),
+            Framework::MegatronLm2022 | Framework::DeepSpeed2021 => Some("unfused"),
         }
     }
 
@@ -55,7 +63,7 @@ impl Framework {
     pub fn distributed_optimizer(self) -> bool {
         match self {
             Framework::NeMo => true,
-            Framework::MegatronLm2022 => false,
+            Framework::MegatronLm2022 | Framework::DeepSpeed2021 => false,
         }
     }
 
@@ -64,8 +72,27 @@ impl Framework {
     pub fn sequence_parallel(self) -> bool {
         match self {
             Framework::NeMo => true,
-            Framework::MegatronLm2022 => false,
+            Framework::MegatronLm2022 | Framework::DeepSpeed2021 => false,
         }
+    }
+
+    /// ZeRO-3's parameter gathering (`parallel.param_gather`) when the framework's differs from
+    /// the simulator's prefetching: DeepSpeed v0.3 gathered each parameter when its module was
+    /// about to run, after `torch.cuda.synchronize()`, with the list form of
+    /// `torch.distributed.all_gather`, and reduce-scattered gradients per parameter from lists
+    /// (deepspeed/runtime/zero/partition_parameters.py of that release).
+    pub fn param_gather(self) -> Option<&'static str> {
+        match self {
+            Framework::DeepSpeed2021 => Some("on-demand"),
+            Framework::NeMo | Framework::MegatronLm2022 => None,
+        }
+    }
+
+    /// Whether gradients are kept and reduced in the model's 16-bit format rather than fp32:
+    /// DeepSpeed's fp16 engine reduces the fp16 gradients (its communication type defaults to
+    /// the model's).
+    pub fn half_precision_gradients(self) -> bool {
+        matches!(self, Framework::DeepSpeed2021)
     }
 }
 
@@ -77,21 +104,32 @@ mod tests {
     fn reads_the_framework_from_the_source() {
         assert_eq!(
             Framework::of(
-                "NVIDIA DGX Cloud benchmarking recipes (dgxc-benchmarking README 'Expected Performance')"
+                "NVIDIA DGX Cloud benchmarking recipes (dgxc-benchmarking README 'Expected Performance')",
+                ""
             ),
             Some(Framework::NeMo)
         );
         assert_eq!(
-            Framework::of("NeMo Megatron GPT3 175B recipe"),
+            Framework::of("NeMo Megatron GPT3 175B recipe", ""),
             Some(Framework::NeMo)
         );
-        let megatron = Framework::of("Narayanan et al., SC21 (arXiv:2104.04473)").unwrap();
+        let megatron = Framework::of("Narayanan et al., SC21 (arXiv:2104.04473)", "").unwrap();
         assert!(!megatron.distributed_optimizer());
         assert_eq!(megatron.attention_kernel(), Some("unfused"));
         assert_eq!(
-            Framework::of("Korthikanti et al. 2022"),
+            Framework::of("Korthikanti et al. 2022", ""),
             Some(Framework::MegatronLm2022)
         );
-        assert_eq!(Framework::of("pytorch/torchtitan benchmarks"), None);
+        assert_eq!(Framework::of("pytorch/torchtitan benchmarks", ""), None);
+        // The sharding names the framework of a paper's baseline, and the source its era.
+        let deepspeed = Framework::of(
+            "Narayanan et al., SC21 (arXiv:2104.04473)",
+            "ZeRO-3 (DeepSpeed), no model parallelism",
+        )
+        .unwrap();
+        assert_eq!(deepspeed, Framework::DeepSpeed2021);
+        assert_eq!(deepspeed.param_gather(), Some("on-demand"));
+        assert!(deepspeed.half_precision_gradients());
+        assert_eq!(Framework::of("a 2024 report", "DeepSpeed ZeRO-3"), None);
     }
 }

@@ -743,7 +743,10 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     let hw = |k: &str| c.get("hardware", k);
     let md = |k: &str| c.get("model", k);
     let par = |k: &str| c.get("parallel", k);
-    let framework = Framework::of(text(c.raw.get("source")).unwrap_or(""));
+    let framework = Framework::of(
+        text(c.raw.get("source")).unwrap_or(""),
+        text(par("zero")).unwrap_or(""),
+    );
 
     // Cluster.
     let gpu_name = text(hw("gpu")).ok_or_else(|| Refusal::failed("hardware.gpu is missing", &a))?;
@@ -1074,6 +1077,26 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     };
     if let Some(z) = zero {
         let _ = writeln!(p, "zero = {z}");
+    }
+    if let Some((f, gather)) = framework
+        .filter(|_| zero == Some(3))
+        .and_then(|f| Some((f, f.param_gather()?)))
+    {
+        let _ = writeln!(p, "param_gather = \"{gather}\"");
+        a.push(format!(
+            "ZeRO-3 parameters gathered {gather} (not stated; {}'s: each parameter gathered when \
+             its module runs, after the GPU drains, and gradients reduce-scattered per parameter)",
+            f.name()
+        ));
+    }
+    if let Some(f) = framework.filter(|f| f.half_precision_gradients()) {
+        let d = dtype.unwrap_or("bf16");
+        let _ = writeln!(p, "grad_dtype = \"{d}\"");
+        a.push(format!(
+            "gradients reduced in {d} (not stated; {}'s 16-bit engine reduces them in the \
+             model's format)",
+            f.name()
+        ));
     }
 
     let toml = format!(

@@ -17,7 +17,8 @@
 //!
 //! Deliberately ignored (the full simulation sees them): contention between collectives of
 //! different groups, the exact order of the interleaved schedule, point-to-point waits in the
-//! steady state, expert gradients' own reduction group (they are reduced with the rest).
+//! steady state, expert gradients' own reduction group (they are reduced with the rest), ZeRO-3's
+//! on-demand gathering (`param_gather = "on-demand"` is estimated as prefetched).
 
 use super::comm::Comm;
 use super::layer::{Item, LayerKinds, backward, context_attention_kernel, elementwise, gemm};

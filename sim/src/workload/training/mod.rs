@@ -32,7 +32,7 @@ pub mod setup;
 pub mod step;
 
 use crate::engine::SimTime;
-use crate::exec::{Graph, OpKind, Timeline, execute};
+use crate::exec::{Graph, LaneId, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, ComputeTier};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
@@ -62,6 +62,16 @@ fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f
     let (mut exposed, mut bubble) = (SimTime::ZERO, SimTime::ZERO);
     let mut previous_end = SimTime::ZERO;
     let ops = &graph.lane_ops[stage.compute as usize];
+    let comm_lanes: Vec<LaneId> = [
+        Some(stage.data),
+        stage.tensor,
+        stage.gather,
+        stage.expert,
+        stage.context,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     for &op in ops {
         let start = timeline.start[op as usize];
         let gap = start.saturating_sub(previous_end);
@@ -73,25 +83,24 @@ fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f
                 .max_by_key(|&d| timeline.end[d as usize]);
             match gate {
                 Some(d) if graph.ops[d as usize].name == step::PIPELINE_SEND => bubble += gap,
-                Some(d) if graph.ops[d as usize].kind == OpKind::Communication => exposed += gap,
+                // A collective, or the copies around one on its own stream.
+                Some(d)
+                    if graph.ops[d as usize].kind == OpKind::Communication
+                        || comm_lanes.contains(&graph.ops[d as usize].lane) =>
+                {
+                    exposed += gap
+                }
                 _ => bubble += gap,
             }
         }
         previous_end = timeline.end[op as usize];
     }
-    let own_comm_end = [
-        Some(stage.data),
-        stage.tensor,
-        stage.gather,
-        stage.expert,
-        stage.context,
-    ]
-    .into_iter()
-    .flatten()
-    .flat_map(|lane| graph.lane_ops[lane as usize].iter())
-    .map(|&op| timeline.end[op as usize])
-    .max()
-    .unwrap_or(SimTime::ZERO);
+    let own_comm_end = comm_lanes
+        .iter()
+        .flat_map(|&lane| graph.lane_ops[lane as usize].iter())
+        .map(|&op| timeline.end[op as usize])
+        .max()
+        .unwrap_or(SimTime::ZERO);
     let makespan = timeline.makespan();
     let comm_tail = own_comm_end.max(previous_end).saturating_sub(previous_end);
     exposed += comm_tail;

@@ -15,7 +15,7 @@ use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::parallel::{
-    ContextAlgorithm, Optimizer as OptimizerKey, OptimizerOffload, Recompute, Schedule,
+    ContextAlgorithm, Optimizer as OptimizerKey, OptimizerOffload, ParamGather, Recompute, Schedule,
 };
 use crate::workload::cluster::{ClusterSetup, ComputeProfile, Needs, positive, resolve_profile};
 use crate::workload::cost::Prices;
@@ -66,6 +66,8 @@ pub struct Training {
     /// Tensor-parallel collectives overlap the neighbouring GEMMs instead of blocking (no effect
     /// without tensor parallelism).
     pub tp_comm_overlap: bool,
+    /// ZeRO-3: how each layer's parameters are gathered (`parallel.param_gather`).
+    pub param_gather: ParamGather,
     /// Context parallelism: each sequence split over `cp` ranks (two balanced chunks each).
     pub cp: u32,
     pub cp_algorithm: ContextAlgorithm,
@@ -479,7 +481,9 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     let (sites, local_steps, outer_overlap) =
         resolve_local_sgd(s, &topology, &layout, &order, nodes, &mut assumptions)?;
     let grad_bytes = resolve_grad_dtype(s, model.dtype, &mut assumptions)?;
+    let param_gather = resolve_param_gather(s, &layout, &mut assumptions)?;
     let mut training = Training {
+        param_gather,
         grad_bytes,
         order,
         stride: Strides::new(&order, [("tp", 1), ("cp", 1), ("dp", 1), ("pp", 1)]),
@@ -717,6 +721,48 @@ fn resolve_compression(
             .and_then(|z| z.error_feedback)
             .unwrap_or(false),
     })
+}
+
+/// Reads `parallel.param_gather`: meaningful with ZeRO-3 only (an error otherwise); prefetching
+/// when unstated.
+fn resolve_param_gather(
+    s: &Scenario,
+    layout: &Layout,
+    assumptions: &mut Vec<String>,
+) -> Result<ParamGather, ScenarioError> {
+    let stated = s.file.parallel.param_gather;
+    if layout.zero != 3 {
+        return match stated {
+            None => Ok(ParamGather::Prefetch),
+            Some(g) => Err(s
+                .error_at(
+                    "parallel.param_gather",
+                    format!(
+                        "parameters are gathered only when ZeRO-3 shards them, not with zero = {}",
+                        layout.zero
+                    ),
+                )
+                .with_help(format!(
+                    "set zero = 3, or remove param_gather = \"{}\"",
+                    g.name()
+                ))),
+        };
+    }
+    let gather = stated.unwrap_or(ParamGather::Prefetch);
+    assumptions.push(match (gather, stated.is_some()) {
+        (ParamGather::Prefetch, false) => "ZeRO-3: each layer's parameters gathered in one \
+             all-gather while the layer before computes (FSDP's prefetch; not stated)"
+            .into(),
+        (ParamGather::Prefetch, true) => "ZeRO-3: each layer's parameters gathered in one \
+             all-gather while the layer before computes (parallel.param_gather)"
+            .into(),
+        (ParamGather::OnDemand, _) => "ZeRO-3: each weight matrix gathered on demand by its own \
+             all-gather into one tensor per rank (a copy each), and each layer's gradients \
+             reduce-scattered the same way, compute waiting (parallel.param_gather, DeepSpeed \
+             v0.3); norms and biases stay whole on every rank"
+            .into(),
+    });
+    Ok(gather)
 }
 
 /// Reads `parallel.grad_dtype`: fp32 (the default, recorded) or the model's 16-bit format; the

@@ -9,7 +9,8 @@
 //! lane that overlaps the remaining backward (as PyTorch DDP and Megatron-LM do); the optimizer
 //! step waits for every bucket. ZeRO 1/2 reduce-scatter instead and all-gather the updated weights;
 //! ZeRO 3 gathers each layer's weights before use (one layer ahead) and reduce-scatters its
-//! gradients every micro-batch.
+//! gradients every micro-batch; `param_gather = "on-demand"` gathers and reduces weight matrix
+//! by weight matrix in the compute stream's path instead (`on_demand`).
 //!
 //! Tensor-parallel collectives sit where `layer` puts Megatron-LM's `f` and `g`: `f` before a
 //! column-split GEMM (identity forward, all-reduce backward), `g` after a row-split one (all-reduce
@@ -33,6 +34,8 @@
 //!
 //! Ignored: the embedding's backward scatter (small), data loading.
 
+mod on_demand;
+
 use super::activation_plan;
 use super::comm::Comm;
 use super::layer::{
@@ -45,7 +48,9 @@ use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
 use crate::exec::{Counter, Graph, LaneId, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
-use crate::scenario::parallel::{ContextAlgorithm, OptimizerOffload, Recompute, Schedule};
+use crate::scenario::parallel::{
+    ContextAlgorithm, OptimizerOffload, ParamGather, Recompute, Schedule,
+};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -582,6 +587,9 @@ impl<'a> StepBuilder<'a> {
     /// the gather of `next` is issued right behind it, so that it overlaps this layer's compute
     /// (FSDP's one-layer prefetch).
     fn gather_params(&mut self, layer: u32, next: Option<u32>) {
+        if self.setup.param_gather == ParamGather::OnDemand {
+            return self.gather_on_demand(layer);
+        }
         let Some(lane) = self.stage().gather else {
             return;
         };
@@ -854,7 +862,10 @@ impl<'a> StepBuilder<'a> {
                                 let (shared, expert) = grads(layer);
                                 // ZeRO-3 shards gradients: each layer's are reduce-scattered
                                 // every micro-batch.
-                                if s.zero == 3 || finishing {
+                                if s.zero == 3 && s.param_gather == ParamGather::OnDemand {
+                                    self.reduce_on_demand(layer);
+                                    self.gradients(expert, true, true);
+                                } else if s.zero == 3 || finishing {
                                     self.gradients(shared, s.zero == 3, false);
                                     self.gradients(expert, s.zero == 3, true);
                                 }

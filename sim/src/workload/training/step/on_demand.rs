@@ -1,0 +1,123 @@
+//! ZeRO-3 with parameters gathered on demand (`parallel.param_gather = "on-demand"`), as
+//! DeepSpeed's first stage 3 (v0.3, spring 2021) ran it.
+//!
+//! Modelled, per layer and pass:
+//! - each weight matrix is gathered by an all-gather of its own over the data-parallel group,
+//!   issued once the GPU has drained (`torch.cuda.synchronize()` came before every parameter's
+//!   gather), so the compute stream waits for it and nothing overlaps it;
+//! - the all-gather writes into a list of one tensor per rank, which the collective library
+//!   fills after the collective with one device copy per rank (PyTorch's list form of
+//!   `all_gather`): `n` launches of `bytes / n` each, priced by the compute model as memory-bound
+//!   kernels (launch overhead included), on the gather's stream;
+//! - each layer's gradients are reduce-scattered the same way, one collective per weight matrix
+//!   from a list of per-rank inputs that is first copied into one buffer (`n` copies), and the
+//!   compute stream waits for them before it goes on.
+//!
+//! A parameter gathered for the recomputed forward is kept for the backward that follows it
+//! (DeepSpeed's reuse distance). Deliberately ignored: norms and biases (below DeepSpeed's
+//! persistence threshold of 100,000 elements, so whole on every rank and never gathered), the
+//! host's own time between the calls, and the memory of the gathered matrices (one layer's at a
+//! time, as with prefetching). A mixture-of-experts layer's experts are gathered as one matrix.
+
+use super::StepBuilder;
+use crate::collective::CollectiveOp;
+use crate::engine::SimTime;
+use crate::exec::{LaneId, Op, OpId, OpKind};
+use crate::hw::Kernel;
+use crate::workload::training::comm::Comm;
+use std::borrow::Cow;
+
+impl StepBuilder<'_> {
+    /// Parameters of each weight matrix of `layer` on one tensor-parallel rank.
+    fn weight_matrices(&self, layer: u32) -> Vec<f64> {
+        let m = &self.setup.model;
+        let h = m.hidden as u64;
+        let tp = self.setup.tp as f64;
+        let mut matrices = Vec::with_capacity(4);
+        if m.has_attention(layer) {
+            matrices.push(h * m.qkv_width());
+            matrices.push(m.q_width() * h);
+        }
+        if m.is_moe_layer(layer) {
+            matrices.push(m.layer_params() - m.attention_params());
+        } else {
+            matrices.push(h * m.up_width());
+            matrices.push(m.ffn as u64 * h);
+        }
+        matrices.into_iter().map(|p| p as f64 / tp).collect()
+    }
+
+    /// The `ranks` device copies between a list of per-rank tensors and the one buffer a
+    /// collective of `bytes` works on, on `lane` after `after`.
+    fn list_copies(
+        &mut self,
+        name: &'static str,
+        bytes: f64,
+        lane: LaneId,
+        after: &[OpId],
+    ) -> OpId {
+        let ranks = self.setup.reducing_replicas();
+        let copy = Kernel::Memory {
+            bytes: 2.0 * bytes / ranks as f64,
+            flops: 0.0,
+        };
+        let cost = self
+            .compute
+            .cost(&copy)
+            .expect("a copy is priced on every GPU");
+        self.graph.add(
+            Op {
+                name: Cow::Borrowed(name),
+                lane,
+                kind: OpKind::Memory,
+                duration: SimTime::from_secs_f64(cost.seconds * ranks as f64),
+                flops: 0.0,
+                bytes: 2.0 * bytes,
+                tier: cost.tier.name(),
+                layer: None,
+                micro_batch: None,
+                model_flops: true,
+            },
+            after,
+        )
+    }
+
+    /// Gathers `layer`'s weight matrices one by one in the compute stream's path, unless this
+    /// pass has gathered them already.
+    pub(super) fn gather_on_demand(&mut self, layer: u32) {
+        let Some(lane) = self.stage().gather else {
+            return;
+        };
+        if self.gathers.contains_key(&layer) {
+            return;
+        }
+        let e = self.setup.model.dtype.bytes();
+        for params in self.weight_matrices(layer) {
+            let bytes = params * e;
+            let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
+            let after = self.compute_deps();
+            let gather = self.comm_op(lane, "param_all_gather", secs, bytes, &after);
+            let copies = self.list_copies("param_gather_copies", bytes, lane, &[gather]);
+            self.stage().last = Some(copies);
+            self.gathers.insert(layer, copies);
+        }
+    }
+
+    /// Reduce-scatters `layer`'s gradients one weight matrix at a time, each after its list is
+    /// copied into one buffer, the compute stream waiting for the last.
+    pub(super) fn reduce_on_demand(&mut self, layer: u32) {
+        if self.setup.reducing_replicas() < 2 {
+            return;
+        }
+        let lane = self.stage().data;
+        for params in self.weight_matrices(layer) {
+            let bytes = params * self.setup.grad_bytes;
+            let after = self.compute_deps();
+            let copies = self.list_copies("grad_list_copies", bytes, lane, &after);
+            let secs = self.collective_seconds(Comm::Data, CollectiveOp::ReduceScatter, bytes);
+            let reduce = self.comm_op(lane, "grad_reduce", secs, bytes, &[copies]);
+            self.stage().buckets.push(reduce);
+            self.stage().last = Some(reduce);
+        }
+    }
+}
