@@ -39,7 +39,23 @@ pub struct Vae {
     pub blocks_per_level: u32,
     /// 3-D convolutions (3 x 3 x 3); false: 2-D convolutions per frame (3 x 3).
     pub conv3d: bool,
+    /// How the model's own pipeline decodes in overlapping tiles by default (None: whole).
+    pub tiling: Option<VaeTiling>,
     pub params: u64,
+}
+
+/// Tiled decoding: the latent cut into overlapping tiles, each decoded alone and the overlaps
+/// blended, so the overlapping latent is decoded more than once. Sizes in latent pixels and
+/// latent frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VaeTiling {
+    /// Tile height and width, and the step between tile starts.
+    pub size: u32,
+    pub stride: u32,
+    /// Latent frames a tile takes after its first (a tile is `frames + 1` long), and the step
+    /// between tile starts; 0: no temporal tiling.
+    pub frames: u32,
+    pub frame_stride: u32,
 }
 
 /// The text encoder(s), run once per video (twice with classifier-free guidance).

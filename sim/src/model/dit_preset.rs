@@ -66,7 +66,7 @@
 //!   give each preset's ratio and what the derivation leaves out (mostly adaptive-layernorm
 //!   modulation weights).
 
-use super::dit::{TextEncoder, Vae, VideoDit};
+use super::dit::{TextEncoder, Vae, VaeTiling, VideoDit};
 
 /// T5 v1.1 XXL encoder (`google/t5-v1_1-xxl`, `DeepFloyd/t5-v1_1-xxl`): d_model 4096, 24 layers, 64
 /// heads of 64, gated-GELU FFN 10240, vocabulary 32128: 32128·4096 + 24 × (4·4096² + 3·4096·10240)
@@ -150,6 +150,16 @@ const HUNYUAN_VAE: Vae = Vae {
     // layers_per_block 2 + 1.
     blocks_per_level: 3,
     conv3d: true,
+    // The official pipeline decodes in tiles by default (hyvideo/config.py `vae_tiling` True):
+    // `sample_size` 256 px → 32 latent pixels a tile, `tile_overlap_factor` 0.25 → a new tile
+    // every 24; `sample_tsize` 64 frames → 16 latent frames (+1) a tile, a new one every 12
+    // (hyvideo/vae/autoencoder_kl_causal_3d.py `spatial_tiled_decode`, `temporal_tiled_decode`).
+    tiling: Some(VaeTiling {
+        size: 32,
+        stride: 24,
+        frames: 16,
+        frame_stride: 12,
+    }),
     // Decoder only: conv_in 16 → 512, mid block of 2 resnets and attention at 512, 4 up blocks of
     // 3 resnets, 3 upsampling 3-D convolutions, conv_out 128 → 3.
     params: 146_100_000,
@@ -169,6 +179,7 @@ const COGVIDEOX_VAE: Vae = Vae {
     blocks_per_level: 4,
     // 3-D causal resnet convolutions; the upsamplers are 2-D.
     conv3d: true,
+    tiling: None,
     // Decoder only: conv_in 16 → 512, mid block of 2 resnets (no attention), 4 up blocks of 4
     // resnets with spatially conditioned group norms, 3 upsampling 2-D convolutions, conv_out.
     params: 123_400_000,
@@ -189,6 +200,7 @@ const WAN_VAE: Vae = Vae {
     // num_res_blocks 2 + 1.
     blocks_per_level: 3,
     conv3d: true,
+    tiling: None,
     // Decoder only (with its 1×1×1 input conv): the Wan paper gives 127 M for encoder and decoder.
     params: 73_300_000,
 };
@@ -212,6 +224,7 @@ const OPEN_SORA_VAE: Vae = Vae {
     chunks: Some((17, 5)),
     blocks_per_level: 3,
     conv3d: false,
+    tiling: None,
     // Both decoders: 49.5 M (2-D) + 165.3 M (temporal). The report gives 384 M for the whole
     // network (83 M 2-D + 300 M 3-D, encoders included).
     params: 214_800_000,
@@ -236,6 +249,7 @@ const STEP_VIDEO_VAE: Vae = Vae {
     // num_res_blocks 2 + 1.
     blocks_per_level: 3,
     conv3d: true,
+    tiling: None,
     // Decoder only, the pixel-shuffle expansion included.
     params: 388_900_000,
 };

@@ -24,6 +24,7 @@
 pub mod layout;
 pub mod ops;
 pub mod queue;
+pub mod vae;
 
 use crate::exec::{Graph, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, Dtype};
@@ -507,7 +508,7 @@ impl Plan<'_> {
             0.0
         };
         let vae_share = if vae_parallel { world as u64 } else { 1 };
-        let vae_act = ops::vae_levels(&model, video)
+        let vae_act = vae::levels(&model, video)
             .iter()
             .map(|&(c, voxels, _)| {
                 let frames_pixels = voxels.div_ceil(vae_share);

@@ -1,6 +1,7 @@
 //! The operations of one video on one GPU (rank 0 of `layout`), as a dependency graph on a
 //! compute stream and a communication stream: the text encoders, every denoising step's blocks
-//! with their collectives, and the VAE decoder.
+//! with their collectives, and the VAE decoder (its convolutions from `vae`, the 3-D ones at
+//! `vae::CONV3D_PEAK_FRACTION` of the GPU's peak).
 //!
 //! Per block and stream of tokens: the QKV projection, a Ulysses all-to-all of queries, keys
 //! and values (heads for tokens) and one of the attention's output back, fused attention (with
@@ -139,6 +140,32 @@ impl Builder<'_> {
             self.compute,
             (Cow::Borrowed(name), kind),
             (c.seconds, c.flops, c.bytes),
+            &deps,
+        );
+        self.last = Some(id);
+        id
+    }
+
+    /// A 3-D convolution, as the implicit GEMM `k` stands for, at
+    /// [`super::vae::CONV3D_PEAK_FRACTION`] of the GPU's dense peak (never faster than the GEMM).
+    fn conv3d(&mut self, k: Kernel) -> OpId {
+        let c = self
+            .model
+            .cost(&k)
+            .expect("the set-up checked that the GPU computes in the model's format");
+        let peak = self.model.gpu.peak_flops(self.act).unwrap_or(0.0);
+        let seconds = if peak > 0.0 {
+            c.seconds
+                .max(c.flops / (peak * super::vae::CONV3D_PEAK_FRACTION))
+        } else {
+            c.seconds
+        };
+        self.flops += c.flops;
+        let deps = self.chain();
+        let id = self.op(
+            self.compute,
+            (Cow::Borrowed("vae_conv3d"), OpKind::Compute),
+            (seconds, c.flops, c.bytes),
             &deps,
         );
         self.last = Some(id);
@@ -662,46 +689,30 @@ pub fn build(
     } else {
         1
     };
-    for (c, voxels, convs) in vae_levels(m, v.video) {
-        let vox = voxels.div_ceil(share_of);
-        let taps: u64 = if m.vae.conv3d { 27 } else { 9 };
-        b.kernel(
-            "vae_conv",
-            Kernel::Gemm {
-                m: vox,
-                n: c,
-                k: c * taps,
-                batch: convs,
-                dtype: act,
-            },
-        );
-        b.elementwise("vae_norm_silu", ElementwiseOp::Norm, vox * c * convs, 4.0);
+    for conv in super::vae::convs(m, v.video) {
+        let vox = conv.voxels.div_ceil(share_of);
+        let gemm = Kernel::Gemm {
+            m: vox,
+            n: conv.c_out,
+            k: conv.c_in * conv.taps,
+            batch: conv.count,
+            dtype: act,
+        };
+        if conv.taps == 27 {
+            b.conv3d(gemm);
+        } else {
+            b.kernel("vae_conv", gemm);
+        }
+        if conv.taps > 1 {
+            // The group norm and SiLU before each 3 x 3 (x 3) convolution, on its input.
+            b.elementwise(
+                "vae_norm_silu",
+                ElementwiseOp::Norm,
+                vox * conv.c_in * conv.count,
+                4.0,
+            );
+        }
     }
     parts.vae = start..b.graph.ops.len();
     (b.graph, parts)
-}
-
-/// The VAE decoder's levels, full resolution first: (channels, voxels, convolutions at that
-/// resolution). Each level below the first halves height and width; a level sees the video's
-/// frames halved once for every time-doubling level above it (a 2-D decoder: every frame).
-pub fn vae_levels(m: &VideoDit, v: Video) -> Vec<(u64, u64, u64)> {
-    let vae = &m.vae;
-    let levels = vae.decoder_channels.len();
-    vae.decoder_channels
-        .iter()
-        .enumerate()
-        .map(|(l, &c)| {
-            let halvings = vae
-                .time_doubling_levels
-                .iter()
-                .filter(|&&k| (k as usize) < l)
-                .count();
-            let frames = (v.frames as u64).div_ceil(1 << halvings);
-            let voxels = frames * (v.height as u64 >> l) * (v.width as u64 >> l);
-            // Residual blocks (two convolutions each), and the upsampling convolution that
-            // produces this level from the one below (none below the lowest).
-            let convs = 2 * vae.blocks_per_level as u64 + u64::from(l + 1 < levels);
-            (c as u64, voxels, convs)
-        })
-        .collect()
 }
