@@ -415,3 +415,48 @@ fn hybrid_compression_has_little_to_win_over_nccl_like_collectives() {
     );
     assert_eq!(fp32["memory"]["fits"], false);
 }
+
+/// InfiniPipe: over a long-tail sample of lengths, splitting the long sequences and packing the
+/// short ones into balanced micro-batches beats the fixed-shape pipeline (few padded
+/// micro-batches, full recomputation) and at least matches sequence parallelism.
+#[test]
+fn infinipipe_elastic_pipeline_beats_fixed_shapes_and_sequence_parallelism() {
+    let elastic = run("infinipipe-llama-2-7b-128k-8xa100-elastic.toml", &[]);
+    let fixed = run("infinipipe-llama-2-7b-128k-8xa100-fixed.toml", &[]);
+    let sp = run(
+        "infinipipe-llama-2-7b-128k-8xa100-sequence-parallel.toml",
+        &[],
+    );
+    // The same sample of sequences in the three files.
+    for other in [&fixed, &sp] {
+        assert_eq!(elastic["sequences"]["tokens"], other["sequences"]["tokens"]);
+    }
+    let tput = |r: &Value| number(r, "tokens_per_s");
+    assert!(
+        tput(&elastic) > 1.5 * tput(&fixed),
+        "elastic {} against fixed {}",
+        tput(&elastic),
+        tput(&fixed)
+    );
+    assert!(
+        tput(&elastic) > tput(&sp),
+        "elastic {} against sequence parallelism {}",
+        tput(&elastic),
+        tput(&sp)
+    );
+    // The fixed pipeline loses its time to the bubble, not to compute.
+    let bubble_share =
+        |r: &Value| number(r, "breakdown_s.pipeline_bubble") / number(r, "iteration_time_s");
+    assert!(bubble_share(&fixed) > 2.0 * bubble_share(&elastic));
+    // Chunk-level checkpointing: recomputing every micro-batch on every stage is slower.
+    let all = run(
+        "infinipipe-llama-2-7b-128k-8xa100-elastic.toml",
+        &["parallel.recompute=\"full\""],
+    );
+    assert!(
+        tput(&all) < tput(&elastic),
+        "{} vs {}",
+        tput(&all),
+        tput(&elastic)
+    );
+}

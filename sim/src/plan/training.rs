@@ -153,6 +153,14 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
                 "plan without local_steps, or compare layouts with `clustersim sweep --vary parallel.pp=...`",
             ));
     }
+    if base.sequences.is_some() {
+        return Err(scenario
+            .error_at(
+                "sequences",
+                "`plan` searches layouts of like micro-batches; [sequences] packs its own",
+            )
+            .with_help("compare layouts with `clustersim sweep --vary parallel.pp=...` instead"));
+    }
     let compute = training::compute_model(scenario, &mut base)?;
     let space = Space::training(&base);
     let layouts = space.layouts();

@@ -17,6 +17,7 @@ pub mod kernels;
 pub mod model;
 pub mod parallel;
 pub mod quantity;
+pub mod sequences;
 pub mod serving;
 pub mod set;
 pub mod source;
@@ -120,6 +121,8 @@ pub struct ScenarioFile {
     pub collective: Option<collective::CollectiveSection>,
     pub federated: Option<federated::FederatedSection>,
     pub kernels: Option<kernels::KernelsSection>,
+    /// Training over sequences of unlike lengths (`[sequences]`).
+    pub sequences: Option<sequences::SequencesSection>,
     #[serde(default)]
     pub expect: BTreeMap<String, Expectation>,
 }
@@ -202,6 +205,7 @@ impl Scenario {
             (f.collective.is_some(), "collective", Kind::Collective),
             (f.federated.is_some(), "federated", Kind::Federated),
             (f.kernels.is_some(), "kernels", Kind::Kernels),
+            (f.sequences.is_some(), "sequences", Kind::Training),
         ];
         for (given, section, owner) in sections {
             // A diffusion scenario serves videos with [workload].

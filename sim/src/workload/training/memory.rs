@@ -117,7 +117,12 @@ impl MemoryUse {
 /// backward pass.
 pub fn layer_activations(s: &Training) -> f64 {
     let m = &s.model;
-    let t = (s.micro_batch * m.seq_len) as f64 / s.cp as f64;
+    layer_activations_tokens(s, (s.micro_batch * m.seq_len) as f64 / s.cp as f64)
+}
+
+/// [`layer_activations`] for a micro-batch of `t` tokens on each context-parallel rank.
+pub fn layer_activations_tokens(s: &Training, t: f64) -> f64 {
+    let m = &s.model;
     let h = m.hidden as f64;
     let tp = s.tp as f64;
     // Split by tensor parallelism: Q, K, V, the attention output, the MLP intermediates.
@@ -181,7 +186,15 @@ pub fn stage_memory_as(
         1
     } as f64;
     let layers_held = in_flight * per_chunk;
+    // Micro-batches of unlike shapes: the largest the stage keeps in flight (`sequences.rs`).
+    let packed = s.sequences.as_ref().map(|q| {
+        let held = super::sequences::stage_activations(s, q, stage, per_chunk, in_flight as usize);
+        let tokens = super::sequences::largest_tokens(q) as f64 / s.cp as f64;
+        (held, tokens)
+    });
+    let t = packed.map_or(t, |(_, tokens)| tokens);
     let activations = match recompute {
+        _ if packed.is_some() => packed.map_or(0.0, |(held, _)| held),
         Recompute::None | Recompute::Selective => layers_held * layer,
         Recompute::Adaptive => {
             let plan = plan.expect("adaptive recomputation has a plan");

@@ -28,6 +28,7 @@ pub mod optimizer;
 pub mod power;
 pub mod reliability;
 pub mod schedule;
+pub mod sequences;
 pub mod setup;
 pub mod step;
 
@@ -123,6 +124,9 @@ fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f
 
 /// Model FLOPs of one step (see the module docs for the convention).
 pub fn model_flops(s: &Training) -> f64 {
+    if let Some(q) = &s.sequences {
+        return sequences::model_flops(s, q);
+    }
     let m = &s.model;
     let seq = m.seq_len as f64;
     let h = m.hidden as f64;
@@ -137,6 +141,9 @@ pub fn model_flops(s: &Training) -> f64 {
 
 /// Hardware FLOPs: model FLOPs plus the recomputed forward passes.
 pub fn hardware_flops(s: &Training) -> f64 {
+    if let Some(q) = &s.sequences {
+        return model_flops(s) + sequences::recomputed_flops(s, q);
+    }
     let m = &s.model;
     let seq = m.seq_len as f64;
     let h = m.hidden as f64;
@@ -311,17 +318,24 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         .expect("checked in set-up");
     let tflops = model / iteration / gpus / 1e12;
     let hardware_tflops = hardware / iteration / gpus / 1e12;
-    let tokens = setup.global_batch as f64 * setup.model.seq_len as f64;
+    let tokens = match &setup.sequences {
+        Some(q) => sequences::tokens(&setup, q),
+        None => setup.global_batch as f64 * setup.model.seq_len as f64,
+    };
     let (memory_stage, mem) = memory::memory(&setup);
     let mut memory_report = mem.report(setup.gpu.memory_bytes);
     memory_report["stage"] = json!(memory_stage);
     if setup.recompute == Recompute::Adaptive {
         memory_report["activation_plan"] = activation_plan::plan(&setup).report();
     }
-    memory_report["largest_micro_batch"] = json!(memory::largest_micro_batch(
-        &setup,
-        setup.gpu.memory_bytes as f64
-    ));
+    // (micro-batches of unlike shapes have no one size to grow)
+    memory_report["largest_micro_batch"] = match setup.sequences {
+        Some(_) => Value::Null,
+        None => json!(memory::largest_micro_batch(
+            &setup,
+            setup.gpu.memory_bytes as f64
+        )),
+    };
     let mut report = json!({
         "kind": "training",
         "scenario": scenario.name(),
@@ -402,6 +416,9 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     });
     if let Some(r) = &round {
         report["local_sgd"] = local_sgd::report(&setup, r);
+    }
+    if let Some(q) = &setup.sequences {
+        report["sequences"] = sequences::report(&setup, q);
     }
     if let Some(host) = setup.host {
         report["breakdown_s"]["optimizer_offload"] = json!(offload_tail);

@@ -111,6 +111,9 @@ pub struct Training {
     pub local_steps: u32,
     /// Local SGD: the outer synchronisation overlaps the next round of steps (one round late).
     pub outer_overlap: bool,
+    /// Sequences of unlike lengths and their micro-batches (`[sequences]`); None: every
+    /// micro-batch is `micro_batch` sequences of the model's length.
+    pub sequences: Option<super::sequences::Sequences>,
     /// Defaults that were applied, in words, for the report.
     pub assumptions: Vec<String>,
 }
@@ -364,9 +367,12 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         // The check below names the degree that does not divide.
         None => 1,
     };
-    let global_batch = match p.global_batch {
-        Some(g) => positive(s, g, "parallel.global_batch")?,
-        None => {
+    let sequences = super::sequences::resolve(s, &model, pp, cp, &mut assumptions)?;
+    let global_batch = match (p.global_batch, &sequences) {
+        // One sequence-packed micro-batch at a time, as many as the packing made.
+        (_, Some(q)) => q.micro_batches.len() as u32 * dp,
+        (Some(g), None) => positive(s, g, "parallel.global_batch")?,
+        (None, None) => {
             assumptions.push(format!(
                 "global batch {} (one micro-batch per replica)",
                 micro_batch * dp
@@ -531,9 +537,11 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         sites,
         local_steps,
         outer_overlap,
+        sequences,
         assumptions,
     };
     training.set_layout(&layout);
+    super::sequences::choose_recompute(&mut training);
     if link_slowdown > 1.0 {
         // The server of the last stage's simulated GPU, so that its collectives cross it.
         let node = training.stage_rank(pp - 1) / gpus_per_node;

@@ -38,11 +38,10 @@ mod on_demand;
 
 use super::activation_plan;
 use super::comm::Comm;
-use super::layer::{
-    Item, LayerKinds, Step, Sync, backward, context_attention_kernel, elementwise, gemm,
-};
+use super::layer::{Item, Step, Sync, backward, context_attention_kernel, elementwise};
 use super::links::CommUse;
 use super::schedule::{self, Pass, Work};
+use super::sequences::{self, Shape};
 use super::setup::Training;
 use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
@@ -125,6 +124,9 @@ pub struct StepBuilder<'a> {
     /// sent to `top_k` experts.
     routed_bytes: f64,
     priced: Vec<(u32, Comm, CollectiveOp, f64, f64)>,
+    /// The current micro-batch's attention as one kernel per sequence or chunk (`[sequences]`);
+    /// empty when the layer's attention kernel prices itself.
+    attention_parts: Vec<Kernel>,
     /// How many operations each priced collective became (same order as `priced`).
     uses: Vec<u32>,
 }
@@ -198,6 +200,7 @@ impl<'a> StepBuilder<'a> {
                     * setup.model.dtype.bytes()
             }),
             priced: Vec::new(),
+            attention_parts: Vec::new(),
             uses: Vec::new(),
         }
     }
@@ -220,10 +223,14 @@ impl<'a> StepBuilder<'a> {
         micro_batch: u32,
         model_flops: bool,
     ) -> OpId {
-        let mut cost = self
-            .compute
-            .cost(&kernel)
-            .expect("the set-up checked that the GPU computes in the model's format");
+        let mut cost =
+            if matches!(kernel, Kernel::Attention { .. }) && !self.attention_parts.is_empty() {
+                sequences::parts_cost(self.compute, &self.attention_parts, &kernel)
+            } else {
+                self.compute
+                    .cost(&kernel)
+                    .expect("the set-up checked that the GPU computes in the model's format")
+            };
         if self.at as u32 + 1 == self.setup.pp {
             cost.seconds *= self.setup.straggler_slowdown;
         }
@@ -661,23 +668,22 @@ impl<'a> StepBuilder<'a> {
         let s = self.setup;
         let m = &s.model;
         let (tp, pp, v) = (s.tp as u64, s.pp, s.virtual_stages);
-        let mb = s.micro_batch as u64;
-        let t = mb * m.seq_len as u64 / s.cp as u64;
         let h = m.hidden as u64;
         let vocab = m.vocab as u64 / tp;
         let e = m.dtype.bytes();
-        // Bytes of one micro-batch's activations at a tensor-parallel synchronisation, and what a
-        // stage sends to the next: its 1/tp share (Megatron-LM's scatter/gather optimisation).
-        let act = (t * h) as f64 * e;
-        let p2p = act / tp as f64;
-        let cp = s.cp as u64;
-        let kinds = LayerKinds::new(
-            m,
-            mb,
-            (cp, tp, s.ep as u64),
-            s.sequence_parallel,
-            s.gemm_dtype,
-        );
+        // Each micro-batch's tokens, activation bytes at a tensor-parallel synchronisation and
+        // what a stage sends to the next (its 1/tp share, Megatron-LM's scatter/gather
+        // optimisation), its layers and output projection: one shape for all, or with
+        // `[sequences]` each micro-batch its own.
+        let shapes: Vec<Shape> = match &s.sequences {
+            None => vec![Shape::uniform(s)],
+            Some(q) => q
+                .micro_batches
+                .iter()
+                .map(|mb| Shape::packed(s, mb))
+                .collect(),
+        };
+        let shape_of = |micro: u32| &shapes[if shapes.len() == 1 { 0 } else { micro as usize }];
         // Gradient bytes of a layer: the part every data-parallel replica holds, and the routed
         // experts' share that only the replicas with the same experts hold.
         let grads = |layer: u32| {
@@ -695,7 +701,6 @@ impl<'a> StepBuilder<'a> {
         let last_chunk = chunks - 1;
         let final_micro = s.accumulation - 1;
         let asynchronous = s.schedule == Schedule::Async1F1B;
-        let output = gemm(t, vocab, h, m.dtype);
         // Adaptive recomputation: what each layer keeps, recomputes or compresses.
         let plan = (s.recompute == Recompute::Adaptive).then(|| activation_plan::plan(s));
         let orders: Vec<Vec<Work>> = (0..pp)
@@ -728,6 +733,11 @@ impl<'a> StepBuilder<'a> {
                     self.waiting_on = received.into_iter().collect();
                     self.gathers.clear();
                     let micro = work.micro;
+                    let shape = shape_of(micro);
+                    let (t, act, p2p, output, kinds) =
+                        (shape.t, shape.act, shape.p2p, shape.output, &shape.kinds);
+                    self.attention_parts.clone_from(&shape.attention);
+                    self.routed_bytes = shape.routed_bytes;
                     let layers = s.chunk_layers(chunk);
                     match work.pass {
                         Pass::Forward => {
@@ -801,7 +811,7 @@ impl<'a> StepBuilder<'a> {
                                 let next = (layer > layers.start).then(|| layer - 1);
                                 self.gather_params(layer, next);
                                 let items = kinds.of(m, layer);
-                                if s.recompute == Recompute::Full {
+                                if s.recomputes(st as u32, micro) {
                                     self.forward_layer(items, layer, micro, false, act);
                                 }
                                 if let Some(p) = &plan {
