@@ -277,7 +277,8 @@ struct Share {
     batch: u64,
     /// Video tokens this GPU projects (its sequence share, of its patch).
     video: u64,
-    /// Text tokens this GPU projects in joint attention.
+    /// Text tokens this GPU projects in joint attention (whole on every GPU of its sequence
+    /// group).
     text: u64,
     /// Query and key lengths of its attention after the Ulysses exchange (per ring chunk for
     /// keys).
@@ -550,12 +551,20 @@ pub fn build(
     } else {
         1
     };
-    let share = |patches: u64| Share {
-        batch,
-        video: video.div_ceil(sp * patches),
-        text: joint.div_ceil(sp * patches),
-        queries: (video + joint).div_ceil(layout.ring as u64 * patches),
-        keys: (video + joint).div_ceil(layout.ring as u64),
+    // Sequence parallelism splits the video tokens only: every GPU of the Ulysses and Ring groups
+    // keeps the whole text and appends it to its queries before the all-to-all, so the text is
+    // projected on every GPU and attends `ulysses` times (HunyuanVideo's hyvideo/inference.py
+    // `parallelize_transformer` chunks only the latent; `parallel_attention` hands the text to
+    // xFuserLongContextAttention as joint tensors, `joint_strategy` "rear").
+    let share = |patches: u64| {
+        let text = joint.div_ceil(patches);
+        Share {
+            batch,
+            video: video.div_ceil(sp * patches),
+            text,
+            queries: (video.div_ceil(sp * patches) + text) * layout.ulysses as u64,
+            keys: (video + joint).div_ceil(layout.ring as u64),
+        }
     };
     let patch_bytes = |patches: u64| {
         (batch * video.div_ceil(sp * patches) * m.hidden as u64) as f64 * act.bytes()
