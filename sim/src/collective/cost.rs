@@ -2,8 +2,9 @@
 //! and price each distinct phase with the chosen network tier.
 //!
 //! Time = the protocol's base latency + sum over phases of repeat x phase time (+ compression
-//! work), where a phase's transfers take the larger of their route's latency and the protocol's
-//! step latency, and move bytes at the protocol's share of each link (`protocol`). The protocol is
+//! work, + the local pass over one chunk that ends a ring, `buffer_copy`), where a phase's
+//! transfers take the larger of their route's latency and the protocol's step latency, and move
+//! bytes at the protocol's share of each link (`protocol`). The protocol is
 //! the cheapest of NCCL's three, as NCCL's tuner picks it. Compression, when given, divides the bytes
 //! on the wire by its ratio and adds compressor and decompressor time, either once (at the ends) or
 //! at every hop (data decompressed, reduced and recompressed at each step), which is what the
@@ -11,6 +12,7 @@
 //! transfer instead of added to it (`compression.rs`).
 
 use super::algorithm::Algorithm;
+use super::buffer_copy;
 use super::group::Group;
 use super::op::CollectiveOp;
 use super::protocol::Protocol;
@@ -46,6 +48,11 @@ pub struct Options {
     /// Whether to add up the bytes each link carries ([`CollectiveCost::link_bytes`]). Off by
     /// default: the workloads price many collectives and do not need it.
     pub record_links: bool,
+    /// Whether the ranks share one process, so that NCCL writes straight into the peers' output
+    /// buffers (nccl-tests run as `-g N`). Off by default: one process per GPU, as torchrun and
+    /// mpirun start them, and a ring all-reduce or all-gather then ends with a copy out of
+    /// NCCL's receive buffer (`buffer_copy`).
+    pub p2p_direct: bool,
 }
 
 impl Options {
@@ -61,6 +68,7 @@ impl Options {
             nvls_available: true,
             protocol: None,
             record_links: false,
+            p2p_direct: false,
         }
     }
 }
@@ -187,6 +195,14 @@ fn price_schedule(
         seconds += phase.repeat as f64 * step;
     }
     seconds += c.compression.map_or(0.0, |z| z.ends_seconds(c.bytes));
+    seconds += buffer_copy::seconds(
+        c.op,
+        algorithm,
+        c.group.size(),
+        c.bytes,
+        topo.spec.gpu_memory_bandwidth,
+        options.p2p_direct,
+    );
     let algbw = if seconds > 0.0 {
         c.bytes / seconds
     } else {
@@ -420,6 +436,8 @@ mod tests {
         };
         let mut options = Options::new(Tier::Flow);
         options.protocol = Some(Protocol::Simple);
+        // One process: no final copy out of a receive buffer, only transfers and codecs.
+        options.p2p_direct = true;
         cost(&topo, &c, &options).unwrap().seconds
     }
 
@@ -568,6 +586,30 @@ mod tests {
             "{} {} {codec}",
             coded.seconds,
             raw.seconds
+        );
+    }
+
+    /// One process per GPU adds the copy out of NCCL's receive buffer to a ring all-reduce:
+    /// S/n bytes read and written at the GPU's streaming rate, after the transfers.
+    #[test]
+    fn separate_processes_end_a_ring_with_a_copy() {
+        let topo = Topology::build(&TopologySpec::new(1, 2)).unwrap();
+        let c = Collective {
+            op: CollectiveOp::AllReduce,
+            algorithm: Algorithm::Ring,
+            group: Group::first(2, 2),
+            bytes: 4e9,
+            compression: None,
+        };
+        let mut options = Options::new(Tier::Flow);
+        options.protocol = Some(Protocol::Simple);
+        let separate = cost(&topo, &c, &options).unwrap().seconds;
+        options.p2p_direct = true;
+        let direct = cost(&topo, &c, &options).unwrap().seconds;
+        let copy = 2e9 * 2.0 / (0.85 * topo.spec.gpu_memory_bandwidth);
+        assert!(
+            (separate - direct - copy).abs() < 1e-9,
+            "{separate} {direct} {copy}"
         );
     }
 

@@ -1765,6 +1765,19 @@ fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
     };
     let mut options = Options::new(Tier::Flow);
     options.nvls_available = g.in_switch_reduction && intra == IntraKind::NvSwitch;
+    // One board without a launcher is one process driving every GPU (nccl-tests' -g or -t; issue
+    // 1455's cases ran -g): NCCL's P2P direct mode, without the receive buffers of separate
+    // processes (`collective::buffer_copy`).
+    options.p2p_direct = !["mpirun", "srun", "-np"]
+        .iter()
+        .any(|w| command.split_whitespace().any(|x| x == *w));
+    if options.p2p_direct {
+        a.push(
+            "every GPU driven by one process (no mpirun stated; nccl-tests -g): NCCL's P2P \
+             direct mode"
+                .into(),
+        );
+    }
     if let Some(name) = text(c.get("parallel", "NCCL_PROTO")) {
         options.protocol = Some(Protocol::parse(name).ok_or_else(|| {
             Refusal::failed(format!("NCCL_PROTO \"{name}\" is not a protocol"), &a)
@@ -1774,6 +1787,7 @@ fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
     spec.intra = intra;
     spec.intra_bandwidth = g.intra_bandwidth;
     spec.pcie_bandwidth = g.pcie_bandwidth;
+    spec.gpu_memory_bandwidth = g.memory_bandwidth;
     let topo = Topology::build(&spec).map_err(|e| Refusal::failed(e, &a))?;
     let priced = cost(
         &topo,
