@@ -305,12 +305,18 @@ const CONVENTIONS: &str = "
   full, none when not stated; ZeRO-3/FSDP FULL_SHARD as `zero = 3`. A feature the simulator does
   not model is refused by the scenario pipeline, and that refusal is the case's reason (above).
   A configuration the simulator's memory model says does not fit is still compared, and marked.
-- **Framework defaults**: where a case is silent, the documented default of the framework its
-  source names, the same for every case of that framework: NeMo (the DGX Cloud recipes) shards
-  the optimizer over the data-parallel ranks (its distributed optimizer, `zero = 1`) and runs
-  sequence parallelism with TP; Megatron-LM as its 2021-22 papers ran it materialises the
-  attention scores (`attention_kernel = \"unfused\"`: batched GEMMs around a fused softmax and
-  dropout, with the scores kept for the backward unless selective recomputation recomputes them).
+- **Framework defaults**: where a case is silent, the documented default of the framework it
+  ran on (named by its source, or by its sharding when that names DeepSpeed), the same for every
+  case of that framework: NeMo (the DGX Cloud recipes, on Megatron-Core) shards the optimizer
+  over the data-parallel ranks (its distributed optimizer, `zero = 1`), runs sequence
+  parallelism with TP, and runs each column-split GEMM's backward collective beside its
+  weight-gradient GEMM (`tp_dgrad_overlap = true`); Megatron-LM as its 2021 and 2022 papers ran
+  it materialises the attention scores (`attention_kernel = \"unfused\"`: batched GEMMs around a
+  fused softmax and dropout, with the scores kept for the backward unless selective
+  recomputation recomputes them), and from 2022 (v3.0, Korthikanti et al.) overlaps the same
+  backward collectives; DeepSpeed as a 2021 source ran it (v0.3, the first ZeRO-3) gathers each
+  parameter on demand after draining the GPU and reduces 16-bit gradients
+  (`param_gather = \"on-demand\"`, `grad_dtype` the model's format).
 - **Metrics**: Megatron-LM's TFLOP/s per GPU count FLOPs by its Eq. 3, which includes the
   recomputed forward pass: `hardware_tflops_per_gpu`. A plain \"achieved TFLOP/s per GPU\" (Table 2)
   is `hardware_tflops_per_gpu` when recomputation is on (the paper counts every figure by Eq. 3),

@@ -47,6 +47,11 @@ pub struct ParallelSection {
     /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
     /// communication overlap does) instead of blocking the compute stream.
     pub tp_comm_overlap: Option<bool>,
+    /// Run the input-gradient collective of each column-split GEMM's backward beside its
+    /// weight-gradient GEMM (Megatron-LM's asynchronous tensor-parallel all-reduce, and its
+    /// reduce-scatter under sequence parallelism), the other tensor-parallel collectives still
+    /// blocking.
+    pub tp_dgrad_overlap: Option<bool>,
     /// Local SGD across sites (DiLoCo): optimizer steps each site takes between two outer
     /// synchronisations of the whole model across sites (1 = every step, fully synchronous).
     pub local_steps: Option<u32>,
@@ -115,6 +120,7 @@ impl ParallelSection {
             (self.grad_dtype.is_some(), "grad_dtype"),
             (self.param_gather.is_some(), "param_gather"),
             (self.tp_comm_overlap.is_some(), "tp_comm_overlap"),
+            (self.tp_dgrad_overlap.is_some(), "tp_dgrad_overlap"),
             (self.local_steps.is_some(), "local_steps"),
             (self.outer_overlap.is_some(), "outer_overlap"),
         ]

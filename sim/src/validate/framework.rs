@@ -13,8 +13,11 @@
 pub enum Framework {
     /// NVIDIA NeMo (2.0 recipes, and the DGX Cloud benchmarking recipes built on them).
     NeMo,
-    /// Megatron-LM as its 2021-2022 papers ran it (Narayanan et al. SC21, Korthikanti et al.
-    /// 2022): before FlashAttention, and before its distributed optimizer.
+    /// Megatron-LM as its SC21 paper ran it (Narayanan et al., spring 2021): before
+    /// FlashAttention, before its distributed optimizer, tensor-parallel collectives blocking.
+    MegatronLm2021,
+    /// Megatron-LM as Korthikanti et al. 2022 ran it (v3.0): as in 2021, but the input-gradient
+    /// collective of each column-split GEMM runs beside its weight-gradient GEMM.
     MegatronLm2022,
     /// DeepSpeed as a 2021 source ran it (the ZeRO-3 baseline of Narayanan et al. SC21, on
     /// Megatron-LM's model code): v0.3, the first release of ZeRO stage 3.
@@ -31,7 +34,9 @@ impl Framework {
             of_2021.then_some(Framework::DeepSpeed2021)
         } else if s.contains("nemo") || s.contains("dgx cloud benchmarking") || s.contains("dgxc") {
             Some(Framework::NeMo)
-        } else if s.contains("narayanan et al") || s.contains("korthikanti et al") {
+        } else if s.contains("narayanan et al") {
+            Some(Framework::MegatronLm2021)
+        } else if s.contains("korthikanti et al") {
             Some(Framework::MegatronLm2022)
         } else {
             None
@@ -41,7 +46,8 @@ impl Framework {
     pub fn name(self) -> &'static str {
         match self {
             Framework::NeMo => "NeMo",
-            Framework::MegatronLm2022 => "Megatron-LM (2021-22)",
+            Framework::MegatronLm2021 => "Megatron-LM (2021)",
+            Framework::MegatronLm2022 => "Megatron-LM (2022)",
             Framework::DeepSpeed2021 => "DeepSpeed (v0.3, 2021)",
         }
     }
@@ -53,7 +59,9 @@ impl Framework {
     pub fn attention_kernel(self) -> Option<&'static str> {
         match self {
             Framework::NeMo => None,
-            Framework::MegatronLm2022 | Framework::DeepSpeed2021 => Some("unfused"),
+            Framework::MegatronLm2021 | Framework::MegatronLm2022 | Framework::DeepSpeed2021 => {
+                Some("unfused")
+            }
         }
     }
 
@@ -63,7 +71,9 @@ impl Framework {
     pub fn distributed_optimizer(self) -> bool {
         match self {
             Framework::NeMo => true,
-            Framework::MegatronLm2022 | Framework::DeepSpeed2021 => false,
+            Framework::MegatronLm2021 | Framework::MegatronLm2022 | Framework::DeepSpeed2021 => {
+                false
+            }
         }
     }
 
@@ -72,7 +82,9 @@ impl Framework {
     pub fn sequence_parallel(self) -> bool {
         match self {
             Framework::NeMo => true,
-            Framework::MegatronLm2022 | Framework::DeepSpeed2021 => false,
+            Framework::MegatronLm2021 | Framework::MegatronLm2022 | Framework::DeepSpeed2021 => {
+                false
+            }
         }
     }
 
@@ -84,8 +96,17 @@ impl Framework {
     pub fn param_gather(self) -> Option<&'static str> {
         match self {
             Framework::DeepSpeed2021 => Some("on-demand"),
-            Framework::NeMo | Framework::MegatronLm2022 => None,
+            _ => None,
         }
+    }
+
+    /// Whether the backward's input-gradient collective of each column-split GEMM runs beside
+    /// its weight-gradient GEMM (`parallel.tp_dgrad_overlap`): Megatron-LM's
+    /// `LinearWithGradAccumulationAndAsyncCommunication` (v3.0, 2022, and Megatron-Core under
+    /// NeMo) starts the all-reduce, or with sequence parallelism the reduce-scatter, of the input
+    /// gradient asynchronously and computes the weight gradient meanwhile.
+    pub fn tp_dgrad_overlap(self) -> bool {
+        matches!(self, Framework::NeMo | Framework::MegatronLm2022)
     }
 
     /// Whether gradients are kept and reduced in the model's 16-bit format rather than fp32:
@@ -115,11 +136,11 @@ mod tests {
         );
         let megatron = Framework::of("Narayanan et al., SC21 (arXiv:2104.04473)", "").unwrap();
         assert!(!megatron.distributed_optimizer());
+        assert!(!megatron.tp_dgrad_overlap());
         assert_eq!(megatron.attention_kernel(), Some("unfused"));
-        assert_eq!(
-            Framework::of("Korthikanti et al. 2022", ""),
-            Some(Framework::MegatronLm2022)
-        );
+        let megatron_2022 = Framework::of("Korthikanti et al. 2022", "").unwrap();
+        assert_eq!(megatron_2022, Framework::MegatronLm2022);
+        assert!(megatron_2022.tp_dgrad_overlap());
         assert_eq!(Framework::of("pytorch/torchtitan benchmarks", ""), None);
         // The sharding names the framework of a paper's baseline, and the source its era.
         let deepspeed = Framework::of(

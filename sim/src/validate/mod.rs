@@ -1078,6 +1078,19 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     if let Some(z) = zero {
         let _ = writeln!(p, "zero = {z}");
     }
+    if let Some(f) = framework.filter(|f| tp > 1 && f.tp_dgrad_overlap()) {
+        p.push_str("tp_dgrad_overlap = true\n");
+        a.push(format!(
+            "the backward's input-gradient {} of each column-split GEMM beside its \
+             weight-gradient GEMM (not stated; {}'s asynchronous tensor-parallel communication)",
+            if sequence_parallel || p.contains("sequence_parallel = true") {
+                "reduce-scatter"
+            } else {
+                "all-reduce"
+            },
+            f.name()
+        ));
+    }
     if let Some((f, gather)) = framework
         .filter(|_| zero == Some(3))
         .and_then(|f| Some((f, f.param_gather()?)))

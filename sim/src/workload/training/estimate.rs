@@ -5,7 +5,8 @@
 //! network tier) as the step graph, but adds them up instead of scheduling them:
 //! - a micro-batch's forward and backward on a stage are the sums of its layers' kernels plus the
 //!   tensor-parallel collectives in their path (hidden behind the neighbouring GEMMs, down to what
-//!   exceeds them, under `tp_comm_overlap`), the expert all-to-alls, the context-parallel exchanges
+//!   exceeds them, under `tp_comm_overlap`; the backward's input-gradient ones behind the
+//!   weight-gradient GEMMs, taken as half the backward, under `tp_dgrad_overlap`), the expert all-to-alls, the context-parallel exchanges
 //!   that outlast the attention blocks they hide behind, ZeRO-3's parameter gathers that outlast
 //!   their layer (and the first layer's of every chunk pass, which nothing hides), and the
 //!   recomputed forward under full recomputation;
@@ -21,7 +22,7 @@
 //! on-demand gathering (`param_gather = "on-demand"` is estimated as prefetched).
 
 use super::comm::Comm;
-use super::layer::{Item, LayerKinds, backward, context_attention_kernel, elementwise, gemm};
+use super::layer::{Item, LayerKinds, Sync, backward, context_attention_kernel, elementwise, gemm};
 use super::memory;
 use super::setup::Training;
 use super::step::BUCKET_BYTES;
@@ -209,13 +210,18 @@ impl<'a> Estimator<'a> {
         );
         let items = kinds.kind(moe_layer, attention);
         let routed = m.moe.as_ref().map_or(0.0, |moe| act * moe.top_k as f64);
-        let (mut forward_tp, mut backward_tp) = (0.0, 0.0);
+        let (mut forward_tp, mut backward_tp, mut dgrad_tp) = (0.0, 0.0, 0.0);
         for item in items {
             match item {
                 Item::Sync(sync) if s.tp > 1 => {
-                    for (forward, total) in [(true, &mut forward_tp), (false, &mut backward_tp)] {
+                    for forward in [true, false] {
                         if let Some(op) = sync.collective(forward, s.sequence_parallel) {
-                            *total += self.collective(s, Comm::Tensor, op, act);
+                            let secs = self.collective(s, Comm::Tensor, op, act);
+                            match (forward, sync) {
+                                (true, _) => forward_tp += secs,
+                                (false, Sync::F) if s.tp_dgrad_overlap => dgrad_tp += secs,
+                                (false, _) => backward_tp += secs,
+                            }
                         }
                     }
                 }
@@ -230,7 +236,10 @@ impl<'a> Estimator<'a> {
         if s.tp_comm_overlap {
             // Beside the GEMMs: only what outlasts them shows.
             forward_tp = (forward_tp - t.forward_compute).max(0.0);
-            backward_tp = (backward_tp - t.backward_compute).max(0.0);
+            backward_tp = (backward_tp + dgrad_tp - t.backward_compute).max(0.0);
+        } else {
+            // Beside the weight-gradient GEMMs, about half the backward's compute.
+            backward_tp += (dgrad_tp - 0.5 * t.backward_compute).max(0.0);
         }
         t.forward_comm += forward_tp;
         t.backward_comm += backward_tp;

@@ -66,6 +66,9 @@ pub struct Training {
     /// Tensor-parallel collectives overlap the neighbouring GEMMs instead of blocking (no effect
     /// without tensor parallelism).
     pub tp_comm_overlap: bool,
+    /// The backward's input-gradient collective of each column-split GEMM runs beside its
+    /// weight-gradient GEMM (`parallel.tp_dgrad_overlap`; implied by `tp_comm_overlap`).
+    pub tp_dgrad_overlap: bool,
     /// ZeRO-3: how each layer's parameters are gathered (`parallel.param_gather`).
     pub param_gather: ParamGather,
     /// Context parallelism: each sequence split over `cp` ranks (two balanced chunks each).
@@ -497,6 +500,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         optimizer_offload,
         host,
         tp_comm_overlap: p.tp_comm_overlap.unwrap_or(false),
+        tp_dgrad_overlap: p.tp_dgrad_overlap.unwrap_or(false),
         cp_algorithm,
         gpu,
         profile,

@@ -16,7 +16,9 @@
 //! column-split GEMM (identity forward, all-reduce backward), `g` after a row-split one (all-reduce
 //! forward, identity backward); with sequence parallelism the all-reduces become all-gathers and
 //! reduce-scatters of the same bytes. They block the compute stream, as Megatron-LM runs them by
-//! default, unless `tp_comm_overlap` runs each beside its GEMM. Context parallelism exchanges keys
+//! default, unless `tp_comm_overlap` runs each beside its GEMM, or `tp_dgrad_overlap` runs the
+//! backward's input-gradient collectives beside the weight-gradient GEMMs (Megatron-LM's
+//! asynchronous all-reduce). Context parallelism exchanges keys
 //! and values (ring passes overlapped with attention blocks, or an all-gather); expert parallelism
 //! exchanges routed tokens with all-to-alls. Every kind of communication has a lane of its own.
 //!
@@ -364,6 +366,9 @@ impl<'a> StepBuilder<'a> {
                 Sync::F
             };
             self.overlapped_sync(next_to, name, op, bytes);
+        } else if self.setup.tp_dgrad_overlap && !forward && sync == Sync::F {
+            // Beside the weight-gradient GEMM that follows the input gradient it carries.
+            self.overlapped_sync(Sync::G, name, op, bytes);
         } else {
             self.tensor_sync(name, op, bytes);
         }
