@@ -604,7 +604,6 @@ pub fn stage_activations(
     in_flight: usize,
 ) -> f64 {
     let recomputed = |i: usize| s.recomputes(stage, i as u32);
-    let _ = q;
     let mut bytes: Vec<f64> = q
         .micro_batches
         .iter()
@@ -979,6 +978,17 @@ recompute = "full"
             &[],
         );
         assert!(s.is_err());
+        // Five micro-batches for an interleaved schedule over 4 stages: said at [sequences].
+        let t = text(
+            "virtual_stages = 2",
+            "[sequences]\nlengths = [100, 100, 100, 100, 100]\npacking = \"fixed\"",
+        )
+        .replace("\"1f1b\"", "\"interleaved-1f1b\"");
+        let e = error(&t);
+        assert!(
+            e.contains("t.toml:") && e.contains("[sequences] packed"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -398,6 +398,18 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         zero: p.zero.unwrap_or(0),
     };
     layout.check(&model, gpus).map_err(|r| {
+        // The batch is the packing's: say so where the sequences are.
+        if sequences.is_some() && r.key == "parallel.global_batch" {
+            return s
+                .error_at(
+                    "sequences",
+                    format!("{} (the micro-batches [sequences] packed)", r.message),
+                )
+                .with_help(
+                    "set sequences.micro_batches (elastic packing) to a multiple of pp, or use \
+                     schedule = \"1f1b\"",
+                );
+        }
         let e = s.error_at(r.key, r.message);
         match r.help {
             Some(help) => e.with_help(help),
