@@ -32,8 +32,9 @@ use std::collections::BTreeMap;
 /// sustain. From TAEHV's README (madebyollin/taehv): the full HunyuanVideo VAE decodes 61 frames
 /// of 512 x 320 in "~2-3 s" in fp16 on a GH200 (an H100, 989 TFLOP/s dense). Decoded as diffusers
 /// does by default (frame-wise, tiles of 4 + 1 latent frames every 3), that is 2.37e14 FLOPs of
-/// convolution by [`convs`]: 79-118 TFLOP/s, 8-12% of peak. The same fraction is used on every
-/// GPU and for every 3-D decoder.
+/// convolution by [`convs`]: 79-118 TFLOP/s, 8-12% of peak (14% at 2.5 s had it also tiled
+/// spatially, `enable_tiling`). The same fraction is used on every GPU and for every 3-D decoder:
+/// it is an H100-class figure (docs/DIFFUSION.md: on an H20 it over-prices).
 pub const CONV3D_PEAK_FRACTION: f64 = 0.10;
 
 /// One kind of convolution of the decode: `count` convolutions over `voxels` output positions
