@@ -5,8 +5,8 @@
 //! they decide whether a layout fits (a sharded optimizer) and what its activations cost
 //! (sequence parallelism). Only defaults written in the framework's own recipes are listed here,
 //! and each applies to every case of that framework, never to one case. Frameworks whose
-//! defaults match the simulator's (LLM Foundry, torchtitan: each of their cases states its
-//! sharding and attention) have no entry.
+//! defaults match the simulator's (LLM Foundry: its cases state their sharding and attention)
+//! have no entry.
 
 /// A framework with defaults worth applying.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +19,8 @@ pub enum Framework {
     /// Megatron-LM as Korthikanti et al. 2022 ran it (v3.0): as in 2021, but the input-gradient
     /// collective of each column-split GEMM runs beside its weight-gradient GEMM.
     MegatronLm2022,
+    /// torchtitan (PyTorch's FSDP2 with `torch.distributed.pipelining`).
+    Torchtitan,
     /// DeepSpeed as a 2021 source ran it (the ZeRO-3 baseline of Narayanan et al. SC21, on
     /// Megatron-LM's model code): v0.3, the first release of ZeRO stage 3.
     DeepSpeed2021,
@@ -38,6 +40,8 @@ impl Framework {
             Some(Framework::MegatronLm2021)
         } else if s.contains("korthikanti et al") {
             Some(Framework::MegatronLm2022)
+        } else if s.contains("torchtitan") {
+            Some(Framework::Torchtitan)
         } else {
             None
         }
@@ -49,6 +53,7 @@ impl Framework {
             Framework::MegatronLm2021 => "Megatron-LM (2021)",
             Framework::MegatronLm2022 => "Megatron-LM (2022)",
             Framework::DeepSpeed2021 => "DeepSpeed (v0.3, 2021)",
+            Framework::Torchtitan => "torchtitan",
         }
     }
 
@@ -58,7 +63,7 @@ impl Framework {
     /// recomputation exists to recompute exactly those score matrices.
     pub fn attention_kernel(self) -> Option<&'static str> {
         match self {
-            Framework::NeMo => None,
+            Framework::NeMo | Framework::Torchtitan => None,
             Framework::MegatronLm2021 | Framework::MegatronLm2022 | Framework::DeepSpeed2021 => {
                 Some("unfused")
             }
@@ -71,9 +76,7 @@ impl Framework {
     pub fn distributed_optimizer(self) -> bool {
         match self {
             Framework::NeMo => true,
-            Framework::MegatronLm2021 | Framework::MegatronLm2022 | Framework::DeepSpeed2021 => {
-                false
-            }
+            _ => false,
         }
     }
 
@@ -82,9 +85,7 @@ impl Framework {
     pub fn sequence_parallel(self) -> bool {
         match self {
             Framework::NeMo => true,
-            Framework::MegatronLm2021 | Framework::MegatronLm2022 | Framework::DeepSpeed2021 => {
-                false
-            }
+            _ => false,
         }
     }
 
@@ -107,6 +108,16 @@ impl Framework {
     /// gradient asynchronously and computes the weight gradient meanwhile.
     pub fn tp_dgrad_overlap(self) -> bool {
         matches!(self, Framework::NeMo | Framework::MegatronLm2022)
+    }
+
+    /// Whether FSDP keeps the gathered parameters for the whole step when pipeline parallelism
+    /// is on: torchtitan does not reshard after forward with PP ("to avoid per-microbatch
+    /// all-gathers, which can be expensive and non-overlapped", `apply_fsdp`), and
+    /// `torch.distributed.pipelining` turns gradient synchronisation off for every micro-batch's
+    /// backward but the last. That is ZeRO-1's traffic and memory: whole parameters and
+    /// gradients during the step, optimizer states sharded.
+    pub fn fsdp_keeps_params_with_pp(self) -> bool {
+        matches!(self, Framework::Torchtitan)
     }
 
     /// Whether gradients are kept and reduced in the model's 16-bit format rather than fp32:
@@ -141,7 +152,9 @@ mod tests {
         let megatron_2022 = Framework::of("Korthikanti et al. 2022", "").unwrap();
         assert_eq!(megatron_2022, Framework::MegatronLm2022);
         assert!(megatron_2022.tp_dgrad_overlap());
-        assert_eq!(Framework::of("pytorch/torchtitan benchmarks", ""), None);
+        let titan = Framework::of("pytorch/torchtitan benchmarks", "").unwrap();
+        assert!(titan.fsdp_keeps_params_with_pp() && !titan.distributed_optimizer());
+        assert_eq!(Framework::of("mosaicml/llm-foundry README", ""), None);
         // The sharding names the framework of a paper's baseline, and the source its era.
         let deepspeed = Framework::of(
             "Narayanan et al., SC21 (arXiv:2104.04473)",

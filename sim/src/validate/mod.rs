@@ -1061,6 +1061,16 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
         Some(2)
     } else if zero_text.contains("zero-1") {
         Some(1)
+    } else if let Some(f) =
+        framework.filter(|f| fsdp.is_some() && pp > 1 && f.fsdp_keeps_params_with_pp())
+    {
+        a.push(format!(
+            "FSDP with pipeline parallelism read as ZeRO-1 ({}'s: parameters gathered once a \
+             step and kept, not resharded after each micro-batch's forward, and gradients \
+             reduce-scattered once, after the last micro-batch)",
+            f.name()
+        ));
+        Some(1)
     } else if fsdp.is_some() {
         a.push("FSDP read as ZeRO-3 (FSDP's default FULL_SHARD)".into());
         Some(3)
