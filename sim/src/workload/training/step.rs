@@ -688,7 +688,8 @@ impl<'a> StepBuilder<'a> {
                 .map(|mb| Shape::packed(s, mb))
                 .collect(),
         };
-        let shape_of = |micro: u32| &shapes[if shapes.len() == 1 { 0 } else { micro as usize }];
+        // (an asynchronous pipeline's steady state runs the step's micro-batches twice)
+        let shape_of = |micro: u32| &shapes[micro as usize % shapes.len()];
         // Gradient bytes of a layer: the part every data-parallel replica holds, and the routed
         // experts' share that only the replicas with the same experts hold.
         let grads = |layer: u32| {
