@@ -344,10 +344,14 @@ the schedule orders them. Its errors follow the software stack more than the mod
   apart from its kernels (allocator, Python, FSDP's hooks, interference of overlapped
   communication with compute, clocks under a sustained power limit).
 - **torchtitan** (a 96 GB H100 variant the catalog lacks, at its stated 500 W power limit, which
-  is modelled): 50-70% too fast, and the 8B case does not fit the 80 GB stand-in's memory. Eager
-  PyTorch runs every elementwise operation of RMSNorm, SwiGLU and RoPE as its own kernel, its
-  op-level selective recomputation is not Megatron-LM's, and Float8 training's casts are not
-  priced; none of these is modelled.
+  is modelled): 70-76% too fast, and neither case fits the 80 GB stand-in's memory. The 405B
+  case's FSDP keeps its gathered parameters for the whole step under pipeline parallelism
+  (ZeRO-1's traffic, as torchtitan runs it); pricing it as ZeRO-3's per-micro-batch gathers had
+  hidden part of the gap (+51% before). Eager PyTorch runs every elementwise operation of
+  RMSNorm, SwiGLU and RoPE as its own kernel (measured on an H200: an eager SwiGLU streams at
+  a quarter of the memory bandwidth), its op-level selective recomputation is not
+  Megatron-LM's, the HBM2e part's memory bandwidth is not the HBM3 datasheet's, and Float8
+  training's casts are not priced; none of these is modelled.
 - **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): within
   8-30%, too fast. These cases run with DeepSpeed's first stage 3 as its code of the time did it
   (`param_gather = \"on-demand\"`): every weight matrix gathered by its own all-gather when its
