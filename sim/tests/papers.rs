@@ -447,7 +447,7 @@ fn infinipipe_elastic_pipeline_beats_fixed_shapes_and_sequence_parallelism() {
     // The fixed pipeline loses its time to the bubble, not to compute.
     let bubble_share =
         |r: &Value| number(r, "breakdown_s.pipeline_bubble") / number(r, "iteration_time_s");
-    assert!(bubble_share(&fixed) > 2.0 * bubble_share(&elastic));
+    assert!(bubble_share(&fixed) > 1.5 * bubble_share(&elastic));
     // Chunk-level checkpointing: recomputing every micro-batch on every stage is slower.
     let all = run(
         "infinipipe-llama-2-7b-128k-8xa100-elastic.toml",

@@ -24,11 +24,11 @@
 //! Each micro-batch is priced by its own shape: GEMMs and elementwise kernels by its tokens,
 //! attention as the sum of one kernel per sequence or chunk (`Shape::attention`), so a packed
 //! micro-batch of short sequences costs far less attention than one long sequence of the same
-//! tokens. Memory holds, per stage, the largest micro-batches its schedule keeps in flight.
-//!
-//! Ignored: the dependence of chunk k + 1's backward on chunk k's (a schedule detail of
-//! token-level pipelining: each chunk is an independent micro-batch here, its keys and values
-//! from earlier chunks neither kept nor sent); the cost of the packing solver; data-parallel
+//! tokens. Memory holds, per stage, the worst run of consecutive micro-batches its schedule
+//! keeps in flight, with the keys and values of the earlier chunks of the sequences they
+//! continue (kept on the same stage, so nothing is sent). Ignored: the dependence of chunk k's backward on
+//! chunk k + 1's (the gradient of its keys and values; each chunk's backward runs in micro-batch
+//! order here); the cost of the packing solver; data-parallel
 //! replicas drawing different samples (every replica is assumed to get a sample like this one).
 
 use super::layer::{LayerKinds, gemm};
@@ -581,12 +581,13 @@ impl Training {
     }
 }
 
-/// Activation bytes one layer keeps for a micro-batch of `tokens` (the micro-batch's, before
-/// context parallelism), kept or recomputed.
-fn held(s: &Training, tokens: u64, recomputed: bool) -> f64 {
-    let t = tokens as f64 / s.cp as f64;
+/// Activation bytes one layer keeps for micro-batch `mb` (its tokens before context
+/// parallelism), kept or recomputed.
+fn held(s: &Training, mb: &MicroBatch, recomputed: bool) -> f64 {
+    let m = &s.model;
+    let t = mb.tokens as f64 / s.cp as f64;
     if recomputed {
-        let input = t * s.model.hidden as f64 * s.model.dtype.bytes();
+        let input = t * m.hidden as f64 * m.dtype.bytes();
         if s.sequence_parallel {
             input / s.tp as f64
         } else {
@@ -597,9 +598,55 @@ fn held(s: &Training, tokens: u64, recomputed: bool) -> f64 {
     }
 }
 
+/// Bytes one layer keeps of the keys and values of the earlier chunks of the sequences that
+/// micro-batches `window` continue: for each such sequence, everything before its latest chunk
+/// in the window (kept once, whichever of its chunks reads it).
+fn earlier_keys(s: &Training, q: &Sequences, window: std::ops::Range<usize>) -> f64 {
+    let m = &s.model;
+    let mut latest: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+    for mb in &q.micro_batches[window] {
+        for g in mb.segments.iter().filter(|g| g.offset > 0) {
+            let e = latest.entry(g.sequence).or_default();
+            *e = (*e).max(g.offset);
+        }
+    }
+    let tokens: u64 = latest.values().sum();
+    2.0 * tokens as f64 * (m.kv_heads as u64 * m.head_dim()) as f64 * m.dtype.bytes() / s.tp as f64
+}
+
+/// The `in_flight` consecutive micro-batches that hold the most on stage `stage` (of `layers`
+/// layers each), and their bytes: each kept or recomputed as chosen, with the keys and values
+/// of earlier chunks their sequences need.
+fn worst_window(
+    s: &Training,
+    q: &Sequences,
+    stage: u32,
+    layers: f64,
+    in_flight: usize,
+) -> (f64, std::ops::Range<usize>) {
+    let n = q.micro_batches.len();
+    let w = in_flight.clamp(1, n);
+    let bytes: Vec<f64> = q
+        .micro_batches
+        .iter()
+        .enumerate()
+        .map(|(i, mb)| layers * held(s, mb, s.recomputes(stage, i as u32)))
+        .collect();
+    (0..=n - w)
+        .map(|start| {
+            let window = start..start + w;
+            let held: f64 = bytes[window.clone()].iter().sum();
+            (held + layers * earlier_keys(s, q, window.clone()), window)
+        })
+        .fold((f64::NEG_INFINITY, 0..w), |best, next| {
+            if next.0 > best.0 { next } else { best }
+        })
+}
+
 /// Activation bytes of stage `stage` that holds `in_flight` micro-batches of `layers` layers
-/// each: the largest `in_flight` micro-batches as they are kept, and while one is recomputed,
-/// one layer of the largest recomputed one in full.
+/// each: its worst run of `in_flight` consecutive micro-batches (schedule order) as they are
+/// kept, with the earlier chunks' keys and values, and while one is recomputed, one layer of the
+/// largest recomputed one in full.
 pub fn stage_activations(
     s: &Training,
     q: &Sequences,
@@ -607,21 +654,13 @@ pub fn stage_activations(
     layers: f64,
     in_flight: usize,
 ) -> f64 {
-    let recomputed = |i: usize| s.recomputes(stage, i as u32);
-    let mut bytes: Vec<f64> = q
-        .micro_batches
-        .iter()
-        .enumerate()
-        .map(|(i, mb)| layers * held(s, mb.tokens, recomputed(i)))
-        .collect();
-    bytes.sort_by(|a, b| b.total_cmp(a));
-    let window: f64 = bytes.iter().take(in_flight).sum();
+    let (window, _) = worst_window(s, q, stage, layers, in_flight);
     let rebuilt = q
         .micro_batches
         .iter()
         .enumerate()
-        .filter(|(i, _)| recomputed(*i))
-        .map(|(_, mb)| held(s, mb.tokens, false))
+        .filter(|(i, _)| s.recomputes(stage, *i as u32))
+        .map(|(_, mb)| held(s, mb, false))
         .fold(0.0, f64::max);
     window + rebuilt
 }
@@ -677,12 +716,14 @@ pub fn choose_recompute(s: &mut Training) {
                 if stage_activations(s, &q, stage, layers, window) <= budget {
                     break;
                 }
-                // The kept micro-batch that frees the most bytes per FLOP rerun.
-                let best = (0..n)
+                // The kept micro-batch of the worst window that frees the most bytes per FLOP
+                // rerun.
+                let (_, worst) = worst_window(s, &q, stage, layers, window);
+                let best = worst
                     .filter(|&i| !choice[stage as usize][i])
                     .map(|i| {
                         let mb = &q.micro_batches[i];
-                        let freed = held(s, mb.tokens, false) - held(s, mb.tokens, true);
+                        let freed = held(s, mb, false) - held(s, mb, true);
                         let flops: f64 = mb
                             .segments
                             .iter()
