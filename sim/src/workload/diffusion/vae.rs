@@ -128,23 +128,27 @@ pub fn convs(m: &VideoDit, v: Video) -> Vec<Conv> {
         .collect()
 }
 
+/// Voxels of decoder level `l` (0: full resolution) for a video of `v`'s size: height and width
+/// halved once a level, the frames halved once for every time-doubling level above it.
+fn level_voxels(m: &VideoDit, v: Video, l: usize) -> u64 {
+    let halvings = m
+        .vae
+        .time_doubling_levels
+        .iter()
+        .filter(|&&k| (k as usize) < l)
+        .count();
+    let frames = (v.frames as u64).div_ceil(1 << halvings);
+    frames * (v.height as u64 >> l) * (v.width as u64 >> l)
+}
+
 /// The convolutions of decoding one piece of `v`'s size, without tiling.
 fn piece_convs(m: &VideoDit, v: Video) -> Vec<Conv> {
     let vae = &m.vae;
     let ch = vae.decoder_channels;
     let levels = ch.len();
     let taps: u64 = if vae.conv3d { 27 } else { 9 };
-    let voxels = |l: usize| -> u64 {
-        let halvings = vae
-            .time_doubling_levels
-            .iter()
-            .filter(|&&k| (k as usize) < l)
-            .count();
-        let frames = (v.frames as u64).div_ceil(1 << halvings);
-        frames * (v.height as u64 >> l) * (v.width as u64 >> l)
-    };
     let conv = |l: usize, c_in: u32, c_out: u32, taps: u64, count: u64| Conv {
-        voxels: voxels(l),
+        voxels: level_voxels(m, v, l),
         c_in: c_in as u64,
         c_out: c_out as u64,
         taps,
@@ -187,13 +191,7 @@ pub fn levels(m: &VideoDit, v: Video) -> Vec<(u64, u64, u64)> {
         .iter()
         .enumerate()
         .map(|(l, &c)| {
-            let halvings = vae
-                .time_doubling_levels
-                .iter()
-                .filter(|&&k| (k as usize) < l)
-                .count();
-            let frames = (v.frames as u64).div_ceil(1 << halvings);
-            let voxels = frames * (v.height as u64 >> l) * (v.width as u64 >> l);
+            let voxels = level_voxels(m, v, l);
             // Residual blocks (two convolutions each), and the upsampling convolution that
             // produces this level from the one below (none below the lowest).
             let convs = 2 * vae.blocks_per_level as u64 + u64::from(l + 1 < levels);
