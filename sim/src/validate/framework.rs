@@ -74,19 +74,13 @@ impl Framework {
     /// Megatron-Core's distributed optimizer): NeMo's recipes build their optimizer with
     /// `use_distributed_optimizer=True`.
     pub fn distributed_optimizer(self) -> bool {
-        match self {
-            Framework::NeMo => true,
-            _ => false,
-        }
+        matches!(self, Framework::NeMo)
     }
 
     /// Whether tensor-parallel layers run with sequence parallelism by default: NeMo's recipes set
     /// `sequence_parallel=True` whenever tensor parallelism is on.
     pub fn sequence_parallel(self) -> bool {
-        match self {
-            Framework::NeMo => true,
-            _ => false,
-        }
+        matches!(self, Framework::NeMo)
     }
 
     /// ZeRO-3's parameter gathering (`parallel.param_gather`) when the framework's differs from
