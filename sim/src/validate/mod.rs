@@ -1035,13 +1035,15 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     let recompute_stated =
         recompute_field.is_some_and(|f| !not_stated(Some(f))) || !variant.is_empty();
     let _ = writeln!(p, "recompute = \"{recompute}\"");
-    let sequence_parallel = variant.contains("sequence")
+    let stated_sp = variant.contains("sequence")
         || par("sequence_parallel").and_then(Value::as_bool) == Some(true);
     let sp_unstated = tp > 1 && par("sequence_parallel").is_none() && variant.is_empty();
+    let default_sp = framework.filter(|f| sp_unstated && f.sequence_parallel());
+    let sequence_parallel = stated_sp || default_sp.is_some();
     if sequence_parallel {
         p.push_str("sequence_parallel = true\n");
-    } else if let Some(f) = framework.filter(|f| sp_unstated && f.sequence_parallel()) {
-        p.push_str("sequence_parallel = true\n");
+    }
+    if let Some(f) = default_sp.filter(|_| !stated_sp) {
         a.push(format!(
             "sequence parallelism on (not stated; {}'s default with tensor parallelism)",
             f.name()
@@ -1093,7 +1095,7 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
         a.push(format!(
             "the backward's input-gradient {} of each column-split GEMM beside its \
              weight-gradient GEMM (not stated; {}'s asynchronous tensor-parallel communication)",
-            if sequence_parallel || p.contains("sequence_parallel = true") {
+            if sequence_parallel {
                 "reduce-scatter"
             } else {
                 "all-reduce"

@@ -73,7 +73,7 @@ pub struct Matrix {
 }
 
 impl Matrix {
-    fn params(&self) -> f64 {
+    pub fn params(&self) -> f64 {
         (self.rows * self.cols) as f64 * self.count
     }
 }
@@ -190,10 +190,19 @@ fn galore_matrix_bytes(x: &Matrix, r: u64) -> f64 {
     }
 }
 
-/// The weight matrices of the layers of pipeline stage `stage` that one GPU holds: attention's
-/// QKV and output projections (not multi-head latent attention's), the dense MLP's up and down
-/// projections or the local routed and shared experts' (routers, norms and biases not listed).
+/// The weight matrices of the layers of pipeline stage `stage` that one GPU holds (see
+/// [`matrices_of_layer`]).
 pub fn layer_matrices(s: &Training, stage: u32) -> Vec<Matrix> {
+    (0..s.virtual_stages)
+        .flat_map(|chunk| s.chunk_layers(chunk * s.pp + stage))
+        .flat_map(|layer| matrices_of_layer(s, layer))
+        .collect()
+}
+
+/// The weight matrices of `layer` that one GPU holds: attention's QKV and output projections
+/// (not multi-head latent attention's), the dense MLP's up and down projections or the local
+/// routed and shared experts' (routers, norms and biases not listed).
+pub fn matrices_of_layer(s: &Training, layer: u32) -> Vec<Matrix> {
     let m = &s.model;
     let tp = s.tp as u64;
     let h = m.hidden as u64;
@@ -203,23 +212,19 @@ pub fn layer_matrices(s: &Training, stage: u32) -> Vec<Matrix> {
             out.push(Matrix { rows, cols, count });
         }
     };
-    for chunk in 0..s.virtual_stages {
-        for layer in s.chunk_layers(chunk * s.pp + stage) {
-            if m.mla.is_none() && m.has_attention(layer) {
-                add(h, m.qkv_width() / tp, 1.0);
-                add(m.q_width() / tp, h, 1.0);
-            }
-            match &m.moe {
-                Some(moe) if m.is_moe_layer(layer) => {
-                    let local = moe.experts as f64 / s.ep as f64 + moe.shared_experts as f64;
-                    add(h, m.expert_up_width() / tp, local);
-                    add(moe.expert_ffn as u64 / tp, h, local);
-                }
-                _ => {
-                    add(h, m.up_width() / tp, 1.0);
-                    add(m.ffn as u64 / tp, h, 1.0);
-                }
-            }
+    if m.mla.is_none() && m.has_attention(layer) {
+        add(h, m.qkv_width() / tp, 1.0);
+        add(m.q_width() / tp, h, 1.0);
+    }
+    match &m.moe {
+        Some(moe) if m.is_moe_layer(layer) => {
+            let local = moe.experts as f64 / s.ep as f64 + moe.shared_experts as f64;
+            add(h, m.expert_up_width() / tp, local);
+            add(moe.expert_ffn as u64 / tp, h, local);
+        }
+        _ => {
+            add(h, m.up_width() / tp, 1.0);
+            add(m.ffn as u64 / tp, h, 1.0);
         }
     }
     out

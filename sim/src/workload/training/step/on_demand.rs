@@ -17,7 +17,8 @@
 //! (DeepSpeed's reuse distance). Deliberately ignored: norms and biases (below DeepSpeed's
 //! persistence threshold of 100,000 elements, so whole on every rank and never gathered), the
 //! host's own time between the calls, and the memory of the gathered matrices (one layer's at a
-//! time, as with prefetching). A mixture-of-experts layer's experts are gathered as one matrix.
+//! time, as with prefetching). A mixture-of-experts layer's local experts of one kind (up or down projections) are gathered as
+//! one matrix.
 
 use super::StepBuilder;
 use crate::collective::CollectiveOp;
@@ -25,26 +26,21 @@ use crate::engine::SimTime;
 use crate::exec::{LaneId, Op, OpId, OpKind};
 use crate::hw::Kernel;
 use crate::workload::training::comm::Comm;
+use crate::workload::training::optimizer::{Matrix, matrices_of_layer};
 use std::borrow::Cow;
 
 impl StepBuilder<'_> {
-    /// Parameters of each weight matrix of `layer` on one tensor-parallel rank.
+    /// Parameters of each weight matrix of `layer` one GPU holds (`optimizer::matrices_of_layer`;
+    /// a layer's local experts of one kind as one matrix, multi-head latent attention's
+    /// projections as one).
     fn weight_matrices(&self, layer: u32) -> Vec<f64> {
-        let m = &self.setup.model;
-        let h = m.hidden as u64;
-        let tp = self.setup.tp as f64;
-        let mut matrices = Vec::with_capacity(4);
-        if m.has_attention(layer) {
-            matrices.push(h * m.qkv_width());
-            matrices.push(m.q_width() * h);
-        }
-        if m.is_moe_layer(layer) {
-            matrices.push(m.layer_params() - m.attention_params());
-        } else {
-            matrices.push(h * m.up_width());
-            matrices.push(m.ffn as u64 * h);
-        }
-        matrices.into_iter().map(|p| p as f64 / tp).collect()
+        let s = self.setup;
+        let m = &s.model;
+        let mla = (m.mla.is_some() && m.has_attention(layer))
+            .then(|| m.attention_params() as f64 / s.tp as f64);
+        mla.into_iter()
+            .chain(matrices_of_layer(s, layer).iter().map(Matrix::params))
+            .collect()
     }
 
     /// The `ranks` device copies between a list of per-rank tensors and the one buffer a
