@@ -24,9 +24,14 @@ fn fp8_speeds_up_the_gemms_only() {
     let bf16 = run("bf16");
     let fp8 = run("fp8");
     let step = |o: &RunOutput| number(&o.report, "iteration_time_s");
-    // Faster, but not twice as fast: attention, norms and activations stay in bf16.
+    // Faster, but not twice as fast: attention, norms and activations stay in bf16, and each
+    // GEMM's operands are cast first, a streaming pass that at a hidden size of 2,048 costs
+    // about half of what the fp8 GEMM itself does.
     let speedup = step(&bf16) / step(&fp8);
-    assert!(speedup > 1.2 && speedup < 1.9, "{speedup}");
+    assert!(speedup > 1.1 && speedup < 1.9, "{speedup}");
+    // One cast before each of the four linear layers' GEMMs, 24 layers, forward.
+    assert_eq!(common::count_ops(&fp8, "fp8_cast"), 4 * 24);
+    assert_eq!(common::count_ops(&bf16, "fp8_cast"), 0);
     // Activations and weights are kept in bf16: the same memory.
     for part in ["weights", "activations"] {
         let key = format!("memory.breakdown_bytes.{part}");

@@ -288,8 +288,9 @@ const CONVENTIONS: &str = "
 
 - **GPU**: the source's name through the catalog (`clustersim list gpus`): as written, without its
   parenthesis, or its longest leading words the catalog knows (\"H100-SXM 80GB (DGX H100)\" is
-  H100-SXM5-80GB). A variant the catalog lacks (torchtitan's 96 GB HBM2e H100 at 500 W) is read as
-  the nearest entry and the case says so.
+  H100-SXM5-80GB). A variant the catalog lacks is read as the nearest entry and the case says
+  so; torchtitan's Grand Teton H100 (96 GB HBM2e at 2.4 TB/s) has its own entry, from the figures
+  its source states.
 - **Links**: intra-node bandwidth from the GPU's datasheet unless the source states another figure
   (\"600 GB/s bidirectional\" is 300 GB/s per direction, the datasheet's). Inter-node: the count
   and rate as written (\"8x ... 200 Gb/s HCAs per node\": 8 NICs of 200 Gb/s; \"400 Gb/s per GPU\":
@@ -299,7 +300,8 @@ const CONVENTIONS: &str = "
   vocabulary 51200 when not stated (it does not enter a layer's time); Llama architectures have a
   gated (SwiGLU) MLP and untied embeddings.
 - **Parallelism**: TP, PP, DP (or the FSDP degree), CP, EP as stated (1 when not stated);
-  micro-batch 1 when not stated (torchtitan's `local_batch` when there is no pipeline); the
+  micro-batch 1 when not stated (torchtitan's `local_batch` when there is no pipeline, and with
+  one its local batch over as many micro-batches as stages); the
   interleaved schedule with the stated VP, or 2 model chunks (the fewest it allows) when VP is
   not stated; \"full\"/\"selective\" recomputation as worded, `activation_checkpointing = true` as
   full, none when not stated; ZeRO-3/FSDP FULL_SHARD as `zero = 3`. A feature the simulator does
@@ -316,7 +318,12 @@ const CONVENTIONS: &str = "
   recomputation recomputes them), and from 2022 (v3.0, Korthikanti et al.) overlaps the same
   backward collectives; DeepSpeed as a 2021 source ran it (v0.3, the first ZeRO-3) gathers each
   parameter on demand after draining the GPU and reduces 16-bit gradients
-  (`param_gather = \"on-demand\"`, `grad_dtype` the model's format).
+  (`param_gather = \"on-demand\"`, `grad_dtype` the model's format); torchtitan (December 2024)
+  runs its model code eagerly unless torch.compile is named (`elementwise = \"eager\"`), means
+  its per-operator policy by \"selective\" checkpointing (`recompute = \"op\"`), attends with
+  PyTorch's SDPA (FlashAttention 2: the cuDNN backend was opt-in), shards the norms over the
+  sequence under TP (sequence parallelism), splits the local batch into as many micro-batches as
+  pipeline stages, and overlaps TP collectives when AsyncTP is named (`tp_comm_overlap`).
 - **Metrics**: Megatron-LM's TFLOP/s per GPU count FLOPs by its Eq. 3, which includes the
   recomputed forward pass: `hardware_tflops_per_gpu`. A plain \"achieved TFLOP/s per GPU\" (Table 2)
   is `hardware_tflops_per_gpu` when recomputation is on (the paper counts every figure by Eq. 3),
@@ -346,15 +353,18 @@ the schedule orders them. Its errors follow the software stack more than the mod
   roofline and FlashAttention 2 figures of this release; nothing here models a stack's overheads
   apart from its kernels (allocator, Python, FSDP's hooks, interference of overlapped
   communication with compute, clocks under a sustained power limit).
-- **torchtitan** (a 96 GB H100 variant the catalog lacks, at its stated 500 W power limit, which
-  is modelled): 70-76% too fast, and neither case fits the 80 GB stand-in's memory. The 405B
-  case's FSDP keeps its gathered parameters for the whole step under pipeline parallelism
-  (ZeRO-1's traffic, as torchtitan runs it); pricing it as ZeRO-3's per-micro-batch gathers had
-  hidden part of the gap (+51% before). Eager PyTorch runs every elementwise operation of
-  RMSNorm, SwiGLU and RoPE as its own kernel (measured on an H200: an eager SwiGLU streams at
-  a quarter of the memory bandwidth), its op-level selective recomputation is not
-  Megatron-LM's, the HBM2e part's memory bandwidth is not the HBM3 datasheet's, and Float8
-  training's casts are not priced; none of these is modelled.
+- **torchtitan** (its Grand Teton H100: 96 GB of HBM2e at 2.4 TB/s, at the stated 500 W power
+  limit): the 8B FSDP case within 17% (+72% before), the 405B 3D case 29% too fast (+76%
+  before). torchtitan's defaults now apply where the cases are silent: its eager model code (a
+  kernel per elementwise operation of RMSNorm, rotary embedding, repeat_kv and SwiGLU) unless
+  torch.compile is named, its per-operator selective checkpointing for \"selective\", PyTorch's
+  SDPA (FlashAttention 2) for attention, sequence parallelism with tensor parallelism, and as
+  many pipeline micro-batches as stages; fp8 GEMMs pay their operand casts. The 405B case
+  states AsyncTP, priced as every tensor-parallel collective beside its GEMM, which the
+  simulator credits with a 1.23x step: PyTorch's own account of AsyncTP is about 20% on the
+  forward pass and 8% end to end (Llama 3 70B), and torchtitan's 70B table measured 1.06x.
+  Without the overlap the case is predicted 8% fast; how much of the backward AsyncTP
+  overlapped in that release is not modelled apart.
 - **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): within
   12-32%, too fast. These cases run with DeepSpeed's first stage 3 as its code of the time did it
   (`param_gather = \"on-demand\"`): every weight matrix gathered by its own all-gather when its

@@ -156,6 +156,34 @@ const V100_SXM2_32GB: GpuSpec = GpuSpec {
     source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
 };
 
+/// H100 SXM5 80GB; the Grand Teton part differs in memory.
+const H100_SXM5_80GB: GpuSpec = GpuSpec {
+    name: "H100-SXM5-80GB",
+    aliases: &["H100-SXM", "H100 SXM", "H100-80GB", "H100"],
+    vendor: "NVIDIA",
+    architecture: Architecture::Hopper,
+    peak_fp32: 67.0 * TFLOPS,
+    peak_tf32: Some(494.7 * TFLOPS),
+    peak_bf16: Some(989.4 * TFLOPS),
+    peak_fp16: 989.4 * TFLOPS,
+    peak_fp8: Some(1978.9 * TFLOPS),
+    peak_int8: Some(1978.9 * TFLOPS),
+    // GiB: 5 HBM3 stacks of 16 GiB.
+    memory_bytes: 80 * GIB,
+    memory_bandwidth: 3350.0 * GB,
+    intra_link: IntraLinkKind::NvSwitch,
+    intra_bandwidth: 450.0 * GB,
+    pcie_bandwidth: 64.0 * GB,
+    tdp_watts: 700.0,
+    in_switch_reduction: true,
+    multiprocessors: 132,
+    peak_int4: None,
+    idle_watts: None,
+    nonlinear_rate: None,
+    efficiency: None,
+    source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column (dense figures)",
+};
+
 static CATALOG: &[GpuSpec] = &[
     // ---- NVIDIA Volta / Turing ----
     V100_SXM2_32GB,
@@ -426,31 +454,23 @@ static CATALOG: &[GpuSpec] = &[
         source: "NVIDIA L40S datasheet (2023), PCIe dual-slot (dense figures)",
     },
     // ---- NVIDIA Hopper ----
+    H100_SXM5_80GB,
     GpuSpec {
-        name: "H100-SXM5-80GB",
-        aliases: &["H100-SXM", "H100 SXM", "H100-80GB", "H100"],
-        vendor: "NVIDIA",
-        architecture: Architecture::Hopper,
-        peak_fp32: 67.0 * TFLOPS,
-        peak_tf32: Some(494.7 * TFLOPS),
-        peak_bf16: Some(989.4 * TFLOPS),
-        peak_fp16: 989.4 * TFLOPS,
-        peak_fp8: Some(1978.9 * TFLOPS),
-        peak_int8: Some(1978.9 * TFLOPS),
-        // GiB: 5 HBM3 stacks of 16 GiB.
-        memory_bytes: 80 * GIB,
-        memory_bandwidth: 3350.0 * GB,
-        intra_link: IntraLinkKind::NvSwitch,
-        intra_bandwidth: 450.0 * GB,
-        pcie_bandwidth: 64.0 * GB,
-        tdp_watts: 700.0,
-        in_switch_reduction: true,
-        multiprocessors: 132,
-        peak_int4: None,
-        idle_watts: None,
-        nonlinear_rate: None,
-        efficiency: None,
-        source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column (dense figures)",
+        // The H100 of Meta's Grand Teton servers: the SXM board with HBM2e instead of HBM3. Its
+        // peak is not published; the source says it lies between the SXM's and the NVL's, so
+        // the SXM datasheet's compute (the upper end), NVLink and PCIe figures stand in.
+        name: "H100-SXM-96GB-HBM2e",
+        aliases: &["H100 SXM 96GB HBM2e", "H100-96GB-HBM2e", "H100 HBM2e"],
+        // GiB: 6 HBM2e stacks of 16 GiB.
+        memory_bytes: 96 * GIB,
+        memory_bandwidth: 2400.0 * GB,
+        // "the default 500W power limit, although tuning it up to 700W TDP": the TDP is the
+        // SXM's 700 W, the limit is the scenario's (`power_limit`).
+        source: "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (96 GB HBM2e at \
+                 2.4 TB/s peak, 700 W TDP, run at a 500 W default limit); compute, NVLink and \
+                 PCIe from the H100 SXM datasheet column, the source putting the true peak \
+                 between the SXM's and the NVL's",
+        ..H100_SXM5_80GB
     },
     GpuSpec {
         name: "H100-PCIe-80GB",
@@ -487,33 +507,14 @@ static CATALOG: &[GpuSpec] = &[
     GpuSpec {
         name: "H800-SXM5-80GB",
         aliases: &["H800", "H800-SXM", "H800-80GB"],
-        vendor: "NVIDIA",
-        architecture: Architecture::Hopper,
         // Same GH100 compute as the H100 SXM apart from FP64 (cut to ~1 TFLOPS); the datasheet
-        // prints the H100 SXM sparse figures (989*, 1,979*, 3,958*), halved here.
-        peak_fp32: 67.0 * TFLOPS,
-        peak_tf32: Some(494.7 * TFLOPS),
-        peak_bf16: Some(989.4 * TFLOPS),
-        peak_fp16: 989.4 * TFLOPS,
-        peak_fp8: Some(1978.9 * TFLOPS),
-        peak_int8: Some(1978.9 * TFLOPS),
-        // GiB: 5 HBM3 stacks of 16 GiB, as the H100 SXM.
-        memory_bytes: 80 * GIB,
-        memory_bandwidth: 3350.0 * GB,
+        // prints the H100 SXM sparse figures (989*, 1,979*, 3,958*), halved here. Memory as the
+        // H100 SXM (5 HBM3 stacks of 16 GiB), "up to 700 W", configurable.
         // NVLink cut to 400 GB/s bidirectional (8 links instead of 18), through NVSwitch.
-        intra_link: IntraLinkKind::NvSwitch,
         intra_bandwidth: 200.0 * GB,
-        pcie_bandwidth: 64.0 * GB,
-        // "Up to 700 W", configurable.
-        tdp_watts: 700.0,
-        in_switch_reduction: true,
-        multiprocessors: 132,
-        peak_int4: None,
-        idle_watts: None,
-        nonlinear_rate: None,
-        efficiency: None,
         source: "NVIDIA H800 Tensor Core GPU datasheet (2023), H800 SXM column (sparse figures \
                  halved)",
+        ..H100_SXM5_80GB
     },
     GpuSpec {
         name: "H20-96GB",

@@ -42,4 +42,17 @@ pub struct ModelSection {
     /// "flash-attention-3"), or "unfused" (scores materialised, as before FlashAttention);
     /// absent: the roofline's default attention efficiency.
     pub attention_kernel: Option<crate::hw::attention_kernel::AttentionKernel>,
+    /// Training: how the layer's elementwise operations run, "fused" (default: one kernel per
+    /// norm, activation or add, as Megatron-LM, TransformerEngine or a compiler runs them) or
+    /// "eager" (PyTorch without a compiler running Llama-style model code: a kernel per operation,
+    /// `workload::training::eager`).
+    pub elementwise: Option<ElementwiseMode>,
+}
+
+/// `[model] elementwise`: how a training layer's elementwise operations run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ElementwiseMode {
+    Fused,
+    Eager,
 }

@@ -229,13 +229,18 @@ pub enum ContextAlgorithm {
     AllGather,
 }
 
-/// Activation recomputation, as Korthikanti et al. 2022 define it.
+/// Activation recomputation, as Korthikanti et al. 2022 define it, plus torchtitan's
+/// operator-level policy and the adaptive one.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Recompute {
     None,
     Selective,
     Full,
+    /// torchtitan's operator-level selective checkpointing (`selective_ac_option = "op"`): the
+    /// outputs of attention and of every matrix multiply but every second one are kept, the rest
+    /// of the layer is recomputed in the backward (`workload::training::op_checkpoint`).
+    Op,
     /// Per class of saved tensor: keep, recompute or compress (`[compression.activations]`),
     /// chosen to fit `memory_cap` (Adacc-style; `workload::training::activation_plan`).
     Adaptive,
@@ -247,6 +252,7 @@ impl Recompute {
             Recompute::None => "none",
             Recompute::Selective => "selective",
             Recompute::Full => "full",
+            Recompute::Op => "op",
             Recompute::Adaptive => "adaptive",
         }
     }

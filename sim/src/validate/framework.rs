@@ -57,17 +57,59 @@ impl Framework {
         }
     }
 
-    /// The attention kernel the framework ran when the case names none: Megatron-LM materialised
-    /// the scores (batched GEMMs around its fused scale-mask-softmax and dropout; FlashAttention
-    /// was published in May 2022 and joined Megatron-LM later). Korthikanti et al.'s selective
-    /// recomputation exists to recompute exactly those score matrices.
-    pub fn attention_kernel(self) -> Option<&'static str> {
+    /// The attention kernel the framework ran when the case names none, and why: Megatron-LM
+    /// materialised the scores (batched GEMMs around its fused scale-mask-softmax and dropout;
+    /// FlashAttention was published in May 2022 and joined Megatron-LM later), and Korthikanti et
+    /// al.'s selective recomputation exists to recompute exactly those score matrices. torchtitan
+    /// calls PyTorch's `scaled_dot_product_attention`, whose flash backend is FlashAttention 2;
+    /// its cuDNN backend was made opt-in after the 2.5 release (pytorch/pytorch#138522), and a
+    /// December 2024 nightly still chose the flash backend on H100 (pytorch/pytorch#142132).
+    pub fn attention_kernel(self) -> Option<(&'static str, &'static str)> {
         match self {
-            Framework::NeMo | Framework::Torchtitan => None,
+            Framework::NeMo => None,
+            Framework::Torchtitan => Some((
+                "flash-attention-2",
+                "PyTorch's scaled_dot_product_attention, whose flash backend is FlashAttention 2 \
+                 (its cuDNN backend opt-in since PyTorch 2.5.1)",
+            )),
             Framework::MegatronLm2021 | Framework::MegatronLm2022 | Framework::DeepSpeed2021 => {
-                Some("unfused")
+                Some((
+                    "unfused",
+                    "scores materialised around a fused softmax, before FlashAttention",
+                ))
             }
         }
+    }
+
+    /// What "selective" activation checkpointing means in the framework: Korthikanti et al.'s
+    /// (recompute the attention scores) everywhere but torchtitan, whose Llama configurations set
+    /// `selective_ac_option = "op"` (its per-operator policy, `recompute = "op"`).
+    pub fn selective_recompute(self) -> &'static str {
+        match self {
+            Framework::Torchtitan => "op",
+            _ => "selective",
+        }
+    }
+
+    /// Whether the layer's elementwise operations run as eager PyTorch's separate kernels for a
+    /// case whose techniques read `techniques`: torchtitan's model code runs eager unless
+    /// `torch.compile` is named (its configurations default to `compile = false`).
+    pub fn runs_eager(self, techniques: &str) -> bool {
+        matches!(self, Framework::Torchtitan) && !techniques.to_lowercase().contains("compile")
+    }
+
+    /// Micro-batches a step's local batch is split into under pipeline parallelism of `pp`
+    /// stages when the case does not say: torchtitan's `pipeline_parallel_microbatches` defaults
+    /// to the number of stages.
+    pub fn pipeline_micro_batches(self, pp: u32) -> Option<u32> {
+        matches!(self, Framework::Torchtitan).then_some(pp)
+    }
+
+    /// Whether tensor-parallel collectives overlap their GEMMs (`parallel.tp_comm_overlap`) for
+    /// a case whose techniques read `techniques`: torchtitan's AsyncTP, when named, decomposes
+    /// each all-gather and reduce-scatter into steps run beside the GEMM's chunks.
+    pub fn tp_comm_overlap(self, techniques: &str) -> bool {
+        matches!(self, Framework::Torchtitan) && techniques.to_lowercase().contains("asynctp")
     }
 
     /// Whether the optimizer states are sharded over the data-parallel ranks by default (ZeRO-1,
@@ -78,9 +120,10 @@ impl Framework {
     }
 
     /// Whether tensor-parallel layers run with sequence parallelism by default: NeMo's recipes set
-    /// `sequence_parallel=True` whenever tensor parallelism is on.
+    /// `sequence_parallel=True` whenever tensor parallelism is on, and torchtitan's tensor-parallel
+    /// plan shards the norms over the sequence (`SequenceParallel()` on each block's norms).
     pub fn sequence_parallel(self) -> bool {
-        matches!(self, Framework::NeMo)
+        matches!(self, Framework::NeMo | Framework::Torchtitan)
     }
 
     /// ZeRO-3's parameter gathering (`parallel.param_gather`) when the framework's differs from
@@ -142,12 +185,19 @@ mod tests {
         let megatron = Framework::of("Narayanan et al., SC21 (arXiv:2104.04473)", "").unwrap();
         assert!(!megatron.distributed_optimizer());
         assert!(!megatron.tp_dgrad_overlap());
-        assert_eq!(megatron.attention_kernel(), Some("unfused"));
+        assert_eq!(megatron.attention_kernel().map(|(k, _)| k), Some("unfused"));
         let megatron_2022 = Framework::of("Korthikanti et al. 2022", "").unwrap();
         assert_eq!(megatron_2022, Framework::MegatronLm2022);
         assert!(megatron_2022.tp_dgrad_overlap());
         let titan = Framework::of("pytorch/torchtitan benchmarks", "").unwrap();
         assert!(titan.fsdp_keeps_params_with_pp() && !titan.distributed_optimizer());
+        assert_eq!(titan.selective_recompute(), "op");
+        assert!(titan.runs_eager("BF16") && !titan.runs_eager("Float8 + compile + AsyncTP"));
+        assert!(titan.tp_comm_overlap("Float8 + compile + AsyncTP") && !titan.tp_comm_overlap(""));
+        assert_eq!(titan.pipeline_micro_batches(8), Some(8));
+        assert_eq!(megatron.pipeline_micro_batches(8), None);
+        assert!(!megatron.runs_eager("BF16"));
+        assert_eq!(megatron.selective_recompute(), "selective");
         assert_eq!(Framework::of("mosaicml/llm-foundry README", ""), None);
         // The sharding names the framework of a paper's baseline, and the source its era.
         let deepspeed = Framework::of(

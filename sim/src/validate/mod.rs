@@ -679,7 +679,7 @@ fn not_stated(v: Option<&Value>) -> bool {
 }
 
 /// A catalog GPU for a source's name: the name as written, without its parenthesis, or its
-/// longest leading words that the catalog knows ("H100 SXM 96GB HBM2e" -> "H100 SXM"). A note
+/// longest leading words that the catalog knows ("H100 SXM 94GB HBM3" -> "H100 SXM"). A note
 /// says how it was read when it was not a catalog name as written.
 fn find_gpu(name: &str) -> Result<(&'static GpuSpec, Option<String>), String> {
     if let Ok(g) = gpu::find(name) {
@@ -848,14 +848,13 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
              attention: neither uses Hopper's asynchronous tensor-core instructions)",
             text(md("attn")).unwrap_or("")
         ));
-    } else if let Some((f, kernel)) = framework
+    } else if let Some((f, (kernel, why))) = framework
         .filter(|_| attention.is_empty())
         .and_then(|f| Some((f, f.attention_kernel()?)))
     {
         let _ = writeln!(model, "attention_kernel = \"{kernel}\"");
         a.push(format!(
-            "{kernel} attention (not stated; {}'s: scores materialised around a fused softmax, \
-             before FlashAttention)",
+            "{kernel} attention (not stated; {}'s: {why})",
             f.name()
         ));
     }
@@ -882,6 +881,14 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     };
     if let Some(d) = dtype {
         let _ = writeln!(model, "dtype = \"{d}\"");
+    }
+    if let Some(f) = framework.filter(|f| f.runs_eager(&precision)) {
+        model.push_str("elementwise = \"eager\"\n");
+        a.push(format!(
+            "elementwise operations eager, a kernel per operation (not stated; {}'s model code \
+             without torch.compile, its default)",
+            f.name()
+        ));
     }
 
     // Parallelism.
@@ -928,6 +935,21 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
                     "micro_batch = local_batch = {local} (no gradient accumulation stated)"
                 ));
                 local
+            }
+            (None, Some(local))
+                if framework
+                    .and_then(|f| f.pipeline_micro_batches(pp))
+                    .is_some_and(|n| local.is_multiple_of(n)) =>
+            {
+                let f = framework.expect("checked");
+                let n = f.pipeline_micro_batches(pp).expect("checked");
+                a.push(format!(
+                    "micro_batch = local_batch / {n} = {} (not stated; {}'s default: as many \
+                     micro-batches as pipeline stages)",
+                    local / n,
+                    f.name()
+                ));
+                local / n
             }
             _ => {
                 a.push("micro_batch = 1 (not stated)".into());
@@ -993,6 +1015,19 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
     let recompute_field = par("recompute")
         .or(par("AC"))
         .or(par("activation_checkpointing"));
+    // "Selective" as the framework means it.
+    let selective = framework.map_or("selective", |f| f.selective_recompute());
+    if let Some(f) = framework.filter(|_| selective != "selective") {
+        let named =
+            |v: Option<&Value>| text(v).is_some_and(|t| t.to_lowercase().contains("selective"));
+        if named(recompute_field) || variant.contains("selective") {
+            a.push(format!(
+                "selective activation checkpointing read as recompute = \"{selective}\" ({}'s \
+                 selective policy)",
+                f.name()
+            ));
+        }
+    }
     let recompute = match recompute_field {
         Some(Value::Bool(true)) => {
             a.push(
@@ -1008,7 +1043,7 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
             if s.contains("full") {
                 "full"
             } else if s.contains("selective") {
-                "selective"
+                selective
             } else if s.contains("none") || s.starts_with("no") {
                 "none"
             } else {
@@ -1022,7 +1057,7 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
             if variant.contains("full") {
                 "full"
             } else if variant.contains("selective") {
-                "selective"
+                selective
             } else {
                 "none"
             }
@@ -1100,6 +1135,13 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
             } else {
                 "all-reduce"
             },
+            f.name()
+        ));
+    }
+    if let Some(f) = framework.filter(|f| tp > 1 && f.tp_comm_overlap(&precision)) {
+        p.push_str("tp_comm_overlap = true\n");
+        a.push(format!(
+            "tensor-parallel collectives overlapped with their GEMMs ({}'s AsyncTP, as stated)",
             f.name()
         ));
     }
@@ -1871,9 +1913,12 @@ mod tests {
                 .name,
             "H100-SXM5-80GB"
         );
-        let (g, note) = find_gpu("H100 SXM 96GB HBM2e (500W power limit)").unwrap();
+        let (g, _) = find_gpu("H100 SXM 96GB HBM2e (500W power limit)").unwrap();
+        assert_eq!(g.name, "H100-SXM-96GB-HBM2e");
+        // A variant the catalog lacks: its leading words, and a note on what differs.
+        let (g, note) = find_gpu("H100 SXM 94GB HBM3 (a test part)").unwrap();
         assert_eq!(g.name, "H100-SXM5-80GB");
-        assert!(note.unwrap().contains("96 GB"));
+        assert!(note.unwrap().contains("94 GB"));
         assert!(find_gpu("Z9000").is_err());
     }
 

@@ -116,6 +116,7 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
         (m.expert_ffn.is_some(), "expert_ffn"),
         (m.capacity_factor.is_some(), "capacity_factor"),
         (m.dense_layers.is_some(), "dense_layers"),
+        (m.elementwise.is_some(), "elementwise"),
     ];
     if let Some((_, key)) = shape_keys.iter().find(|(set, _)| *set) {
         return refuse(

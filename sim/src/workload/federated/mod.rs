@@ -628,6 +628,14 @@ fn resolve_model(
             )
             .with_help("remove skip_attention_layers"));
     }
+    if s.file.model.elementwise.is_some() {
+        return Err(s
+            .error_at(
+                "model.elementwise",
+                "federated training prices its layers on the device model, not kernel by kernel",
+            )
+            .with_help("remove elementwise from [model]"));
+    }
     if s.file.model.dtype.is_none() {
         assumptions.push(format!(
             "weights, activations and downloads in {} ([model] dtype)",

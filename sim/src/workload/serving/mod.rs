@@ -429,6 +429,14 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             .with_help("add [workload] with requests, arrival and prompt_tokens / output_tokens")
     })?;
     let model = crate::model::resolve_scenario(s, &mut assumptions)?;
+    if s.file.model.elementwise.is_some() {
+        return Err(s
+            .error_at(
+                "model.elementwise",
+                "model.elementwise describes a training layer's kernels; serving prices its own",
+            )
+            .with_help("remove elementwise from [model]"));
+    }
     if model.moe.is_some() {
         assumptions.push(
             "mixture of experts: tokens spread evenly over the experts, experts split by tensor \

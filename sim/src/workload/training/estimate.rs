@@ -9,7 +9,7 @@
 //!   weight-gradient GEMMs, taken as half the backward, under `tp_dgrad_overlap`), the expert all-to-alls, the context-parallel exchanges
 //!   that outlast the attention blocks they hide behind, ZeRO-3's parameter gathers that outlast
 //!   their layer (and the first layer's of every chunk pass, which nothing hides), and the
-//!   recomputed forward under full recomputation;
+//!   recomputed forward under full recomputation (the recomputed kernels under `op`);
 //! - the pipeline takes (m + pp - 1) such micro-batch rounds for GPipe and 1F1B and
 //!   m + (pp - 1) / v for the interleaved schedule (Megatron-LM SC21, Section 2.2), with one
 //!   point-to-point hand-off per chunk boundary on the fill and drain path;
@@ -139,13 +139,7 @@ impl<'a> Estimator<'a> {
             }
             t
         };
-        let kinds = LayerKinds::new(
-            m,
-            mb,
-            (cp, tp, s.ep as u64),
-            s.sequence_parallel,
-            s.gemm_dtype,
-        );
+        let kinds = LayerKinds::of_setup(s);
         let dense = sum(kinds.kind(false, true), self);
         let moe = m
             .moe
@@ -201,13 +195,7 @@ impl<'a> Estimator<'a> {
         let m = &s.model;
         let tokens = (s.micro_batch * m.seq_len / s.cp) as f64;
         let act = tokens * m.hidden as f64 * m.dtype.bytes();
-        let kinds = LayerKinds::new(
-            m,
-            s.micro_batch as u64,
-            (s.cp as u64, s.tp as u64, s.ep as u64),
-            s.sequence_parallel,
-            s.gemm_dtype,
-        );
+        let kinds = LayerKinds::of_setup(s);
         let items = kinds.kind(moe_layer, attention);
         let routed = m.moe.as_ref().map_or(0.0, |moe| act * moe.top_k as f64);
         let (mut forward_tp, mut backward_tp, mut dgrad_tp) = (0.0, 0.0, 0.0);
@@ -257,6 +245,12 @@ impl<'a> Estimator<'a> {
         if s.recompute == Recompute::Full {
             t.backward_compute += t.forward_compute;
             t.backward_comm += t.forward_comm;
+        }
+        if s.recompute == Recompute::Op {
+            t.backward_compute += super::op_checkpoint::recomputed(items, m, s.tp as u64)
+                .iter()
+                .map(|(_, k)| self.seconds(k))
+                .sum::<f64>();
         }
         if s.recompute == Recompute::Adaptive {
             let plan = super::activation_plan::plan(s);

@@ -10,8 +10,9 @@
 //! experts' batched GEMMs, shared experts and an all-to-all combine (`Item::Exchange`).
 //! A layer without attention (the model's last `skip_attention_layers`) keeps only its MLP half:
 //! its first layer norm, QKV, attention, output projection and residual add are gone.
-//! A GEMM's backward is two GEMMs (input gradient and weight gradient); an elementwise kernel's
-//! backward moves twice the bytes; fused attention's backward does 2.5 times its forward's work.
+//! A GEMM's backward is two GEMMs (input gradient and weight gradient); an elementwise or
+//! streaming kernel's backward moves twice the bytes; fused attention's backward does 2.5 times
+//! its forward's work. Eager PyTorch's split of the elementwise operations is `eager.rs`.
 //! Ignored: dropout kernels.
 
 use crate::collective::CollectiveOp;
@@ -238,6 +239,37 @@ pub(super) fn moe_layer_forward(
     items
 }
 
+/// The casts that put an fp8 GEMM's operands into fp8 under dynamic (per-tensor) scaling, as
+/// Transformer Engine and torchao's float8 run them: each operand, the activation (rows x k) and
+/// the weight (k x n), read once for its absolute maximum and once more to be written in fp8
+/// (`2 e + 1` bytes an element from a format of `e` bytes), one streaming pass. Its backward
+/// (twice the bytes, `backward`) stands for the output gradient's cast and the transposed copies
+/// the weight-gradient GEMM needs.
+fn fp8_cast(gemm: Item, from: Dtype) -> Item {
+    let Item::Kernel(Step {
+        kernel:
+            Kernel::Gemm {
+                m: rows,
+                n,
+                k,
+                batch,
+                ..
+            },
+        ..
+    }) = gemm
+    else {
+        unreachable!("casts come before GEMMs")
+    };
+    let elements = (batch * k * (rows + n)) as f64;
+    Item::Kernel(Step {
+        name: "fp8_cast",
+        kernel: Kernel::Memory {
+            bytes: elements * (2.0 * from.bytes() + 1.0),
+            flops: 2.0 * elements,
+        },
+    })
+}
+
 /// A layer's items without its attention sublayer: everything up to and including the first
 /// residual add removed (the MLP half, dense or mixture-of-experts, kept).
 pub(super) fn without_attention(mut items: Vec<Item>) -> Vec<Item> {
@@ -261,26 +293,36 @@ pub(super) struct LayerKinds {
 impl LayerKinds {
     /// The layers of `m` for a micro-batch of `micro_batch` sequences split over `cp`, `tp` and
     /// `ep` ranks, their linear layers' GEMMs in `gemm` (the router's stay in the model's
-    /// format).
+    /// format), their elementwise operations split as eager PyTorch runs them when `eager`
+    /// (`super::eager`).
     pub(super) fn new(
         m: &Transformer,
         micro_batch: u64,
         (cp, tp, ep): (u64, u64, u64),
         sequence_parallel: bool,
         gemm: Dtype,
+        eager: bool,
     ) -> Self {
         let retype = |mut items: Vec<Item>| {
-            for item in &mut items {
+            if eager {
+                items = super::eager::expand(items, m, tp);
+            }
+            let mut out = Vec::with_capacity(items.len() * 2);
+            for mut item in items {
                 if let Item::Kernel(Step {
                     name,
                     kernel: Kernel::Gemm { dtype, .. },
-                }) = item
+                }) = &mut item
                     && *name != "router"
                 {
                     *dtype = gemm;
+                    if gemm == Dtype::Fp8 && m.dtype != Dtype::Fp8 {
+                        out.push(fp8_cast(item, m.dtype));
+                    }
                 }
+                out.push(item);
             }
-            items
+            out
         };
         let dense = retype(layer_forward(m, micro_batch, cp, tp, sequence_parallel));
         let moe = m.moe.as_ref().map(|_| {
@@ -307,6 +349,18 @@ impl LayerKinds {
             dense,
             moe,
         }
+    }
+
+    /// [`LayerKinds::new`] for the set-up `s`: its model, micro-batch, degrees and formats.
+    pub(super) fn of_setup(s: &super::setup::Training) -> Self {
+        Self::new(
+            &s.model,
+            s.micro_batch as u64,
+            (s.cp as u64, s.tp as u64, s.ep as u64),
+            s.sequence_parallel,
+            s.gemm_dtype,
+            s.eager,
+        )
     }
 
     /// The items of layer `layer` of `m`.
@@ -402,9 +456,7 @@ pub(super) fn backward(step: &Step) -> Vec<(&'static str, Kernel)> {
         }
         Kernel::Memory { bytes, flops } => vec![(
             grad_name(step.name, false),
-            Kernel::Elementwise {
-                op: ElementwiseOp::Other,
-                backward: true,
+            Kernel::Memory {
                 bytes: 2.0 * bytes,
                 flops: 2.0 * flops,
             },
@@ -452,6 +504,16 @@ fn grad_name(forward: &'static str, weights: bool) -> &'static str {
         ("mlp_act", _) => "mlp_act_bwd",
         ("loss", _) => "loss_bwd",
         ("embedding", _) => "embedding_bwd",
+        (
+            "norm_upcast" | "norm_square" | "norm_mean" | "norm_scale" | "norm_downcast"
+            | "norm_weight",
+            _,
+        ) => "norm_eager_bwd",
+        ("rope_upcast" | "rope_rotate" | "rope_downcast", _) => "rope_eager_bwd",
+        ("repeat_kv", _) => "repeat_kv_bwd",
+        ("attention_contiguous", _) => "attention_contiguous_bwd",
+        ("silu" | "gate_mul", _) => "mlp_act_eager_bwd",
+        ("fp8_cast", _) => "fp8_cast_bwd",
         _ => "backward",
     }
 }

@@ -148,6 +148,17 @@ pub fn layer_activations_tokens(s: &Training, t: f64) -> f64 {
     (split / tp + replicated) * m.dtype.bytes() / 2.0 + scores * m.dtype.bytes() / 2.0
 }
 
+/// Bytes of a layer's input for a micro-batch of `t` tokens on one GPU (split by sequence
+/// parallelism): what recomputation keeps to rebuild the rest from.
+fn layer_input(s: &Training, t: f64) -> f64 {
+    let input = t * s.model.hidden as f64 * s.model.dtype.bytes();
+    if s.sequence_parallel {
+        input / s.tp as f64
+    } else {
+        input
+    }
+}
+
 /// Memory of the GPU of pipeline stage `stage`. With pipeline parallelism a stage keeps the
 /// activations of the micro-batches in flight under its schedule (1F1B: pp - s for stage s;
 /// GPipe: all of them; interleaved: its warm-up plus one, per model chunk of L / (pp v) layers),
@@ -200,14 +211,9 @@ pub fn stage_memory_as(
             let plan = plan.expect("adaptive recomputation has a plan");
             layers_held * plan.stored_bytes() + if plan.drops() { layer } else { 0.0 }
         }
-        Recompute::Full => {
-            let input = 2.0 * t * m.hidden as f64 * m.dtype.bytes() / 2.0;
-            let input = if s.sequence_parallel {
-                input / s.tp as f64
-            } else {
-                input
-            };
-            layers_held * input + layer
+        Recompute::Full => layers_held * layer_input(s, t) + layer,
+        Recompute::Op => {
+            layers_held * super::op_checkpoint::most_saved_bytes(s, layer_input(s, t)) + layer
         }
     };
     let last = stage == s.pp - 1;

@@ -18,12 +18,14 @@
 pub mod activation_plan;
 pub mod capacity;
 pub mod comm;
+pub mod eager;
 pub mod estimate;
 pub mod layer;
 pub mod layout;
 pub mod links;
 pub mod local_sgd;
 pub mod memory;
+pub mod op_checkpoint;
 pub mod optimizer;
 pub mod power;
 pub mod reliability;
@@ -155,6 +157,9 @@ pub fn hardware_flops(s: &Training) -> f64 {
                     + 4.0 * seq * seq * h)
         }
         Recompute::None | Recompute::Selective => 0.0,
+        Recompute::Op => {
+            (s.global_batch / s.micro_batch) as f64 * op_checkpoint::recomputed_flops(s)
+        }
         // The kernels the plan reruns, every layer of every micro-batch (no tensor or context
         // parallelism under adaptive recomputation: one GPU's kernels are the layer's).
         Recompute::Adaptive => {

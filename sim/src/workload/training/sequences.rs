@@ -114,11 +114,12 @@ pub fn resolve(
             )
             .with_help("remove attention_kernel, or use \"flash2\" or \"flash3\""));
     }
-    if p.recompute == Some(Recompute::Adaptive) {
+    if matches!(p.recompute, Some(Recompute::Adaptive | Recompute::Op)) {
         return Err(s
             .error_at(
                 "parallel.recompute",
-                "adaptive recomputation plans one micro-batch shape; [sequences] has many",
+                "adaptive and per-operator recomputation are modelled for one micro-batch shape; \
+                 [sequences] has many",
             )
             .with_help("use packing = \"elastic\" (it chooses recomputation per micro-batch and stage), or none, selective or full"));
     }
@@ -517,6 +518,7 @@ impl Shape {
             (cp, tp, s.ep as u64),
             s.sequence_parallel,
             s.gemm_dtype,
+            s.eager,
         );
         Shape {
             t,

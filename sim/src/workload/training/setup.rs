@@ -14,6 +14,7 @@ use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
+use crate::scenario::model::ElementwiseMode;
 use crate::scenario::parallel::{
     ContextAlgorithm, Optimizer as OptimizerKey, OptimizerOffload, ParamGather, Recompute, Schedule,
 };
@@ -37,7 +38,7 @@ pub struct Training {
     pub model: Transformer,
     /// The format the linear layers' GEMMs compute in: the scenario's `dtype`. Under fp8 the
     /// GEMMs run in fp8 and the rest in bf16, as fp8 training recipes (Transformer Engine,
-    /// torchao's float8) run them; the casts to fp8 are not priced.
+    /// torchao's float8) run them; each fp8 GEMM's operands are cast first (`layer::fp8_cast`).
     pub gemm_dtype: Dtype,
     /// Tensor-parallel degree (Megatron-LM's column/row split), innermost in rank order.
     pub tp: u32,
@@ -85,6 +86,9 @@ pub struct Training {
     /// Attention runs unfused (`[model] attention_kernel = "unfused"`): its score matrices are
     /// kept for the backward, and selective recomputation recomputes them.
     pub unfused_attention: bool,
+    /// The layer's elementwise operations run as eager PyTorch's separate kernels
+    /// (`[model] elementwise = "eager"`, `super::eager`).
+    pub eager: bool,
     /// ZeRO stage: 0 none, 1 optimizer states sharded, 2 gradients too.
     pub zero: u8,
     pub seed: u64,
@@ -322,9 +326,9 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     if gemm_dtype == Dtype::Fp8 {
         model.dtype = Dtype::Bf16;
         assumptions.push(
-            "fp8 training: the linear layers' GEMMs in fp8; attention, norms, activations, \
-             weights and communication in bf16 (as Transformer Engine and torchao's float8 run \
-             it; the casts to fp8 are not priced)"
+            "fp8 training: the linear layers' GEMMs in fp8, their operands cast by a streaming \
+             pass each under dynamic scaling; attention, norms, activations, weights and \
+             communication in bf16 (as Transformer Engine and torchao's float8 run it)"
                 .into(),
         );
     }
@@ -534,6 +538,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         global_batch,
         accumulation: 1,
         recompute: layout.recompute,
+        eager: f.model.elementwise == Some(ElementwiseMode::Eager),
         unfused_attention: f.model.attention_kernel
             == Some(crate::hw::attention_kernel::AttentionKernel::Unfused),
         zero: layout.zero,
@@ -593,6 +598,26 @@ fn resolve_model(
     if m.dtype.is_none() {
         assumptions.push(
             "bf16 weights and activations with fp32 master weights, gradients and Adam states"
+                .into(),
+        );
+    }
+    if m.elementwise == Some(ElementwiseMode::Eager) {
+        if !model.gated {
+            return Err(s
+                .error_at(
+                    "model.elementwise",
+                    "eager elementwise kernels are modelled for Llama-style layers (gated MLP, \
+                     RMSNorm, rotary embedding); this model's MLP is not gated",
+                )
+                .with_help(
+                    "remove elementwise: eager PyTorch runs a plain layer's LayerNorm and GELU as \
+                     single kernels, as the default prices them",
+                ));
+        }
+        assumptions.push(
+            "elementwise operations as eager PyTorch runs Llama-style code: a kernel per \
+             operation of RMSNorm, rotary embedding, repeat_kv and SwiGLU, each streaming its \
+             inputs and output"
                 .into(),
         );
     }

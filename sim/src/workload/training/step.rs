@@ -42,6 +42,7 @@ use super::activation_plan;
 use super::comm::Comm;
 use super::layer::{Item, Step, Sync, backward, context_attention_kernel, elementwise};
 use super::links::CommUse;
+use super::op_checkpoint;
 use super::schedule::{self, Pass, Work};
 use super::sequences::{self, Shape};
 use super::setup::Training;
@@ -819,6 +820,12 @@ impl<'a> StepBuilder<'a> {
                                 let items = kinds.of(m, layer);
                                 if s.recomputes(st as u32, micro) {
                                     self.forward_layer(items, layer, micro, false, act);
+                                }
+                                if s.recompute == Recompute::Op {
+                                    let tp = s.tp as u64;
+                                    for (name, k) in op_checkpoint::recomputed(items, m, tp) {
+                                        self.kernel(name, k, Some(layer), micro, false);
+                                    }
                                 }
                                 if let Some(p) = &plan {
                                     self.codec(
