@@ -99,19 +99,39 @@ fn input_gradient_collectives_overlap_the_weight_gradient() {
             &format!("tp = 8\nmicro_batch = 2\nglobal_batch = 2\n{overlap}"),
         );
         let out = common::run("tp.toml", &text, &[]);
+        // All-reduces that start with a weight-gradient GEMM of a column-split layer.
+        let starts = |name: &str| {
+            out.graph
+                .ops
+                .iter()
+                .enumerate()
+                .filter(|(_, op)| op.name == name)
+                .map(|(i, _)| out.timeline.start[i])
+                .collect::<Vec<_>>()
+        };
+        let wgrads = [starts("qkv_proj_wgrad"), starts("mlp_up_wgrad")].concat();
+        let beside = starts("tp_all_reduce")
+            .iter()
+            .filter(|t| wgrads.contains(t))
+            .count();
         (
             number(&out.report, "iteration_time_s"),
             count(&out, "tp_all_reduce"),
+            beside,
         )
     };
-    let ((blocking, n), (dgrad, n_dgrad), (all, _)) = (
+    let ((blocking, n, beside_blocking), (dgrad, n_dgrad, beside), (all, _, _)) = (
         step(""),
         step("tp_dgrad_overlap = true"),
         step("tp_comm_overlap = true"),
     );
-    // Every collective still runs (two a layer each way); only where they start moves.
+    // Every collective still runs (two a layer each way); only where they start moves: with the
+    // overlap each backward all-reduce of a column-split GEMM's input gradient starts with that
+    // GEMM's weight gradient (two a layer), without it none does.
     assert!(n >= 2 * 2 * 24);
     assert_eq!(n, n_dgrad);
+    assert_eq!(beside, 2 * 24);
+    assert_eq!(beside_blocking, 0);
     assert!(dgrad < blocking, "{dgrad} vs {blocking}");
     assert!(all < dgrad, "{all} vs {dgrad}");
 }

@@ -5,8 +5,9 @@
 //! network tier) as the step graph, but adds them up instead of scheduling them:
 //! - a micro-batch's forward and backward on a stage are the sums of its layers' kernels plus the
 //!   tensor-parallel collectives in their path (hidden behind the neighbouring GEMMs, down to what
-//!   exceeds them, under `tp_comm_overlap`; the backward's input-gradient ones behind the
-//!   weight-gradient GEMMs, taken as half the backward, under `tp_dgrad_overlap`), the expert all-to-alls, the context-parallel exchanges
+//!   exceeds them, under `tp_comm_overlap`; under `tp_dgrad_overlap` each of the backward's
+//!   input-gradient ones behind the weight-gradient GEMM beside which the step graph runs it),
+//!   the expert all-to-alls, the context-parallel exchanges
 //!   that outlast the attention blocks they hide behind, ZeRO-3's parameter gathers that outlast
 //!   their layer (and the first layer's of every chunk pass, which nothing hides), and the
 //!   recomputed forward under full recomputation (the recomputed kernels under `op`);
@@ -198,8 +199,9 @@ impl<'a> Estimator<'a> {
         let kinds = LayerKinds::of_setup(s);
         let items = kinds.kind(moe_layer, attention);
         let routed = m.moe.as_ref().map_or(0.0, |moe| act * moe.top_k as f64);
-        let (mut forward_tp, mut backward_tp, mut dgrad_tp) = (0.0, 0.0, 0.0);
-        for item in items {
+        let (mut forward_tp, mut backward_tp, mut dgrad_tp, mut dgrad_exposed) =
+            (0.0, 0.0, 0.0, 0.0);
+        for (i, item) in items.iter().enumerate() {
             match item {
                 Item::Sync(sync) if s.tp > 1 => {
                     for forward in [true, false] {
@@ -207,7 +209,13 @@ impl<'a> Estimator<'a> {
                             let secs = self.collective(s, Comm::Tensor, op, act);
                             match (forward, sync) {
                                 (true, _) => forward_tp += secs,
-                                (false, Sync::F) if s.tp_dgrad_overlap => dgrad_tp += secs,
+                                (false, Sync::F) if s.tp_dgrad_overlap => {
+                                    dgrad_tp += secs;
+                                    // Beside the weight-gradient GEMM of the column-split GEMM
+                                    // whose input gradient it carries (the next GEMM).
+                                    let wgrad = self.next_wgrad_seconds(&items[i..]);
+                                    dgrad_exposed += (secs - wgrad).max(0.0);
+                                }
                                 (false, _) => backward_tp += secs,
                             }
                         }
@@ -226,8 +234,7 @@ impl<'a> Estimator<'a> {
             forward_tp = (forward_tp - t.forward_compute).max(0.0);
             backward_tp = (backward_tp + dgrad_tp - t.backward_compute).max(0.0);
         } else {
-            // Beside the weight-gradient GEMMs, about half the backward's compute.
-            backward_tp += (dgrad_tp - 0.5 * t.backward_compute).max(0.0);
+            backward_tp += dgrad_exposed;
         }
         t.forward_comm += forward_tp;
         t.backward_comm += backward_tp;
@@ -270,6 +277,19 @@ impl<'a> Estimator<'a> {
             }
         }
         t
+    }
+
+    /// Seconds of the weight-gradient GEMM of the first GEMM among `items`; 0 when there is none.
+    fn next_wgrad_seconds(&self, items: &[Item]) -> f64 {
+        items
+            .iter()
+            .find_map(|item| match item {
+                Item::Kernel(step) if matches!(step.kernel, Kernel::Gemm { .. }) => {
+                    backward(step).last().map(|(_, k)| self.seconds(k))
+                }
+                _ => None,
+            })
+            .unwrap_or(0.0)
     }
 
     /// Context-parallel communication in a layer's path, forward and backward: the all-gather
