@@ -26,7 +26,7 @@ fn box_topology(
     spec.intra = intra;
     spec.intra_bandwidth = intra_bandwidth.unwrap_or(g.intra_bandwidth);
     spec.pcie_bandwidth = g.pcie_bandwidth;
-    spec.gpu_memory_bandwidth = g.memory_bandwidth;
+    spec.gpu_copy_bandwidth = g.copy_bandwidth();
     let mut options = Options::new(Tier::Flow);
     options.nvls_available = g.in_switch_reduction && intra == IntraKind::NvSwitch;
     (Topology::build(&spec).unwrap(), options)

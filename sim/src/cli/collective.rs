@@ -157,7 +157,7 @@ fn spec(a: &CollectiveArgs, g: &gpu::GpuSpec) -> Result<TopologySpec, String> {
         None => g.intra_bandwidth,
     };
     s.pcie_bandwidth = g.pcie_bandwidth;
-    s.gpu_memory_bandwidth = g.memory_bandwidth;
+    s.gpu_copy_bandwidth = g.copy_bandwidth();
     s.inter = match a.topology.as_deref() {
         None | Some("fat-tree") => InterKind::FatTree,
         Some("rail-optimized") => InterKind::RailOptimized,

@@ -12,8 +12,9 @@
 //! rank's own into the output (`recvReduceCopy`) in either mode.
 //!
 //! Modelled: that one pass per rank over its chunk of S/n bytes (S the nccl-tests size, n ranks)
-//! at the GPU's streaming rate, memory bandwidth x the roofline's memory fraction (0.85,
-//! `hw::roofline::Efficiency::DEFAULT`), shared by the bytes each byte of output costs: 2 for a
+//! at the GPU's streaming rate, memory bandwidth x its kernels' memory fraction (0.85 for the
+//! catalog's GPUs, `hw::roofline::Efficiency::DEFAULT`; a device's own otherwise,
+//! `GpuSpec::copy_bandwidth`), shared by the bytes each byte of output costs: 2 for a
 //! copy (read, write), 3 for a reduction (two reads, a write). It is paid once per collective
 //! however many loops NCCL splits it into: every loop ends with the pass over its own chunk, and
 //! the chunks add up to S/n. Its weight is largest on 2 GPUs, where the ring's transfers are 2
@@ -27,20 +28,19 @@
 
 use super::algorithm::Algorithm;
 use super::op::CollectiveOp;
-use crate::hw::roofline::Efficiency;
 
 /// Seconds of the final local pass of `op` priced with `algorithm` over `ranks` ranks, for a
-/// nccl-tests size of `bytes`, on GPUs of `memory_bandwidth` bytes/s. `direct` says the ranks share
-/// one process (no receive buffers between them).
+/// nccl-tests size of `bytes`, on GPUs that stream copies at `copy_bandwidth` bytes/s of traffic.
+/// `direct` says the ranks share one process (no receive buffers between them).
 pub fn seconds(
     op: CollectiveOp,
     algorithm: Algorithm,
     ranks: u32,
     bytes: f64,
-    memory_bandwidth: f64,
+    copy_bandwidth: f64,
     direct: bool,
 ) -> f64 {
-    if algorithm != Algorithm::Ring || ranks < 2 || memory_bandwidth <= 0.0 {
+    if algorithm != Algorithm::Ring || ranks < 2 || copy_bandwidth <= 0.0 {
         return 0.0;
     }
     // Bytes of memory traffic per byte of output.
@@ -50,7 +50,7 @@ pub fn seconds(
         _ => return 0.0,
     };
     let chunk = bytes / ranks as f64;
-    chunk * traffic / (memory_bandwidth * Efficiency::DEFAULT.memory_fraction)
+    chunk * traffic / copy_bandwidth
 }
 
 #[cfg(test)]
@@ -59,10 +59,11 @@ mod tests {
 
     #[test]
     fn one_chunk_at_the_streaming_rate_and_nothing_in_direct_mode() {
-        let hbm = 3350e9;
+        // An H100's copies: 0.85 x 3,350 GB/s.
+        let hbm = 0.85 * 3350e9;
         let t = seconds(CollectiveOp::AllReduce, Algorithm::Ring, 8, 8e9, hbm, false);
-        // 1 GB read and written at 0.85 x 3,350 GB/s.
-        assert!((t - 2e9 / (0.85 * hbm)).abs() < 1e-12, "{t}");
+        // 1 GB read and written.
+        assert!((t - 2e9 / hbm).abs() < 1e-12, "{t}");
         assert_eq!(
             seconds(CollectiveOp::AllReduce, Algorithm::Ring, 8, 8e9, hbm, true),
             0.0

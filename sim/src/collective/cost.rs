@@ -200,7 +200,7 @@ fn price_schedule(
         algorithm,
         c.group.size(),
         c.bytes,
-        topo.spec.gpu_memory_bandwidth,
+        topo.spec.gpu_copy_bandwidth,
         options.p2p_direct,
     );
     let algbw = if seconds > 0.0 {
@@ -606,7 +606,7 @@ mod tests {
         let separate = cost(&topo, &c, &options).unwrap().seconds;
         options.p2p_direct = true;
         let direct = cost(&topo, &c, &options).unwrap().seconds;
-        let copy = 2e9 * 2.0 / (0.85 * topo.spec.gpu_memory_bandwidth);
+        let copy = 2e9 * 2.0 / topo.spec.gpu_copy_bandwidth;
         assert!(
             (separate - direct - copy).abs() < 1e-9,
             "{separate} {direct} {copy}"

@@ -100,6 +100,15 @@ impl GpuSpec {
         }
     }
 
+    /// The rate its kernels stream a copy at, bytes/s of traffic: memory bandwidth x the memory
+    /// fraction of its efficiency (the device's own, or the shared `Efficiency::DEFAULT`).
+    pub fn copy_bandwidth(&self) -> f64 {
+        let e = self
+            .efficiency
+            .unwrap_or(super::roofline::Efficiency::DEFAULT);
+        self.memory_bandwidth * e.memory_fraction
+    }
+
     /// Whether `query` names this GPU (case-insensitive, ignoring spaces, '-' and '_').
     pub fn is_named(&self, query: &str) -> bool {
         let q = normalize(query);
@@ -801,6 +810,18 @@ mod tests {
         assert_eq!(find("a100-80gb").unwrap().name, "A100-SXM4-80GB");
         assert_eq!(find("H100").unwrap().name, "H100-SXM5-80GB");
         assert_eq!(find("h100 sxm5 80gb").unwrap().name, "H100-SXM5-80GB");
+    }
+
+    #[test]
+    fn copies_stream_at_the_devices_own_memory_fraction() {
+        let h100 = find("H100").unwrap();
+        assert_eq!(h100.copy_bandwidth(), 0.85 * 3350e9);
+        let mut custom = h100.clone();
+        custom.efficiency = Some(crate::hw::roofline::Efficiency {
+            memory_fraction: 0.5,
+            ..crate::hw::roofline::Efficiency::DEFAULT
+        });
+        assert_eq!(custom.copy_bandwidth(), 0.5 * 3350e9);
     }
 
     #[test]

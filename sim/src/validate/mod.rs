@@ -1854,7 +1854,7 @@ fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
     spec.intra = intra;
     spec.intra_bandwidth = g.intra_bandwidth;
     spec.pcie_bandwidth = g.pcie_bandwidth;
-    spec.gpu_memory_bandwidth = g.memory_bandwidth;
+    spec.gpu_copy_bandwidth = g.copy_bandwidth();
     let topo = Topology::build(&spec).map_err(|e| Refusal::failed(e, &a))?;
     let priced = cost(
         &topo,

@@ -81,9 +81,10 @@ pub struct TopologySpec {
     pub intra_latency: f64,
     /// Per GPU: its PCIe link to a PCIe switch or to its NIC.
     pub pcie_bandwidth: f64,
-    /// Per GPU: its memory bandwidth, bytes/s (the local copies that end some collectives,
-    /// `collective::buffer_copy`).
-    pub gpu_memory_bandwidth: f64,
+    /// Per GPU: the rate its kernels stream a local copy at, bytes/s of traffic (memory bandwidth
+    /// x the device's memory fraction, `GpuSpec::copy_bandwidth`): the copies that end some
+    /// collectives (`collective::buffer_copy`).
+    pub gpu_copy_bandwidth: f64,
 
     pub inter: InterKind,
     /// Per NIC.
@@ -117,8 +118,8 @@ pub struct TopologySpec {
 
 /// Default PCIe bandwidth per GPU: PCIe Gen5 x16, about 64 GB/s per direction.
 pub const DEFAULT_PCIE_BANDWIDTH: f64 = 64e9;
-/// The memory bandwidth of `new`'s GPU, an H100 SXM (3.35 TB/s, datasheet), bytes/s.
-pub const DEFAULT_GPU_MEMORY_BANDWIDTH: f64 = 3350e9;
+/// The copy rate of `new`'s GPU, an H100 SXM: 0.85 of its 3.35 TB/s (datasheet), bytes/s.
+pub const DEFAULT_GPU_COPY_BANDWIDTH: f64 = 0.85 * 3350e9;
 /// Default leaf radix towards NICs.
 pub const DEFAULT_LEAF_DOWNLINKS: u32 = 32;
 /// Default latency per switch-to-switch hop: a switch traversal and a few metres of cable.
@@ -138,7 +139,7 @@ impl TopologySpec {
             intra_bandwidth: 450e9,
             intra_latency: Fabric::INTRA_LATENCY_S,
             pcie_bandwidth: DEFAULT_PCIE_BANDWIDTH,
-            gpu_memory_bandwidth: DEFAULT_GPU_MEMORY_BANDWIDTH,
+            gpu_copy_bandwidth: DEFAULT_GPU_COPY_BANDWIDTH,
             inter: InterKind::FatTree,
             nic_bandwidth: 50e9,
             nics_per_node: gpus_per_node,
@@ -212,7 +213,7 @@ impl TopologySpec {
         };
         let mut spec = TopologySpec::from_fabric(fabric, intra, inter);
         spec.pcie_bandwidth = intra_s.pcie_bandwidth.map_or(gpu.pcie_bandwidth, |b| b.0);
-        spec.gpu_memory_bandwidth = gpu.memory_bandwidth;
+        spec.gpu_copy_bandwidth = gpu.copy_bandwidth();
         if let Some(n) = inter_s.leaf_downlinks {
             spec.leaf_downlinks = n;
         }
