@@ -61,7 +61,13 @@ fn a_limit_slows_the_step_caps_the_power_and_saves_energy() {
     // Energy a step (mean board power x step) falls: power drops faster than time grows.
     let joules = |r: &Value| number(r, "power.mean_watts") * step(r);
     assert!(joules(&held) < joules(&free));
-    // The coarse energy model charges busy time at the limit instead of the TDP.
+    // Energy is the same per-kernel model: one mean board power in both sections.
+    for r in [&held, &free] {
+        assert_eq!(
+            number(r, "energy.board_watts_per_gpu"),
+            number(r, "power.mean_watts")
+        );
+    }
     assert!(number(&held, "energy.board_watts_per_gpu") < 450.0);
 }
 

@@ -1,4 +1,5 @@
-//! What a whole training run takes: energy per step from the power model, goodput under
+//! What a whole training run takes: energy per step from the per-kernel power model (`power.rs`:
+//! the step's mean board power), goodput under
 //! failures (`reliability`), and the time, GPU-hours, energy and money to train on `[capacity]
 //! tokens` at the simulated step time.
 //!
@@ -18,19 +19,16 @@ pub struct Step {
     pub tokens: f64,
     /// Share of the step the busiest stage's compute stream is busy.
     pub busy: f64,
-    /// `[cluster] power_limit` below the TDP, watts: busy GPUs draw it instead of the TDP.
-    pub power_limit_watts: Option<f64>,
+    /// Mean board power of a GPU over the step, watts: the per-kernel power model's (the
+    /// report's `power.mean_watts`, `power.rs`).
+    pub board_watts: f64,
 }
 
 /// The report sections `energy`, and when asked for, `reliability`, `capacity` and `cost`.
 pub fn report(s: &Training, step: &Step, report: &mut Value) {
     let gpus = s.gpus();
-    let idle_watts = power::board_watts(s.gpu, 0.0);
-    let busy_watts = step.power_limit_watts.unwrap_or(s.gpu.tdp_watts);
-    let watts = match step.power_limit_watts {
-        None => power::board_watts(s.gpu, step.busy),
-        Some(limit) => idle_watts + (limit - idle_watts) * step.busy.clamp(0.0, 1.0),
-    };
+    let idle_watts = power::idle_watts(s.gpu);
+    let watts = step.board_watts;
     let pue = s.prices.map_or(1.0, |p| p.pue);
     let joules = watts * gpus as f64 * step.seconds * pue;
     report["energy"] = json!({
@@ -39,7 +37,14 @@ pub fn report(s: &Training, step: &Step, report: &mut Value) {
         "joules_per_step": joules,
         "kwh_per_million_tokens": joules / 3.6e6 / step.tokens * 1e6,
         "pue": pue,
-        "model": format!("board power {:.0} W idle to {:.0} W ({}) busy, by compute-stream utilisation; {}", idle_watts, busy_watts, if step.power_limit_watts.is_some() { "power limit" } else { "TDP" }, if s.prices.is_some_and(|p| p.pue > 1.0) { "times the facility's PUE" } else { "GPUs only (no PUE given)" }),
+        "model": format!(
+            "board power of the per-kernel power model, averaged over the step (power.mean_watts); {}",
+            if s.prices.is_some_and(|p| p.pue > 1.0) {
+                "times the facility's PUE"
+            } else {
+                "GPUs only (no PUE given)"
+            }
+        ),
     });
     let goodput = match &s.reliability {
         Some(r) => {

@@ -452,7 +452,9 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         seconds: iteration,
         tokens,
         busy: compute_busy / iteration,
-        power_limit_watts: compute.power_limit_watts,
+        board_watts: report["power"]["mean_watts"]
+            .as_f64()
+            .expect("the power section has a mean"),
     };
     capacity::report(&setup, &step, &mut report);
     TrainingRun {
