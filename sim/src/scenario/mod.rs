@@ -290,6 +290,20 @@ impl Scenario {
         }
     }
 
+    /// Refuses the first of `keys` that the scenario sets (`(set, path)` pairs, in order): the
+    /// error at its path, `message` of the path, with `help`. Ok when none is set.
+    pub fn refuse_set(
+        &self,
+        keys: &[(bool, &str)],
+        message: impl Fn(&str) -> String,
+        help: &str,
+    ) -> Result<(), ScenarioError> {
+        match keys.iter().find(|(set, _)| *set) {
+            Some((_, path)) => Err(self.error_at(path, message(path)).with_help(help)),
+            None => Ok(()),
+        }
+    }
+
     fn check_expectations(&self) -> Result<(), ScenarioError> {
         for (path, e) in &self.file.expect {
             if e.min.is_none() && e.max.is_none() && e.equals.is_none() {

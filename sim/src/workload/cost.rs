@@ -88,24 +88,19 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
     let joules_per_token = report["energy"]["joules_per_output_token"].as_f64();
     let has_energy = s.kind == Kind::Training || report["energy"].is_object();
     if !has_energy {
-        for (given, key) in [
-            (c.usd_per_kwh.is_some(), "cost.usd_per_kwh"),
-            (c.pue.is_some(), "cost.pue"),
-        ] {
-            if given {
-                return Err(s
-                    .error_at(
-                        key,
-                        format!(
-                            "`{key}` needs the power model, which training and serving fleets \
-                             of replicas have, not this run"
-                        ),
-                    )
-                    .with_help(
-                        "price GPU time with usd_per_gpu_hour (energy included, as clouds bill it)",
-                    ));
-            }
-        }
+        s.refuse_set(
+            &[
+                (c.usd_per_kwh.is_some(), "cost.usd_per_kwh"),
+                (c.pue.is_some(), "cost.pue"),
+            ],
+            |key| {
+                format!(
+                    "`{key}` needs the power model, which training and serving fleets of \
+                     replicas have, not this run"
+                )
+            },
+            "price GPU time with usd_per_gpu_hour (energy included, as clouds bill it)",
+        )?;
     }
     let gpus = report["cluster"]["gpus"].as_u64().unwrap_or(0) as u32;
     let section = match s.kind {

@@ -59,18 +59,14 @@ fn denoise_activation_bytes(m: &VideoDit, l: Layout, tokens: u64, batch: u64, ac
     (batch * mlp.max(attention)) as f64 * act.bytes()
 }
 
+/// What a diffusion scenario takes, for the help of a refused key.
+const DIFFUSION_KEYS: &str = "a diffusion scenario takes [cluster], [model] preset, [diffusion] and \
+                              [parallel] ulysses, ring, pipefusion, pipefusion_patches, dsp, \
+                              latent, cfg, tp";
+
 pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
     let f = &s.file;
     let mut assumptions: Vec<String> = Vec::new();
-    let refuse =
-        |path: &str, what: &str| {
-            Err(s
-            .error_at(path, format!("{what} does not apply to a diffusion scenario"))
-            .with_help(
-                "a diffusion scenario takes [cluster], [model] preset, [diffusion] and [parallel] \
-                 ulysses, ring, pipefusion, pipefusion_patches, dsp, latent, cfg, tp",
-            ))
-        };
     let p = &f.parallel;
 
     // The model: a video DiT preset.
@@ -97,33 +93,35 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
         .with_help(presets())
     })?;
     let m = model_section;
-    let shape_keys = [
-        (m.hf_config.is_some(), "hf_config"),
-        (m.layers.is_some(), "layers"),
-        (m.hidden.is_some(), "hidden"),
-        (m.heads.is_some(), "heads"),
-        (m.kv_heads.is_some(), "kv_heads"),
-        (m.head_dim.is_some(), "head_dim"),
-        (m.ffn.is_some(), "ffn"),
-        (m.gated.is_some(), "gated"),
-        (m.activation.is_some(), "activation"),
-        (m.vocab.is_some(), "vocab"),
-        (m.seq_len.is_some(), "seq_len"),
-        (m.tied_embeddings.is_some(), "tied_embeddings"),
-        (m.experts.is_some(), "experts"),
-        (m.top_k.is_some(), "top_k"),
-        (m.shared_experts.is_some(), "shared_experts"),
-        (m.expert_ffn.is_some(), "expert_ffn"),
-        (m.capacity_factor.is_some(), "capacity_factor"),
-        (m.dense_layers.is_some(), "dense_layers"),
-        (m.elementwise.is_some(), "elementwise"),
-    ];
-    if let Some((_, key)) = shape_keys.iter().find(|(set, _)| *set) {
-        return refuse(
-            &format!("model.{key}"),
-            &format!("model.{key} (video DiTs come from presets only)"),
-        );
-    }
+    s.refuse_set(
+        &[
+            (m.hf_config.is_some(), "model.hf_config"),
+            (m.layers.is_some(), "model.layers"),
+            (m.hidden.is_some(), "model.hidden"),
+            (m.heads.is_some(), "model.heads"),
+            (m.kv_heads.is_some(), "model.kv_heads"),
+            (m.head_dim.is_some(), "model.head_dim"),
+            (m.ffn.is_some(), "model.ffn"),
+            (m.gated.is_some(), "model.gated"),
+            (m.activation.is_some(), "model.activation"),
+            (m.vocab.is_some(), "model.vocab"),
+            (m.seq_len.is_some(), "model.seq_len"),
+            (m.tied_embeddings.is_some(), "model.tied_embeddings"),
+            (m.experts.is_some(), "model.experts"),
+            (m.top_k.is_some(), "model.top_k"),
+            (m.shared_experts.is_some(), "model.shared_experts"),
+            (m.expert_ffn.is_some(), "model.expert_ffn"),
+            (m.capacity_factor.is_some(), "model.capacity_factor"),
+            (m.dense_layers.is_some(), "model.dense_layers"),
+            (m.elementwise.is_some(), "model.elementwise"),
+        ],
+        |key| {
+            format!(
+                "{key} (video DiTs come from presets only) does not apply to a diffusion scenario"
+            )
+        },
+        DIFFUSION_KEYS,
+    )?;
     let act = match model_section.dtype {
         None => {
             assumptions.push("bf16 weights and activations".into());

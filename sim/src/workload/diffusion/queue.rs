@@ -87,20 +87,15 @@ pub(super) fn serve(
 ) -> Result<DiffusionRun, ScenarioError> {
     let f = &s.file;
     let mut workload = f.workload.clone().expect("serving has a [workload]");
-    for (given, key) in [
-        (workload.prompt_tokens.is_some(), "prompt_tokens"),
-        (workload.output_tokens.is_some(), "output_tokens"),
-        (workload.trace.is_some(), "trace"),
-    ] {
-        if given {
-            return Err(s
-                .error_at(
-                    &format!("workload.{key}"),
-                    format!("workload.{key} does not apply to serving videos"),
-                )
-                .with_help("videos come from [diffusion] videos = [...]; [workload] says how many and when"));
-        }
-    }
+    s.refuse_set(
+        &[
+            (workload.prompt_tokens.is_some(), "workload.prompt_tokens"),
+            (workload.output_tokens.is_some(), "workload.output_tokens"),
+            (workload.trace.is_some(), "workload.trace"),
+        ],
+        |key| format!("{key} does not apply to serving videos"),
+        "videos come from [diffusion] videos = [...]; [workload] says how many and when",
+    )?;
     // Token lengths do not matter here: the traffic module makes the arrivals.
     workload.prompt_tokens = Some(crate::scenario::serving::LengthSpec::Fixed(1));
     workload.output_tokens = Some(crate::scenario::serving::LengthSpec::Fixed(1));

@@ -236,19 +236,14 @@ fn resolve(s: &Scenario) -> Result<Setup, ScenarioError> {
         }
     }
     let sim = &s.file.sim;
-    for (given, key) in [
-        (sim.network.is_some(), "sim.network"),
-        (sim.record_links.is_some(), "sim.record_links"),
-    ] {
-        if given {
-            return Err(s
-                .error_at(
-                    key,
-                    format!("`{key}` does not apply to a federated scenario"),
-                )
-                .with_help("each device is limited by its own uplink and downlink; remove it"));
-        }
-    }
+    s.refuse_set(
+        &[
+            (sim.network.is_some(), "sim.network"),
+            (sim.record_links.is_some(), "sim.record_links"),
+        ],
+        |key| format!("`{key}` does not apply to a federated scenario"),
+        "each device is limited by its own uplink and downlink; remove it",
+    )?;
     let mut assumptions = Vec::new();
     let model = resolve_model(s, &mut assumptions)?;
     let missing = |key: &str, example: &str| {

@@ -95,16 +95,15 @@ pub fn resolve(
         return Ok(None);
     };
     let p = &s.file.parallel;
-    for (given, key) in [
-        (p.micro_batch.is_some(), "parallel.micro_batch"),
-        (p.global_batch.is_some(), "parallel.global_batch"),
-    ] {
-        if given {
-            return Err(s
-                .error_at(key, "with [sequences] the micro-batches come from packing the step's sequences")
-                .with_help("remove this key; [sequences] count (or its list of lengths) is the batch, micro_batch_tokens the micro-batch"));
-        }
-    }
+    s.refuse_set(
+        &[
+            (p.micro_batch.is_some(), "parallel.micro_batch"),
+            (p.global_batch.is_some(), "parallel.global_batch"),
+        ],
+        |_| "with [sequences] the micro-batches come from packing the step's sequences".into(),
+        "remove this key; [sequences] count (or its list of lengths) is the batch, \
+         micro_batch_tokens the micro-batch",
+    )?;
     if s.file.model.attention_kernel == Some(crate::hw::attention_kernel::AttentionKernel::Unfused)
     {
         return Err(s

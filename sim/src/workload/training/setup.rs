@@ -698,16 +698,14 @@ fn resolve_optimizer(
     let p = &s.file.parallel;
     let kind = p.optimizer.unwrap_or(OptimizerKey::Adam);
     if kind != OptimizerKey::Galore {
-        for (set, key) in [
-            (p.galore_rank.is_some(), "parallel.galore_rank"),
-            (p.galore_interval.is_some(), "parallel.galore_interval"),
-        ] {
-            if set {
-                return Err(s
-                    .error_at(key, "GaLore's settings need the GaLore optimizer")
-                    .with_help("add optimizer = \"galore\" to [parallel], or remove this key"));
-            }
-        }
+        s.refuse_set(
+            &[
+                (p.galore_rank.is_some(), "parallel.galore_rank"),
+                (p.galore_interval.is_some(), "parallel.galore_interval"),
+            ],
+            |_| "GaLore's settings need the GaLore optimizer".into(),
+            "add optimizer = \"galore\" to [parallel], or remove this key",
+        )?;
     }
     Ok(match kind {
         OptimizerKey::Adam => Optimizer::Adam,
