@@ -561,33 +561,15 @@ static CATALOG: &[GpuSpec] = &[
     GpuSpec {
         name: "H200-SXM-141GB",
         aliases: &["H200", "H200-SXM", "H200-141GB"],
-        vendor: "NVIDIA",
-        architecture: Architecture::Hopper,
-        // Same compute as the H100 SXM; the datasheet prints sparse figures (989*, 1,979*,
-        // 3,958*), halved here.
-        peak_fp32: 67.0 * TFLOPS,
-        peak_tf32: Some(494.7 * TFLOPS),
-        peak_bf16: Some(989.4 * TFLOPS),
-        peak_fp16: 989.4 * TFLOPS,
-        peak_fp8: Some(1978.9 * TFLOPS),
-        peak_int8: Some(1978.9 * TFLOPS),
+        // Same compute, NVLink and power ("up to 700 W", configurable) as the H100 SXM; the
+        // datasheet prints sparse figures (989*, 1,979*, 3,958*), halved here.
         // GiB: 6 HBM3e stacks of 24 GiB with 141 GiB exposed; nvidia-smi shows 143771 MiB
         // (~140.4 GiB), far closer to 141 GiB than to 141e9 bytes (~131.3 GiB).
         memory_bytes: 141 * GIB,
         memory_bandwidth: 4800.0 * GB,
-        intra_link: IntraLinkKind::NvSwitch,
-        intra_bandwidth: 450.0 * GB,
-        pcie_bandwidth: 64.0 * GB,
-        // "Up to 700 W", configurable.
-        tdp_watts: 700.0,
-        in_switch_reduction: true,
-        multiprocessors: 132,
-        peak_int4: None,
-        idle_watts: None,
-        nonlinear_rate: None,
-        efficiency: None,
         source: "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column (sparse figures \
                  halved)",
+        ..H100_SXM5_80GB
     },
     // ---- NVIDIA Blackwell ----
     GpuSpec {
