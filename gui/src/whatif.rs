@@ -101,7 +101,7 @@ const TRAINING: &[Knob] = &[
         "parallel.recompute",
         "recompute",
         Some("/parallel/recompute"),
-        Input::Choice(&["none", "selective", "full"]),
+        Input::Choice(&["none", "selective", "op", "full"]),
     ),
     k(
         "cluster.inter_node.nic_bandwidth",
