@@ -928,6 +928,12 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
         ));
         (mb, Some(mb * dp))
     } else {
+        // The framework's split of a local batch over the pipeline, where it has one that divides.
+        let pipeline_split = |local: u32| {
+            framework
+                .and_then(|f| Some((f, f.pipeline_micro_batches(pp)?)))
+                .filter(|(_, n)| local.is_multiple_of(*n))
+        };
         let mb = match (whole(par("micro_batch")), whole(par("local_batch"))) {
             (Some(mb), _) => mb,
             (None, Some(local)) if pp == 1 => {
@@ -936,13 +942,7 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
                 ));
                 local
             }
-            (None, Some(local))
-                if framework
-                    .and_then(|f| f.pipeline_micro_batches(pp))
-                    .is_some_and(|n| local.is_multiple_of(n)) =>
-            {
-                let f = framework.expect("checked");
-                let n = f.pipeline_micro_batches(pp).expect("checked");
+            (None, Some(local)) if let Some((f, n)) = pipeline_split(local) => {
                 a.push(format!(
                     "micro_batch = local_batch / {n} = {} (not stated; {}'s default: as many \
                      micro-batches as pipeline stages)",
@@ -1017,17 +1017,6 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
         .or(par("activation_checkpointing"));
     // "Selective" as the framework means it.
     let selective = framework.map_or("selective", |f| f.selective_recompute());
-    if let Some(f) = framework.filter(|_| selective != "selective") {
-        let named =
-            |v: Option<&Value>| text(v).is_some_and(|t| t.to_lowercase().contains("selective"));
-        if named(recompute_field) || variant.contains("selective") {
-            a.push(format!(
-                "selective activation checkpointing read as recompute = \"{selective}\" ({}'s \
-                 selective policy)",
-                f.name()
-            ));
-        }
-    }
     let recompute = match recompute_field {
         Some(Value::Bool(true)) => {
             a.push(
@@ -1067,6 +1056,13 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
             "none"
         }
     };
+    if let Some(f) = framework.filter(|_| recompute == selective && selective != "selective") {
+        a.push(format!(
+            "selective activation checkpointing read as recompute = \"{selective}\" ({}'s \
+             selective policy)",
+            f.name()
+        ));
+    }
     let recompute_stated =
         recompute_field.is_some_and(|f| !not_stated(Some(f))) || !variant.is_empty();
     let _ = writeln!(p, "recompute = \"{recompute}\"");

@@ -24,7 +24,7 @@
 //! Modelled for gated (Llama-style) layers only: the set-up refuses `eager` for a plain MLP,
 //! whose LayerNorm and GELU eager PyTorch runs as single kernels anyway.
 
-use super::layer::{Item, Step};
+use super::layer::{Item, Step, qkv_widths};
 use crate::hw::{ElementwiseOp, Kernel};
 use crate::model::Transformer;
 
@@ -84,9 +84,8 @@ pub(super) fn expand(items: Vec<Item>, m: &Transformer, tp: u64) -> Vec<Item> {
                 kernel: Kernel::Gemm { m: t, n, .. },
             }) => {
                 out.push(item);
-                let q = (m.q_width() / tp).min(n) as f64;
-                let kv = (n as f64 - q) / 2.0;
-                let t = t as f64;
+                let (q, kv) = qkv_widths(m, tp, n);
+                let (q, kv, t) = (q as f64, kv as f64, t as f64);
                 out.extend([
                     pass("rope_upcast", t * (q + kv), e + 4.0),
                     pass("rope_rotate", t * (q + kv), 8.0),

@@ -77,6 +77,13 @@ pub(super) fn elementwise(op: ElementwiseOp, bytes: f64, flops: f64) -> Kernel {
     }
 }
 
+/// The query and the key (or value) widths of a rank's fused QKV projection `n` columns wide,
+/// split over `tp` ranks: the queries first, then keys and values of equal width.
+pub(super) fn qkv_widths(m: &Transformer, tp: u64, n: u64) -> (u64, u64) {
+    let q = (m.q_width() / tp).min(n);
+    (q, (n - q) / 2)
+}
+
 /// The kind of the MLP's activation kernel.
 fn activation(m: &Transformer) -> ElementwiseOp {
     if m.gated {
@@ -240,26 +247,13 @@ pub(super) fn moe_layer_forward(
 }
 
 /// The casts that put an fp8 GEMM's operands into fp8 under dynamic (per-tensor) scaling, as
-/// Transformer Engine and torchao's float8 run them: each operand, the activation (rows x k) and
+/// Transformer Engine and torchao's float8 run them: each operand of `batch` products, the
+/// activation (rows x k) and
 /// the weight (k x n), read once for its absolute maximum and once more to be written in fp8
 /// (`2 e + 1` bytes an element from a format of `e` bytes), one streaming pass. Its backward
 /// (twice the bytes, `backward`) stands for the output gradient's cast and the transposed copies
 /// the weight-gradient GEMM needs.
-fn fp8_cast(gemm: Item, from: Dtype) -> Item {
-    let Item::Kernel(Step {
-        kernel:
-            Kernel::Gemm {
-                m: rows,
-                n,
-                k,
-                batch,
-                ..
-            },
-        ..
-    }) = gemm
-    else {
-        unreachable!("casts come before GEMMs")
-    };
+fn fp8_cast((rows, n, k, batch): (u64, u64, u64, u64), from: Dtype) -> Item {
     let elements = (batch * k * (rows + n)) as f64;
     Item::Kernel(Step {
         name: "fp8_cast",
@@ -311,13 +305,20 @@ impl LayerKinds {
             for mut item in items {
                 if let Item::Kernel(Step {
                     name,
-                    kernel: Kernel::Gemm { dtype, .. },
+                    kernel:
+                        Kernel::Gemm {
+                            m: rows,
+                            n,
+                            k,
+                            batch,
+                            dtype,
+                        },
                 }) = &mut item
                     && *name != "router"
                 {
                     *dtype = gemm;
                     if gemm == Dtype::Fp8 && m.dtype != Dtype::Fp8 {
-                        out.push(fp8_cast(item, m.dtype));
+                        out.push(fp8_cast((*rows, *n, *k, *batch), m.dtype));
                     }
                 }
                 out.push(item);

@@ -447,14 +447,13 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         .iter()
         .position(|st| st.compute == critical.compute)
         .expect("the critical stage is a stage");
-    report["power"] = power::report(&setup, compute, &graph, &timeline, critical_index);
+    let (power, board_watts) = power::report(&setup, compute, &graph, &timeline, critical_index);
+    report["power"] = power;
     let step = capacity::Step {
         seconds: iteration,
         tokens,
         busy: compute_busy / iteration,
-        board_watts: report["power"]["mean_watts"]
-            .as_f64()
-            .expect("the power section has a mean"),
+        board_watts,
     };
     capacity::report(&setup, &step, &mut report);
     TrainingRun {

@@ -22,7 +22,7 @@
 //! inputs (torch reruns the unsaved ones; they are not rerun here), and the small per-row
 //! statistics saved beside attention's output.
 
-use super::layer::{Item, LayerKinds, Step};
+use super::layer::{Item, LayerKinds, Step, qkv_widths};
 use super::setup::Training;
 use crate::hw::Kernel;
 use crate::model::Transformer;
@@ -34,27 +34,28 @@ fn multiplies(items: &[Item], m: &Transformer, tp: u64) -> Vec<(&'static str, Ke
     for item in items {
         let Item::Kernel(Step {
             name,
-            kernel: kernel @ Kernel::Gemm { n, .. },
+            kernel:
+                kernel @ Kernel::Gemm {
+                    m: rows,
+                    n,
+                    k,
+                    batch,
+                    dtype,
+                },
         }) = *item
         else {
             continue;
         };
-        let with_n = |width: u64| match kernel {
-            Kernel::Gemm {
-                m, k, batch, dtype, ..
-            } => Kernel::Gemm {
-                m,
-                n: width,
-                k,
-                batch,
-                dtype,
-            },
-            _ => unreachable!("a GEMM"),
+        let with_n = |width: u64| Kernel::Gemm {
+            m: rows,
+            n: width,
+            k,
+            batch,
+            dtype,
         };
         match name {
             "qkv_proj" => {
-                let q = (m.q_width() / tp).min(n);
-                let kv = (n - q) / 2;
+                let (q, kv) = qkv_widths(m, tp, n);
                 out.push(("q_proj", with_n(q)));
                 out.push(("k_proj", with_n(kv)));
                 out.push(("v_proj", with_n(n - q - kv)));

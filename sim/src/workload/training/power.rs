@@ -17,15 +17,16 @@ use serde_json::{Value, json};
 /// Buckets of the `series`.
 const BUCKETS: usize = 100;
 
-/// The `power` section for a step of `graph` as it ran in `timeline`; `critical` is the index of
-/// the stage whose compute stream is busiest.
+/// The `power` section for a step of `graph` as it ran in `timeline`, and its mean board power
+/// of a GPU over the step (watts, the energy section's); `critical` is the index of the stage
+/// whose compute stream is busiest.
 pub fn report(
     setup: &Training,
     compute: &ComputeModel,
     graph: &Graph,
     timeline: &Timeline,
     critical: usize,
-) -> Value {
+) -> (Value, f64) {
     let end = timeline.makespan();
     let summaries: Vec<_> = graph
         .counters
@@ -59,7 +60,7 @@ pub fn report(
         .cost(&gemm)
         .expect("the set-up checked that the GPU computes in the model's format");
     let limit = compute.power_limit_watts.unwrap_or(setup.gpu.tdp_watts);
-    json!({
+    let section = json!({
         "limit_watts": limit,
         "tdp_watts": setup.gpu.tdp_watts,
         "idle_watts": power::idle_watts(setup.gpu),
@@ -85,5 +86,6 @@ pub fn report(
             power::idle_watts(setup.gpu),
             crate::hw::clock::MEMORY_BOUND_FRACTION * 100.0
         ),
-    })
+    });
+    (section, mean)
 }
