@@ -75,6 +75,11 @@ fn bad_figures_are_refused_at_their_keys() {
             "[cluster.accelerator.efficiency]\nmemory_fraction = 1.5",
             "fraction",
         ),
+        (
+            "idle_power = \"30 W\"",
+            "sustained_clock = 1.2",
+            "outside (0, 1]",
+        ),
     ] {
         let text = SERVING.replace(from, to);
         let e = common::outcome("device.toml", &text).expect_err(says);
@@ -110,4 +115,16 @@ global_batch = 8
     let r = common::report("train.toml", text, &[]);
     assert!(number(&r, "iteration_time_s") > 0.0);
     assert!(number(&r, "energy.board_watts_per_gpu") <= 500.0);
+    assert_eq!(number(&r, "power.gemm_clock"), 1.0);
+    // A device that cannot hold its clock under sustained matrix work: its GEMMs run slower at
+    // the same board power.
+    let held = common::report(
+        "train.toml",
+        text,
+        &["cluster.accelerator.sustained_clock=0.9"],
+    );
+    let clock = number(&held, "power.gemm_clock");
+    assert!(clock > 0.89 && clock < 0.95, "{clock}");
+    assert!(number(&held, "iteration_time_s") > number(&r, "iteration_time_s"));
+    assert!(number(&held, "power.peak_watts") <= 500.0 + 1e-6);
 }

@@ -248,6 +248,7 @@ fn mugi_gains_little_where_decode_streams_memory() {
     let as_gpu = [
         "cluster.accelerator.efficiency.gemm_half_dim=32.0",
         "cluster.accelerator.nonlinear_rate=\"3.9 TOP/s\"",
+        "cluster.accelerator.sustained_clock=0.923",
     ];
     let h100 = run(vlp_file, &as_gpu);
     assert!((tput(&h100) / tput(&gpu) - 1.0).abs() < 1e-9);

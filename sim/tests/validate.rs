@@ -256,7 +256,7 @@ fn errors_stay_within_their_bounds() {
     let median = report["summary"]["all"]["median_abs_error"]
         .as_f64()
         .unwrap();
-    assert!(median <= 0.08, "median |error| {median}");
+    assert!(median <= 0.06, "median |error| {median}");
     let group = |g: &str| {
         report["summary"]["groups"][g]["median_abs_error"]
             .as_f64()
@@ -264,6 +264,8 @@ fn errors_stay_within_their_bounds() {
     };
     assert!(group("korthikanti22") <= 0.05, "{}", group("korthikanti22"));
     assert!(group("nccl") <= 0.03, "{}", group("nccl"));
+    // NeMo on H100 at its TDP: GEMMs at the Hopper boards' sustained clock.
+    assert!(group("dgxc") <= 0.05, "{}", group("dgxc"));
     let error = |id: &str| {
         report["rows"]
             .as_array()
@@ -275,12 +277,12 @@ fn errors_stay_within_their_bounds() {
     };
     // torchtitan's eager FSDP run: its kernels, checkpointing and GPU as it ran them.
     let titan = error("torchtitan-h100-8b-fsdp-8gpu-eager");
-    assert!(titan.abs() <= 0.20, "{titan}");
+    assert!(titan.abs() <= 0.15, "{titan}");
 }
 
 /// The same LLM Foundry configurations on A100 80GB (`validation/llm-foundry-a100.json`, from
 /// the README whose H100 rows are in the shipped file): within 10% at the median, so the H100
-/// rows' 15-32% is specific to those runs.
+/// rows' 7-24% is specific to those runs.
 #[test]
 fn llm_foundry_a100_rows_are_within_ten_percent_at_the_median() {
     let file = root().join("validation/llm-foundry-a100.json");

@@ -36,6 +36,8 @@ pub struct Accelerator {
     pub idle_watts: Option<f64>,
     /// Transcendental evaluations per second of its softmax unit (`None`: not priced apart).
     pub nonlinear_rate: Option<f64>,
+    /// Clock share at which a compute-bound matrix kernel draws the TDP (`GpuSpec::sustained_clock`).
+    pub sustained_clock: f64,
     /// Units that run thread blocks (or tiles) side by side, for small grids.
     pub compute_units: u32,
     /// Host link (PCIe) per direction, bytes/s; peers also talk over it.
@@ -76,6 +78,7 @@ impl Accelerator {
             peak_int4: self.peak_int4,
             idle_watts: self.idle_watts,
             nonlinear_rate: self.nonlinear_rate,
+            sustained_clock: self.sustained_clock,
             efficiency: Some(self.efficiency),
             source: Box::leak(self.source.clone().into_boxed_str()),
         }));
@@ -112,6 +115,7 @@ mod tests {
             tdp_watts: 225.0,
             idle_watts: Some(20.0),
             nonlinear_rate: None,
+            sustained_clock: 1.0,
             compute_units: 1,
             host_bandwidth: 16e9,
             efficiency: Efficiency::DEFAULT,

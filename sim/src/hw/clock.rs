@@ -12,9 +12,17 @@
 //! not scale with `f`). The math units' part `x` alone can take the board to its TDP; the memory
 //! system adds its share of what they leave. Two anchors fix the shape:
 //!
-//! - A compute-bound tensor-core kernel (`u_c` near 1) draws the TDP: GEMMs run at the board's
-//!   power limit ([`super::power`]). At the rated clock no kernel draws more than the TDP, so a
-//!   board at its TDP never throttles here (the constants already include the clocks it holds).
+//! - A compute-bound tensor-core kernel (`u_c` near 1) draws the TDP at the clock `f_h` the
+//!   board holds: GEMMs run at the board's power limit ([`super::power`]). The math term is
+//!   therefore `x = u_c (f / f_h)^3`. For isolated kernels `f_h = 1`: the efficiency constants
+//!   were measured on them, at the clock they get. Under sustained load (training and diffusion
+//!   steps: matrix kernels back to back for seconds) `f_h` is the GPU's sustained clock
+//!   (`GpuSpec::sustained_clock`). Where that is 1 a board at its TDP never throttles. Where it
+//!   is below 1 (Hopper SXM at 700 W) the board cannot keep the isolated kernels' clock: at its
+//!   TDP a pure GEMM runs at `f_h`, a memory-bound kernel at the full clock, anything between at
+//!   the highest clock whose draw fits. Serving is priced as isolated kernels: its prefill GEMMs
+//!   alternate with memory-bound decode steps and idle gaps, and the board's power window (tens
+//!   of milliseconds) averages over them.
 //! - A kernel that streams HBM at full bandwidth with idle math units draws
 //!   [`MEMORY_BOUND_FRACTION`] of the TDP: 0.43, the top of what LLM decode (memory-bound, HBM
 //!   saturated) draws on a 700 W H200, 137-300 W (Ma, Afzal, Eitzinger and Wellein, "The Illusion
@@ -25,7 +33,8 @@
 //! highest clock `f` whose draw fits: its compute time grows by `1 / f`, its memory time does not
 //! (HBM keeps its clock), and the kernel's time is re-combined as the roofline combines them. A
 //! memory-bound kernel therefore barely slows; a GEMM with little memory traffic runs at about
-//! `f = ((L - idle) / (TDP - idle))^(1/3)`: 0.87 of its clock on an H100 held to 500 W.
+//! `f = f_h ((L - idle) / (TDP - idle))^(1/3)`: 0.87 of the clock it holds at the TDP on an H100
+//! held to 500 W. Without a limit the TDP is the limit.
 //! Limits below what a memory-bound kernel draws are refused by the scenario: the memory system's
 //! own power is not throttled here.
 //!
@@ -66,13 +75,15 @@ pub struct Load {
     pub memory: f64,
 }
 
-/// Board power of `gpu`, watts, running a kernel of `load` at `clock` (1 = rated).
-pub fn kernel_watts(gpu: &GpuSpec, clock: f64, load: Load) -> f64 {
+/// Board power of `gpu`, watts, running a kernel of `load` at `clock` (1 = rated), when a
+/// compute-bound kernel draws the TDP at `held` (`GpuSpec::sustained_clock` under sustained load,
+/// 1 for isolated kernels).
+pub fn kernel_watts(gpu: &GpuSpec, held: f64, clock: f64, load: Load) -> f64 {
     let idle = power::idle_watts(gpu);
     let m = memory_share(gpu);
     let compute = load.compute.clamp(0.0, 1.0);
     let memory = load.memory.clamp(0.0, 1.0);
-    let math = compute * clock.clamp(0.0, 1.0).powi(3);
+    let math = compute * (clock.clamp(0.0, 1.0) / held).powi(3);
     idle + (gpu.tdp_watts - idle) * (math + m * memory * (1.0 - math))
 }
 
@@ -86,20 +97,17 @@ pub struct Sustained {
 }
 
 /// The highest clock (0-1] at which a kernel whose load at a clock is `load_at(clock)` draws no
-/// more than `limit_watts` on `gpu`, and its draw there. Without a limit, or when the kernel fits
-/// at the rated clock, the clock is 1.
+/// more than `limit_watts` (`None`: the TDP) on `gpu` whose compute-bound kernels draw the TDP at
+/// `held` (see [`kernel_watts`]), and its draw there. When the kernel fits at the rated clock, the
+/// clock is 1.
 pub fn sustained(
     gpu: &GpuSpec,
+    held: f64,
     limit_watts: Option<f64>,
     load_at: impl Fn(f64) -> Load,
 ) -> Sustained {
-    let rated = kernel_watts(gpu, 1.0, load_at(1.0));
-    let Some(limit) = limit_watts else {
-        return Sustained {
-            clock: 1.0,
-            watts: rated,
-        };
-    };
+    let rated = kernel_watts(gpu, held, 1.0, load_at(1.0));
+    let limit = limit_watts.unwrap_or(gpu.tdp_watts);
     if rated <= limit {
         return Sustained {
             clock: 1.0,
@@ -111,7 +119,7 @@ pub fn sustained(
     let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
     for _ in 0..48 {
         let mid = 0.5 * (lo + hi);
-        if kernel_watts(gpu, mid, load_at(mid)) <= limit {
+        if kernel_watts(gpu, held, mid, load_at(mid)) <= limit {
             lo = mid;
         } else {
             hi = mid;
@@ -119,7 +127,7 @@ pub fn sustained(
     }
     Sustained {
         clock: lo,
-        watts: kernel_watts(gpu, lo, load_at(lo)),
+        watts: kernel_watts(gpu, held, lo, load_at(lo)),
     }
 }
 
@@ -143,9 +151,15 @@ mod tests {
     #[test]
     fn a_compute_bound_kernel_draws_the_tdp_and_a_memory_bound_one_far_less() {
         let h200 = gpu::find("H200").unwrap();
-        let gemm = kernel_watts(h200, 1.0, streaming(1.0, 0.2)(1.0));
+        let f = h200.sustained_clock;
+        let gemm = kernel_watts(h200, f, f, streaming(1.0 / f, 0.2)(f));
         assert!((gemm - 700.0).abs() < 1e-9, "{gemm}");
-        let decode = kernel_watts(h200, 1.0, streaming(0.05, 1.0)(1.0));
+        // Above its sustained clock a GEMM would draw more than the board may.
+        assert!(kernel_watts(h200, f, 1.0, streaming(1.0, 0.2)(1.0)) > 800.0);
+        // Isolated, it draws the TDP at the rated clock.
+        let alone = kernel_watts(h200, 1.0, 1.0, streaming(1.0, 0.2)(1.0));
+        assert!((alone - 700.0).abs() < 1e-9, "{alone}");
+        let decode = kernel_watts(h200, 1.0, 1.0, streaming(0.05, 1.0)(1.0));
         // 0.43 x 700 = 301 W plus a little SM power for its arithmetic.
         assert!(decode > 300.0 && decode < 330.0, "{decode}");
         assert!((lowest_limit(h200) - 301.0).abs() < 1e-9);
@@ -153,32 +167,50 @@ mod tests {
     }
 
     #[test]
-    fn no_limit_or_a_limit_at_the_tdp_keeps_the_rated_clock() {
-        let h100 = gpu::find("H100").unwrap();
-        for limit in [None, Some(700.0)] {
-            let s = sustained(h100, limit, streaming(1.0, 0.3));
+    fn at_the_tdp_a_board_that_sustains_its_rated_clock_keeps_it() {
+        let a100 = gpu::find("A100").unwrap();
+        assert_eq!(a100.sustained_clock, 1.0);
+        for limit in [None, Some(a100.tdp_watts)] {
+            let s = sustained(a100, a100.sustained_clock, limit, streaming(1.0, 0.3));
             assert_eq!(s.clock, 1.0);
+        }
+    }
+
+    #[test]
+    fn at_the_tdp_a_hopper_gemm_runs_at_the_sustained_clock_a_copy_at_the_rated_one() {
+        let h100 = gpu::find("H100").unwrap();
+        let f = h100.sustained_clock;
+        assert!(f > 0.9 && f < 0.95, "{f}");
+        for limit in [None, Some(700.0)] {
+            let gemm = sustained(h100, f, limit, streaming(1.0, 0.0));
+            assert!((gemm.clock - f).abs() < 1e-9, "{gemm:?}");
+            assert!((gemm.watts - 700.0).abs() < 1e-6, "{gemm:?}");
+            // Some memory time leaves the math idle part of the time: a higher clock fits.
+            let mixed = sustained(h100, f, limit, streaming(1.0, 1.2));
+            assert!(mixed.clock > f && mixed.clock < 1.0, "{mixed:?}");
+            assert_eq!(sustained(h100, f, limit, streaming(0.1, 1.0)).clock, 1.0);
         }
     }
 
     #[test]
     fn a_gemm_under_a_limit_slows_by_the_cube_root_a_memory_bound_kernel_does_not() {
         let h100 = gpu::find("H100").unwrap();
-        // Pure arithmetic: the draw is idle + D f^3, so f = ((L - idle) / D)^(1/3).
-        let s = sustained(h100, Some(500.0), streaming(1.0, 0.0));
-        let expected = ((500.0_f64 - 105.0) / 595.0).cbrt();
+        // Pure arithmetic: the draw is idle + D (f / f_s)^3, so f = f_s ((L - idle) / D)^(1/3).
+        let s = sustained(h100, h100.sustained_clock, Some(500.0), streaming(1.0, 0.0));
+        let expected = h100.sustained_clock * ((500.0_f64 - 105.0) / 595.0).cbrt();
         assert!(
             (s.clock - expected).abs() < 1e-9,
             "{} vs {expected}",
             s.clock
         );
-        assert!(s.clock > 0.86 && s.clock < 0.88, "{}", s.clock);
+        let relative = s.clock / h100.sustained_clock;
+        assert!(relative > 0.86 && relative < 0.88, "{relative}");
         assert!(s.watts <= 500.0 && s.watts > 499.99);
         // Memory-bound: its draw at the rated clock is under the limit already.
-        let mem = sustained(h100, Some(500.0), streaming(0.1, 1.0));
+        let mem = sustained(h100, h100.sustained_clock, Some(500.0), streaming(0.1, 1.0));
         assert_eq!(mem.clock, 1.0);
         // A tighter limit lowers the clock further.
-        let tighter = sustained(h100, Some(400.0), streaming(1.0, 0.0));
+        let tighter = sustained(h100, h100.sustained_clock, Some(400.0), streaming(1.0, 0.0));
         assert!(tighter.clock < s.clock);
     }
 
@@ -186,10 +218,13 @@ mod tests {
     fn the_roofline_slows_gemms_under_a_limit_and_leaves_streaming_kernels_alone() {
         use crate::hw::{ComputeModel, Dtype, Kernel};
         let h100 = gpu::find("H100").unwrap();
-        let free = ComputeModel::new(h100);
+        let free = ComputeModel {
+            sustained_load: true,
+            ..ComputeModel::new(h100)
+        };
         let held = ComputeModel {
             power_limit_watts: Some(500.0),
-            ..ComputeModel::new(h100)
+            ..free.clone()
         };
         let gemm = Kernel::Gemm {
             m: 8192,
@@ -199,12 +234,14 @@ mod tests {
             dtype: Dtype::Bf16,
         };
         let (a, b) = (free.cost(&gemm).unwrap(), held.cost(&gemm).unwrap());
-        assert_eq!(a.clock, 1.0);
-        assert!(a.watts > 680.0 && a.watts <= 700.0, "{}", a.watts);
-        assert!(b.clock < 0.9 && b.watts <= 500.0 + 1e-9, "{b:?}");
+        // At the TDP the GEMM holds about the sustained clock (its little memory time lets it
+        // run a hair above).
+        assert!(a.clock >= h100.sustained_clock && a.clock < 0.95, "{a:?}");
+        assert!(a.watts > 680.0 && a.watts <= 700.0 + 1e-9, "{}", a.watts);
+        assert!(b.clock < 0.85 && b.watts <= 500.0 + 1e-9, "{b:?}");
         let slowdown = b.seconds / a.seconds;
         assert!(
-            slowdown > 1.1 && slowdown < 1.0 / b.clock + 1e-9,
+            slowdown > 1.1 && slowdown < a.clock / b.clock + 1e-9,
             "{slowdown}"
         );
         let copy = Kernel::Memory {

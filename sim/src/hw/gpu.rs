@@ -74,6 +74,11 @@ pub struct GpuSpec {
     pub peak_int4: Option<f64>,
     /// Idle board power, watts; `None`: [`super::power::IDLE_FRACTION`] of the TDP.
     pub idle_watts: Option<f64>,
+    /// The clock, as a share of the clock the efficiency constants were measured at (isolated
+    /// kernels, `Efficiency::DEFAULT`), at which a compute-bound tensor-core kernel draws exactly
+    /// the TDP (`hw::clock`). 1: the board holds that clock under sustained matrix work; below 1
+    /// it cannot, and GEMMs run back to back (training, long prefills) throttle to it.
+    pub sustained_clock: f64,
     /// Transcendental evaluations per second (the exponentials of softmax) on units beside the
     /// matrix units; `None`: not priced apart, hidden under the kernel's matrix work and memory
     /// traffic (on the catalog's GPUs attention has hundreds of FLOPs per exponential).
@@ -161,6 +166,7 @@ const V100_SXM2_32GB: GpuSpec = GpuSpec {
     peak_int4: None,
     idle_watts: None,
     nonlinear_rate: None,
+    sustained_clock: 1.0,
     efficiency: None,
     source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
 };
@@ -189,6 +195,12 @@ const H100_SXM5_80GB: GpuSpec = GpuSpec {
     peak_int4: None,
     idle_watts: None,
     nonlinear_rate: None,
+    // Under sustained matrix work a 700 W Hopper SXM board sits at its TDP with the SM clock at
+    // 1,400-1,700 MHz, not the 1,980 MHz isolated kernels see, and PyTorch's bf16 GEMMs of 96
+    // training-layer shapes, timed back to back after the layers ran, took a median 1/0.923 of
+    // the roofline's time (calibration/h200-2026-11-30, run 4: `clocks.csv`, `gemms.json`;
+    // same GH100 die and TDP as this board).
+    sustained_clock: 0.923,
     efficiency: None,
     source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column (dense figures)",
 };
@@ -231,6 +243,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA V100S Tensor Core GPU datasheet (Nov 2019), PCIe 32GB",
     },
@@ -260,6 +273,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA T4 Tensor Core GPU datasheet (2019) and T4 product brief, PCIe low-profile 70 W",
     },
@@ -288,6 +302,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 40GB SXM column (dense figures)",
     },
@@ -314,6 +329,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM4 80GB column",
     },
@@ -342,6 +358,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB PCIe column (dense figures)",
     },
@@ -370,6 +387,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA A40 datasheet (2021), PCIe dual-slot (dense figures)",
     },
@@ -399,6 +417,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA L4 Tensor Core GPU datasheet (2023), PCIe low-profile (sparse figures halved)",
     },
@@ -430,6 +449,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA L20 specifications (China market, Nov 2023; no public datasheet, \
                  partner spec sheet as reported), PCIe dual-slot",
@@ -459,6 +479,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA L40S datasheet (2023), PCIe dual-slot (dense figures)",
     },
@@ -509,6 +530,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 PCIe column (sparse figures \
                  halved); H100 PCIe product brief PB-11133-001 (2022)",
@@ -554,6 +576,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA H20 specifications (China market, 2024; no public datasheet, partner \
                  spec sheet as reported), HGX SXM board",
@@ -603,6 +626,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA HGX B200 datasheet (2025), per-GPU HGX B200 column (sparse figures halved)",
     },
@@ -636,6 +660,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "NVIDIA GB200 NVL72 datasheet (2025), per-Blackwell-GPU column (sparse figures \
                  halved)",
@@ -674,6 +699,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "AMD Instinct MI250X accelerator datasheet (2021), OAM module (both GCDs); \
                  ROCm MI250 microarchitecture page for the link figures",
@@ -710,6 +736,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
                  MI300X platform datasheet for Infinity Fabric",
@@ -751,6 +778,7 @@ static CATALOG: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: Some(123.0),
         nonlinear_rate: None,
+        sustained_clock: 1.0,
         efficiency: None,
         source: "Google Cloud TPU v3 documentation (system architecture: 123 TFLOPS bf16, 32 GiB \
                  HBM2 at 900 GBps, measured power 123/220/262 W, 2-D torus pods of 1,024 chips); \

@@ -33,10 +33,13 @@
 //! bandwidth, so small memory-bound grids are priced on the slow side); the launch overhead is
 //! paid whole by every launch.
 //!
-//! Under a board power limit below the TDP (`ComputeModel::power_limit_watts`), a kernel that
-//! would draw more than the limit runs at the clock `hw::clock` sustains: its compute time
-//! divided by that clock, its memory time unchanged (a profile's measured time is slowed by the
-//! same ratio). Every price carries the clock and the board power it ran at.
+//! Under a board power limit (`ComputeModel::power_limit_watts`; the TDP without one), a kernel
+//! that would draw more than the limit runs at the clock `hw::clock` sustains: its compute time
+//! divided by that clock, its memory time unchanged. At the TDP that only happens under sustained
+//! load on a GPU whose sustained clock is below 1 (`ComputeModel::sustained_load`). A profile's
+//! measured time is slowed only by a limit below the TDP, by the ratio the roofline slows by
+//! from the TDP to the limit: its measurements were taken as the calibrator ran them. Every price
+//! carries the clock and the board power it ran at.
 //!
 //! Ignored here: wave quantisation (the last partial wave of a large grid), the library's choice
 //! of tile shape and split, L2 cache reuse across kernels, and overlap of independent kernels on
@@ -319,8 +322,12 @@ pub struct ComputeModel {
     /// priced as the GEMMs and score passes it stands for.
     pub unfused_attention: bool,
     /// A sustained board power limit below the TDP, watts (`[cluster] power_limit`): kernels that
-    /// would draw more run at a lower clock (`hw::clock`). None: the TDP, nothing throttles.
+    /// would draw more run at a lower clock (`hw::clock`). None: the TDP.
     pub power_limit_watts: Option<f64>,
+    /// Kernels run back to back for long stretches (training and diffusion steps), so at the TDP
+    /// matrix kernels hold the GPU's sustained clock (`GpuSpec::sustained_clock`); false: they
+    /// are priced as isolated kernels, at the clock the efficiency constants were measured at.
+    pub sustained_load: bool,
 }
 
 /// The price of one kernel.
@@ -347,6 +354,7 @@ impl ComputeModel {
             profile: None,
             unfused_attention: false,
             power_limit_watts: None,
+            sustained_load: false,
         }
     }
 
@@ -530,7 +538,12 @@ impl ComputeModel {
                 }
         };
         // The math units and the memory system busy their share of the launch, at a clock.
-        let sustained = super::clock::sustained(self.gpu, limit_watts, |clock| {
+        let held = if self.sustained_load {
+            self.gpu.sustained_clock
+        } else {
+            1.0
+        };
+        let sustained = super::clock::sustained(self.gpu, held, limit_watts, |clock| {
             let t = seconds(compute_s / clock);
             super::clock::Load {
                 compute: share * compute_s / clock / t,
@@ -579,6 +592,15 @@ mod tests {
         let big = achieved(&gemm(8192, 8192, 8192));
         let small = achieved(&gemm(64, 64, 64));
         assert!(big > 0.70 && big < 0.75, "{big}");
+        // Under sustained load an H100 at its TDP holds about its sustained clock.
+        let sustained = ComputeModel {
+            sustained_load: true,
+            ..h100()
+        };
+        let c = sustained.cost(&gemm(8192, 8192, 8192)).unwrap();
+        assert!((c.clock - model.gpu.sustained_clock).abs() < 0.01, "{c:?}");
+        let held = c.flops / c.seconds / peak;
+        assert!((held / big - c.clock).abs() < 0.01, "{held} against {big}");
         assert!(small < 0.05, "{small}");
     }
 

@@ -56,6 +56,9 @@ pub struct AcceleratorSection {
     pub idle_power: Option<Power>,
     /// Exponentials a second of a unit that prices softmax apart (default: not priced apart).
     pub nonlinear_rate: Option<Throughput>,
+    /// The clock, as a share of the one its efficiency constants hold, at which a compute-bound
+    /// matrix kernel draws exactly `tdp` (`hw::clock`; default 1: it holds that clock at its TDP).
+    pub sustained_clock: Option<f64>,
     /// Units that run thread blocks or tiles side by side (default 1).
     pub compute_units: Option<u32>,
     /// Host link per direction; peers also talk over it (default 16 GB/s, PCIe Gen3 x16).

@@ -72,6 +72,21 @@ pub fn resolve(
             DEFAULT_HOST_BANDWIDTH
         }
     };
+    let sustained_clock = match a.sustained_clock {
+        Some(f) if !(f > 0.0 && f <= 1.0) => {
+            return Err(s
+                .error_at(
+                    &at("sustained_clock"),
+                    format!("sustained_clock {f} is outside (0, 1]"),
+                )
+                .with_help(
+                    "the share of its rated clock at which a compute-bound matrix kernel draws the \
+                     TDP: 1 for a device that holds its clock, 0.923 for a 700 W Hopper SXM board",
+                ));
+        }
+        Some(f) => f,
+        None => 1.0,
+    };
     let efficiency = efficiency(s, a, assumptions)?;
     let source = match &a.source {
         Some(text) => text.clone(),
@@ -93,6 +108,7 @@ pub fn resolve(
         tdp_watts: tdp,
         idle_watts,
         nonlinear_rate: a.nonlinear_rate.map(|t| t.0),
+        sustained_clock,
         compute_units,
         host_bandwidth,
         efficiency,

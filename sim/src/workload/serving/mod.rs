@@ -673,7 +673,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 None => ComputeModel::new(g),
             };
             cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
-            crate::workload::power_limit::apply(s, &mut compute, &mut assumptions)?;
+            crate::workload::power_limit::apply(s, &mut compute, false, &mut assumptions)?;
             profile_name = profile.map(|p| p.name);
             let kind = ReplicaKind::new(
                 g,

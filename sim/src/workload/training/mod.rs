@@ -256,7 +256,7 @@ pub fn compute_model(
         &mut compute,
         &mut setup.assumptions,
     )?;
-    crate::workload::power_limit::apply(scenario, &mut compute, &mut setup.assumptions)?;
+    crate::workload::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
     Ok(compute)
 }
 
