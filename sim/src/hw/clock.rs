@@ -115,14 +115,36 @@ pub fn sustained(
         };
     }
     // The draw falls with the clock (the compute term goes as f^2 times the share of time the
-    // slower math takes); bisect for the highest clock that fits.
+    // slower math takes), from idle at f = 0 (under the limit) to the rated draw (over it). The
+    // highest clock that fits, by regula falsi with the Illinois step (a handful of evaluations
+    // where bisection takes dozens; every kernel of a Hopper step comes here), keeping a bracket
+    // whose low end always fits.
+    let excess = |f: f64| kernel_watts(gpu, held, f, load_at(f)) - limit;
     let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-    for _ in 0..48 {
-        let mid = 0.5 * (lo + hi);
-        if kernel_watts(gpu, held, mid, load_at(mid)) <= limit {
-            lo = mid;
+    // At f = 0 the math never finishes: the board idles.
+    let (mut e_lo, mut e_hi) = (power::idle_watts(gpu) - limit, rated - limit);
+    let mut side = 0;
+    for _ in 0..64 {
+        if hi - lo < 1e-12 {
+            break;
+        }
+        let f = (lo - e_lo * (hi - lo) / (e_hi - e_lo)).clamp(lo, hi);
+        let e = excess(f);
+        if e <= 0.0 {
+            (lo, e_lo) = (f, e);
+            if side == -1 {
+                e_hi *= 0.5;
+            }
+            side = -1;
+            if e > -1e-9 {
+                break;
+            }
         } else {
-            hi = mid;
+            (hi, e_hi) = (f, e);
+            if side == 1 {
+                e_lo *= 0.5;
+            }
+            side = 1;
         }
     }
     Sustained {
