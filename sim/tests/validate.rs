@@ -282,7 +282,7 @@ fn errors_stay_within_their_bounds() {
 
 /// The same LLM Foundry configurations on A100 80GB (`validation/llm-foundry-a100.json`, from
 /// the README whose H100 rows are in the shipped file): within 10% at the median, so the H100
-/// rows' 7-24% is specific to those runs.
+/// rows' 7-22% is specific to those runs.
 #[test]
 fn llm_foundry_a100_rows_are_within_ten_percent_at_the_median() {
     let file = root().join("validation/llm-foundry-a100.json");

@@ -56,6 +56,42 @@ pub struct Lane {
     pub name: String,
     /// What the lane belongs to (a GPU, a node), for grouping in traces.
     pub group: String,
+    /// What its operations occupy on the group's GPU ([`Contention`]).
+    pub uses: LaneUse,
+}
+
+/// What a lane's operations occupy on their GPU, for [`Contention`] between the lanes of a group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LaneUse {
+    /// Nothing shared with the others (host CPUs, copy engines, a bookkeeping lane).
+    #[default]
+    Other,
+    /// Kernels on the GPU's multiprocessors: they slow while a collective of the group runs.
+    Kernels,
+    /// Collective kernels (NCCL's): each holds some of the multiprocessors while it runs.
+    Collectives,
+}
+
+/// Collectives and computation on one GPU compete for its multiprocessors: NCCL runs each
+/// collective as a kernel of one thread block per channel, and a GEMM or attention kernel beside
+/// it gets the rest. While any operation of a [`LaneUse::Collectives`] lane of a group runs, the
+/// operations of its [`LaneUse::Kernels`] lanes progress at `kernel_rate_ppm` parts per million of
+/// their speed (their remaining work is kept and their end moved, in integer picoseconds). The
+/// collectives' own durations are not changed: their time is the links'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Contention {
+    pub kernel_rate_ppm: u64,
+}
+
+impl Contention {
+    /// Kernels keep the multiprocessors a collective's `blocks` do not take, of `multiprocessors`.
+    pub fn of_blocks(blocks: u32, multiprocessors: u32) -> Option<Contention> {
+        let sms = multiprocessors as u64;
+        let left = sms.checked_sub(blocks as u64).filter(|&l| l > 0)?;
+        Some(Contention {
+            kernel_rate_ppm: left * 1_000_000 / sms,
+        })
+    }
 }
 
 /// Operations, their lanes and their dependencies.
@@ -71,6 +107,8 @@ pub struct Graph {
     /// Quantities that follow lanes' operations over time (a GPU's board power), drawn beside
     /// them in traces.
     pub counters: Vec<super::counter::Counter>,
+    /// Collectives slowing the kernels beside them; `None`: lanes never slow each other.
+    pub contention: Option<Contention>,
 }
 
 impl Graph {
@@ -85,9 +123,22 @@ impl Graph {
         self.lanes.push(Lane {
             name: name.into(),
             group: group.into(),
+            uses: LaneUse::Other,
         });
         self.lane_ops.push(Vec::new());
         (self.lanes.len() - 1) as LaneId
+    }
+
+    /// A lane whose operations occupy `uses` on its group's GPU.
+    pub fn add_lane_using(
+        &mut self,
+        name: impl Into<String>,
+        group: impl Into<String>,
+        uses: LaneUse,
+    ) -> LaneId {
+        let lane = self.add_lane(name, group);
+        self.lanes[lane as usize].uses = uses;
+        lane
     }
 
     /// Adds `op` after everything already on its lane, to start once `deps` are done.

@@ -7,5 +7,5 @@ pub mod timeline;
 
 pub use counter::Counter;
 pub use executor::execute;
-pub use graph::{Graph, Lane, LaneId, Op, OpId, OpKind};
+pub use graph::{Contention, Graph, Lane, LaneId, LaneUse, Op, OpId, OpKind};
 pub use timeline::Timeline;

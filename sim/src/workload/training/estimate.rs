@@ -20,7 +20,8 @@
 //! Deliberately ignored (the full simulation sees them): contention between collectives of
 //! different groups, the exact order of the interleaved schedule, point-to-point waits in the
 //! steady state, expert gradients' own reduction group (they are reduced with the rest), ZeRO-3's
-//! on-demand gathering (`param_gather = "on-demand"` is estimated as prefetched).
+//! on-demand gathering (`param_gather = "on-demand"` is estimated as prefetched), and the
+//! slowdown of kernels beside an overlapped collective (`exec::Contention`).
 
 use super::comm::Comm;
 use super::layer::{Item, LayerKinds, Sync, backward, context_attention_kernel, elementwise, gemm};

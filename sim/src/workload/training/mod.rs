@@ -257,6 +257,16 @@ pub fn compute_model(
         &mut setup.assumptions,
     )?;
     crate::workload::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
+    let blocks = crate::collective::COLLECTIVE_BLOCKS;
+    if let Some(c) = crate::exec::Contention::of_blocks(blocks, setup.gpu.multiprocessors) {
+        setup.assumptions.push(format!(
+            "a collective running beside computation holds {blocks} of the {}'s {} SMs (NCCL's \
+             channels): kernels beside it run at {:.1}% of their speed",
+            setup.gpu.name,
+            setup.gpu.multiprocessors,
+            c.kernel_rate_ppm as f64 / 1e4
+        ));
+    }
     Ok(compute)
 }
 

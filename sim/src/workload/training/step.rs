@@ -21,6 +21,9 @@
 //! asynchronous all-reduce). Context parallelism exchanges keys
 //! and values (ring passes overlapped with attention blocks, or an all-gather); expert parallelism
 //! exchanges routed tokens with all-to-alls. Every kind of communication has a lane of its own.
+//! A collective running beside the compute stream holds `collective::COLLECTIVE_BLOCKS` of the
+//! GPU's SMs, so the kernels beside it slow for as long as it runs (`exec::Contention`); host
+//! copies and the host's and optimizer node's work hold none.
 //!
 //! Optimizer offload (`parallel.optimizer_offload`). `host` (ZeRO-Offload): each reduced
 //! gradient bucket's shard is copied to host memory over the GPU's PCIe link as soon as it is
@@ -48,7 +51,7 @@ use super::sequences::{self, Shape};
 use super::setup::Training;
 use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
-use crate::exec::{Counter, Graph, LaneId, Op, OpId, OpKind};
+use crate::exec::{Contention, Counter, Graph, LaneId, LaneUse, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
 use crate::scenario::parallel::{
     ContextAlgorithm, OptimizerOffload, ParamGather, Recompute, Schedule,
@@ -137,6 +140,12 @@ pub struct StepBuilder<'a> {
 impl<'a> StepBuilder<'a> {
     pub fn new(setup: &'a Training, compute: &'a ComputeModel) -> Self {
         let mut graph = Graph::new();
+        // Collectives hold some of the SMs while they run; the compute stream beside them slows.
+        const COLLECTIVE: LaneUse = LaneUse::Collectives;
+        graph.contention = Contention::of_blocks(
+            crate::collective::COLLECTIVE_BLOCKS,
+            setup.gpu.multiprocessors,
+        );
         let stages = (0..setup.pp)
             .map(|st| {
                 let rank = setup.stage_rank(st);
@@ -148,17 +157,22 @@ impl<'a> StepBuilder<'a> {
                 };
                 Stage {
                     rank,
-                    compute: graph.add_lane("compute", group.clone()),
-                    data: graph.add_lane("data-parallel comm", group.clone()),
-                    tensor: (setup.tp > 1)
-                        .then(|| graph.add_lane("tensor-parallel comm", group.clone())),
-                    send: (setup.pp > 1).then(|| graph.add_lane("pipeline send", group.clone())),
-                    gather: (setup.zero == 3 && setup.reducing_replicas() > 1)
-                        .then(|| graph.add_lane("parameter all-gather", group.clone())),
-                    expert: (setup.ep > 1)
-                        .then(|| graph.add_lane("expert-parallel comm", group.clone())),
-                    context: (setup.cp > 1)
-                        .then(|| graph.add_lane("context-parallel comm", group.clone())),
+                    compute: graph.add_lane_using("compute", group.clone(), LaneUse::Kernels),
+                    data: graph.add_lane_using("data-parallel comm", group.clone(), COLLECTIVE),
+                    tensor: (setup.tp > 1).then(|| {
+                        graph.add_lane_using("tensor-parallel comm", group.clone(), COLLECTIVE)
+                    }),
+                    send: (setup.pp > 1)
+                        .then(|| graph.add_lane_using("pipeline send", group.clone(), COLLECTIVE)),
+                    gather: (setup.zero == 3 && setup.reducing_replicas() > 1).then(|| {
+                        graph.add_lane_using("parameter all-gather", group.clone(), COLLECTIVE)
+                    }),
+                    expert: (setup.ep > 1).then(|| {
+                        graph.add_lane_using("expert-parallel comm", group.clone(), COLLECTIVE)
+                    }),
+                    context: (setup.cp > 1).then(|| {
+                        graph.add_lane_using("context-parallel comm", group.clone(), COLLECTIVE)
+                    }),
                     host_link: (setup.optimizer_offload == OptimizerOffload::Host)
                         .then(|| graph.add_lane("host copies", group.clone())),
                     offload: match setup.optimizer_offload {
