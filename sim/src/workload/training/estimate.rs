@@ -20,8 +20,11 @@
 //! Deliberately ignored (the full simulation sees them): contention between collectives of
 //! different groups, the exact order of the interleaved schedule, point-to-point waits in the
 //! steady state, expert gradients' own reduction group (they are reduced with the rest), ZeRO-3's
-//! on-demand gathering (`param_gather = "on-demand"` is estimated as prefetched), and the
-//! slowdown of kernels beside an overlapped collective (`exec::Contention`).
+//! on-demand gathering (`param_gather = "on-demand"` is estimated as prefetched).
+//!
+//! Kernels beside an overlapped collective run at the rate `exec::Contention` gives them, as in
+//! the step graph: `c` seconds of kernels beside a collective of `x` seconds take
+//! `c + min(x, c / r) (1 - r)`.
 
 use super::comm::Comm;
 use super::layer::{Item, LayerKinds, Sync, backward, context_attention_kernel, elementwise, gemm};
@@ -72,17 +75,29 @@ type Kernels = (LayerTimes, LayerTimes, LayerTimes, LayerTimes, f64, f64);
 /// pipeline and data-parallel degrees).
 pub struct Estimator<'a> {
     compute: &'a ComputeModel,
+    /// Kernels' rate beside a running collective (1: they do not slow).
+    contended: f64,
     kernels: HashMap<KernelKey, Kernels>,
     collectives: HashMap<(Comm, CollectiveOp, u64, [u32; 5]), f64>,
 }
 
 impl<'a> Estimator<'a> {
     pub fn new(compute: &'a ComputeModel) -> Self {
+        let blocks = crate::collective::COLLECTIVE_BLOCKS;
         Estimator {
             compute,
+            contended: crate::exec::Contention::of_blocks(blocks, compute.gpu.multiprocessors)
+                .map_or(1.0, |c| c.kernel_rate_ppm as f64 / 1e6),
             kernels: HashMap::new(),
             collectives: HashMap::new(),
         }
+    }
+
+    /// Extra seconds `compute` seconds of kernels take beside a collective of `comm` seconds that
+    /// starts with them.
+    fn slowed(&self, compute: f64, comm: f64) -> f64 {
+        let r = self.contended;
+        comm.min(compute / r).max(0.0) * (1.0 - r)
     }
 
     fn seconds(&self, kernel: &Kernel) -> f64 {
@@ -200,8 +215,8 @@ impl<'a> Estimator<'a> {
         let kinds = LayerKinds::of_setup(s);
         let items = kinds.kind(moe_layer, attention);
         let routed = m.moe.as_ref().map_or(0.0, |moe| act * moe.top_k as f64);
-        let (mut forward_tp, mut backward_tp, mut dgrad_tp, mut dgrad_exposed) =
-            (0.0, 0.0, 0.0, 0.0);
+        let (mut forward_tp, mut backward_tp, mut dgrad_tp, mut dgrad_exposed, mut dgrad_slowed) =
+            (0.0, 0.0, 0.0, 0.0, 0.0);
         for (i, item) in items.iter().enumerate() {
             match item {
                 Item::Sync(sync) if s.tp > 1 => {
@@ -215,7 +230,9 @@ impl<'a> Estimator<'a> {
                                     // Beside the weight-gradient GEMM of the column-split GEMM
                                     // whose input gradient it carries (the next GEMM).
                                     let wgrad = self.next_wgrad_seconds(&items[i..]);
-                                    dgrad_exposed += (secs - wgrad).max(0.0);
+                                    let slowed = self.slowed(wgrad, secs);
+                                    dgrad_slowed += slowed;
+                                    dgrad_exposed += (secs - wgrad - slowed).max(0.0);
                                 }
                                 (false, _) => backward_tp += secs,
                             }
@@ -231,10 +248,14 @@ impl<'a> Estimator<'a> {
             }
         }
         if s.tp_comm_overlap {
-            // Beside the GEMMs: only what outlasts them shows.
+            // Beside the GEMMs, which they slow: only what outlasts them shows.
+            t.forward_compute += self.slowed(t.forward_compute, forward_tp);
             forward_tp = (forward_tp - t.forward_compute).max(0.0);
-            backward_tp = (backward_tp + dgrad_tp - t.backward_compute).max(0.0);
+            let backward = backward_tp + dgrad_tp;
+            t.backward_compute += self.slowed(t.backward_compute, backward);
+            backward_tp = (backward - t.backward_compute).max(0.0);
         } else {
+            t.backward_compute += dgrad_slowed;
             backward_tp += dgrad_exposed;
         }
         t.forward_comm += forward_tp;
@@ -247,6 +268,8 @@ impl<'a> Estimator<'a> {
         if s.zero == 3 && s.reducing_replicas() > 1 {
             let bytes = s.layer_params_here(0) * m.dtype.bytes();
             let gather = self.collective(s, Comm::Data, CollectiveOp::AllGather, bytes);
+            t.forward_compute += self.slowed(t.forward_compute, gather);
+            t.backward_compute += self.slowed(t.backward_compute, gather);
             t.forward_comm += (gather - t.forward_compute).max(0.0);
             t.backward_comm += (gather - t.backward_compute).max(0.0);
         }
@@ -319,13 +342,18 @@ impl<'a> Estimator<'a> {
                 let backward =
                     self.collective(s, Comm::ContextPeer, CollectiveOp::SendRecv, 2.0 * local_kv);
                 let (dense, ..) = self.kernels(s);
-                // Each pass hides behind one block of attention; the blocks are a share of the
-                // layer's compute, so charge only passes beyond the layer's compute.
+                // Each pass hides behind one block of attention, which it slows; the blocks are a
+                // share of the layer's compute, so charge only passes beyond the layer's compute
+                // (and the blocks' slowdown, here with the communication).
                 let block_f = dense.forward_compute / s.cp as f64;
                 let block_b = dense.backward_compute / s.cp as f64;
+                let beside = |pass: f64, block: f64| {
+                    let slowed = self.slowed(block, pass);
+                    slowed + (pass - block - slowed).max(0.0)
+                };
                 (
-                    steps * (forward - block_f).max(0.0),
-                    steps * (backward - block_b).max(0.0),
+                    steps * beside(forward, block_f),
+                    steps * beside(backward, block_b),
                 )
             }
         }
@@ -435,14 +463,18 @@ impl<'a> Estimator<'a> {
                 // Reduce-scattered layer by layer every micro-batch, beside the backward.
                 let layers = s.stage_layers(0).max(1) as f64;
                 let per_layer = self.collective(s, Comm::Data, op, grads / layers);
-                data += (micro * layers * per_layer - micro * last_backward).max(per_layer);
+                let (reducing, backward) = (micro * layers * per_layer, micro * last_backward);
+                let slowed = self.slowed(backward, reducing);
+                data += slowed + (reducing - backward - slowed).max(per_layer);
             } else {
                 let full = (grads / BUCKET_BYTES).floor();
                 let rest = grads - full * BUCKET_BYTES;
                 let bucket = self.collective(s, Comm::Data, op, BUCKET_BYTES.min(grads));
                 let last = self.collective(s, Comm::Data, op, rest);
                 let total = full * bucket + last;
-                data += (total - last_backward).max(if rest > 0.0 { last } else { bucket });
+                let slowed = self.slowed(last_backward, total);
+                data += slowed
+                    + (total - last_backward - slowed).max(if rest > 0.0 { last } else { bucket });
             }
             if matches!(s.zero, 1 | 2) {
                 data += self.collective(
