@@ -127,3 +127,23 @@ fn param_gather_needs_zero_3() {
         "{err}"
     );
 }
+
+/// ZeRO-3's gathers run beside the layers they prefetch for, holding SMs: the compute stream
+/// slows by what the report's `contention` says, and a run whose collectives all block (DDP with
+/// one micro-batch reduces beside the backward only) loses less.
+#[test]
+fn gathers_beside_the_layers_slow_them_and_the_report_says_by_how_much() {
+    let z3 = run(3, 4).report;
+    let slowed = number(&z3, "contention.compute_s");
+    let rate = number(&z3, "contention.kernel_rate");
+    assert!((rate - 108.0 / 132.0).abs() < 1e-6, "{rate}");
+    assert!(slowed > 0.0, "{slowed}");
+    // Kernels slowed all the way take 1/rate of their time: at most 1 - rate of the compute.
+    let compute = number(&z3, "breakdown_s.compute");
+    assert!(
+        slowed <= compute * (1.0 - rate) + 1e-9,
+        "{slowed} of {compute}"
+    );
+    let z0 = run(0, 4).report;
+    assert!(number(&z0, "contention.compute_s") < slowed);
+}

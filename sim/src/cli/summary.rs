@@ -135,8 +135,10 @@ pub fn render(r: &Value) -> String {
         &mut out,
         "step breakdown",
         format!(
-            "compute {}, exposed communication {}, pipeline bubble {}",
+            "compute {} ({} of it from collectives slowing the kernels beside them), exposed \
+             communication {}, pipeline bubble {}",
             seconds(num(r, "breakdown_s.compute")),
+            seconds(num(r, "contention.compute_s")),
             seconds(num(r, "breakdown_s.exposed_communication")),
             seconds(num(r, "breakdown_s.pipeline_bubble"))
         ),

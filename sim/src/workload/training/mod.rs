@@ -304,6 +304,16 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         .max_by(|a, b| busy(Some(a.compute), None).total_cmp(&busy(Some(b.compute), None)))
         .expect("at least one stage");
     let compute_busy = busy(Some(critical.compute), None);
+    // What the collectives beside it added to its kernels (`exec::Contention`).
+    let priced: f64 = graph.lane_ops[critical.compute as usize]
+        .iter()
+        .map(|&op| graph.ops[op as usize].duration.as_secs_f64())
+        .sum();
+    let contention = json!({
+        "compute_s": (compute_busy - priced).max(0.0),
+        "kernel_rate": graph.contention.map_or(1.0, |c| c.kernel_rate_ppm as f64 / 1e6),
+        "collective_blocks": crate::collective::COLLECTIVE_BLOCKS,
+    });
     let tensor_communication = busy(critical.tensor, Some(OpKind::Communication));
     let pipeline_communication = busy(critical.send, Some(OpKind::Communication));
     let expert_communication = busy(critical.expert, Some(OpKind::Communication));
@@ -365,6 +375,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
             "exposed_communication": exposed + round.map_or(0.0, |r| r.step_s - r.inner_step_s),
             "pipeline_bubble": bubble,
         },
+        "contention": contention,
         "communication_s": {
             "data_parallel": communication,
             "tensor_parallel": tensor_communication,
