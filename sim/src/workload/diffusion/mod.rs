@@ -554,7 +554,10 @@ impl Plan<'_> {
                 .filter(|&i| {
                     graph.ops[i].kind == kind && name.is_none_or(|n| graph.ops[i].name == n)
                 })
-                .fold(0.0, |a, i| a + graph.ops[i].duration.as_secs_f64())
+                // (as they ran: kernels slowed by a collective beside them take longer)
+                .fold(0.0, |a, i| {
+                    a + (timeline.end[i] - timeline.start[i]).as_secs_f64()
+                })
         };
         let denoise_compute = busy(OpKind::Compute, None) + busy(OpKind::Memory, None);
         let pipeline_wait = busy(OpKind::Communication, Some("pipefusion_wait"));

@@ -36,7 +36,7 @@ use super::layout::{Dim, Layout};
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::engine::SimTime;
-use crate::exec::{Graph, LaneId, Op, OpId, OpKind};
+use crate::exec::{Graph, LaneId, LaneUse, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, Dtype, ElementwiseOp, Kernel};
 use crate::model::dit::{Video, VideoDit};
 use crate::net::Topology;
@@ -507,8 +507,14 @@ pub fn build(
     act: Dtype,
 ) -> (Graph, Parts) {
     let mut graph = Graph::new();
-    let compute_lane = graph.add_lane("compute", "GPU 0");
-    let comm = graph.add_lane("communication", "GPU 0");
+    // A Ring pass or PipeFusion send beside attention holds SMs and slows it (`exec::Contention`);
+    // the lane's waits and blocking collectives leave no kernel beside them to slow.
+    graph.contention = crate::exec::Contention::of_blocks(
+        crate::collective::COLLECTIVE_BLOCKS,
+        compute.gpu.multiprocessors,
+    );
+    let compute_lane = graph.add_lane_using("compute", "GPU 0", LaneUse::Kernels);
+    let comm = graph.add_lane_using("communication", "GPU 0", LaneUse::Collectives);
     let mut b = Builder {
         graph,
         compute: compute_lane,
