@@ -147,3 +147,19 @@ fn gathers_beside_the_layers_slow_them_and_the_report_says_by_how_much() {
     let z0 = run(0, 4).report;
     assert!(number(&z0, "contention.compute_s") < slowed);
 }
+
+/// Over PCIe NCCL opens two channels, so a collective holds two blocks, not the 24 it holds
+/// where NVLink joins the GPUs.
+#[test]
+fn over_pcie_a_collective_holds_two_blocks() {
+    let text = common::h100_training(
+        8,
+        r#"preset = "gpt3-1.3b""#,
+        "micro_batch = 1\nglobal_batch = 32\nzero = 3",
+    )
+    .replace(r#"gpu = "H100""#, r#"gpu = "L40S""#);
+    let r = common::run("zero.toml", &text, &[]).report;
+    assert_eq!(number(&r, "contention.collective_blocks"), 2.0);
+    let rate = number(&r, "contention.kernel_rate");
+    assert!((rate - 140.0 / 142.0).abs() < 1e-6, "{rate}");
+}

@@ -16,15 +16,29 @@ pub mod protocol;
 pub mod schedule;
 
 /// Thread blocks a collective kernel holds on each GPU while it runs (one per NCCL channel), which
-/// the kernels beside it cannot use (`exec::Contention`): an H100's `ncclAllGather` beside a GEMM
-/// launches 24 (Nsight Systems trace in "Compute-Communication Overlap Causes Severe GEMM
-/// Performance Degradation because of Tail Effect", NVIDIA developer forums, 2025). At 24 of 132
-/// SMs the kernels beside it take 1.22x as long; Lee et al. ("Characterizing Compute-Communication
-/// Overlap in GPU-Accelerated Distributed Deep Learning", arXiv 2507.03114, 2025) measure an
-/// average compute slowdown of 18.9% (at most 40%) under overlap on A100, H100, MI250 and MI210.
-/// Ignored: the collective's share of HBM bandwidth, fewer channels on some paths (inter-node,
-/// point-to-point), and the tail a GEMM of exactly one wave gets.
+/// the kernels beside it cannot use (`exec::Contention`), on servers whose GPUs talk over NVLink:
+/// an H100's `ncclAllGather` beside a GEMM launches 24 (Nsight Systems trace in
+/// "Compute-Communication Overlap Causes Severe GEMM Performance Degradation because of Tail
+/// Effect", NVIDIA developer forums, 2025). At 24 of 132 SMs the kernels beside it take 1.22x as
+/// long; Lee et al. ("Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed
+/// Deep Learning", arXiv 2507.03114, 2025) measure an average compute slowdown of 18.9% (at most
+/// 40%) under overlap on A100, H100, MI250 and MI210. Ignored: the collective's share of HBM
+/// bandwidth, fewer channels on some paths (inter-node, point-to-point), and the tail a GEMM of
+/// exactly one wave gets.
 pub const COLLECTIVE_BLOCKS: u32 = 24;
+
+/// Where PCIe joins a server's GPUs NCCL opens few channels (its logs on such servers list two
+/// rings, "Channel 00/02" and "Channel 01/02"): the blocks a collective holds there.
+pub const PCIE_COLLECTIVE_BLOCKS: u32 = 2;
+
+/// The blocks a collective holds on each GPU of a server joined by `intra`.
+pub fn collective_blocks(intra: crate::net::topology::IntraKind) -> u32 {
+    use crate::net::topology::IntraKind;
+    match intra {
+        IntraKind::NvSwitch | IntraKind::NvLinkMesh => COLLECTIVE_BLOCKS,
+        IntraKind::NvLinkPairs | IntraKind::Pcie => PCIE_COLLECTIVE_BLOCKS,
+    }
+}
 
 pub use algorithm::Algorithm;
 pub use group::Group;

@@ -510,7 +510,7 @@ pub fn build(
     // A Ring pass or PipeFusion send beside attention holds SMs and slows it (`exec::Contention`);
     // the lane's waits and blocking collectives leave no kernel beside them to slow.
     graph.contention = crate::exec::Contention::of_blocks(
-        crate::collective::COLLECTIVE_BLOCKS,
+        crate::collective::collective_blocks(net.topology.spec.intra),
         compute.gpu.multiprocessors,
     );
     let compute_lane = graph.add_lane_using("compute", "GPU 0", LaneUse::Kernels);

@@ -83,11 +83,9 @@ pub struct Estimator<'a> {
 
 impl<'a> Estimator<'a> {
     pub fn new(compute: &'a ComputeModel) -> Self {
-        let blocks = crate::collective::COLLECTIVE_BLOCKS;
         Estimator {
             compute,
-            contended: crate::exec::Contention::of_blocks(blocks, compute.gpu.multiprocessors)
-                .map_or(1.0, |c| c.kernel_rate_ppm as f64 / 1e6),
+            contended: 1.0,
             kernels: HashMap::new(),
             collectives: HashMap::new(),
         }
@@ -361,6 +359,10 @@ impl<'a> Estimator<'a> {
 
     /// The estimate of a step with layout `s`.
     pub fn estimate(&mut self, s: &Training) -> Estimate {
+        self.contended = s
+            .contention()
+            .1
+            .map_or(1.0, |c| c.kernel_rate_ppm as f64 / 1e6);
         let m = &s.model;
         let dense = self.layer(s, false, true);
         let moe = if m.moe.is_some() {

@@ -257,11 +257,10 @@ pub fn compute_model(
         &mut setup.assumptions,
     )?;
     crate::workload::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
-    let blocks = crate::collective::COLLECTIVE_BLOCKS;
-    if let Some(c) = crate::exec::Contention::of_blocks(blocks, setup.gpu.multiprocessors) {
+    if let (blocks, Some(c)) = setup.contention() {
         setup.assumptions.push(format!(
             "a collective running beside computation holds {blocks} of the {}'s {} SMs (NCCL's \
-             channels): kernels beside it run at {:.1}% of their speed",
+             channels over the servers' links): kernels beside it run at {:.1}% of their speed",
             setup.gpu.name,
             setup.gpu.multiprocessors,
             c.kernel_rate_ppm as f64 / 1e4
@@ -312,7 +311,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     let contention = json!({
         "compute_s": (compute_busy - priced).max(0.0),
         "kernel_rate": graph.contention.map_or(1.0, |c| c.kernel_rate_ppm as f64 / 1e6),
-        "collective_blocks": crate::collective::COLLECTIVE_BLOCKS,
+        "collective_blocks": setup.contention().0,
     });
     let tensor_communication = busy(critical.tensor, Some(OpKind::Communication));
     let pipeline_communication = busy(critical.send, Some(OpKind::Communication));

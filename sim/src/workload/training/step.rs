@@ -21,7 +21,7 @@
 //! asynchronous all-reduce). Context parallelism exchanges keys
 //! and values (ring passes overlapped with attention blocks, or an all-gather); expert parallelism
 //! exchanges routed tokens with all-to-alls. Every kind of communication has a lane of its own.
-//! A collective running beside the compute stream holds `collective::COLLECTIVE_BLOCKS` of the
+//! A collective running beside the compute stream holds `collective::collective_blocks` of the
 //! GPU's SMs, so the kernels beside it slow for as long as it runs (`exec::Contention`); host
 //! copies and the host's and optimizer node's work hold none.
 //!
@@ -51,7 +51,7 @@ use super::sequences::{self, Shape};
 use super::setup::Training;
 use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
-use crate::exec::{Contention, Counter, Graph, LaneId, LaneUse, Op, OpId, OpKind};
+use crate::exec::{Counter, Graph, LaneId, LaneUse, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
 use crate::scenario::parallel::{
     ContextAlgorithm, OptimizerOffload, ParamGather, Recompute, Schedule,
@@ -142,10 +142,7 @@ impl<'a> StepBuilder<'a> {
         let mut graph = Graph::new();
         // Collectives hold some of the SMs while they run; the compute stream beside them slows.
         const COLLECTIVE: LaneUse = LaneUse::Collectives;
-        graph.contention = Contention::of_blocks(
-            crate::collective::COLLECTIVE_BLOCKS,
-            setup.gpu.multiprocessors,
-        );
+        graph.contention = setup.contention().1;
         let stages = (0..setup.pp)
             .map(|st| {
                 let rank = setup.stage_rank(st);
