@@ -92,6 +92,11 @@ impl Contention {
             kernel_rate_ppm: left * 1_000_000 / sms,
         })
     }
+
+    /// The kernels' rate beside a collective as a share of their speed, 0-1.
+    pub fn rate(self) -> f64 {
+        self.kernel_rate_ppm as f64 / 1e6
+    }
 }
 
 /// Operations, their lanes and their dependencies.

@@ -359,10 +359,7 @@ impl<'a> Estimator<'a> {
 
     /// The estimate of a step with layout `s`.
     pub fn estimate(&mut self, s: &Training) -> Estimate {
-        self.contended = s
-            .contention()
-            .1
-            .map_or(1.0, |c| c.kernel_rate_ppm as f64 / 1e6);
+        self.contended = s.contention().1.map_or(1.0, |c| c.rate());
         let m = &s.model;
         let dense = self.layer(s, false, true);
         let moe = if m.moe.is_some() {

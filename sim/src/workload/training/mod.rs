@@ -263,7 +263,7 @@ pub fn compute_model(
              channels over the servers' links): kernels beside it run at {:.1}% of their speed",
             setup.gpu.name,
             setup.gpu.multiprocessors,
-            c.kernel_rate_ppm as f64 / 1e4
+            100.0 * c.rate()
         ));
     }
     Ok(compute)
@@ -310,7 +310,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         .sum();
     let contention = json!({
         "compute_s": (compute_busy - priced).max(0.0),
-        "kernel_rate": graph.contention.map_or(1.0, |c| c.kernel_rate_ppm as f64 / 1e6),
+        "kernel_rate": graph.contention.map_or(1.0, |c| c.rate()),
         "collective_blocks": setup.contention().0,
     });
     let tensor_communication = busy(critical.tensor, Some(OpKind::Communication));

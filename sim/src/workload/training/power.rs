@@ -80,9 +80,9 @@ pub fn report(
         },
         "model": format!(
             "per kernel: idle {:.0} W plus the math units' draw (clock cubed) and the memory \
-             system's; a compute-bound GEMM draws the TDP at the rated clock, a memory-bound \
-             kernel {:.0}% of it; under a limit a kernel runs at the highest clock that fits \
-             (hw::clock); no thermal model",
+             system's; a compute-bound GEMM draws the TDP at the clock the board holds under \
+             sustained load (gemm_clock at the TDP), a memory-bound kernel {:.0}% of it; under \
+             a limit a kernel runs at the highest clock that fits (hw::clock); no thermal model",
             power::idle_watts(setup.gpu),
             crate::hw::clock::MEMORY_BOUND_FRACTION * 100.0
         ),

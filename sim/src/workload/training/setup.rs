@@ -162,13 +162,9 @@ const DIMENSIONS: [&str; 4] = ["cp", "dp", "pp", "tp"];
 
 impl Training {
     /// The blocks a collective holds on each GPU of its servers, and the rate the kernels beside
-    /// it keep (`exec::Contention`); `None` where the GPU has too few SMs to share them.
+    /// it keep (`collective::contention`).
     pub fn contention(&self) -> (u32, Option<crate::exec::Contention>) {
-        let blocks = crate::collective::collective_blocks(self.topology.spec.intra);
-        (
-            blocks,
-            crate::exec::Contention::of_blocks(blocks, self.gpu.multiprocessors),
-        )
+        crate::collective::contention(self.topology.spec.intra, self.gpu)
     }
 
     pub fn gpus(&self) -> u32 {
