@@ -342,35 +342,31 @@ const CONVENTIONS: &str = "
 The simulator prices the kernels and collectives a well-tuned stack runs, one after another as
 the schedule orders them. Its errors follow the software stack more than the model or the GPU:
 
-- **Megatron-LM and NeMo** (Megatron-LM's papers, the DGX Cloud recipes): within 14%, on either
-  side; Korthikanti et al.'s layer times within 5%. The DGX Cloud (NeMo, H100) step times are
-  predicted 6-8% fast: their recipes' TransformerEngine communication overlap is not applied
-  (it would make them faster still), and sustained H100 clocks under 700 W (the calibrated H200
-  fell to 1,400-1,700 MHz under back-to-back GEMMs) are not modelled at the TDP. What a
-  Megatron-LM run did that a case does not state (micro-batch, data loading) is the rest.
-- **LLM Foundry (MPT) on H100**: predicted 15-32% faster than measured, consistently. Its kernels
-  (PyTorch 2.0-era FSDP with Triton attention, mid-2023 Hopper libraries) are priced as the
-  roofline and FlashAttention 2 figures of this release; nothing here models a stack's overheads
-  apart from its kernels (allocator, Python, FSDP's hooks, interference of overlapped
-  communication with compute, clocks under a sustained power limit). The same README's A100
-  80GB rows of the same configurations (`validation/llm-foundry-a100.json`,
-  docs/VALIDATION-LLM-FOUNDRY-A100.md) are predicted with a median |error| of 8.7%, so the gap is
-  the H100 runs' own; two of those seven are off too (30B at 8,192 tokens +45%, at 96% of the
-  GPU's memory in the simulator; 13B at micro-batch 2 +17%). Measured H100 MFU falls with the
-  micro-batch (30B at 2,048 tokens: 43.9% at micro-batch 14 on 32 GPUs, 38.1% at 3 on 8) where
-  the simulated barely moves.
+- **Megatron-LM and NeMo** (Megatron-LM's papers, the DGX Cloud recipes): within 15%, on either
+  side; Korthikanti et al.'s layer times within 5%; the DGX Cloud (NeMo, H100) step times within
+  1%, with Hopper's sustained clock under 700 W and the collectives' share of the SMs priced.
+  What a Megatron-LM run did that a case does not state (micro-batch, data loading) is the rest.
+- **LLM Foundry (MPT)**: its runs attend with flash-attention's 2022 Triton port (`attn_impl:
+  triton`, the benchmark script's default), priced at half of FlashAttention 2's speed (Dao
+  2023). The 128 bf16 rows of the same software image on H100 and A100
+  (`validation/llm-foundry-same-image.json`, docs/VALIDATION-LLM-FOUNDRY-SAME-IMAGE.md) are
+  predicted with a median |error| of 7.8%, 12 of them beyond 20%; priced as FlashAttention 2
+  they were 27.2%, with errors growing with the sequence length on both GPUs. What is left: H100
+  rows of 2,048 tokens or fewer are predicted a median 11% fast (the A100 rows 2%), and H100
+  rows of 16,384 tokens or more 10% slow (the Triton kernel does better than half of
+  FlashAttention 2 there); 30B at 8,192 tokens on 8 GPUs is 30% fast on both GPUs, at 96% of
+  the GPU's memory in the simulator.
 - **torchtitan** (its Grand Teton H100: 96 GB of HBM2e at 2.4 TB/s, at the stated 500 W power
-  limit): the 8B FSDP case within 17% (+72% before), the 405B 3D case 29% too fast (+76%
-  before). torchtitan's defaults now apply where the cases are silent: its eager model code (a
-  kernel per elementwise operation of RMSNorm, rotary embedding, repeat_kv and SwiGLU) unless
-  torch.compile is named, its per-operator selective checkpointing for \"selective\", PyTorch's
-  SDPA (FlashAttention 2) for attention, sequence parallelism with tensor parallelism, and as
-  many pipeline micro-batches as stages; fp8 GEMMs pay their operand casts. The 405B case
-  states AsyncTP, priced as every tensor-parallel collective beside its GEMM, which the
-  simulator credits with a 1.23x step: PyTorch's own account of AsyncTP is about 20% on the
-  forward pass and 8% end to end (Llama 3 70B), and torchtitan's 70B table measured 1.06x.
-  Without the overlap the case is predicted 8% fast; how much of the backward AsyncTP
-  overlapped in that release is not modelled apart.
+  limit): the 8B FSDP case within 10%, the 405B 3D case 18% too fast. torchtitan's defaults
+  apply where the cases are silent: its eager model code (a kernel per elementwise operation of
+  RMSNorm, rotary embedding, repeat_kv and SwiGLU) unless torch.compile is named, its
+  per-operator selective checkpointing for \"selective\", PyTorch's SDPA (FlashAttention 2) for
+  attention, sequence parallelism with tensor parallelism, and as many pipeline micro-batches as
+  stages; fp8 GEMMs pay their operand casts. The 405B case states AsyncTP, priced as every
+  tensor-parallel collective beside its GEMM, which the simulator credits with a 1.16x step:
+  PyTorch's own account of AsyncTP is about 20% on the forward pass and 8% end to end (Llama 3
+  70B), and torchtitan's 70B table measured 1.06x. Without the overlap the case is predicted 2%
+  fast; how much of the backward AsyncTP overlapped in that release is not modelled apart.
 - **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): within
   12-32%, too fast. These cases run with DeepSpeed's first stage 3 as its code of the time did it
   (`param_gather = \"on-demand\"`): every weight matrix gathered by its own all-gather when its

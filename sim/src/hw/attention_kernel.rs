@@ -2,6 +2,8 @@
 //! (`[model] attention_kernel`): its achieved throughput depends on the kernel as much as on the
 //! GPU. FlashAttention 2 does not use Hopper's asynchronous tensor-core instructions and reaches
 //! about a third of an H100's peak; FlashAttention 3, written for Hopper, about three quarters.
+//! FlashAttention 1 (Dao et al. 2022, flash-attn 1.x) and its 2022 Triton port (the kernel
+//! LLM Foundry's MPT runs as `attn_impl: triton`) run at half of FlashAttention 2's throughput.
 //!
 //! Each kernel has a reference point per architecture: the forward, non-causal, bf16 throughput
 //! at long sequences (16,384 queries and keys, head_dim 128), measured or published. The roofline's
@@ -33,6 +35,8 @@ use std::sync::OnceLock;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
 pub enum AttentionKernel {
+    #[serde(rename = "flash-attention-1")]
+    FlashAttention1,
     #[serde(rename = "flash-attention-2")]
     FlashAttention2,
     #[serde(rename = "flash-attention-3")]
@@ -77,6 +81,7 @@ fn hopper_flash_attention_2() -> Option<f64> {
 impl AttentionKernel {
     pub fn name(self) -> &'static str {
         match self {
+            AttentionKernel::FlashAttention1 => "flash-attention-1",
             AttentionKernel::FlashAttention2 => "flash-attention-2",
             AttentionKernel::FlashAttention3 => "flash-attention-3",
             AttentionKernel::Unfused => "unfused",
@@ -87,6 +92,22 @@ impl AttentionKernel {
     /// where there is no figure (or the kernel does not run there).
     pub fn reference(self, gpu: &GpuSpec) -> Option<(f64, &'static str)> {
         match (self, gpu.architecture) {
+            // Dao 2023 (FlashAttention-2, abstract): FlashAttention 2 is "around 2x" as fast as
+            // FlashAttention, and 1.3-2.5x as fast as FlashAttention in Triton. The Triton port's
+            // own notes (flash-attention's flash_attn/flash_attn_triton.py, tested on A100):
+            // "overall Triton forward + backward is slightly slower than CUDA forward + backward"
+            // (the CUDA kernel of the day, FlashAttention 1). Neither uses Hopper's asynchronous
+            // tensor-core instructions, so the same ratio is taken on Hopper.
+            (AttentionKernel::FlashAttention1, Architecture::Ampere) => Some((
+                AttentionKernel::FlashAttention2.reference(gpu)?.0 / 2.0,
+                "FlashAttention 1 or its Triton port on Ampere: 35% of peak, half of FlashAttention 2's \
+                 (Dao 2023: FlashAttention 2 is about 2x FlashAttention)",
+            )),
+            (AttentionKernel::FlashAttention1, Architecture::Hopper) => Some((
+                AttentionKernel::FlashAttention2.reference(gpu)?.0 / 2.0,
+                "FlashAttention 1 or its Triton port on Hopper: 17% of peak, half of FlashAttention 2's \
+                 as measured on an H200 (Dao 2023: FlashAttention 2 is about 2x FlashAttention)",
+            )),
             // Read from the shipped H200 profile's [[attention]] table: PyTorch 2.11's
             // scaled_dot_product_attention flash backend on an H200 (same SMs and clocks as the
             // H100 SXM), calibration/h200-2026-11-30, run 2.
@@ -291,8 +312,14 @@ mod tests {
             "{}",
             tflops(&fa3)
         );
-        // FlashAttention 3 runs on Hopper only.
+        // FlashAttention 1 runs at half of FlashAttention 2's speed on both architectures.
+        let mut fa1 = ComputeModel::new(h100);
+        AttentionKernel::FlashAttention1.apply(&mut fa1).unwrap();
+        assert!((tflops(&fa1) - 173.0).abs() < 3.0, "{}", tflops(&fa1));
         let a100 = gpu::find("A100").unwrap();
+        let (fa1_ampere, _) = AttentionKernel::FlashAttention1.reference(a100).unwrap();
+        assert!((fa1_ampere - 0.35).abs() < 1e-9, "{fa1_ampere}");
+        // FlashAttention 3 runs on Hopper only.
         assert!(AttentionKernel::FlashAttention3.reference(a100).is_none());
         assert!(AttentionKernel::FlashAttention2.reference(a100).is_some());
     }

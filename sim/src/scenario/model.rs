@@ -38,7 +38,7 @@ pub struct ModelSection {
     pub dense_layers: Option<u32>,
     /// The last this many layers run without their attention sublayer (0 to layers - 1).
     pub skip_attention_layers: Option<u32>,
-    /// The fused-attention kernel the framework runs ("flash-attention-2" or
+    /// The fused-attention kernel the framework runs ("flash-attention-1", "flash-attention-2" or
     /// "flash-attention-3"), or "unfused" (scores materialised, as before FlashAttention);
     /// absent: the roofline's default attention efficiency.
     pub attention_kernel: Option<crate::hw::attention_kernel::AttentionKernel>,

@@ -837,15 +837,28 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
         a.push("gated (SwiGLU) MLP: the Llama architecture's (activation not stated)".into());
     }
     let attention = text(md("attn")).unwrap_or("").to_lowercase();
-    if (attention.contains("flash") || attention.contains("triton"))
-        && crate::hw::attention_kernel::AttentionKernel::FlashAttention2
-            .reference(gpu)
-            .is_some()
-    {
-        model.push_str("attention_kernel = \"flash-attention-2\"\n");
+    // A Triton flash attention named by a case is flash-attention's 2022 Triton port, the one
+    // LLM Foundry's MPT runs (`attn_impl: triton`, the default of its benchmark script): the
+    // first FlashAttention algorithm. Any other flash attention is read as FlashAttention 2.
+    let named = if attention.contains("triton") {
+        Some((
+            crate::hw::attention_kernel::AttentionKernel::FlashAttention1,
+            "flash-attention's 2022 Triton port, the first FlashAttention algorithm (LLM \
+             Foundry's `attn_impl: triton`, its benchmark script's default)",
+        ))
+    } else if attention.contains("flash") {
+        Some((
+            crate::hw::attention_kernel::AttentionKernel::FlashAttention2,
+            "flash-attn 2: it does not use Hopper's asynchronous tensor-core instructions",
+        ))
+    } else {
+        None
+    };
+    if let Some((kernel, why)) = named.filter(|(k, _)| k.reference(gpu).is_some()) {
+        let _ = writeln!(model, "attention_kernel = \"{}\"", kernel.name());
         a.push(format!(
-            "FlashAttention 2 for the stated attention \"{}\" (flash-attn 2 or Triton's flash \
-             attention: neither uses Hopper's asynchronous tensor-core instructions)",
+            "{} for the stated attention \"{}\" ({why})",
+            kernel.name(),
             text(md("attn")).unwrap_or("")
         ));
     } else if let Some((f, (kernel, why))) = framework

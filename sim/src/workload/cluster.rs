@@ -332,7 +332,7 @@ pub fn apply_attention_kernel(
                 format!("no figure for {} on {}", kernel.name(), compute.gpu.name),
             )
             .with_help(
-                "flash-attention-2 has figures for Ampere and Hopper GPUs, flash-attention-3 for \
+                "flash-attention-1 and -2 have figures for Ampere and Hopper GPUs, flash-attention-3 for \
                  Hopper (it runs there only), unfused runs anywhere; remove the key to use the \
                  roofline's default",
             )),
