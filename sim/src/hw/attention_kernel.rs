@@ -93,7 +93,8 @@ impl AttentionKernel {
     pub fn reference(self, gpu: &GpuSpec) -> Option<(f64, &'static str)> {
         match (self, gpu.architecture) {
             // Dao 2023 (FlashAttention-2, abstract): FlashAttention 2 is "around 2x" as fast as
-            // FlashAttention, and 1.3-2.5x as fast as FlashAttention in Triton. The Triton port's
+            // FlashAttention (v1.0.9, Dao-AILab/flash-attention#505), and 1.3-2.5x as fast as
+            // FlashAttention in Triton. The Triton port's
             // own notes (flash-attention's flash_attn/flash_attn_triton.py, tested on A100):
             // "overall Triton forward + backward is slightly slower than CUDA forward + backward"
             // (the CUDA kernel of the day, FlashAttention 1). Neither uses Hopper's asynchronous
