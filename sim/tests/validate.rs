@@ -301,14 +301,21 @@ fn errors_stay_within_their_bounds() {
 /// the README whose H100 rows are in the shipped file): within 10% at the median.
 #[test]
 fn llm_foundry_a100_rows_are_within_ten_percent_at_the_median() {
-    let file = root().join("validation/llm-foundry-a100.json");
+    repository_file_within_ten_percent("validation/llm-foundry-a100.json", 7);
+}
+
+/// Validates the repository's case file `path` (all `cases` of it compared) and checks its median
+/// |error| is at most 10%; the report.
+fn repository_file_within_ten_percent(path: &str, cases: u64) -> Value {
+    let file = root().join(path);
     let out = run_in(&root(), &["validate", file.to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     let all = &report["summary"]["all"];
-    assert_eq!(all["compared"], 7);
+    assert_eq!(all["compared"], cases);
     let median = all["median_abs_error"].as_f64().unwrap();
     assert!(median <= 0.10, "median |error| {median}");
+    report
 }
 
 /// Every bf16 row of LLM Foundry's benchmark table run on one software image, H100 and A100
@@ -317,14 +324,7 @@ fn llm_foundry_a100_rows_are_within_ten_percent_at_the_median() {
 /// their Triton attention is priced as the kernel it is.
 #[test]
 fn llm_foundry_same_image_rows_do_not_drift_with_sequence_length() {
-    let file = root().join("validation/llm-foundry-same-image.json");
-    let out = run_in(&root(), &["validate", file.to_str().unwrap(), "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    let all = &report["summary"]["all"];
-    assert_eq!(all["compared"], 128);
-    let median = all["median_abs_error"].as_f64().unwrap();
-    assert!(median <= 0.10, "median |error| {median}");
+    let report = repository_file_within_ten_percent("validation/llm-foundry-same-image.json", 128);
     let rows = report["rows"].as_array().unwrap();
     let median_error = |long: bool| {
         let mut e: Vec<f64> = rows
