@@ -307,14 +307,22 @@ fn llm_foundry_a100_rows_are_within_ten_percent_at_the_median() {
 /// Validates the repository's case file `path` (all `cases` of it compared) and checks its median
 /// |error| is at most 10%; the report.
 fn repository_file_within_ten_percent(path: &str, cases: u64) -> Value {
+    let report = validate_repository_file(path, cases);
+    let median = report["summary"]["all"]["median_abs_error"]
+        .as_f64()
+        .unwrap();
+    assert!(median <= 0.10, "median |error| {median}");
+    report
+}
+
+/// `clustersim validate --json` on the repository's case file `path`, all `cases` of it
+/// compared; the report.
+fn validate_repository_file(path: &str, cases: u64) -> Value {
     let file = root().join(path);
     let out = run_in(&root(), &["validate", file.to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    let all = &report["summary"]["all"];
-    assert_eq!(all["compared"], cases);
-    let median = all["median_abs_error"].as_f64().unwrap();
-    assert!(median <= 0.10, "median |error| {median}");
+    assert_eq!(report["summary"]["all"]["compared"], cases);
     report
 }
 
@@ -350,4 +358,19 @@ fn llm_foundry_same_image_rows_do_not_drift_with_sequence_length() {
     };
     let (short, long) = (median_error(false), median_error(true));
     assert!((long - short).abs() <= 0.15, "short {short}, long {long}");
+}
+
+/// The rest of xDiT's HunyuanVideo page (`validation/xdit-hunyuanvideo-more.json`): every H100
+/// 960 x 960 row within 10%, and one H20 within 10% (FlashAttention 2 priced at the H20's own
+/// measured speed, not the H100's fraction of peak, which made it 67% slow).
+#[test]
+fn xdit_h100_960_and_one_h20_are_within_ten_percent() {
+    let report = validate_repository_file("validation/xdit-hunyuanvideo-more.json", 18);
+    for r in report["rows"].as_array().unwrap() {
+        let id = r["id"].as_str().unwrap();
+        if id.contains("960p-H100") || id == "xdit-hunyuanvideo-720p-H20-1gpu" {
+            let e = r["error"].as_f64().unwrap();
+            assert!(e.abs() <= 0.10, "{id}: {e}");
+        }
+    }
 }

@@ -65,6 +65,51 @@ fn reference_kernel() -> Kernel {
     }
 }
 
+/// The H20's FlashAttention 2 and 3 as measured (Dao-AILab/flash-attention#1310, November 2024,
+/// the repository's Hopper benchmark): forward, non-causal, head_dim 128, 2,048 queries and keys,
+/// batch 2 of 16 heads; 83.7 and 126.2 TFLOP/s. The H20 keeps the Hopper SMs but a seventh of
+/// the H100's tensor-core rate, so kernels that leave an H100's tensor cores idle half the time
+/// (FlashAttention 2: softmax and the older MMA instructions) reach far more of its peak.
+const H20: &str = "H20-96GB";
+const H20_MEASURED_TFLOPS: (f64, f64) = (83.7, 126.2);
+
+/// The fraction of peak at the reference point that a measurement of `fraction` at `kernel`
+/// implies on `gpu`, carried over by the roofline's own saturation with sequence length.
+fn at_reference(gpu: &'static GpuSpec, kernel: &Kernel, fraction: f64) -> Option<f64> {
+    let model = ComputeModel::new(gpu);
+    let achieved = |k: &Kernel| -> Option<f64> {
+        let c = model.roofline_cost(k)?;
+        Some(c.flops / c.seconds)
+    };
+    Some(fraction * achieved(&reference_kernel())? / achieved(kernel)?)
+}
+
+/// The H20's measured point (see [`H20`]): FlashAttention 2's fraction of peak carried to the
+/// reference point, or FlashAttention 3's.
+fn h20(gpu: &'static GpuSpec, flash_attention_3: bool) -> Option<f64> {
+    let (fa2, fa3) = H20_MEASURED_TFLOPS;
+    let tflops = if flash_attention_3 { fa3 } else { fa2 };
+    at_reference(
+        gpu,
+        &h20_kernel(),
+        tflops * 1e12 / gpu.peak_flops(Dtype::Bf16)?,
+    )
+}
+
+/// The shape the H20 was measured at: forward, non-causal, 2,048 queries and keys, batch 2 of 16
+/// heads of 128.
+fn h20_kernel() -> Kernel {
+    Kernel::Attention {
+        batch_heads: 32,
+        q_len: 2048,
+        kv_len: 2048,
+        head_dim: 128,
+        causal: false,
+        backward: false,
+        dtype: Dtype::Bf16,
+    }
+}
+
 /// Fraction of bf16 peak that [`HOPPER_FLASH_ATTENTION_2`] measured at the reference point (read
 /// once).
 fn hopper_flash_attention_2() -> Option<f64> {
@@ -90,7 +135,25 @@ impl AttentionKernel {
 
     /// Fraction of bf16 peak at the reference point on `gpu`, and where it comes from; `None`
     /// where there is no figure (or the kernel does not run there).
-    pub fn reference(self, gpu: &GpuSpec) -> Option<(f64, &'static str)> {
+    pub fn reference(self, gpu: &'static GpuSpec) -> Option<(f64, &'static str)> {
+        if gpu.name == H20 {
+            return match self {
+                AttentionKernel::FlashAttention1 => Some((
+                    h20(gpu, false)? / 2.0,
+                    "FlashAttention 1 or its Triton port on an H20: half of FlashAttention 2's \
+                     measured speed there (Dao 2023: FlashAttention 2 is about 2x FlashAttention)",
+                )),
+                AttentionKernel::FlashAttention2 => Some((
+                    h20(gpu, false)?,
+                    "FlashAttention 2 on an H20: 58% of its peak, measured (flash-attention#1310)",
+                )),
+                AttentionKernel::FlashAttention3 => Some((
+                    h20(gpu, true)?,
+                    "FlashAttention 3 on an H20: 88% of its peak, measured (flash-attention#1310)",
+                )),
+                AttentionKernel::Unfused => None,
+            };
+        }
         match (self, gpu.architecture) {
             // Dao 2023 (FlashAttention-2, abstract): FlashAttention 2 is "around 2x" as fast as
             // FlashAttention (v1.0.9, Dao-AILab/flash-attention#505), and 1.3-2.5x as fast as
@@ -320,6 +383,23 @@ mod tests {
         let a100 = gpu::find("A100").unwrap();
         let (fa1_ampere, _) = AttentionKernel::FlashAttention1.reference(a100).unwrap();
         assert!((fa1_ampere - 0.35).abs() < 1e-9, "{fa1_ampere}");
+        // The H20's own measurements, carried from 2,048 to 16,384 tokens: FlashAttention 2 at
+        // 83.7 of 148 TFLOP/s there, a little more at the reference point; FlashAttention 1 half.
+        let h20 = gpu::find("H20").unwrap();
+        let (fa2_h20, _) = AttentionKernel::FlashAttention2.reference(h20).unwrap();
+        let (fa3_h20, _) = AttentionKernel::FlashAttention3.reference(h20).unwrap();
+        let (fa1_h20, _) = AttentionKernel::FlashAttention1.reference(h20).unwrap();
+        assert!(fa2_h20 > 83.7 / 148.0 && fa2_h20 < 0.60, "{fa2_h20}");
+        assert!(fa3_h20 > 126.2 / 148.0 && fa3_h20 < 0.90, "{fa3_h20}");
+        assert!((fa1_h20 - fa2_h20 / 2.0).abs() < 1e-12);
+        let mut on_h20 = ComputeModel::new(h20);
+        AttentionKernel::FlashAttention2.apply(&mut on_h20).unwrap();
+        let c = on_h20.cost(&h20_kernel()).unwrap();
+        assert!(
+            (c.flops / c.seconds / 1e12 - 83.7).abs() < 1.0,
+            "{}",
+            c.flops / c.seconds
+        );
         // FlashAttention 3 runs on Hopper only.
         assert!(AttentionKernel::FlashAttention3.reference(a100).is_none());
         assert!(AttentionKernel::FlashAttention2.reference(a100).is_some());

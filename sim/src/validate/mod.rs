@@ -1584,14 +1584,26 @@ fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
             .into()
     });
     a.push("VAE decoded on one GPU; text encoders and VAE resident on every GPU".into());
-    a.push(
-        "FlashAttention 2: the official HunyuanVideo repository requires flash-attn 2 and xDiT's \
-         USP runs it by default"
-            .into(),
-    );
+    // FlashAttention 2 where the simulator has a figure for it on the GPU; elsewhere the
+    // roofline's default attention efficiency, said so.
+    let fa2 = crate::hw::attention_kernel::AttentionKernel::FlashAttention2;
+    let kernel_line = if fa2.reference(gpu).is_some() {
+        a.push(
+            "FlashAttention 2: the official HunyuanVideo repository requires flash-attn 2 and \
+             xDiT's USP runs it by default"
+                .into(),
+        );
+        "attention_kernel = \"flash-attention-2\"\n"
+    } else {
+        a.push(format!(
+            "FlashAttention 2 has no figure on {}: the roofline's default attention efficiency",
+            gpu.name
+        ));
+        ""
+    };
     let toml = format!(
         "name = {}\nkind = \"diffusion\"\n[cluster]\ngpu = \"{}\"\nnodes = 1\ngpus_per_node = 8\n\
-         [model]\npreset = \"{}\"\nattention_kernel = \"flash-attention-2\"\n\
+         [model]\npreset = \"{}\"\n{kernel_line}\
          [diffusion]\nwidth = {width}\nheight = {height}\nframes = {frames}\nsteps = {steps}\ncfg = {}\n\
          [parallel]\nulysses = {ulysses}\nring = {ring}\ncfg = {cfg}\n",
         quote(&c.id),
