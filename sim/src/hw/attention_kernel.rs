@@ -5,10 +5,11 @@
 //! FlashAttention 1 (Dao et al. 2022, flash-attn 1.x) and its 2022 Triton port (the kernel
 //! LLM Foundry's MPT runs as `attn_impl: triton`) run at half of FlashAttention 2's throughput.
 //!
-//! Each kernel has a reference point per architecture: the forward, non-causal, bf16 throughput
-//! at long sequences (16,384 queries and keys, head_dim 128), measured or published. The roofline's
-//! attention fraction is scaled so that it reproduces that point; its saturation with shorter
-//! sequences and narrower heads is kept. Without `attention_kernel` the roofline's default
+//! Each kernel has a reference point per architecture (per GPU where one was measured apart: the
+//! H20, whose tensor cores are cut to a seventh of the H100's while its SMs are not): the forward,
+//! non-causal, bf16 throughput at long sequences (16,384 queries and keys, head_dim 128),
+//! measured or published. The roofline's attention fraction is scaled so that it reproduces that
+//! point; its saturation with shorter sequences and narrower heads is kept. Without `attention_kernel` the roofline's default
 //! fraction stands (`roofline::Efficiency::DEFAULT`). A calibration profile's attention
 //! measurements still take precedence over the roofline.
 //!
@@ -136,13 +137,22 @@ impl AttentionKernel {
     /// Fraction of bf16 peak at the reference point on `gpu`, and where it comes from; `None`
     /// where there is no figure (or the kernel does not run there).
     pub fn reference(self, gpu: &'static GpuSpec) -> Option<(f64, &'static str)> {
+        // Dao 2023 (FlashAttention-2, abstract): FlashAttention 2 is "around 2x" as fast as
+        // FlashAttention (v1.0.9, Dao-AILab/flash-attention#505), and 1.3-2.5x as fast as
+        // FlashAttention in Triton. The Triton port's own notes (flash-attention's
+        // flash_attn/flash_attn_triton.py, tested on A100): "overall Triton forward + backward is
+        // slightly slower than CUDA forward + backward" (the CUDA kernel of the day, FlashAttention
+        // 1). Neither uses Hopper's asynchronous tensor-core instructions, so the same ratio is
+        // taken on Hopper.
+        if self == AttentionKernel::FlashAttention1 {
+            return Some((
+                AttentionKernel::FlashAttention2.reference(gpu)?.0 / 2.0,
+                "FlashAttention 1 or its 2022 Triton port: half of FlashAttention 2's speed on \
+                 the same GPU (Dao 2023: FlashAttention 2 is about 2x FlashAttention)",
+            ));
+        }
         if gpu.name == H20 {
             return match self {
-                AttentionKernel::FlashAttention1 => Some((
-                    h20(gpu, false)? / 2.0,
-                    "FlashAttention 1 or its Triton port on an H20: half of FlashAttention 2's \
-                     measured speed there (Dao 2023: FlashAttention 2 is about 2x FlashAttention)",
-                )),
                 AttentionKernel::FlashAttention2 => Some((
                     h20(gpu, false)?,
                     "FlashAttention 2 on an H20: 58% of its peak, measured (flash-attention#1310)",
@@ -151,27 +161,10 @@ impl AttentionKernel {
                     h20(gpu, true)?,
                     "FlashAttention 3 on an H20: 88% of its peak, measured (flash-attention#1310)",
                 )),
-                AttentionKernel::Unfused => None,
+                _ => None,
             };
         }
         match (self, gpu.architecture) {
-            // Dao 2023 (FlashAttention-2, abstract): FlashAttention 2 is "around 2x" as fast as
-            // FlashAttention (v1.0.9, Dao-AILab/flash-attention#505), and 1.3-2.5x as fast as
-            // FlashAttention in Triton. The Triton port's
-            // own notes (flash-attention's flash_attn/flash_attn_triton.py, tested on A100):
-            // "overall Triton forward + backward is slightly slower than CUDA forward + backward"
-            // (the CUDA kernel of the day, FlashAttention 1). Neither uses Hopper's asynchronous
-            // tensor-core instructions, so the same ratio is taken on Hopper.
-            (AttentionKernel::FlashAttention1, Architecture::Ampere) => Some((
-                AttentionKernel::FlashAttention2.reference(gpu)?.0 / 2.0,
-                "FlashAttention 1 or its Triton port on Ampere: 35% of peak, half of FlashAttention 2's \
-                 (Dao 2023: FlashAttention 2 is about 2x FlashAttention)",
-            )),
-            (AttentionKernel::FlashAttention1, Architecture::Hopper) => Some((
-                AttentionKernel::FlashAttention2.reference(gpu)?.0 / 2.0,
-                "FlashAttention 1 or its Triton port on Hopper: 17% of peak, half of FlashAttention 2's \
-                 as measured on an H200 (Dao 2023: FlashAttention 2 is about 2x FlashAttention)",
-            )),
             // Read from the shipped H200 profile's [[attention]] table: PyTorch 2.11's
             // scaled_dot_product_attention flash backend on an H200 (same SMs and clocks as the
             // H100 SXM), calibration/h200-2026-11-30, run 2.
