@@ -7,21 +7,26 @@ use clustersim::RunOutput;
 use common::{count_ops as count, number};
 
 fn run(cp: u32, algorithm: &str) -> RunOutput {
+    run_with(&format!(
+        r#"
+        cp = {cp}
+        cp_algorithm = "{algorithm}"
+        micro_batch = 1
+        global_batch = {}
+        "#,
+        8 / cp
+    ))
+}
+
+/// Four Llama 3 8B layers on 8 H100s with the `[parallel]` keys `parallel`.
+fn run_with(parallel: &str) -> RunOutput {
     let text = common::h100_training(
         8,
         r#"
         preset = "llama-3-8b"
         layers = 4
         "#,
-        &format!(
-            r#"
-            cp = {cp}
-            cp_algorithm = "{algorithm}"
-            micro_batch = 1
-            global_batch = {}
-            "#,
-            8 / cp
-        ),
+        parallel,
     );
     common::run("cp.toml", &text, &[])
 }
@@ -65,4 +70,30 @@ fn sequences_must_split_into_balanced_chunks() {
         "{}",
         e.message
     );
+}
+
+/// Context-parallel ranks hold the same weights: their gradients are reduced together with the
+/// data-parallel replicas', and ZeRO shards the optimizer over both (Megatron-Core's and
+/// torchtitan's grouping), so with one replica and eight context ranks the gradients are still
+/// reduced and each GPU keeps an eighth of the optimizer states.
+#[test]
+fn zero_shards_and_gradients_reduce_over_context_ranks_too() {
+    let with_zero = |zero: u32| {
+        run_with(&format!(
+            r#"
+            cp = 8
+            micro_batch = 1
+            global_batch = 1
+            zero = {zero}
+            "#
+        ))
+    };
+    let (none, one) = (with_zero(0), with_zero(1));
+    assert_eq!(one.report["parallel"]["dp"], 1);
+    assert!(
+        count(&one, "grad_reduce") > 0,
+        "the context ranks' gradients are reduced"
+    );
+    let optimizer = |o: &RunOutput| number(&o.report, "memory.breakdown_bytes.optimizer");
+    assert!((optimizer(&none) / optimizer(&one) - 8.0).abs() < 1e-9);
 }

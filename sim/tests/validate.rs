@@ -374,3 +374,17 @@ fn xdit_h100_960_and_one_h20_are_within_ten_percent() {
         }
     }
 }
+
+/// Every row of torchtitan's December 2024 H100 page (`validation/torchtitan-h100-202412.json`)
+/// fits in memory, as measured (72-85 GiB of 96): its context-parallel rows need the optimizer
+/// sharded over the context ranks too (torchtitan's FSDP mesh), without which three of them did
+/// not fit.
+#[test]
+fn torchtitan_page_rows_all_fit_as_measured() {
+    let report = validate_repository_file("validation/torchtitan-h100-202412.json", 18);
+    for r in report["rows"].as_array().unwrap() {
+        if r["primary"] == true {
+            assert_eq!(r["fits_in_memory"], true, "{}", r["id"]);
+        }
+    }
+}

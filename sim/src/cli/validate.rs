@@ -366,7 +366,12 @@ the schedule orders them. Its errors follow the software stack more than the mod
   tensor-parallel collective beside its GEMM, which the simulator credits with a 1.16x step:
   PyTorch's own account of AsyncTP is about 20% on the forward pass and 8% end to end (Llama 3
   70B), and torchtitan's 70B table measured 1.06x. Without the overlap the case is predicted 2%
-  fast; how much of the backward AsyncTP overlapped in that release is not modelled apart.
+  fast; how much of the backward AsyncTP overlapped in that release is not modelled apart. The
+  whole page (`validation/torchtitan-h100-202412.json`, docs/VALIDATION-TORCHTITAN.md, 18 rows)
+  has a median |error| of 14%: the 8B rows without context parallelism 9-16% fast, the 70B 2D
+  row within 1% and with AsyncTP 12% fast (the simulator credits AsyncTP 1.19x, torchtitan
+  measured 1.06x), and context parallelism of 4 and 8 ranks 35-56% fast, the error growing with
+  the sequence (not explained; PyTorch's context parallelism was experimental in that release).
 - **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): within
   12-32%, too fast. These cases run with DeepSpeed's first stage 3 as its code of the time did it
   (`param_gather = \"on-demand\"`): every weight matrix gathered by its own all-gather when its

@@ -177,10 +177,14 @@ impl Training {
         self.recompute == Recompute::Selective && self.unfused_attention
     }
 
-    /// Data-parallel replicas that reduce gradients together every step: all of them, or under
-    /// local SGD those of one site.
+    /// Ranks that hold the same weights and reduce their gradients together every step (the
+    /// data-parallel communicator, `Comm::Data`): the data-parallel replicas (under local SGD
+    /// those of one site) times the context-parallel ranks, which compute gradients of the same
+    /// weights from other parts of the sequences. ZeRO shards over all of them, as Megatron-Core's
+    /// distributed optimizer (its data-parallel group with context parallelism) and torchtitan's
+    /// FSDP (its `dp_shard_cp` mesh) do.
     pub fn reducing_replicas(&self) -> u32 {
-        self.dp / self.sites
+        self.dp / self.sites * self.cp
     }
 
     /// The parallel layout.
