@@ -419,7 +419,9 @@ fn hybrid_compression_has_little_to_win_over_nccl_like_collectives() {
 
 /// InfiniPipe: over a long-tail sample of lengths, splitting the long sequences and packing the
 /// short ones into balanced micro-batches beats the fixed-shape pipeline (few padded
-/// micro-batches, full recomputation) and at least matches sequence parallelism.
+/// micro-batches, full recomputation) and sequence parallelism on cp 4 x pp 2, but not sequence
+/// parallelism over all eight GPUs with the optimizer sharded over the context ranks, which on
+/// one NVLink server has no bubble and hides its ring passes.
 #[test]
 fn infinipipe_elastic_pipeline_beats_fixed_shapes_and_sequence_parallelism() {
     let elastic = run("infinipipe-llama-2-7b-128k-8xa100-elastic.toml", &[]);
@@ -444,6 +446,18 @@ fn infinipipe_elastic_pipeline_beats_fixed_shapes_and_sequence_parallelism() {
         "elastic {} against sequence parallelism {}",
         tput(&elastic),
         tput(&sp)
+    );
+    let cp8 = run(
+        "infinipipe-llama-2-7b-128k-8xa100-sequence-parallel-cp8.toml",
+        &[],
+    );
+    assert_eq!(elastic["sequences"]["tokens"], cp8["sequences"]["tokens"]);
+    assert_eq!(cp8["memory"]["fits"], true);
+    assert!(
+        tput(&cp8) > tput(&elastic),
+        "sequence parallelism on 8 {} against elastic {}",
+        tput(&cp8),
+        tput(&elastic)
     );
     // The fixed pipeline loses its time to the bubble, not to compute.
     let bubble_share =
