@@ -10,6 +10,13 @@ fn num(v: &Value, path: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// "1 node of 8", "8 nodes of 8": the report's cluster shape.
+fn nodes_of(r: &Value) -> String {
+    let nodes = num(r, "cluster.nodes");
+    let noun = if nodes == 1.0 { "node" } else { "nodes" };
+    format!("{nodes} {noun} of {}", num(r, "cluster.gpus_per_node"))
+}
+
 fn gib(bytes: f64) -> String {
     format!("{:.1} GiB", bytes / (1u64 << 30) as f64)
 }
@@ -62,11 +69,10 @@ pub fn render(r: &Value) -> String {
         &mut out,
         "GPUs",
         format!(
-            "{} x {} ({} nodes of {})",
+            "{} x {} ({})",
             num(r, "cluster.gpus"),
             r["cluster"]["gpu"].as_str().unwrap_or("?"),
-            num(r, "cluster.nodes"),
-            num(r, "cluster.gpus_per_node")
+            nodes_of(r)
         ),
     );
     row(
@@ -727,14 +733,13 @@ fn render_collective(r: &Value) -> String {
         &mut out,
         "operation",
         format!(
-            "{} of {} B over {} of {} x {} ({} nodes of {})",
+            "{} of {} B over {} of {} x {} ({})",
             r["op"].as_str().unwrap_or("?"),
             num(r, "size_bytes"),
             num(r, "ranks"),
             num(r, "cluster.gpus"),
             r["cluster"]["gpu"].as_str().unwrap_or("?"),
-            num(r, "cluster.nodes"),
-            num(r, "cluster.gpus_per_node")
+            nodes_of(r)
         ),
     );
     row(
