@@ -72,6 +72,15 @@ impl Shared {
         SimTime::from_ps(ps as u64)
     }
 
+    /// Full-speed work, in picoseconds, that `elapsed` picoseconds of wall time did, slowed or
+    /// not (the inverse of [`Self::wall`], rounded down).
+    fn work(&self, elapsed: u64, slowed: bool) -> u64 {
+        if !slowed {
+            return elapsed;
+        }
+        (elapsed as u128 * self.rate_ppm as u128 / 1_000_000) as u64
+    }
+
     /// Starts `op` of kernel lane `l`: its end, at the speed its group allows now.
     fn start(&mut self, l: usize, op: OpId, work: u64, sched: &mut Scheduler<OpId>) {
         let slowed = self.group[l].is_some_and(|g| self.running[g as usize] > 0);
@@ -98,12 +107,7 @@ impl Shared {
             if self.slowed[l] == slowed {
                 continue;
             }
-            let elapsed = (now - self.since[l]).as_ps();
-            let done = if self.slowed[l] {
-                (elapsed as u128 * self.rate_ppm as u128 / 1_000_000) as u64
-            } else {
-                elapsed
-            };
+            let done = self.work((now - self.since[l]).as_ps(), self.slowed[l]);
             self.left[l] = self.left[l].saturating_sub(done);
             sched.cancel(id);
             (self.since[l], self.slowed[l]) = (now, slowed);
@@ -122,12 +126,11 @@ struct Executor<'g> {
     dependent_start: Vec<u32>,
     /// Index into the lane's program order of the next op to start.
     cursor: Vec<u32>,
-    busy: Vec<bool>,
     /// Position of each op in its lane's program order.
     position: Vec<u32>,
     start: Vec<SimTime>,
     end: Vec<SimTime>,
-    /// The op each lane is running.
+    /// The op each lane is running (`None`: the lane is free).
     running: Vec<Option<OpId>>,
     shared: Option<Shared>,
 }
@@ -167,7 +170,6 @@ impl<'g> Executor<'g> {
             dependents,
             dependent_start,
             cursor: vec![0; graph.lanes.len()],
-            busy: vec![false; graph.lanes.len()],
             position,
             start: vec![SimTime::MAX; n],
             end: vec![SimTime::MAX; n],
@@ -178,7 +180,7 @@ impl<'g> Executor<'g> {
 
     fn try_start(&mut self, lane: LaneId, sched: &mut Scheduler<OpId>) {
         let l = lane as usize;
-        if self.busy[l] {
+        if self.running[l].is_some() {
             return;
         }
         let Some(&op) = self.graph.lane_ops[l].get(self.cursor[l] as usize) else {
@@ -187,7 +189,6 @@ impl<'g> Executor<'g> {
         if self.waiting[op as usize] > 0 {
             return;
         }
-        self.busy[l] = true;
         self.cursor[l] += 1;
         self.start[op as usize] = sched.now();
         self.running[l] = Some(op);
@@ -227,7 +228,6 @@ impl Process for Executor<'_> {
         let o = op as usize;
         self.end[o] = sched.now();
         let lane = self.graph.ops[o].lane;
-        self.busy[lane as usize] = false;
         self.running[lane as usize] = None;
         // The lane's next op first: a collective following a collective keeps the group slowed.
         self.try_start(lane, sched);

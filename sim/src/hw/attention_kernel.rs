@@ -136,7 +136,14 @@ impl AttentionKernel {
 
     /// Fraction of bf16 peak at the reference point on `gpu`, and where it comes from; `None`
     /// where there is no figure (or the kernel does not run there).
-    pub fn reference(self, gpu: &'static GpuSpec) -> Option<(f64, &'static str)> {
+    pub fn reference(self, gpu: &'static GpuSpec) -> Option<Reference> {
+        let at = |fraction, what, source| {
+            Some(Reference {
+                fraction,
+                what,
+                source,
+            })
+        };
         // Dao 2023 (FlashAttention-2, abstract): FlashAttention 2 is "around 2x" as fast as
         // FlashAttention (v1.0.9, Dao-AILab/flash-attention#505), and 1.3-2.5x as fast as
         // FlashAttention in Triton. The Triton port's own notes (flash-attention's
@@ -145,22 +152,25 @@ impl AttentionKernel {
         // 1). Neither uses Hopper's asynchronous tensor-core instructions, so the same ratio is
         // taken on Hopper.
         if self == AttentionKernel::FlashAttention1 {
-            return Some((
-                AttentionKernel::FlashAttention2.reference(gpu)?.0 / 2.0,
-                "FlashAttention 1 or its 2022 Triton port: half of FlashAttention 2's speed on \
-                 the same GPU (Dao 2023: FlashAttention 2 is about 2x FlashAttention)",
-            ));
+            return at(
+                AttentionKernel::FlashAttention2.reference(gpu)?.fraction / 2.0,
+                "FlashAttention 1 or its 2022 Triton port",
+                "half of FlashAttention 2's speed on the same GPU; Dao 2023: FlashAttention 2 is \
+                 about 2x FlashAttention",
+            );
         }
         if gpu.name == H20 {
             return match self {
-                AttentionKernel::FlashAttention2 => Some((
+                AttentionKernel::FlashAttention2 => at(
                     h20(gpu, false)?,
-                    "FlashAttention 2 on an H20: 58% of its peak, measured (flash-attention#1310)",
-                )),
-                AttentionKernel::FlashAttention3 => Some((
+                    "FlashAttention 2 on an H20",
+                    "measured, flash-attention#1310",
+                ),
+                AttentionKernel::FlashAttention3 => at(
                     h20(gpu, true)?,
-                    "FlashAttention 3 on an H20: 88% of its peak, measured (flash-attention#1310)",
-                )),
+                    "FlashAttention 3 on an H20",
+                    "measured, flash-attention#1310",
+                ),
                 _ => None,
             };
         }
@@ -168,43 +178,68 @@ impl AttentionKernel {
             // Read from the shipped H200 profile's [[attention]] table: PyTorch 2.11's
             // scaled_dot_product_attention flash backend on an H200 (same SMs and clocks as the
             // H100 SXM), calibration/h200-2026-11-30, run 2.
-            (AttentionKernel::FlashAttention2, Architecture::Hopper) => Some((
+            (AttentionKernel::FlashAttention2, Architecture::Hopper) => at(
                 hopper_flash_attention_2()?,
-                "FlashAttention 2 on Hopper: 35% of peak, measured on an H200 (calibration/h200-2026-11-30)",
-            )),
+                "FlashAttention 2 on Hopper",
+                "measured on an H200, calibration/h200-2026-11-30",
+            ),
             // Dao 2023 (FlashAttention-2, Fig. 4 and text): forward up to 73% of an A100's peak,
             // about 70% at head_dim 128 and 16k tokens.
-            (AttentionKernel::FlashAttention2, Architecture::Ampere) => Some((
+            (AttentionKernel::FlashAttention2, Architecture::Ampere) => at(
                 0.70,
-                "FlashAttention 2 on Ampere: 70% of peak (Dao 2023, forward at head_dim 128)",
-            )),
+                "FlashAttention 2 on Ampere",
+                "Dao 2023, forward at head_dim 128",
+            ),
             // Shah et al. 2024 (FlashAttention-3): bf16 forward up to 740 TFLOP/s on H100 SXM,
             // 75% of peak, at head_dim 128 and 16k tokens.
-            (AttentionKernel::FlashAttention3, Architecture::Hopper) => Some((
+            (AttentionKernel::FlashAttention3, Architecture::Hopper) => at(
                 0.75,
-                "FlashAttention 3 on Hopper: 75% of peak (Shah et al. 2024, forward at head_dim 128)",
-            )),
+                "FlashAttention 3 on Hopper",
+                "Shah et al. 2024, forward at head_dim 128",
+            ),
             _ => None,
         }
     }
 
     /// Sets `compute`'s roofline attention fraction so that it reproduces this kernel's reference
-    /// point on its GPU; the source sentence, or `None` when there is no figure for the GPU.
-    pub fn apply(self, compute: &mut ComputeModel) -> Option<&'static str> {
+    /// point on its GPU; the assumption in words, or `None` when there is no figure for the GPU.
+    pub fn apply(self, compute: &mut ComputeModel) -> Option<String> {
         if self == AttentionKernel::Unfused {
             compute.unfused_attention = true;
             return Some(
                 "unfused attention: scores materialised, batched GEMMs and a fused softmax with \
-                 dropout, each its own kernel (Megatron-LM before FlashAttention)",
+                 dropout, each its own kernel (Megatron-LM before FlashAttention)"
+                    .into(),
             );
         }
-        let (fraction, source) = self.reference(compute.gpu)?;
+        let reference = self.reference(compute.gpu)?;
         let kernel = reference_kernel();
         let peak = compute.gpu.peak_flops(Dtype::Bf16)?;
         let roofline = compute.roofline_cost(&kernel)?;
         let achieved = roofline.flops / roofline.seconds / peak;
-        compute.efficiency.attention_peak_fraction *= fraction / achieved;
-        Some(source)
+        compute.efficiency.attention_peak_fraction *= reference.fraction / achieved;
+        Some(reference.describe())
+    }
+}
+
+/// A kernel's reference point on a GPU: its fraction of bf16 peak there, the kernel and GPU in
+/// words, and where the figure comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reference {
+    pub fraction: f64,
+    pub what: &'static str,
+    pub source: &'static str,
+}
+
+impl Reference {
+    /// "FlashAttention 2 on Hopper: 35% of peak (measured on an H200, ...)".
+    pub fn describe(&self) -> String {
+        format!(
+            "{}: {:.0}% of peak ({})",
+            self.what,
+            100.0 * self.fraction,
+            self.source
+        )
     }
 }
 
@@ -344,7 +379,10 @@ mod tests {
     fn the_reference_point_is_reproduced() {
         let h100 = gpu::find("H100").unwrap();
         // The H200 measurement: 346 TFLOP/s of 989.
-        let (measured, _) = AttentionKernel::FlashAttention2.reference(h100).unwrap();
+        let measured = AttentionKernel::FlashAttention2
+            .reference(h100)
+            .unwrap()
+            .fraction;
         assert!((measured - 346.0 / 989.0).abs() < 0.005, "{measured}");
         let mut fa2 = ComputeModel::new(h100);
         AttentionKernel::FlashAttention2.apply(&mut fa2).unwrap();
@@ -374,14 +412,26 @@ mod tests {
         AttentionKernel::FlashAttention1.apply(&mut fa1).unwrap();
         assert!((tflops(&fa1) - 173.0).abs() < 3.0, "{}", tflops(&fa1));
         let a100 = gpu::find("A100").unwrap();
-        let (fa1_ampere, _) = AttentionKernel::FlashAttention1.reference(a100).unwrap();
+        let fa1_ampere = AttentionKernel::FlashAttention1
+            .reference(a100)
+            .unwrap()
+            .fraction;
         assert!((fa1_ampere - 0.35).abs() < 1e-9, "{fa1_ampere}");
         // The H20's own measurements, carried from 2,048 to 16,384 tokens: FlashAttention 2 at
         // 83.7 of 148 TFLOP/s there, a little more at the reference point; FlashAttention 1 half.
         let h20 = gpu::find("H20").unwrap();
-        let (fa2_h20, _) = AttentionKernel::FlashAttention2.reference(h20).unwrap();
-        let (fa3_h20, _) = AttentionKernel::FlashAttention3.reference(h20).unwrap();
-        let (fa1_h20, _) = AttentionKernel::FlashAttention1.reference(h20).unwrap();
+        let fa2_h20 = AttentionKernel::FlashAttention2
+            .reference(h20)
+            .unwrap()
+            .fraction;
+        let fa3_h20 = AttentionKernel::FlashAttention3
+            .reference(h20)
+            .unwrap()
+            .fraction;
+        let fa1_h20 = AttentionKernel::FlashAttention1
+            .reference(h20)
+            .unwrap()
+            .fraction;
         assert!(fa2_h20 > 83.7 / 148.0 && fa2_h20 < 0.60, "{fa2_h20}");
         assert!(fa3_h20 > 126.2 / 148.0 && fa3_h20 < 0.90, "{fa3_h20}");
         assert!((fa1_h20 - fa2_h20 / 2.0).abs() < 1e-12);

@@ -323,7 +323,7 @@ pub fn apply_attention_kernel(
     };
     match kernel.apply(compute) {
         Some(source) => {
-            assumptions.push(source.to_string());
+            assumptions.push(source);
             Ok(())
         }
         None => Err(s

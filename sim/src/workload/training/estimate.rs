@@ -98,6 +98,13 @@ impl<'a> Estimator<'a> {
         comm.min(compute / r).max(0.0) * (1.0 - r)
     }
 
+    /// What a collective of `comm` seconds beside `compute` seconds of kernels adds to them: the
+    /// kernels' slowdown and the part of the collective that outlasts them, at least `floor`.
+    fn beside(&self, compute: f64, comm: f64, floor: f64) -> f64 {
+        let slowed = self.slowed(compute, comm);
+        slowed + (comm - compute - slowed).max(floor)
+    }
+
     fn seconds(&self, kernel: &Kernel) -> f64 {
         self.compute
             .cost(kernel)
@@ -263,7 +270,7 @@ impl<'a> Estimator<'a> {
             t.forward_comm += f;
             t.backward_comm += b;
         }
-        if s.zero == 3 && s.reducing_replicas() > 1 {
+        if s.zero == 3 && s.gradient_ranks() > 1 {
             let bytes = s.layer_params_here(0) * m.dtype.bytes();
             let gather = self.collective(s, Comm::Data, CollectiveOp::AllGather, bytes);
             t.forward_compute += self.slowed(t.forward_compute, gather);
@@ -345,13 +352,9 @@ impl<'a> Estimator<'a> {
                 // (and the blocks' slowdown, here with the communication).
                 let block_f = dense.forward_compute / s.cp as f64;
                 let block_b = dense.backward_compute / s.cp as f64;
-                let beside = |pass: f64, block: f64| {
-                    let slowed = self.slowed(block, pass);
-                    slowed + (pass - block - slowed).max(0.0)
-                };
                 (
-                    steps * beside(forward, block_f),
-                    steps * beside(backward, block_b),
+                    steps * self.beside(block_f, forward, 0.0),
+                    steps * self.beside(block_b, backward, 0.0),
                 )
             }
         }
@@ -411,7 +414,7 @@ impl<'a> Estimator<'a> {
         // ZeRO-3 prefetches one layer ahead within a pass of a chunk, so the first layer's
         // gather of every chunk pass waits in full.
         let comm = comm
-            + if s.zero == 3 && s.reducing_replicas() > 1 {
+            + if s.zero == 3 && s.gradient_ranks() > 1 {
                 let bytes = s.layer_params_here(0) * m.dtype.bytes();
                 2.0 * s.virtual_stages as f64
                     * self.collective(s, Comm::Data, CollectiveOp::AllGather, bytes)
@@ -450,7 +453,7 @@ impl<'a> Estimator<'a> {
             .expect("a stage");
         let params = s.stage_params(busiest);
         let mut data = 0.0;
-        if s.reducing_replicas() > 1 {
+        if s.gradient_ranks() > 1 {
             let op = if s.zero >= 1 {
                 CollectiveOp::ReduceScatter
             } else {
@@ -462,18 +465,15 @@ impl<'a> Estimator<'a> {
                 // Reduce-scattered layer by layer every micro-batch, beside the backward.
                 let layers = s.stage_layers(0).max(1) as f64;
                 let per_layer = self.collective(s, Comm::Data, op, grads / layers);
-                let (reducing, backward) = (micro * layers * per_layer, micro * last_backward);
-                let slowed = self.slowed(backward, reducing);
-                data += slowed + (reducing - backward - slowed).max(per_layer);
+                data += self.beside(micro * last_backward, micro * layers * per_layer, per_layer);
             } else {
                 let full = (grads / BUCKET_BYTES).floor();
                 let rest = grads - full * BUCKET_BYTES;
                 let bucket = self.collective(s, Comm::Data, op, BUCKET_BYTES.min(grads));
                 let last = self.collective(s, Comm::Data, op, rest);
                 let total = full * bucket + last;
-                let slowed = self.slowed(last_backward, total);
-                data += slowed
-                    + (total - last_backward - slowed).max(if rest > 0.0 { last } else { bucket });
+                let floor = if rest > 0.0 { last } else { bucket };
+                data += self.beside(last_backward, total, floor);
             }
             if matches!(s.zero, 1 | 2) {
                 data += self.collective(
@@ -485,7 +485,7 @@ impl<'a> Estimator<'a> {
             }
         }
         let shards = if s.zero >= 1 {
-            s.reducing_replicas() as f64
+            s.gradient_ranks() as f64
         } else {
             1.0
         };

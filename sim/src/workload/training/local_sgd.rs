@@ -55,7 +55,7 @@ pub fn round(s: &Training, inner: f64) -> Option<Round> {
         }
     }
     let bytes = (0..s.pp).map(|p| s.stage_params(p)).fold(0.0, f64::max)
-        / s.reducing_replicas() as f64
+        / s.gradient_ranks() as f64
         * OUTER_BYTES_PER_PARAM;
     let outer = s
         .collective_cost(

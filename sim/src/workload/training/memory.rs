@@ -183,7 +183,7 @@ pub fn stage_memory_as(
     let params = s.stage_params(stage);
     // ZeRO shards over the ranks that reduce together: data x context parallel (a site's, under
     // local SGD).
-    let dp = s.reducing_replicas() as f64;
+    let dp = s.gradient_ranks() as f64;
     let t = (s.micro_batch * m.seq_len) as f64 / s.cp as f64;
     let layer = layer_activations(s);
     // Layers of the stage's largest chunk: the in-flight micro-batches hold one chunk each.

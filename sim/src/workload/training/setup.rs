@@ -183,7 +183,7 @@ impl Training {
     /// weights from other parts of the sequences. ZeRO shards over all of them, as Megatron-Core's
     /// distributed optimizer (its data-parallel group with context parallelism) and torchtitan's
     /// FSDP (its `dp_shard_cp` mesh) do.
-    pub fn reducing_replicas(&self) -> u32 {
+    pub fn gradient_ranks(&self) -> u32 {
         self.dp / self.sites * self.cp
     }
 

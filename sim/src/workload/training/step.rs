@@ -161,7 +161,7 @@ impl<'a> StepBuilder<'a> {
                     }),
                     send: (setup.pp > 1)
                         .then(|| graph.add_lane_using("pipeline send", group.clone(), COLLECTIVE)),
-                    gather: (setup.zero == 3 && setup.reducing_replicas() > 1).then(|| {
+                    gather: (setup.zero == 3 && setup.gradient_ranks() > 1).then(|| {
                         graph.add_lane_using("parameter all-gather", group.clone(), COLLECTIVE)
                     }),
                     expert: (setup.ep > 1).then(|| {
@@ -412,11 +412,11 @@ impl<'a> StepBuilder<'a> {
     fn gradients(&mut self, bytes: f64, flush: bool, expert: bool) {
         let (replicas, comm) = if expert {
             (
-                self.setup.reducing_replicas() / self.setup.ep,
+                self.setup.gradient_ranks() / self.setup.ep,
                 Comm::ExpertData,
             )
         } else {
-            (self.setup.reducing_replicas(), Comm::Data)
+            (self.setup.gradient_ranks(), Comm::Data)
         };
         // Without replicas there is nothing to reduce, but an offloaded optimizer still needs
         // the gradients in host memory (ZeRO-Offload on one GPU).
@@ -971,7 +971,7 @@ impl<'a> StepBuilder<'a> {
         let m = &s.model;
         let params = s.stage_params(stage);
         let shards = if s.zero >= 1 {
-            s.reducing_replicas() as f64
+            s.gradient_ranks() as f64
         } else {
             1.0
         };
@@ -996,7 +996,7 @@ impl<'a> StepBuilder<'a> {
         };
         self.stage().optimizer = Some(opt);
         self.stage().last = Some(opt);
-        if matches!(s.zero, 1 | 2) && s.reducing_replicas() > 1 {
+        if matches!(s.zero, 1 | 2) && s.gradient_ranks() > 1 {
             // All-gather the updated 16-bit weights (ZeRO-3 gathers them layer by layer at the
             // next step instead).
             let bytes = params * m.dtype.bytes();

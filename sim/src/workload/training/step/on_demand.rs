@@ -52,7 +52,7 @@ impl StepBuilder<'_> {
         lane: LaneId,
         after: &[OpId],
     ) -> OpId {
-        let ranks = self.setup.reducing_replicas();
+        let ranks = self.setup.gradient_ranks();
         let copy = Kernel::Memory {
             bytes: 2.0 * bytes / ranks as f64,
             flops: 0.0,
@@ -102,7 +102,7 @@ impl StepBuilder<'_> {
     /// Reduce-scatters `layer`'s gradients one weight matrix at a time, each after its list is
     /// copied into one buffer, the compute stream waiting for the last.
     pub(super) fn reduce_on_demand(&mut self, layer: u32) {
-        if self.setup.reducing_replicas() < 2 {
+        if self.setup.gradient_ranks() < 2 {
             return;
         }
         let lane = self.stage().data;
