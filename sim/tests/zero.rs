@@ -114,6 +114,34 @@ fn on_demand_gathers_block_compute_per_matrix_and_cost_more_with_more_ranks() {
     assert!(large > small, "16 GPUs {small}, 256 GPUs {large}");
 }
 
+/// With full recomputation, DeepSpeed keeps a matrix gathered for the recomputed forward only
+/// while its reuse distance stays under `stage3_max_reuse_distance` (1e9 parameters): at
+/// hidden 4096 all four matrices of a layer stay for the backward, at GPT-3's hidden 12288 only
+/// the MLP's down projection does (its up projection waits for 2 x 604 M), so the backward
+/// gathers three of them again and the step is slower by those gathers.
+#[test]
+fn on_demand_regathers_for_the_backward_what_the_reuse_distance_releases() {
+    let run = |hidden: u32, recompute: &str| {
+        let text = common::h100_training(
+            8,
+            &format!("layers = 2\nhidden = {hidden}\nheads = 32\nseq_len = 2048\nvocab = 50304"),
+            &format!(
+                "dp = 8\nmicro_batch = 1\nglobal_batch = 8\nzero = 3\n\
+                 param_gather = \"on-demand\"\nrecompute = \"{recompute}\""
+            ),
+        );
+        common::run("reuse.toml", &text, &[])
+    };
+    // Forward, recomputed forward (kept for the backward): two gathers of four a layer.
+    assert_eq!(count_ops(&run(4096, "full"), "param_all_gather"), 2 * 4 * 2);
+    // GPT-3's width: three of the four gathered once more for the backward.
+    let wide = run(12288, "full");
+    assert_eq!(count_ops(&wide, "param_all_gather"), (4 + 4 + 3) * 2);
+    assert_eq!(count_ops(&wide, "param_gather_copies"), (4 + 4 + 3) * 2);
+    // Without recomputation the backward gathers all four again, whatever the width.
+    assert_eq!(count_ops(&run(12288, "none"), "param_all_gather"), 2 * 4 * 2);
+}
+
 #[test]
 fn param_gather_needs_zero_3() {
     let text = common::h100_training(

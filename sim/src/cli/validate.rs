@@ -372,12 +372,21 @@ the schedule orders them. Its errors follow the software stack more than the mod
   row within 1% and with AsyncTP 12% fast (the simulator credits AsyncTP 1.19x, torchtitan
   measured 1.06x), and context parallelism of 4 and 8 ranks 35-56% fast, the error growing with
   the sequence (not explained; PyTorch's context parallelism was experimental in that release).
-- **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): within
-  12-32%, too fast. These cases run with DeepSpeed's first stage 3 as its code of the time did it
-  (`param_gather = \"on-demand\"`): every weight matrix gathered by its own all-gather when its
-  module runs, after the GPU drains, into per-rank lists that cost one copy per rank, and the
-  gradients reduce-scattered the same way; the calls' latency grows with the group, so the step
-  slows with scale as measured. What is left is the network's own share at 768 GPUs (measured
-  communication grows by about 15 s per doubling, the simulated by 5 then 21 s) and the host's
-  time between its thousands of calls.
+- **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): 6%
+  and 19% fast on 384 and 768 GPUs, 3% slow on 1,536. These cases run with DeepSpeed's first
+  stage 3 as its code of the time did it (`param_gather = \"on-demand\"`): every weight matrix
+  gathered by its own all-gather when its module runs, after the GPU drains, into per-rank lists
+  that cost one copy per rank, and the gradients reduce-scattered the same way; under full
+  recomputation only the matrices within DeepSpeed's default reuse distance (1e9 parameters)
+  stay gathered from the recomputed forward to the backward, which at GPT-3's width is the MLP's
+  down projection alone, so the backward gathers the other three again. The calls' latency grows
+  with the group, so the step slows with scale as measured, but not at the measured pace:
+  taking the simulated compute as right, the measured communication grows by about 13 s per
+  doubling (26, 39, 53 s), the simulated by 7 then 27 s (22, 28, 55 s). Much of that simulated
+  growth is the fat-tree's ECMP hash: it puts up to two of the rings' flows on one spine link at
+  384 and 768 GPUs and up to four at 1,536, halving or quartering those flows. With routes that
+  never collide (`topology = \"rail-optimized\"`) the three cases come out 16%, 38% and 47%
+  fast, so the agreement leans on those collisions; an InfiniBand fabric's subnet manager routes
+  by destination rather than by a hash, and how evenly Selene's spread these rings is not known
+  here. The host's time between DeepSpeed's thousands of calls is not modelled.
 ";

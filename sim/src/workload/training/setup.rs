@@ -816,7 +816,9 @@ fn resolve_param_gather(
         (ParamGather::OnDemand, _) => "ZeRO-3: each weight matrix gathered on demand by its own \
              all-gather into one tensor per rank (a copy each), and each layer's gradients \
              reduce-scattered the same way, compute waiting (parallel.param_gather, DeepSpeed \
-             v0.3); norms and biases stay whole on every rank"
+             v0.3); with full recomputation, matrices kept from the recomputed forward to the \
+             backward within DeepSpeed's reuse distance (1e9 parameters), the rest gathered \
+             again; norms and biases stay whole on every rank"
             .into(),
     });
     Ok(gather)

@@ -831,6 +831,9 @@ impl<'a> StepBuilder<'a> {
                                 let items = kinds.of(m, layer);
                                 if s.recomputes(st as u32, micro) {
                                     self.forward_layer(items, layer, micro, false, act);
+                                    if s.param_gather == ParamGather::OnDemand {
+                                        self.regather_for_backward(layer);
+                                    }
                                 }
                                 if s.recompute == Recompute::Op {
                                     let tp = s.tp as u64;

@@ -13,8 +13,13 @@
 //!   from a list of per-rank inputs that is first copied into one buffer (`n` copies), and the
 //!   compute stream waits for them before it goes on.
 //!
-//! A parameter gathered for the recomputed forward is kept for the backward that follows it
-//! (DeepSpeed's reuse distance). Deliberately ignored: norms and biases (below DeepSpeed's
+//! With full recomputation, a matrix gathered for the recomputed forward is kept for the backward
+//! that follows only while DeepSpeed's reuse distance allows it: the parameters of the modules
+//! that run between its recomputed forward and its backward (each later matrix of the layer
+//! twice, forward then backward) must stay below `stage3_max_reuse_distance`
+//! ([`MAX_REUSE_DISTANCE`]); any other matrix is released and gathered again for the backward.
+//! Without recomputation every matrix is gathered again for the backward (the whole rest of the
+//! forward lies between its two uses). Deliberately ignored: norms and biases (below DeepSpeed's
 //! persistence threshold of 100,000 elements, so whole on every rank and never gathered), the
 //! host's own time between the calls, and the memory of the gathered matrices (one layer's at a
 //! time, as with prefetching). A mixture-of-experts layer's local experts of one kind (up or down projections) are gathered as
@@ -28,6 +33,28 @@ use crate::hw::Kernel;
 use crate::workload::training::comm::Comm;
 use crate::workload::training::optimizer::{Matrix, matrices_of_layer};
 use std::borrow::Cow;
+
+/// DeepSpeed's default `stage3_max_reuse_distance`, in parameters
+/// (`ZERO_OPTIMIZATION_MAX_REUSE_DISTANCE_DEFAULT` in deepspeed/runtime/zero/constants.py, and
+/// the DeepSpeed configuration documentation): a module's parameters are released after it runs
+/// unless the parameters of the modules that run before its next use add up to less than this.
+pub const MAX_REUSE_DISTANCE: f64 = 1e9;
+
+/// Of a layer's weight matrices (parameters each, in forward order), those released between the
+/// recomputed forward and the backward, in the order the backward gathers them again (last
+/// first): matrix `i` is next used after the later matrices' recomputed forwards and their
+/// backwards, a reuse distance of twice their parameters.
+fn released_for_backward(matrices: &[f64]) -> Vec<f64> {
+    let mut later = 0.0;
+    let mut released = Vec::new();
+    for &params in matrices.iter().rev() {
+        if 2.0 * later >= MAX_REUSE_DISTANCE {
+            released.push(params);
+        }
+        later += params;
+    }
+    released
+}
 
 impl StepBuilder<'_> {
     /// Parameters of each weight matrix of `layer` one GPU holds (`optimizer::matrices_of_layer`;
@@ -87,16 +114,34 @@ impl StepBuilder<'_> {
         if self.gathers.contains_key(&layer) {
             return;
         }
-        let e = self.setup.model.dtype.bytes();
         for params in self.weight_matrices(layer) {
-            let bytes = params * e;
-            let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
-            let after = self.compute_deps();
-            let gather = self.comm_op(lane, "param_all_gather", secs, bytes, &after);
-            let copies = self.list_copies("param_gather_copies", bytes, lane, &[gather]);
-            self.stage().last = Some(copies);
+            let copies = self.gather_matrix(params, lane);
             self.gathers.insert(layer, copies);
         }
+    }
+
+    /// After `layer`'s recomputed forward: gathers again the weight matrices DeepSpeed released
+    /// before the backward reaches them, those whose reuse distance (twice the parameters of the
+    /// layer's later matrices) is at least [`MAX_REUSE_DISTANCE`].
+    pub(super) fn regather_for_backward(&mut self, layer: u32) {
+        let Some(lane) = self.stage().gather else {
+            return;
+        };
+        for params in released_for_backward(&self.weight_matrices(layer)) {
+            self.gather_matrix(params, lane);
+        }
+    }
+
+    /// One weight matrix of `params` parameters gathered on `lane` in the compute stream's path:
+    /// the all-gather, then the copies out of its per-rank list; returns the copies.
+    fn gather_matrix(&mut self, params: f64, lane: LaneId) -> OpId {
+        let bytes = params * self.setup.model.dtype.bytes();
+        let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
+        let after = self.compute_deps();
+        let gather = self.comm_op(lane, "param_all_gather", secs, bytes, &after);
+        let copies = self.list_copies("param_gather_copies", bytes, lane, &[gather]);
+        self.stage().last = Some(copies);
+        copies
     }
 
     /// Reduce-scatters `layer`'s gradients one weight matrix at a time, each after its list is
@@ -115,5 +160,33 @@ impl StepBuilder<'_> {
             self.stage().buckets.push(reduce);
             self.stage().last = Some(reduce);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reuse_distance_releases_all_but_the_last_matrices() {
+        // GPT-3 175B without tensor parallelism: QKV 453 M, projection 151 M, MLP 604 M twice.
+        // The down projection's backward follows its recomputed forward at once (distance 0);
+        // the up projection waits for the down projection twice (1.21 B), the others longer.
+        let h = 12288.0_f64;
+        let gpt3 = [3.0 * h * h, h * h, 4.0 * h * h, 4.0 * h * h];
+        assert_eq!(
+            released_for_backward(&gpt3),
+            vec![4.0 * h * h, h * h, 3.0 * h * h]
+        );
+        // Hidden 8192 (a 70B-class layer): the up projection waits for 2 x 4h^2 = 0.54 B and is
+        // kept; the projection waits for twice both MLP matrices, 1.07 B, and is released.
+        let h = 8192.0_f64;
+        let mid = [3.0 * h * h, h * h, 4.0 * h * h, 4.0 * h * h];
+        assert_eq!(released_for_backward(&mid), vec![h * h, 3.0 * h * h]);
+        // Hidden 4096 (a 7B-class layer): the QKV matrix, the farthest, waits for 2 x 9h^2 =
+        // 0.30 B, so every matrix is kept.
+        let h = 4096.0_f64;
+        let small = [3.0 * h * h, h * h, 4.0 * h * h, 4.0 * h * h];
+        assert!(released_for_backward(&small).is_empty());
     }
 }
