@@ -614,3 +614,49 @@ fn impossible_specs_say_why() {
         .unwrap()
         .gpus[0];
 }
+
+/// `routing` in `[cluster.inter_node]`: read for leaf/spine networks (the report names it),
+/// refused with a reason for a torus, and an unknown value lists the valid ones.
+#[test]
+fn scenario_routing_key() {
+    let text = |topology: &str, routing: &str| {
+        format!(
+            r#"
+kind = "training"
+[cluster]
+gpu = "A100-SXM4-80GB"
+nodes = 8
+gpus_per_node = 8
+[cluster.inter_node]
+topology = "{topology}"
+nic_bandwidth = "200 Gb/s"
+routing = "{routing}"
+[model]
+preset = "gpt3-1.3b"
+[parallel]
+micro_batch = 1
+global_batch = 64
+"#
+        )
+    };
+    let parse = |t: String| clustersim::Scenario::parse(std::path::Path::new("r.toml"), t, &[]);
+    let report = clustersim::run(&parse(text("fat-tree", "destination")).unwrap())
+        .unwrap()
+        .report;
+    let named = report["fidelity"]["topology"].as_str().unwrap();
+    assert!(named.ends_with("routed by destination"), "{named}");
+    let Err(torus) = clustersim::run(&parse(text("torus-2d", "destination")).unwrap()) else {
+        panic!("routing on a torus must be refused");
+    };
+    assert!(
+        torus
+            .message
+            .contains("routing applies to leaf/spine networks"),
+        "{torus}"
+    );
+    let bad = parse(text("fat-tree", "adaptive")).unwrap_err().to_string();
+    assert!(
+        bad.contains("ecmp") && bad.contains("destination") && bad.contains("r.toml"),
+        "{bad}"
+    );
+}

@@ -139,7 +139,10 @@ fn on_demand_regathers_for_the_backward_what_the_reuse_distance_releases() {
     assert_eq!(count_ops(&wide, "param_all_gather"), (4 + 4 + 3) * 2);
     assert_eq!(count_ops(&wide, "param_gather_copies"), (4 + 4 + 3) * 2);
     // Without recomputation the backward gathers all four again, whatever the width.
-    assert_eq!(count_ops(&run(12288, "none"), "param_all_gather"), 2 * 4 * 2);
+    assert_eq!(
+        count_ops(&run(12288, "none"), "param_all_gather"),
+        2 * 4 * 2
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ use clustersim::collective::{Algorithm, CollectiveOp, Group};
 use clustersim::hw::gpu::{self, IntraLinkKind};
 use clustersim::net::Topology;
 use clustersim::net::tier::Tier;
-use clustersim::net::topology::spec::{InterKind, IntraKind, TopologySpec};
+use clustersim::net::topology::spec::{InterKind, IntraKind, PathSelection, TopologySpec};
 use clustersim::scenario::quantity::Bandwidth;
 use serde_json::json;
 use std::fmt::Write;
@@ -61,6 +61,10 @@ pub struct CollectiveArgs {
     nics_per_node: Option<u32>,
     #[arg(long, default_value_t = 1.0)]
     oversubscription: f64,
+    /// How leaf and spine switches choose among equal uplinks: ecmp (a hash of each flow) or
+    /// destination (InfiniBand's per-destination forwarding tables).
+    #[arg(long, default_value = "ecmp")]
+    routing: String,
     /// Compression ratio of the payload (original / compressed).
     #[arg(long)]
     compress_ratio: Option<f64>,
@@ -180,6 +184,15 @@ fn spec(a: &CollectiveArgs, g: &gpu::GpuSpec) -> Result<TopologySpec, String> {
         return Err("--oversubscription must be 1.0 (non-blocking) or more".into());
     }
     s.oversubscription = a.oversubscription;
+    s.routing = match a.routing.as_str() {
+        "ecmp" => PathSelection::Ecmp,
+        "destination" => PathSelection::Destination,
+        other => {
+            return Err(format!(
+                "--routing {other}: valid choices are ecmp and destination"
+            ));
+        }
+    };
     Ok(s)
 }
 

@@ -383,10 +383,12 @@ the schedule orders them. Its errors follow the software stack more than the mod
   with the group, so the step slows with scale as measured, but not at the measured pace:
   taking the simulated compute as right, the measured communication grows by about 13 s per
   doubling (26, 39, 53 s), the simulated by 7 then 27 s (22, 28, 55 s). Much of that simulated
-  growth is the fat-tree's ECMP hash: it puts up to two of the rings' flows on one spine link at
-  384 and 768 GPUs and up to four at 1,536, halving or quartering those flows. With routes that
-  never collide (`topology = \"rail-optimized\"`) the three cases come out 16%, 38% and 47%
-  fast, so the agreement leans on those collisions; an InfiniBand fabric's subnet manager routes
-  by destination rather than by a hash, and how evenly Selene's spread these rings is not known
-  here. The host's time between DeepSpeed's thousands of calls is not modelled.
+  growth is the fat-tree's ECMP hash (the default `routing`): it puts up to two of the rings'
+  flows on one spine link at 384 and 768 GPUs and up to four at 1,536, halving or quartering
+  those flows. Routed by destination, as an InfiniBand subnet manager routes
+  (`routing = \"destination\"`), the rings never share a link and the three cases come out 16%,
+  38% and 47% fast: the agreement leans on those collisions, and how evenly Selene's fabric
+  spread these rings is not known here. The host's time between DeepSpeed's thousands of calls
+  is not modelled. The same switch moves the 64-GPU MPT rows (FSDP, fabric not stated) from
+  +3% and +12% to +6% and +28%, and the Megatron-LM rows by at most 3 points.
 ";

@@ -146,6 +146,9 @@ pub struct InterNodeSection {
     pub leaf_downlinks: Option<u32>,
     /// Spine switches per pod (default: one per leaf uplink port, downlinks / oversubscription).
     pub spines: Option<u32>,
+    /// Leaf/spine networks: how switches choose among equal uplinks, "ecmp" (a hash of each
+    /// flow, the default) or "destination" (InfiniBand's per-destination forwarding tables).
+    pub routing: Option<crate::net::topology::spec::PathSelection>,
     /// Fat-tree and rail-optimized: number of pods, each with its own leaves and spines, joined by
     /// a core layer (default 1, no core).
     pub pods: Option<u32>,

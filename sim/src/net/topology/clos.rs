@@ -12,7 +12,9 @@
 //! with nothing above it has no spines.
 //!
 //! Routes: NIC -> leaf -> NIC on one leaf; NIC -> leaf -> spine -> leaf -> NIC within a group,
-//! the spine picked by the ECMP hash; across groups through the layer above (see those files).
+//! the spine picked by the ECMP hash, or with `routing = "destination"` by the destination NIC's
+//! port on its leaf (modulo the spines; the core by its leaf); across groups through the layer
+//! above (see those files).
 //! Links: NIC <-> leaf `inter_latency / 2`, switch <-> switch `switch_latency`; bandwidths bytes/s
 //! per direction.
 //!
@@ -21,7 +23,7 @@
 
 use super::nic::Nics;
 use super::routing::pick;
-use super::spec::{TopologySpec, block_start};
+use super::spec::{PathSelection, TopologySpec, block_start};
 use super::{Builder, DeviceKind, LinkKind};
 use petgraph::graph::{EdgeIndex, NodeIndex};
 
@@ -38,6 +40,10 @@ pub(crate) enum Placement {
 pub(crate) struct Clos {
     /// Leaf of each NIC, by global NIC index.
     pub nic_leaf: Vec<u32>,
+    /// Port of each NIC on its leaf (0 .. leaf_downlinks), by global NIC index.
+    pub nic_port: Vec<u32>,
+    /// How the switches choose among equal uplinks.
+    pub routing: PathSelection,
     /// NIC -> leaf and leaf -> NIC, by global NIC index.
     pub nic_up: Vec<EdgeIndex>,
     pub nic_down: Vec<EdgeIndex>,
@@ -66,9 +72,14 @@ pub(crate) enum Upper {
 }
 
 impl Clos {
-    /// Appends NIC `a` -> NIC `b`.
+    /// Appends NIC `a` -> NIC `b`; `hash` is the flow's ECMP hash, used when the switches
+    /// route by it.
     pub fn route(&self, a: u32, b: u32, hash: u64, out: &mut Vec<EdgeIndex>) {
         let (la, lb) = (self.nic_leaf[a as usize], self.nic_leaf[b as usize]);
+        let hash = match self.routing {
+            PathSelection::Ecmp => hash,
+            PathSelection::Destination => by_destination(self.nic_port[b as usize], lb),
+        };
         out.push(self.nic_up[a as usize]);
         if la != lb {
             let s = self.spines;
@@ -92,6 +103,13 @@ impl Clos {
     }
 }
 
+/// The choices a destination-routed flow to `port` of leaf `leaf` makes, in the form [`pick`]
+/// reads: the spine going up and the spine coming down by the port, the core by the leaf.
+fn by_destination(port: u32, leaf: u32) -> u64 {
+    let field = |v: u32| (v & 0x1F_FFFF) as u64;
+    field(port) | field(leaf) << 21 | field(port) << 42
+}
+
 /// Builds leaves and spines for `groups` groups of consecutive nodes (named `label0/...` when
 /// there are several), with spines whenever a group has several leaves or `above` says a layer
 /// will sit on top of the spines.
@@ -109,6 +127,8 @@ pub(crate) fn build(
     let total_nics = (spec.nodes * k) as usize;
     let mut c = Clos {
         nic_leaf: vec![0; total_nics],
+        nic_port: vec![0; total_nics],
+        routing: spec.routing,
         nic_up: vec![EdgeIndex::end(); total_nics],
         nic_down: vec![EdgeIndex::end(); total_nics],
         leaf_group: Vec::new(),
@@ -153,11 +173,11 @@ pub(crate) fn build(
         }
         for node in n0..n1 {
             for j in 0..k {
-                let leaf = base
-                    + match placement {
-                        Placement::NodeMajor => ((node - n0) * k + j) / d,
-                        Placement::Rails => j * per_rail + (node - n0) / d,
-                    };
+                let (leaf, port) = match placement {
+                    Placement::NodeMajor => (((node - n0) * k + j) / d, ((node - n0) * k + j) % d),
+                    Placement::Rails => (j * per_rail + (node - n0) / d, (node - n0) % d),
+                };
+                let leaf = base + leaf;
                 let nic = (node * k + j) as usize;
                 let (u, dn) = b.link(
                     nics.vertices[nic],
@@ -167,6 +187,7 @@ pub(crate) fn build(
                     half,
                 );
                 c.nic_leaf[nic] = leaf;
+                c.nic_port[nic] = port;
                 c.nic_up[nic] = u;
                 c.nic_down[nic] = dn;
             }

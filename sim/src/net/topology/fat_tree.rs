@@ -120,6 +120,45 @@ mod tests {
         assert!(used.len() >= 6, "{used:?}");
     }
 
+    /// The busiest network link's flow count when every GPU of 64 nodes of 8 sends to the GPU of
+    /// the same index on the next node (a ring's node-to-node hops, all rails at once), on
+    /// leaves of 32 ports and 32 spines.
+    fn busiest_under_shift(routing: spec::PathSelection) -> u32 {
+        let s = TopologySpec {
+            nic_bandwidth: 25e9,
+            routing,
+            ..TopologySpec::new(64, 8)
+        };
+        let t = Topology::build(&s).unwrap();
+        let mut flows = std::collections::HashMap::new();
+        for src in 0..64 * 8 {
+            for e in t.route(src, (src + 8) % (64 * 8)).links {
+                if t.graph[e].kind == LinkKind::Network {
+                    *flows.entry(e).or_insert(0) += 1;
+                }
+            }
+        }
+        flows.into_values().max().unwrap()
+    }
+
+    #[test]
+    fn destination_routing_keeps_a_shift_off_shared_links_where_ecmp_collides() {
+        assert!(busiest_under_shift(spec::PathSelection::Ecmp) >= 2);
+        assert_eq!(busiest_under_shift(spec::PathSelection::Destination), 1);
+        // Every route still goes where it should.
+        let t = Topology::build(&TopologySpec {
+            routing: spec::PathSelection::Destination,
+            ..spec(8, 2.0)
+        })
+        .unwrap();
+        check_all_routes(&t);
+        assert!(
+            t.spec.name().ends_with("routed by destination"),
+            "{}",
+            t.spec.name()
+        );
+    }
+
     #[test]
     fn fewer_nics_than_gpus() {
         let s = TopologySpec {

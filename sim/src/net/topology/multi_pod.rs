@@ -7,7 +7,8 @@
 //! core. A spine's uplinks to the core carry its downlink capacity divided by
 //! `pod_oversubscription`, split evenly over the `C` cores. Routes between pods go
 //! NIC -> leaf -> spine -> core -> spine -> leaf -> NIC, the source spine, the core and the
-//! destination spine each picked by the ECMP hash of the (source, destination) ranks. Spine <-> core
+//! destination spine each picked by the ECMP hash of the (source, destination) ranks (or by the
+//! destination, see [`clos`](super::clos)). Spine <-> core
 //! links have `switch_latency`. Units: bytes/s per direction, seconds.
 //!
 //! Deliberately ignored: core "planes" (real three-tier Clos networks often join spine i of each

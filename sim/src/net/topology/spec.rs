@@ -8,6 +8,7 @@
 use crate::hw::gpu::{GpuSpec, IntraLinkKind};
 use crate::net::Fabric;
 use crate::scenario::cluster::{self, ClusterSection, MeshShape};
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// How the GPUs of one server are joined.
@@ -67,6 +68,33 @@ pub enum GraphSource {
     Inline(String),
 }
 
+/// How the switches of a leaf/spine (Clos) network choose among equal uplinks, which decides
+/// whether two flows of a collective share a link on the way.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PathSelection {
+    /// Ethernet's equal-cost multi-path: a fixed hash of each flow's (source, destination) ranks
+    /// picks the spine (and core), so some flows land on the same link whatever the traffic's
+    /// pattern (as RoCE fabrics hash a connection's packets).
+    Ecmp,
+    /// By destination, as an InfiniBand subnet manager fills the switches' forwarding tables
+    /// (one path per destination, fat-tree routing spreading the destinations over the
+    /// uplinks): the spine is the destination NIC's port on its leaf modulo the spines, and the
+    /// core its leaf modulo the cores. Traffic into one leaf never shares a spine's downlink
+    /// when there are as many spines as leaf ports; traffic out of a leaf shares an uplink only
+    /// when its destinations share a port number.
+    Destination,
+}
+
+impl PathSelection {
+    pub fn name(self) -> &'static str {
+        match self {
+            PathSelection::Ecmp => "ecmp",
+            PathSelection::Destination => "destination",
+        }
+    }
+}
+
 /// Everything [`Topology::build`](super::Topology::build) needs. Bandwidths are bytes/s per
 /// direction, latencies seconds.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,6 +128,8 @@ pub struct TopologySpec {
     pub leaf_downlinks: u32,
     /// Spine switches per pod; `None`: one per leaf uplink port, ceil(leaf_downlinks / oversubscription).
     pub spines: Option<u32>,
+    /// How a Clos network's switches choose among their equal uplinks.
+    pub routing: PathSelection,
     /// Pods of a fat-tree or rail-optimized network (1 = no core layer).
     pub pods: u32,
     /// Pod spine downlink capacity over uplink capacity to the core.
@@ -148,6 +178,7 @@ impl TopologySpec {
             switch_latency: DEFAULT_SWITCH_LATENCY_S,
             leaf_downlinks: DEFAULT_LEAF_DOWNLINKS,
             spines: None,
+            routing: PathSelection::Ecmp,
             pods: 1,
             pod_oversubscription: 1.0,
             torus_dims: None,
@@ -218,6 +249,19 @@ impl TopologySpec {
             spec.leaf_downlinks = n;
         }
         spec.spines = inter_s.spines;
+        if let Some(r) = inter_s.routing {
+            if !matches!(
+                spec.inter,
+                InterKind::FatTree | InterKind::RailOptimized | InterKind::Wan
+            ) {
+                return Err(format!(
+                    "cluster.inter_node.routing applies to leaf/spine networks (topology = \
+                     \"fat-tree\", \"rail-optimized\" or \"wan\"), not to {}",
+                    spec.inter.name()
+                ));
+            }
+            spec.routing = r;
+        }
         if let Some(p) = inter_s.pods {
             spec.pods = p;
         }
@@ -263,6 +307,9 @@ impl TopologySpec {
         }
         if self.inter == InterKind::Wan {
             s += &format!(" ({} sites)", self.sites);
+        }
+        if self.routing == PathSelection::Destination && self.nodes > 1 {
+            s += ", routed by destination";
         }
         s
     }
