@@ -295,7 +295,9 @@ const CONVENTIONS: &str = "
   (\"600 GB/s bidirectional\" is 300 GB/s per direction, the datasheet's). Inter-node: the count
   and rate as written (\"8x ... 200 Gb/s HCAs per node\": 8 NICs of 200 Gb/s; \"400 Gb/s per GPU\":
   one NIC per GPU); a fat tree unless stated otherwise; when not stated at all, 8 x 400 Gb/s for
-  H100 and 8 x 200 Gb/s for A100. The flow-level network tier prices every case.
+  H100 and 8 x 200 Gb/s for A100. A network named InfiniBand routes by destination, as its subnet
+  manager's forwarding tables do (`routing = \"destination\"`); any other is hashed per flow
+  (ECMP, the scenario default). The flow-level network tier prices every case.
 - **Model**: the stated shape; `ffn = 4 x hidden` when not stated; `ffn_expansion` times hidden;
   vocabulary 51200 when not stated (it does not enter a layer's time); Llama architectures have a
   gated (SwiGLU) MLP and untied embeddings.
@@ -372,23 +374,21 @@ the schedule orders them. Its errors follow the software stack more than the mod
   row within 1% and with AsyncTP 12% fast (the simulator credits AsyncTP 1.19x, torchtitan
   measured 1.06x), and context parallelism of 4 and 8 ranks 35-56% fast, the error growing with
   the sequence (not explained; PyTorch's context parallelism was experimental in that release).
-- **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): 6%
-  and 19% fast on 384 and 768 GPUs, 3% slow on 1,536. These cases run with DeepSpeed's first
-  stage 3 as its code of the time did it (`param_gather = \"on-demand\"`): every weight matrix
-  gathered by its own all-gather when its module runs, after the GPU drains, into per-rank lists
-  that cost one copy per rank, and the gradients reduce-scattered the same way; under full
-  recomputation only the matrices within DeepSpeed's default reuse distance (1e9 parameters)
-  stay gathered from the recomputed forward to the backward, which at GPT-3's width is the MLP's
-  down projection alone, so the backward gathers the other three again. The calls' latency grows
-  with the group, so the step slows with scale as measured, but not at the measured pace:
-  taking the simulated compute as right, the measured communication grows by about 13 s per
-  doubling (26, 39, 53 s), the simulated by 7 then 27 s (22, 28, 55 s). Much of that simulated
-  growth is the fat-tree's ECMP hash (the default `routing`): it puts up to two of the rings'
-  flows on one spine link at 384 and 768 GPUs and up to four at 1,536, halving or quartering
-  those flows. Routed by destination, as an InfiniBand subnet manager routes
-  (`routing = \"destination\"`), the rings never share a link and the three cases come out 16%,
-  38% and 47% fast: the agreement leans on those collisions, and how evenly Selene's fabric
-  spread these rings is not known here. The host's time between DeepSpeed's thousands of calls
-  is not modelled. The same switch moves the 64-GPU MPT rows (FSDP, fabric not stated) from
-  +3% and +12% to +6% and +28%, and the Megatron-LM rows by at most 3 points.
+- **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): 16%,
+  38% and 47% fast on 384, 768 and 1,536 GPUs, the error growing with scale. These cases run with
+  DeepSpeed's first stage 3 as its code of the time did it (`param_gather = \"on-demand\"`):
+  every weight matrix gathered by its own all-gather when its module runs, after the GPU drains,
+  into per-rank lists that cost one copy per rank, and the gradients reduce-scattered the same
+  way; under full recomputation only the matrices within DeepSpeed's default reuse distance (1e9
+  parameters) stay gathered from the recomputed forward to the backward, which at GPT-3's width
+  is the MLP's down projection alone, so the backward gathers the other three again. Taking the
+  simulated compute as right, the measured communication grows by about 13 s per doubling of the
+  GPUs (26, 39, 53 s), the simulated by 6 then 11 s (15, 21, 31 s): the rings' latency grows with
+  the group, but not as fast as what slowed DeepSpeed (not identified; the host's time between
+  its thousands of calls is not modelled). Selene's network is InfiniBand, so these cases route
+  by destination and the rings never share a link; hashed as an Ethernet fabric hashes its flows
+  (`routing = \"ecmp\"`, the scenario default), two to four of the rings' flows share some spine
+  links and the cases come out +6%, +19% and -3%, an agreement that would rest on those
+  collisions. The same switch moves the 64-GPU MPT rows (FSDP, fabric not stated, so hashed)
+  from +3% and +12% to +6% and +28% when routed by destination.
 ";

@@ -1288,8 +1288,20 @@ fn inter_node(
         a.push("non-blocking fat tree between nodes (topology not stated)".into());
         "fat-tree"
     };
+    // An InfiniBand subnet manager fills the switches' tables with one path per destination;
+    // Ethernet fabrics hash each flow (the scenario default).
+    let routing = if lower.contains("infiniband") {
+        a.push(
+            "InfiniBand: switches route by destination (the subnet manager's forwarding tables, \
+             routing = \"destination\"), not by a hash of each flow"
+                .into(),
+        );
+        "routing = \"destination\"\n"
+    } else {
+        ""
+    };
     Ok(format!(
-        "topology = \"{topology}\"\nnic_bandwidth = \"{} Gb/s\"\nnics_per_node = {nics}\n",
+        "topology = \"{topology}\"\nnic_bandwidth = \"{} Gb/s\"\nnics_per_node = {nics}\n{routing}",
         bw * 8.0 / 1e9
     ))
 }
@@ -1922,6 +1934,34 @@ mod tests {
         let (bw, _) = bandwidth_in("NVLink3 + NVSwitch (600 GB/s bidirectional per GPU)").unwrap();
         assert_eq!(bw, 600e9);
         assert_eq!(nccl_size("4G"), Some(4.0 * GIB));
+    }
+
+    #[test]
+    fn infiniband_routes_by_destination_and_other_networks_hash() {
+        let a100 = find_gpu("A100-SXM4-80GB").unwrap().0;
+        let mut a = Vec::new();
+        let ib = inter_node(
+            Some("8x Mellanox HDR InfiniBand 200 Gb/s HCAs per node (fat tree)"),
+            a100,
+            8,
+            &mut a,
+        )
+        .unwrap();
+        assert!(ib.contains("routing = \"destination\""), "{ib}");
+        assert!(a.iter().any(|x| x.starts_with("InfiniBand")), "{a:?}");
+        let mut a = Vec::new();
+        let rdma = inter_node(
+            Some("RDMA backend network 400 Gb/s per GPU"),
+            a100,
+            8,
+            &mut a,
+        );
+        assert!(!rdma.unwrap().contains("routing"));
+        assert!(
+            !inter_node(None, a100, 8, &mut a)
+                .unwrap()
+                .contains("routing")
+        );
     }
 
     #[test]
