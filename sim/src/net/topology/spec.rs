@@ -86,15 +86,6 @@ pub enum PathSelection {
     Destination,
 }
 
-impl PathSelection {
-    pub fn name(self) -> &'static str {
-        match self {
-            PathSelection::Ecmp => "ecmp",
-            PathSelection::Destination => "destination",
-        }
-    }
-}
-
 /// Everything [`Topology::build`](super::Topology::build) needs. Bandwidths are bytes/s per
 /// direction, latencies seconds.
 #[derive(Clone, Debug, PartialEq)]
