@@ -340,8 +340,8 @@ const CONVENTIONS: &str = "
   priced at the sweep's largest size (4 GiB) on an 8-GPU H100 board, with the stated NCCL_ALGO.
   A video generation latency is `latency_s` (text encoding, denoising and the VAE), or
   `breakdown_s.denoise` when the metric says it excludes the VAE and the text encoder; a
-  diffusion case's attention kernel is the one its model names (`attention`), else
-  FlashAttention 2.
+  diffusion case's attention kernel is the one its model names (`attn`, read as for training
+  cases), else FlashAttention 2.
 
 ## Where the model is weak
 

@@ -9,9 +9,9 @@
 //! H20, whose tensor cores are cut to a seventh of the H100's while its SMs are not): the forward,
 //! non-causal, bf16 throughput at long sequences (16,384 queries and keys, head_dim 128),
 //! measured or published. The roofline's attention fraction is scaled so that it reproduces that
-//! point; its saturation with shorter sequences and narrower heads is kept. Without `attention_kernel` the roofline's default
-//! fraction stands (`roofline::Efficiency::DEFAULT`). A calibration profile's attention
-//! measurements still take precedence over the roofline.
+//! point; its saturation with shorter sequences and narrower heads is kept. Without
+//! `attention_kernel` the roofline's default fraction stands (`roofline::Efficiency::DEFAULT`).
+//! A calibration profile's attention measurements still take precedence over the roofline.
 //!
 //! `unfused` is attention as frameworks ran it before FlashAttention (Megatron-LM until 2022):
 //! the scores are materialised. Forward: a batched GEMM for `Q K^T` over every query and key
@@ -23,8 +23,9 @@
 //! hundreds of megabytes of contiguous rows, priced as streaming kernels (`Kernel::Memory`, the
 //! roofline's memory fraction): simple streaming kernels of that size (an eager add) reached
 //! 0.79-0.90 of datasheet bandwidth on the calibrated H200, where the roofline's lower
-//! elementwise fraction comes from small norm and activation kernels. Backward: the two GEMMs of `P V`'s gradient,
-//! dropout's and softmax's backward over the score matrix, and the two GEMMs of `Q K^T`'s.
+//! elementwise fraction comes from small norm and activation kernels. Backward: the two GEMMs of
+//! `P V`'s gradient, dropout's and softmax's backward over the score matrix, and the two GEMMs
+//! of `Q K^T`'s.
 //! Each is priced by the roofline (or a profile) as its own launch (`unfused_kernels`). The
 //! probabilities and the mask stay in memory for the backward unless selective recomputation
 //! recomputes them (the training memory model's `5 a s^2 b` term, Korthikanti et al. 2022).

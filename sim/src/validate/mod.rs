@@ -28,6 +28,7 @@ mod framework;
 
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group, Protocol};
+use crate::hw::attention_kernel::AttentionKernel;
 use crate::hw::gpu::{self, GpuSpec, IntraLinkKind};
 use crate::net::Topology;
 use crate::net::tier::Tier;
@@ -837,24 +838,8 @@ fn build_training(c: &Case, one_micro_batch: bool) -> Result<Built, Refusal> {
         model.push_str("gated = true\n");
         a.push("gated (SwiGLU) MLP: the Llama architecture's (activation not stated)".into());
     }
-    let attention = text(md("attn")).unwrap_or("").to_lowercase();
-    // A Triton flash attention named by a case is flash-attention's 2022 Triton port, the one
-    // LLM Foundry's MPT runs (`attn_impl: triton`, the default of its benchmark script): the
-    // first FlashAttention algorithm. Any other flash attention is read as FlashAttention 2.
-    let named = if attention.contains("triton") {
-        Some((
-            crate::hw::attention_kernel::AttentionKernel::FlashAttention1,
-            "flash-attention's 2022 Triton port, the first FlashAttention algorithm (LLM \
-             Foundry's `attn_impl: triton`, its benchmark script's default)",
-        ))
-    } else if attention.contains("flash") {
-        Some((
-            crate::hw::attention_kernel::AttentionKernel::FlashAttention2,
-            "flash-attn 2: it does not use Hopper's asynchronous tensor-core instructions",
-        ))
-    } else {
-        None
-    };
+    let attention = text(md("attn")).unwrap_or("");
+    let named = stated_attention(attention);
     if let Some((kernel, why)) = named.filter(|(k, _)| k.reference(gpu).is_some()) {
         let _ = writeln!(model, "attention_kernel = \"{}\"", kernel.name());
         a.push(format!(
@@ -1597,39 +1582,30 @@ fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
             .into()
     });
     a.push("VAE decoded on one GPU; text encoders and VAE resident on every GPU".into());
-    // The attention kernel the case names (`model.attention`); else FlashAttention 2 where the
-    // simulator has a figure for it on the GPU; elsewhere the roofline's default attention
-    // efficiency, said so.
-    use crate::hw::attention_kernel::AttentionKernel;
-    let stated = text(md("attention"))
-        .unwrap_or("")
-        .to_lowercase()
-        .replace(['-', ' '], "");
-    let fa3 = AttentionKernel::FlashAttention3;
+    // The attention kernel the case names (`model.attn`); else FlashAttention 2 where the
+    // simulator has a figure for it on the GPU (a named kernel without one fails as the scenario
+    // would); elsewhere the roofline's default attention efficiency, said so.
     let fa2 = AttentionKernel::FlashAttention2;
-    let kernel_line = if stated.contains("flashattention3") || stated == "fa3" {
-        if fa3.reference(gpu).is_none() {
-            return row(
-                Status::Failed(format!("FlashAttention 3 has no figure on {}", gpu.name)),
-                None,
-                a,
-            );
-        }
-        a.push("FlashAttention 3, as the source states".into());
-        "attention_kernel = \"flash-attention-3\"\n"
+    let stated = text(md("attn")).unwrap_or("");
+    let kernel_line = if let Some((kernel, why)) = stated_attention(stated) {
+        a.push(format!(
+            "{} for the stated attention \"{stated}\" ({why})",
+            kernel.name()
+        ));
+        format!("attention_kernel = \"{}\"\n", kernel.name())
     } else if fa2.reference(gpu).is_some() {
         a.push(
             "FlashAttention 2: the official HunyuanVideo repository requires flash-attn 2 and \
              xDiT's USP runs it by default"
                 .into(),
         );
-        "attention_kernel = \"flash-attention-2\"\n"
+        format!("attention_kernel = \"{}\"\n", fa2.name())
     } else {
         a.push(format!(
             "FlashAttention 2 has no figure on {}: the roofline's default attention efficiency",
             gpu.name
         ));
-        ""
+        String::new()
     };
     let toml = format!(
         "name = {}\nkind = \"diffusion\"\n[cluster]\ngpu = \"{}\"\nnodes = 1\ngpus_per_node = 8\n\
@@ -1665,6 +1641,31 @@ fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         };
     r.scenario = Some(toml);
     r
+}
+
+/// The attention kernel a case's `attn` names, and why it is read so: a Triton flash attention
+/// is flash-attention's 2022 Triton port, the one LLM Foundry's MPT runs (`attn_impl: triton`,
+/// the default of its benchmark script), the first FlashAttention algorithm; FlashAttention 3
+/// when named; any other flash attention FlashAttention 2.
+fn stated_attention(stated: &str) -> Option<(AttentionKernel, &'static str)> {
+    let lower = stated.to_lowercase();
+    let squashed = lower.replace(['-', ' ', '_'], "");
+    if lower.contains("triton") {
+        Some((
+            AttentionKernel::FlashAttention1,
+            "flash-attention's 2022 Triton port, the first FlashAttention algorithm (LLM \
+             Foundry's `attn_impl: triton`, its benchmark script's default)",
+        ))
+    } else if squashed.contains("flashattention3") || squashed == "fa3" {
+        Some((AttentionKernel::FlashAttention3, "as the source states"))
+    } else if lower.contains("flash") {
+        Some((
+            AttentionKernel::FlashAttention2,
+            "flash-attn 2: it does not use Hopper's asynchronous tensor-core instructions",
+        ))
+    } else {
+        None
+    }
 }
 
 /// Whether a diffusion case's latency leaves out the text encoders and the VAE (the

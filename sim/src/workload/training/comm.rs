@@ -88,12 +88,12 @@ impl Training {
             Comm::Tensor => (0..self.tp).map(|i| base + i * st.tp).collect(),
             // Context-parallel ranks hold the same weights: gradients reduce over dp x cp (over
             // the replicas of the GPU's own site under local SGD).
-            Comm::Data => (0..self.dp / self.sites)
+            Comm::Data => (0..self.site_replicas())
                 .flat_map(|d| (0..self.cp).map(move |c| base + d * st.dp + c * st.cp))
                 .collect(),
             // The same GPU of the first replica of every site.
             Comm::Outer => (0..self.sites)
-                .map(|k| base + k * (self.dp / self.sites) * st.dp)
+                .map(|k| base + k * self.site_replicas() * st.dp)
                 .collect(),
             Comm::Context => (0..self.cp).map(|c| base + c * st.cp).collect(),
             Comm::ContextPeer => vec![base, base + st.cp],

@@ -45,7 +45,7 @@ pub fn round(s: &Training, inner: f64) -> Option<Round> {
     for t in 0..s.tp {
         for c in 0..s.cp {
             for p in 0..s.pp {
-                for d in 0..s.dp / s.sites {
+                for d in 0..s.site_replicas() {
                     let o = t * st.tp + c * st.cp + p * st.pp + d * st.dp;
                     if o > 0 {
                         offsets.push(o);
@@ -90,6 +90,6 @@ pub fn report(s: &Training, r: &Round) -> Value {
         "inner_step_s": r.inner_step_s,
         "outer_sync_s": r.outer_sync_s,
         "outer_sync_exposed_per_step_s": r.step_s - r.inner_step_s,
-        "replicas_per_site": s.dp / s.sites,
+        "replicas_per_site": s.site_replicas(),
     })
 }

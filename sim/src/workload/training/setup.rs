@@ -184,7 +184,12 @@ impl Training {
     /// distributed optimizer (its data-parallel group with context parallelism) and torchtitan's
     /// FSDP (its `dp_shard_cp` mesh) do.
     pub fn gradient_ranks(&self) -> u32 {
-        self.dp / self.sites * self.cp
+        self.site_replicas() * self.cp
+    }
+
+    /// Data-parallel replicas of one site (all of them without local SGD's sites).
+    pub fn site_replicas(&self) -> u32 {
+        self.dp / self.sites
     }
 
     /// The parallel layout.
@@ -813,13 +818,15 @@ fn resolve_param_gather(
         (ParamGather::Prefetch, true) => "ZeRO-3: each layer's parameters gathered in one \
              all-gather while the layer before computes (parallel.param_gather)"
             .into(),
-        (ParamGather::OnDemand, _) => "ZeRO-3: each weight matrix gathered on demand by its own \
-             all-gather into one tensor per rank (a copy each), and each layer's gradients \
-             reduce-scattered the same way, compute waiting (parallel.param_gather, DeepSpeed \
-             v0.3); with full recomputation, matrices kept from the recomputed forward to the \
-             backward within DeepSpeed's reuse distance (1e9 parameters), the rest gathered \
-             again; norms and biases stay whole on every rank"
-            .into(),
+        (ParamGather::OnDemand, _) => format!(
+            "ZeRO-3: each weight matrix gathered on demand by its own all-gather into one tensor \
+             per rank (a copy each), and each layer's gradients reduce-scattered the same way, \
+             compute waiting (parallel.param_gather, DeepSpeed v0.3); with full recomputation, \
+             matrices kept from the recomputed forward to the backward within DeepSpeed's reuse \
+             distance ({:e} parameters), the rest gathered again; norms and biases stay whole on \
+             every rank",
+            super::step::MAX_REUSE_DISTANCE
+        ),
     });
     Ok(gather)
 }

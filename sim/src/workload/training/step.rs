@@ -41,6 +41,8 @@
 
 mod on_demand;
 
+pub use on_demand::MAX_REUSE_DISTANCE;
+
 use super::activation_plan;
 use super::comm::Comm;
 use super::layer::{Item, Step, Sync, backward, context_attention_kernel, elementwise};

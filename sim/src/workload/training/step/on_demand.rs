@@ -22,8 +22,8 @@
 //! forward lies between its two uses). Deliberately ignored: norms and biases (below DeepSpeed's
 //! persistence threshold of 100,000 elements, so whole on every rank and never gathered), the
 //! host's own time between the calls, and the memory of the gathered matrices (one layer's at a
-//! time, as with prefetching). A mixture-of-experts layer's local experts of one kind (up or down projections) are gathered as
-//! one matrix.
+//! time, as with prefetching). A mixture-of-experts layer's local experts of one kind (up or
+//! down projections) are gathered as one matrix.
 
 use super::StepBuilder;
 use crate::collective::CollectiveOp;
