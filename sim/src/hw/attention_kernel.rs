@@ -6,7 +6,9 @@
 //! LLM Foundry's MPT runs as `attn_impl: triton`) run at half of FlashAttention 2's throughput.
 //!
 //! Each kernel has a reference point per architecture (per GPU where one was measured apart: the
-//! H20, whose tensor cores are cut to a seventh of the H100's while its SMs are not): the forward,
+//! H20, whose tensor cores are cut to a seventh of the H100's while its SMs are not; on Ada, only
+//! the GPUs whose tensor cores run bf16 at twice their fp32 rate, as the RTX 4090 it was measured
+//! on does with fp32 accumulation): the forward,
 //! non-causal, bf16 throughput at long sequences (16,384 queries and keys, head_dim 128),
 //! measured or published. The roofline's attention fraction is scaled so that it reproduces that
 //! point; its saturation with shorter sequences and narrower heads is kept. Without
@@ -74,6 +76,24 @@ fn reference_kernel() -> Kernel {
 /// (FlashAttention 2: softmax and the older MMA instructions) reach far more of its peak.
 const H20: &str = "H20-96GB";
 const H20_MEASURED_TFLOPS: (f64, f64) = (83.7, 126.2);
+
+/// FlashAttention 2 on an Ada GPU whose tensor cores run bf16 at twice its fp32 rate: the whole of
+/// the tensor-core peak. Measured on an RTX 4090 (apache/tvm `tl_doc/flash_perf.md`, CUDA 12.2,
+/// flash-attn forward, non-causal, head_dim 128, 2,048 tokens): 169.3 TFLOP/s, 1.02 times the
+/// card's fp32-accumulate datasheet peak (128 SMs x 512 FLOP a clock x 2.52 GHz = 165.2 TFLOP/s;
+/// the card boosts above that clock), so the kernel keeps those tensor cores busy. The L20 and
+/// L40 have the same SM at the same 512 bf16 FLOP a clock (their bf16 peak is twice their fp32);
+/// the L4 and L40S run twice as many and have no figure here.
+const ADA_FLASH_ATTENTION_2: f64 = 1.0;
+
+/// Whether `gpu` is an Ada GPU whose bf16 tensor peak is twice its fp32 peak (within 1%), the
+/// RTX 4090's fp32-accumulate rate that [`ADA_FLASH_ATTENTION_2`] was measured at.
+fn half_rate_ada(gpu: &GpuSpec) -> bool {
+    gpu.architecture == Architecture::AdaLovelace
+        && gpu
+            .peak_bf16
+            .is_some_and(|bf16| (bf16 / gpu.peak_fp32 - 2.0).abs() < 0.02)
+}
 
 /// The fraction of peak at the reference point that a measurement of `fraction` at `kernel`
 /// implies on `gpu`, carried over by the roofline's own saturation with sequence length.
@@ -193,6 +213,14 @@ impl AttentionKernel {
             ),
             // Shah et al. 2024 (FlashAttention-3): bf16 forward up to 740 TFLOP/s on H100 SXM,
             // 75% of peak, at head_dim 128 and 16k tokens.
+            (AttentionKernel::FlashAttention2, Architecture::AdaLovelace) if half_rate_ada(gpu) => {
+                at(
+                    ADA_FLASH_ATTENTION_2,
+                    "FlashAttention 2 on Ada",
+                    "at its tensor-core peak, as measured on an RTX 4090 (169 TFLOP/s of 165, \
+                     apache/tvm tl_doc/flash_perf.md), whose SMs run bf16 at the same rate",
+                )
+            }
             (AttentionKernel::FlashAttention3, Architecture::Hopper) => at(
                 0.75,
                 "FlashAttention 3 on Hopper",
@@ -446,6 +474,51 @@ mod tests {
         );
         // FlashAttention 3 runs on Hopper only.
         assert!(AttentionKernel::FlashAttention3.reference(a100).is_none());
+        let l20 = gpu::find("L20").unwrap();
+        assert!(AttentionKernel::FlashAttention3.reference(l20).is_none());
         assert!(AttentionKernel::FlashAttention2.reference(a100).is_some());
+    }
+
+    /// FlashAttention 2 on an L20 runs at the tensor cores' peak, from the reference shape to a
+    /// video's 118,800 tokens, and never above it; FlashAttention 1 at half of it. The L40S and
+    /// L4, whose tensor cores run bf16 at four times their fp32 rate, have no figure.
+    #[test]
+    fn flash_attention_2_on_a_half_rate_ada_gpu_reaches_its_peak() {
+        let l20 = gpu::find("L20").unwrap();
+        let reference = AttentionKernel::FlashAttention2.reference(l20).unwrap();
+        assert_eq!(reference.fraction, ADA_FLASH_ATTENTION_2);
+        assert!(reference.describe().contains("RTX 4090"));
+        let mut model = ComputeModel::new(l20);
+        AttentionKernel::FlashAttention2.apply(&mut model).unwrap();
+        let peak = l20.peak_flops(Dtype::Bf16).unwrap();
+        for len in [16_384, 118_800, 1_000_000] {
+            let k = Kernel::Attention {
+                batch_heads: 24,
+                q_len: len,
+                kv_len: len,
+                head_dim: 128,
+                causal: false,
+                backward: false,
+                dtype: Dtype::Bf16,
+            };
+            let c = model.cost(&k).unwrap();
+            let fraction = c.flops / c.seconds / peak;
+            assert!(
+                fraction > 0.98 && fraction <= 1.0 + 1e-9,
+                "{len}: {fraction}"
+            );
+        }
+        let fa1 = AttentionKernel::FlashAttention1.reference(l20).unwrap();
+        assert!((fa1.fraction - 0.5).abs() < 1e-12);
+        for name in ["L40S", "L4"] {
+            let g = gpu::find(name).unwrap();
+            assert!(!half_rate_ada(g), "{name}");
+            assert!(
+                AttentionKernel::FlashAttention2.reference(g).is_none(),
+                "{name}"
+            );
+        }
+        assert!(half_rate_ada(l20));
+        assert!(!half_rate_ada(gpu::find("A100").unwrap()));
     }
 }

@@ -399,13 +399,19 @@ impl ComputeModel {
                 head_dim,
                 dtype,
                 ..
-            } => Some(
-                self.gpu.peak_flops(dtype)?
-                    * e.attention_peak_fraction
-                    * self.saturation(q_len)
-                    * self.saturation(kv_len)
-                    * self.saturation(head_dim),
-            ),
+            } => {
+                let peak = self.gpu.peak_flops(dtype)?;
+                // A kernel measured at its GPU's peak has its fraction scaled above 1 to hold
+                // that at the reference shape; no shape runs faster than the peak.
+                Some(
+                    (peak
+                        * e.attention_peak_fraction
+                        * self.saturation(q_len)
+                        * self.saturation(kv_len)
+                        * self.saturation(head_dim))
+                    .min(peak),
+                )
+            }
             // Elementwise arithmetic runs on the vector units at FP32 rate.
             Kernel::Memory { .. } | Kernel::Elementwise { .. } => Some(self.gpu.peak_fp32),
         }
