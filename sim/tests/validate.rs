@@ -385,6 +385,26 @@ fn xdit_h100_960_h20_and_l20_are_within_ten_percent() {
     assert_eq!(l20, 4);
 }
 
+/// The HunyuanVideo repository's rounded single-GPU timings
+/// (`validation/hunyuanvideo-repo-issues.json`): H800 for 30 steps and A100 for 50, each within
+/// 10%, the A100's FlashAttention 2 priced by Ampere's own figure.
+#[test]
+fn hunyuanvideo_issue_timings_on_h800_and_a100_are_within_ten_percent() {
+    let report = validate_repository_file("validation/hunyuanvideo-repo-issues.json", 2);
+    for r in report["rows"].as_array().unwrap() {
+        let id = r["id"].as_str().unwrap();
+        let e = r["error"].as_f64().unwrap();
+        assert!(e.abs() <= 0.10, "{id}: {e}");
+        if id.contains("A100") {
+            let notes = r["assumptions"].to_string();
+            assert!(
+                notes.contains("FlashAttention 2 on Ampere"),
+                "{id}: {notes}"
+            );
+        }
+    }
+}
+
 /// Every row of torchtitan's December 2024 H100 page (`validation/torchtitan-h100-202412.json`)
 /// fits in memory, as measured (72-85 GiB of 96): its context-parallel rows need the optimizer
 /// sharded over the context ranks too (torchtitan's FSDP mesh), without which three of them did
