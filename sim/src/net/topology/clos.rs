@@ -22,7 +22,7 @@
 //! group needs), buffers, adaptive routing, and failures.
 
 use super::nic::Nics;
-use super::routing::pick;
+use super::routing::PathChoice;
 use super::spec::{PathSelection, TopologySpec, block_start};
 use super::{Builder, DeviceKind, LinkKind};
 use petgraph::graph::{EdgeIndex, NodeIndex};
@@ -76,23 +76,23 @@ impl Clos {
     /// route by it.
     pub fn route(&self, a: u32, b: u32, hash: u64, out: &mut Vec<EdgeIndex>) {
         let (la, lb) = (self.nic_leaf[a as usize], self.nic_leaf[b as usize]);
-        let hash = match self.routing {
-            PathSelection::Ecmp => hash,
-            PathSelection::Destination => by_destination(self.nic_port[b as usize], lb),
+        let choice = match self.routing {
+            PathSelection::Ecmp => PathChoice::hashed(hash),
+            PathSelection::Destination => PathChoice::by_destination(self.nic_port[b as usize], lb),
         };
         out.push(self.nic_up[a as usize]);
         if la != lb {
             let s = self.spines;
-            let s1 = pick(hash, 0, s);
+            let s1 = choice.up % s;
             out.push(self.leaf_up[(la * s + s1) as usize]);
             let (ga, gb) = (self.leaf_group[la as usize], self.leaf_group[lb as usize]);
             let s2 = if ga == gb {
                 s1
             } else {
-                let s2 = pick(hash, 2, s);
+                let s2 = choice.down % s;
                 match &self.upper {
                     Upper::None => unreachable!("groups are joined by a core or a WAN"),
-                    Upper::Core(c) => c.route(s, ga, s1, gb, s2, hash, out),
+                    Upper::Core(c) => c.route(s, ga, s1, gb, s2, choice.core, out),
                     Upper::Wan(w) => w.route(s, ga, s1, gb, s2, out),
                 }
                 s2
@@ -101,13 +101,6 @@ impl Clos {
         }
         out.push(self.nic_down[b as usize]);
     }
-}
-
-/// The choices a destination-routed flow to `port` of leaf `leaf` makes, in the form [`pick`]
-/// reads: the spine going up and the spine coming down by the port, the core by the leaf.
-fn by_destination(port: u32, leaf: u32) -> u64 {
-    let field = |v: u32| (v & 0x1F_FFFF) as u64;
-    field(port) | field(leaf) << 21 | field(port) << 42
 }
 
 /// Builds leaves and spines for `groups` groups of consecutive nodes (named `label0/...` when

@@ -16,7 +16,6 @@
 
 use super::clos::{self, Clos, Placement, Upper};
 use super::nic::Nics;
-use super::routing::pick;
 use super::spec::TopologySpec;
 use super::{Builder, DeviceKind, LinkKind};
 use petgraph::graph::{EdgeIndex, NodeIndex};
@@ -30,7 +29,8 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    /// Appends spine `s1` of pod `ga` -> core -> spine `s2` of pod `gb`.
+    /// Appends spine `s1` of pod `ga` -> core -> spine `s2` of pod `gb`, the core by `choice`
+    /// (`PathChoice::core`).
     #[allow(clippy::too_many_arguments)]
     pub fn route(
         &self,
@@ -39,10 +39,10 @@ impl Core {
         s1: u32,
         gb: u32,
         s2: u32,
-        hash: u64,
+        choice: u32,
         out: &mut Vec<EdgeIndex>,
     ) {
-        let c = pick(hash, 1, self.cores);
+        let c = choice % self.cores;
         out.push(self.up[((ga * spines + s1) * self.cores + c) as usize]);
         out.push(self.down[((gb * spines + s2) * self.cores + c) as usize]);
     }

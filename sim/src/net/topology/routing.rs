@@ -74,10 +74,36 @@ pub(crate) fn ecmp_hash(src: u32, dst: u32) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Picks one of `n` choices from the hash, using bits `salt * 21..`: independent picks for the
-/// spine going up, the core, and the spine coming down.
-pub(crate) fn pick(hash: u64, salt: u32, n: u32) -> u32 {
-    ((hash >> (salt * 21)) & 0x1F_FFFF) as u32 % n
+/// Which of the equal paths through leaves, spines and cores one flow takes: a number for each
+/// layer it can choose in, the spine going up, the core, and the spine coming down, each taken
+/// modulo the number of options there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PathChoice {
+    pub up: u32,
+    pub core: u32,
+    pub down: u32,
+}
+
+impl PathChoice {
+    /// ECMP: independent 21-bit fields of the flow's hash (bits 0, 21 and 42 up).
+    pub fn hashed(hash: u64) -> PathChoice {
+        let field = |salt: u32| ((hash >> (salt * 21)) & 0x1F_FFFF) as u32;
+        PathChoice {
+            up: field(0),
+            core: field(1),
+            down: field(2),
+        }
+    }
+
+    /// InfiniBand's forwarding tables: both spines by the destination NIC's port on its leaf,
+    /// the core by the destination's leaf.
+    pub fn by_destination(port: u32, leaf: u32) -> PathChoice {
+        PathChoice {
+            up: port,
+            core: leaf,
+            down: port,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -93,7 +119,7 @@ mod tests {
         let mut counts = [0u32; 8];
         for s in 0..64 {
             for d in 0..64 {
-                counts[pick(ecmp_hash(s, d), 0, 8) as usize] += 1;
+                counts[(PathChoice::hashed(ecmp_hash(s, d)).up % 8) as usize] += 1;
             }
         }
         // 4096 flows over 8 spines: each gets roughly 512.

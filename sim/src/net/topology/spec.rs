@@ -37,6 +37,17 @@ pub enum InterKind {
 }
 
 impl InterKind {
+    /// Leaf/spine switching in one pod or several: a fat tree or a rail-optimized network.
+    pub fn is_clos(self) -> bool {
+        matches!(self, InterKind::FatTree | InterKind::RailOptimized)
+    }
+
+    /// Whether a flow's path is picked among equal ones (`routing` chooses how): a leaf/spine
+    /// network, or a WAN's sites, each a fat tree.
+    pub fn has_leaves_and_spines(self) -> bool {
+        self.is_clos() || self == InterKind::Wan
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             InterKind::FatTree => "fat-tree",
@@ -241,10 +252,7 @@ impl TopologySpec {
         }
         spec.spines = inter_s.spines;
         if let Some(r) = inter_s.routing {
-            if !matches!(
-                spec.inter,
-                InterKind::FatTree | InterKind::RailOptimized | InterKind::Wan
-            ) {
+            if !spec.inter.has_leaves_and_spines() {
                 return Err(format!(
                     "cluster.inter_node.routing applies to leaf/spine networks (topology = \
                      \"fat-tree\", \"rail-optimized\" or \"wan\"), not to {}",
@@ -293,7 +301,7 @@ impl TopologySpec {
             return "graph".to_string();
         }
         let mut s = format!("{} + {}", self.intra.name(), self.inter.name());
-        if self.pods > 1 && matches!(self.inter, InterKind::FatTree | InterKind::RailOptimized) {
+        if self.pods > 1 && self.inter.is_clos() {
             s += &format!(" ({} pods)", self.pods);
         }
         if self.inter == InterKind::Wan {
@@ -376,8 +384,7 @@ impl TopologySpec {
         if self.pods == 0 {
             return Err("pods must be at least 1".to_string());
         }
-        let clos = matches!(self.inter, InterKind::FatTree | InterKind::RailOptimized);
-        if clos && self.pods > self.nodes {
+        if self.inter.is_clos() && self.pods > self.nodes {
             return Err(format!(
                 "{} pods need at least {} nodes, the cluster has {}",
                 self.pods, self.pods, self.nodes
