@@ -114,6 +114,32 @@ fn on_demand_gathers_block_compute_per_matrix_and_cost_more_with_more_ranks() {
     assert!(large > small, "16 GPUs {small}, 256 GPUs {large}");
 }
 
+/// Before each on-demand gather the GPU sits idle while the host builds the per-rank output
+/// list: one host loop a gather, as long as the ranks times the measured cost of one, and the
+/// all-gather starts only after it.
+#[test]
+fn on_demand_gathers_wait_for_the_hosts_loop_over_the_ranks() {
+    use clustersim::workload::training::step::HOST_LOOP_PER_RANK_S;
+    for dp in [16, 256] {
+        let out = gathered("on-demand", dp);
+        let ops = &out.graph.ops;
+        let loops: Vec<_> = ops
+            .iter()
+            .filter(|o| o.name == "param_gather_host_loop")
+            .collect();
+        assert_eq!(loops.len(), count_ops(&out, "param_all_gather"));
+        for l in &loops {
+            let expected = dp as f64 * HOST_LOOP_PER_RANK_S;
+            assert!((l.duration.as_secs_f64() - expected).abs() < 1e-8, "{dp}");
+        }
+    }
+    // FSDP's prefetching builds no such list.
+    assert_eq!(
+        count_ops(&gathered("prefetch", 16), "param_gather_host_loop"),
+        0
+    );
+}
+
 /// With full recomputation, DeepSpeed keeps a matrix gathered for the recomputed forward only
 /// while its reuse distance stays under `stage3_max_reuse_distance` (1e9 parameters): at
 /// hidden 4096 all four matrices of a layer stay for the backward, at GPT-3's hidden 12288 only

@@ -319,13 +319,14 @@ const CONVENTIONS: &str = "
   fused softmax and dropout, with the scores kept for the backward unless selective
   recomputation recomputes them), and from 2022 (v3.0, Korthikanti et al.) overlaps the same
   backward collectives; DeepSpeed as a 2021 source ran it (v0.3, the first ZeRO-3) gathers each
-  parameter on demand after draining the GPU and reduces 16-bit gradients
-  (`param_gather = \"on-demand\"`, `grad_dtype` the model's format); torchtitan (December 2024)
-  runs its model code eagerly unless torch.compile is named (`elementwise = \"eager\"`), means
-  its per-operator policy by \"selective\" checkpointing (`recompute = \"op\"`), attends with
-  PyTorch's SDPA (FlashAttention 2: the cuDNN backend was opt-in), shards the norms over the
-  sequence under TP (sequence parallelism), splits the local batch into as many micro-batches as
-  pipeline stages, and overlaps TP collectives when AsyncTP is named (`tp_comm_overlap`).
+  parameter on demand after draining the GPU and building the gather's per-rank list in Python,
+  and reduces 16-bit gradients (`param_gather = \"on-demand\"`, `grad_dtype` the model's
+  format); torchtitan (December 2024) runs its model code eagerly unless torch.compile is named
+  (`elementwise = \"eager\"`), means its per-operator policy by \"selective\" checkpointing
+  (`recompute = \"op\"`), attends with PyTorch's SDPA (FlashAttention 2: the cuDNN backend was
+  opt-in), shards the norms over the sequence under TP (sequence parallelism), splits the local
+  batch into as many micro-batches as pipeline stages, and overlaps TP collectives when AsyncTP
+  is named (`tp_comm_overlap`).
 - **Metrics**: Megatron-LM's TFLOP/s per GPU count FLOPs by its Eq. 3, which includes the
   recomputed forward pass: `hardware_tflops_per_gpu`. A plain \"achieved TFLOP/s per GPU\" (Table 2)
   is `hardware_tflops_per_gpu` when recomputation is on (the paper counts every figure by Eq. 3),
@@ -378,21 +379,25 @@ the schedule orders them. Its errors follow the software stack more than the mod
   row within 1% and with AsyncTP 12% fast (the simulator credits AsyncTP 1.19x, torchtitan
   measured 1.06x), and context parallelism of 4 and 8 ranks 35-56% fast, the error growing with
   the sequence (not explained; PyTorch's context parallelism was experimental in that release).
-- **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): 16%,
-  38% and 47% fast on 384, 768 and 1,536 GPUs, the error growing with scale. These cases run with
-  DeepSpeed's first stage 3 as its code of the time did it (`param_gather = \"on-demand\"`):
-  every weight matrix gathered by its own all-gather when its module runs, after the GPU drains,
-  into per-rank lists that cost one copy per rank, and the gradients reduce-scattered the same
-  way; under full recomputation only the matrices within DeepSpeed's default reuse distance (1e9
-  parameters) stay gathered from the recomputed forward to the backward, which at GPT-3's width
-  is the MLP's down projection alone, so the backward gathers the other three again. Taking the
-  simulated compute as right, the measured communication grows by about 13 s per doubling of the
-  GPUs (26, 39, 53 s), the simulated by 6 then 11 s (15, 21, 31 s): the rings' latency grows with
-  the group, but not as fast as what slowed DeepSpeed (not identified; the host's time between
-  its thousands of calls is not modelled). Selene's network is InfiniBand, so these cases route
-  by destination and the rings never share a link; hashed as an Ethernet fabric hashes its flows
-  (`routing = \"ecmp\"`, the scenario default), two to four of the rings' flows share some spine
-  links and the cases come out +6%, +19% and -3%, an agreement that would rest on those
-  collisions. The same switch moves the 64-GPU MPT rows (FSDP, fabric not stated, so hashed)
+- **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): 11%,
+  23% and 16% fast on 384, 768 and 1,536 GPUs. These cases run with DeepSpeed's first stage 3 as
+  its code of the time did it (`param_gather = \"on-demand\"`): every weight matrix gathered by
+  its own all-gather when its module runs, after the GPU drains and after the host has built the
+  all-gather's output list in Python, a `narrow` view and a `get_rank` per rank (7.4 us a rank,
+  measured on the development machine: calibration/host-loop-2026-12-01; 11 ms a gather at 1,536
+  ranks, with the GPU idle), into per-rank lists that cost one copy per rank, and the gradients
+  reduce-scattered from per-rank lists too; under full recomputation only the matrices within
+  DeepSpeed's default reuse distance (1e9 parameters) stay gathered from the recomputed forward
+  to the backward, which at GPT-3's width is the MLP's down projection alone, so the backward
+  gathers the other three again. Without the host's loop the rows were 16%, 38% and 47% fast;
+  its cost per rank varied from 4.2 to 8.7 us between runs, which moves the 768-GPU row between
+  +29% and +20%. Taking the simulated compute as right, the measured communication is 26, 39
+  and 53 s a step and the simulated 18, 27 and 43 s: 8-12 s short at every scale, a gap that no
+  longer grows with the GPUs (not identified; DeepSpeed's other host work per call, its hooks
+  and allocations, is not modelled). Selene's network is InfiniBand, so these cases route by
+  destination and the rings never share a link; hashed as an Ethernet fabric hashes its flows
+  (`routing = \"ecmp\"`, the scenario default), some of the rings' flows share spine links and
+  the cases come out slower. The same switch moves the 64-GPU MPT rows (FSDP, fabric not
+  stated, so hashed) from +3% and +12% to +6% and +28% when routed by destination. The same switch moves the 64-GPU MPT rows (FSDP, fabric not stated, so hashed)
   from +3% and +12% to +6% and +28% when routed by destination.
 ";

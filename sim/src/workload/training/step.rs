@@ -41,7 +41,7 @@
 
 mod on_demand;
 
-pub use on_demand::MAX_REUSE_DISTANCE;
+pub use on_demand::{HOST_LOOP_PER_RANK_S, MAX_REUSE_DISTANCE};
 
 use super::activation_plan;
 use super::comm::Comm;

@@ -5,6 +5,9 @@
 //! - each weight matrix is gathered by an all-gather of its own over the data-parallel group,
 //!   issued once the GPU has drained (`torch.cuda.synchronize()` came before every parameter's
 //!   gather), so the compute stream waits for it and nothing overlaps it;
+//! - between the drain and the all-gather's launch the host builds the all-gather's output list
+//!   in Python, one `narrow` view and one `get_rank(group)` per rank
+//!   ([`HOST_LOOP_PER_RANK_S`] each), with the GPU idle;
 //! - the all-gather writes into a list of one tensor per rank, which the collective library
 //!   fills after the collective with one device copy per rank (PyTorch's list form of
 //!   `all_gather`): `n` launches of `bytes / n` each, priced by the compute model as memory-bound
@@ -21,8 +24,10 @@
 //! Without recomputation every matrix is gathered again for the backward (the whole rest of the
 //! forward lies between its two uses). Deliberately ignored: norms and biases (below DeepSpeed's
 //! persistence threshold of 100,000 elements, so whole on every rank and never gathered), the
-//! host's own time between the calls, and the memory of the gathered matrices (one layer's at a
-//! time, as with prefetching). A mixture-of-experts layer's local experts of one kind (up or
+//! host's other time between the calls (hooks, allocation: fixed per call, not per rank), the
+//! host's issue of the per-rank copies (during the all-gather, which outlasts it), the same list
+//! building for the gradients (their code is not followed here), and the memory of the gathered
+//! matrices (one layer's at a time, as with prefetching). A mixture-of-experts layer's local experts of one kind (up or
 //! down projections) are gathered as one matrix.
 
 use super::StepBuilder;
@@ -39,6 +44,15 @@ use std::borrow::Cow;
 /// the DeepSpeed configuration documentation): a module's parameters are released after it runs
 /// unless the parameters of the modules that run before its next use add up to less than this.
 pub const MAX_REUSE_DISTANCE: f64 = 1e9;
+
+/// Host seconds per data-parallel rank of the loop DeepSpeed v0.3 runs before each parameter's
+/// all-gather (`_allgather_param` in deepspeed/runtime/zero/partition_parameters.py): for every
+/// rank a `flat_tensor.narrow(...)` appended to the output list and a
+/// `torch.distributed.get_rank(group=...)` compared with the index. Measured on the development
+/// machine's CPU (an AMD EPYC virtual machine, Python 3.11, PyTorch 2.15, a one-process gloo
+/// group), calibration/host-loop-2026-12-01: the median of ten runs at 1,536 ranks; single runs
+/// ranged from 4.2 to 8.7 us. 11 ms a gather at 1,536 ranks.
+pub const HOST_LOOP_PER_RANK_S: f64 = 7.44e-6;
 
 /// Of a layer's weight matrices (parameters each, in forward order), those released between the
 /// recomputed forward and the backward, in the order the backward gathers them again (last
@@ -133,12 +147,21 @@ impl StepBuilder<'_> {
     }
 
     /// One weight matrix of `params` parameters gathered on `lane` in the compute stream's path:
-    /// the all-gather, then the copies out of its per-rank list; returns the copies.
+    /// the host's loop over the ranks, the all-gather, then the copies out of its per-rank list;
+    /// returns the copies.
     fn gather_matrix(&mut self, params: f64, lane: LaneId) -> OpId {
         let bytes = params * self.setup.model.dtype.bytes();
         let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
         let after = self.compute_deps();
-        let gather = self.comm_op(lane, "param_all_gather", secs, bytes, &after);
+        let ranks = self.setup.gradient_ranks() as f64;
+        let host = self.comm_op(
+            lane,
+            "param_gather_host_loop",
+            ranks * HOST_LOOP_PER_RANK_S,
+            0.0,
+            &after,
+        );
+        let gather = self.comm_op(lane, "param_all_gather", secs, bytes, &[host]);
         let copies = self.list_copies("param_gather_copies", bytes, lane, &[gather]);
         self.stage().last = Some(copies);
         copies
