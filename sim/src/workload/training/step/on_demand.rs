@@ -25,9 +25,12 @@
 //! forward lies between its two uses). Deliberately ignored: norms and biases (below DeepSpeed's
 //! persistence threshold of 100,000 elements, so whole on every rank and never gathered), the
 //! host's other time between the calls (hooks, allocation: fixed per call, not per rank), the
-//! host's issue of the per-rank copies (during the all-gather, which outlasts it), the same list
-//! building for the gradients (their code is not followed here), and the memory of the gathered
-//! matrices (one layer's at a time, as with prefetching). A mixture-of-experts layer's local experts of one kind (up or
+//! host's issue of the per-rank copies (during the all-gather, which outlasts it), the host's
+//! loop building the gradients' per-rank input list (`_reduce_scatter_gradient`: it runs in the
+//! gradient hook, while the GPU still runs the backward kernels just launched, which mostly
+//! outlast it: a GPT-3 QKV matrix's backward takes about 19 ms of an A100 against 11 ms of loop
+//! at 1,536 ranks), and the memory of the gathered matrices (one layer's at a time, as with
+//! prefetching). A mixture-of-experts layer's local experts of one kind (up or
 //! down projections) are gathered as one matrix.
 
 use super::StepBuilder;
