@@ -153,6 +153,65 @@ fn table(v: &Validation) -> String {
     out
 }
 
+/// [`WEAKNESSES`] with each `{ID}` replaced by that row's error, or `None` when a named row is
+/// not among `v`'s compared rows.
+fn weaknesses(v: &Validation) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = WEAKNESSES;
+    while let Some(open) = rest.find('{') {
+        let close = open + rest[open..].find('}')?;
+        let id = &rest[open + 1..close];
+        let row = v.rows.iter().find(|r| r.id == id)?;
+        out.push_str(&rest[..open]);
+        out.push_str(&percent(row.error?));
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Some(rewrap(&out, 100))
+}
+
+/// Refills each paragraph and list item of `text` to `width` columns (items' continuation lines
+/// indented by two spaces), so that figures put in place of longer names leave no ragged lines.
+fn rewrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut block: Vec<&str> = Vec::new();
+    let flush = |block: &mut Vec<&str>, out: &mut String| {
+        if block.is_empty() {
+            return;
+        }
+        let item = block[0].starts_with("- ");
+        let indent = if item { "  " } else { "" };
+        let mut line = String::new();
+        for word in block.iter().flat_map(|l| l.split_whitespace()) {
+            if !line.is_empty() && line.len() + 1 + word.len() > width {
+                out.push_str(&line);
+                out.push('\n');
+                line = indent.to_string();
+            } else if !line.is_empty() && line != indent {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        out.push_str(&line);
+        out.push('\n');
+        block.clear();
+    };
+    for l in text.lines() {
+        if l.trim().is_empty() || l.starts_with('#') {
+            flush(&mut block, &mut out);
+            out.push_str(l);
+            out.push('\n');
+        } else {
+            if l.starts_with("- ") {
+                flush(&mut block, &mut out);
+            }
+            block.push(l);
+        }
+    }
+    flush(&mut block, &mut out);
+    out
+}
+
 /// Escapes the characters that would break a Markdown table cell.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -263,6 +322,11 @@ fn markdown(v: &Validation, command: &str) -> String {
         }
     }
     md.push_str(CONVENTIONS);
+    md.push_str(&weaknesses(v).unwrap_or_else(|| {
+        "\n## Where the model is weak\n\nSee `docs/VALIDATION.md` (the shared file's cases), \
+         whose figures it quotes from its own rows.\n"
+            .into()
+    }));
     let _ = writeln!(md, "\n## Assumptions per case\n");
     for r in v.rows.iter().filter(|r| r.primary) {
         let _ = writeln!(md, "### `{}`\n", r.id);
@@ -343,15 +407,21 @@ const CONVENTIONS: &str = "
   `breakdown_s.denoise` when the metric says it excludes the VAE and the text encoder; a
   diffusion case's attention kernel is the one its model names (`attn`, read as for training
   cases), else FlashAttention 2.
+";
 
+/// The section on where the model is weak, written for a file whose cases include every
+/// `{ID}` it names: each `{ID}` becomes that row's error (`+11.4%`), so the figures follow the
+/// model when it moves. Elsewhere a pointer to docs/VALIDATION.md stands in for it.
+const WEAKNESSES: &str = "
 ## Where the model is weak
 
 The simulator prices the kernels and collectives a well-tuned stack runs, one after another as
 the schedule orders them. Its errors follow the software stack more than the model or the GPU:
 
 - **Megatron-LM and NeMo** (Megatron-LM's papers, the DGX Cloud recipes): within 15%, on either
-  side; Korthikanti et al.'s layer times within 5%; the DGX Cloud (NeMo, H100) step times within
-  1%, with Hopper's sustained clock under 700 W and the collectives' share of the SMs priced.
+  side; Korthikanti et al.'s layer times within 5%; the DGX Cloud (NeMo, H100) step times
+  {dgxc-gpt3-175b-bf16-128gpu} and {dgxc-llama3.1-70b-bf16-24.09-64gpu}, with Hopper's
+  sustained clock under 700 W and the collectives' share of the SMs priced.
   What a Megatron-LM run did that a case does not state (micro-batch, data loading) is the rest.
 - **LLM Foundry (MPT)**: its runs attend with flash-attention's 2022 Triton port (`attn_impl:
   triton`, the benchmark script's default), priced at half of FlashAttention 2's speed (Dao
@@ -362,9 +432,11 @@ the schedule orders them. Its errors follow the software stack more than the mod
   rows of 2,048 tokens or fewer are predicted a median 11% fast (the A100 rows 2%), and H100
   rows of 16,384 tokens or more 10% slow (the Triton kernel does better than half of
   FlashAttention 2 there); 30B at 8,192 tokens on 8 GPUs is 30% fast on both GPUs, at 96% of
-  the GPU's memory in the simulator.
+  the GPU's memory in the simulator. In the shared file the six MPT rows on H100 are between
+  {mpt-7b-h100_80gb-8gpu-seq8192} and {mpt-30b-h100_80gb-8gpu-seq2048}.
 - **torchtitan** (its Grand Teton H100: 96 GB of HBM2e at 2.4 TB/s, at the stated 500 W power
-  limit): the 8B FSDP case within 10%, the 405B 3D case 18% too fast. torchtitan's defaults
+  limit): the 8B FSDP case {torchtitan-h100-8b-fsdp-8gpu-eager}, the 405B 3D case
+  {torchtitan-h100-405b-3d-1f1b}. torchtitan's defaults
   apply where the cases are silent: its eager model code (a kernel per elementwise operation of
   RMSNorm, rotary embedding, repeat_kv and SwiGLU) unless torch.compile is named, its
   per-operator selective checkpointing for \"selective\", PyTorch's SDPA (FlashAttention 2) for
@@ -379,8 +451,10 @@ the schedule orders them. Its errors follow the software stack more than the mod
   row within 1% and with AsyncTP 12% fast (the simulator credits AsyncTP 1.19x, torchtitan
   measured 1.06x), and context parallelism of 4 and 8 ranks 35-56% fast, the error growing with
   the sequence (not explained; PyTorch's context parallelism was experimental in that release).
-- **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3): 11%,
-  23% and 16% fast on 384, 768 and 1,536 GPUs. These cases run with DeepSpeed's first stage 3 as
+- **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3):
+  {megatron-sc21-t2-zero3-174B-384gpu}, {megatron-sc21-t2-zero3-174B-768gpu} and
+  {megatron-sc21-t2-zero3-174B-1536gpu} on 384, 768 and 1,536 GPUs (TFLOP/s over the measured:
+  the simulator is fast). These cases run with DeepSpeed's first stage 3 as
   its code of the time did it (`param_gather = \"on-demand\"`): every weight matrix gathered by
   its own all-gather when its module runs, after the GPU drains and after the host has built the
   all-gather's output list in Python, a `narrow` view and a `get_rank` per rank (7.4 us a rank,
