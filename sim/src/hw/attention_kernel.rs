@@ -211,8 +211,7 @@ impl AttentionKernel {
                 "FlashAttention 2 on Ampere",
                 "Dao 2023, forward at head_dim 128",
             ),
-            // Shah et al. 2024 (FlashAttention-3): bf16 forward up to 740 TFLOP/s on H100 SXM,
-            // 75% of peak, at head_dim 128 and 16k tokens.
+            // An RTX 4090's measurement, on the GPUs with its SMs ([`ADA_FLASH_ATTENTION_2`]).
             (AttentionKernel::FlashAttention2, Architecture::AdaLovelace) if half_rate_ada(gpu) => {
                 at(
                     ADA_FLASH_ATTENTION_2,
@@ -221,6 +220,8 @@ impl AttentionKernel {
                      apache/tvm tl_doc/flash_perf.md), whose SMs run bf16 at the same rate",
                 )
             }
+            // Shah et al. 2024 (FlashAttention-3): bf16 forward up to 740 TFLOP/s on H100 SXM,
+            // 75% of peak, at head_dim 128 and 16k tokens.
             (AttentionKernel::FlashAttention3, Architecture::Hopper) => at(
                 0.75,
                 "FlashAttention 3 on Hopper",
