@@ -211,8 +211,7 @@ fn text_output_ends_with_a_summary_and_write_makes_markdown() {
     // row's error appears there as the results table prints it, and no placeholder is left.
     let weak = weaknesses(&written);
     assert!(!weak.contains('{'), "{weak}");
-    let json = run_in(&root(), &["validate", file.to_str().unwrap(), "--json"]);
-    let report: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let report = validate_repository_file(file.to_str().unwrap(), 43);
     for r in report["rows"].as_array().unwrap() {
         if r["id"].as_str().unwrap().contains("zero3") {
             let figure = format!("{:+.1}%", 100.0 * r["error"].as_f64().unwrap());
@@ -350,8 +349,8 @@ fn repository_file_within_ten_percent(path: &str, cases: u64) -> Value {
     report
 }
 
-/// `clustersim validate --json` on the repository's case file `path`, all `cases` of it
-/// compared; the report.
+/// `clustersim validate --json` on the case file `path` (relative to the repository root, or
+/// absolute), all `cases` of it compared; the report.
 fn validate_repository_file(path: &str, cases: u64) -> Value {
     let file = root().join(path);
     let out = run_in(&root(), &["validate", file.to_str().unwrap(), "--json"]);

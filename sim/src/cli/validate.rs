@@ -472,6 +472,5 @@ the schedule orders them. Its errors follow the software stack more than the mod
   destination and the rings never share a link; hashed as an Ethernet fabric hashes its flows
   (`routing = \"ecmp\"`, the scenario default), some of the rings' flows share spine links and
   the cases come out slower. The same switch moves the 64-GPU MPT rows (FSDP, fabric not
-  stated, so hashed) from +3% and +12% to +6% and +28% when routed by destination. The same switch moves the 64-GPU MPT rows (FSDP, fabric not stated, so hashed)
-  from +3% and +12% to +6% and +28% when routed by destination.
+  stated, so hashed) from +3% and +12% to +6% and +28% when routed by destination.
 ";

@@ -822,10 +822,10 @@ fn resolve_param_gather(
             "ZeRO-3: each weight matrix gathered on demand by its own all-gather into one tensor \
              per rank (a copy each), its list first built by the host in Python ({:.1} us a \
              rank, the GPU idle), and each layer's gradients reduce-scattered a matrix at a time \
-             from a per-rank list (a copy each), compute waiting (parallel.param_gather, DeepSpeed v0.3); with full recomputation, \
-             matrices kept from the recomputed forward to the backward within DeepSpeed's reuse \
-             distance ({:e} parameters), the rest gathered again; norms and biases stay whole on \
-             every rank",
+             from a per-rank list (a copy each), compute waiting (parallel.param_gather, \
+             DeepSpeed v0.3); with full recomputation, matrices kept from the recomputed forward \
+             to the backward within DeepSpeed's reuse distance ({:e} parameters), the rest \
+             gathered again; norms and biases stay whole on every rank",
             super::step::HOST_LOOP_PER_RANK_S * 1e6,
             super::step::MAX_REUSE_DISTANCE
         ),
