@@ -63,7 +63,12 @@ fn zero_3_gathers_every_layer_twice_and_scatters_its_gradients_every_micro_batch
 /// ZeRO-3 over `dp` A100s (8 a node, 8 x 200 Gb/s NICs each) with parameters gathered as
 /// `gather` says.
 fn gathered(gather: &str, dp: u32) -> RunOutput {
-    let text = format!(
+    common::run("gather.toml", &gathered_text(gather, dp), &[])
+}
+
+/// The scenario of [`gathered`].
+fn gathered_text(gather: &str, dp: u32) -> String {
+    format!(
         r#"
 kind = "training"
 [cluster]
@@ -88,8 +93,7 @@ zero = 3
 param_gather = "{gather}"
 "#,
         nodes = dp / 8
-    );
-    common::run("gather.toml", &text, &[])
+    )
 }
 
 /// On demand, each weight matrix is its own gather and reduction (plus the per-rank copies of
@@ -219,4 +223,34 @@ fn over_pcie_a_collective_holds_two_blocks() {
     assert_eq!(number(&r, "contention.collective_blocks"), 2.0);
     let rate = number(&r, "contention.kernel_rate");
     assert!((rate - 140.0 / 142.0).abs() < 1e-6, "{rate}");
+}
+
+/// Gathered on demand, a GPU holds the matrices in use, not two prefetched layers: without
+/// recomputation one matrix at a time (the largest, an MLP projection of 4h^2), with full
+/// recomputation those kept from the recomputed forward for the backward (at hidden 4096, all
+/// four of the layer's, 12h^2).
+#[test]
+fn on_demand_gathering_holds_matrices_not_prefetched_layers() {
+    let h = 4096.0_f64;
+    let weights = |out: &RunOutput| part(out, "weights");
+    let prefetch = weights(&gathered("prefetch", 16));
+    let on_demand = weights(&gathered("on-demand", 16));
+    // bf16 weights: two layers (12h^2 each, plus norms and biases) against one 4h^2 matrix.
+    let freed = prefetch - on_demand;
+    let expected = 2.0 * (2.0 * 12.0 * h * h - 4.0 * h * h);
+    assert!(
+        (freed - expected).abs() / expected < 0.01,
+        "{freed} vs {expected}"
+    );
+    let full = common::run(
+        "gather.toml",
+        &gathered_text("on-demand", 16).replace("zero = 3", "zero = 3\nrecompute = \"full\""),
+        &[],
+    );
+    let kept = weights(&full) - on_demand;
+    let expected = 2.0 * (12.0 * h * h - 4.0 * h * h);
+    assert!(
+        (kept - expected).abs() / expected < 0.01,
+        "{kept} vs {expected}"
+    );
 }

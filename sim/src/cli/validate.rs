@@ -454,21 +454,28 @@ the schedule orders them. Its errors follow the software stack more than the mod
 - **DeepSpeed ZeRO-3 without model parallelism** (Megatron-LM's Table 2, DeepSpeed v0.3):
   {megatron-sc21-t2-zero3-174B-384gpu}, {megatron-sc21-t2-zero3-174B-768gpu} and
   {megatron-sc21-t2-zero3-174B-1536gpu} on 384, 768 and 1,536 GPUs (TFLOP/s over the measured:
-  the simulator is fast). These cases run with DeepSpeed's first stage 3 as
-  its code of the time did it (`param_gather = \"on-demand\"`): every weight matrix gathered by
-  its own all-gather when its module runs, after the GPU drains and after the host has built the
-  all-gather's output list in Python, a `narrow` view and a `get_rank` per rank (7.4 us a rank,
-  measured on the development machine: calibration/host-loop-2026-12-01; 11 ms a gather at 1,536
-  ranks, with the GPU idle), into per-rank lists that cost one copy per rank, and the gradients
-  reduce-scattered from per-rank lists too; under full recomputation only the matrices within
-  DeepSpeed's default reuse distance (1e9 parameters) stay gathered from the recomputed forward
-  to the backward, which at GPT-3's width is the MLP's down projection alone, so the backward
-  gathers the other three again. Without the host's loop the rows were 16%, 38% and 47% fast;
-  its cost per rank varied from 4.2 to 8.7 us between runs, which moves the 768-GPU row between
-  +29% and +20%. Taking the simulated compute as right, the measured communication is 26, 39
-  and 53 s a step and the simulated 18, 27 and 43 s: 8-12 s short at every scale, a gap that no
-  longer grows with the GPUs (not identified; DeepSpeed's other host work per call, its hooks
-  and allocations, is not modelled). Selene's network is InfiniBand, so these cases route by
+  the simulator is fast). These cases run with DeepSpeed's first stage 3 as its code of the time
+  did it (`param_gather = \"on-demand\"`): every weight matrix gathered by its own all-gather
+  when its module runs, after the GPU drains and after the host has built the all-gather's
+  output list in Python, a `narrow` view and a `get_rank` per rank (6.8 us a rank: measured with
+  Python 3.8 and PyTorch 1.8.1 on the development machine's Zen 3 core and scaled to Selene's
+  Zen 2 hosts, calibration/host-loop-2026-12-02; 10 ms a gather at 1,536 ranks, with the GPU
+  idle), into per-rank lists that cost one copy per rank, and the gradients reduce-scattered from
+  per-rank lists too; under full recomputation only the matrices within DeepSpeed's default reuse
+  distance (1e9 parameters) stay gathered from the recomputed forward to the backward, which at
+  GPT-3's width is the MLP's down projection alone, so the backward gathers the other three
+  again. Without the host's loop the rows were 16%, 38% and 47% fast. The same table's 529.6B
+  rows (`validation/megatron-sc21-zero3-530b.json`, docs/VALIDATION-MEGATRON-ZERO3-530B.md) are
+  further off, 27%, 34% and 50% fast on 640, 1,120 and 2,240 GPUs. Taking the simulated compute
+  as right, the measured communication is 26, 39 and 53 s a step at 174.6B and 96, 100 and
+  143 s at 529.6B; the simulated 18, 26 and 42 s and 42, 55 and 82 s. The measured communication
+  per GPU grows with the model about as its bytes do (2.7 times from 174.6B on 1,536 GPUs to
+  529.6B on 2,240 against 3.0 times the parameters), the simulated only 1.9 times: in the model
+  too much of it is per call (the host's loop, the ring's hops) and too little per byte. With the
+  adapters at 70 Gb/s instead of 200 all six rows would come within 13%, at 100 Gb/s the 174.6B
+  rows within 9% and the 529.6B rows within 26%: the measured runs behave as if their
+  collectives moved bytes at a third to a half of the adapters' rate. Not identified; the
+  simulator keeps the adapters' rate. Selene's network is InfiniBand, so these cases route by
   destination and the rings never share a link; hashed as an Ethernet fabric hashes its flows
   (`routing = \"ecmp\"`, the scenario default), some of the rings' flows share spine links and
   the cases come out slower. The same switch moves the 64-GPU MPT rows (FSDP, fabric not

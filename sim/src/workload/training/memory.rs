@@ -54,8 +54,8 @@
 use super::activation_plan::{self, ActivationPlan};
 use super::schedule;
 use super::setup::Training;
-use super::step::BUCKET_BYTES;
-use crate::scenario::parallel::{OptimizerOffload, Recompute, Schedule};
+use super::step::{BUCKET_BYTES, most_gathered_params};
+use crate::scenario::parallel::{OptimizerOffload, ParamGather, Recompute, Schedule};
 use serde_json::{Value, json};
 
 /// Bytes per GPU by purpose.
@@ -218,16 +218,28 @@ pub fn stage_memory_as(
         }
     };
     let last = stage == s.pp - 1;
-    // ZeRO-3 keeps 1/dp of the weights, plus the gathered layer in use and the one prefetched,
-    // and one layer's unsharded gradients before their reduce-scatter.
+    // ZeRO-3 keeps 1/dp of the weights, plus the gathered layer in use and the one prefetched
+    // (gathered on demand: the matrices of `on_demand::most_gathered_params`), and one layer's
+    // unsharded gradients before their reduce-scatter.
     // The largest layer: the last, or the last with attention when the last ones skip it.
-    let layer_params = s
-        .layer_params_here(m.layers - 1)
-        .max(s.layer_params_here(m.attention_layers() - 1));
+    let largest = [m.layers - 1, m.attention_layers() - 1];
+    let layer_params = largest
+        .iter()
+        .map(|&l| s.layer_params_here(l))
+        .fold(0.0, f64::max);
+    let gathered = if s.param_gather == ParamGather::OnDemand {
+        let full = recompute == Recompute::Full;
+        largest
+            .iter()
+            .map(|&l| most_gathered_params(s, l, full))
+            .fold(0.0, f64::max)
+    } else {
+        2.0 * layer_params
+    };
     let g = s.grad_bytes;
     let (weights, gradients) = match s.zero {
         3 => (
-            params * m.dtype.bytes() / dp + 2.0 * layer_params * m.dtype.bytes(),
+            params * m.dtype.bytes() / dp + gathered * m.dtype.bytes(),
             g * params / dp + g * layer_params,
         ),
         2 => (params * m.dtype.bytes(), g * params / dp),
@@ -258,7 +270,7 @@ pub fn stage_memory_as(
             (weights, kept, 0.0, optimizer + gradients - kept)
         }
         OptimizerOffload::Network => {
-            let gathered = 2.0 * layer_params * m.dtype.bytes();
+            let gathered = gathered * m.dtype.bytes();
             let kept = g * layer_params;
             (
                 gathered,

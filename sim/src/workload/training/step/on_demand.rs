@@ -29,9 +29,11 @@
 //! loop building the gradients' per-rank input list (`_reduce_scatter_gradient`: it runs in the
 //! gradient hook, while the GPU still runs the backward kernels just launched, which mostly
 //! outlast it: a GPT-3 QKV matrix's backward takes about 19 ms of an A100 against 11 ms of loop
-//! at 1,536 ranks), and the memory of the gathered matrices (one layer's at a time, as with
-//! prefetching). A mixture-of-experts layer's local experts of one kind (up or
-//! down projections) are gathered as one matrix.
+//! at 1,536 ranks). A mixture-of-experts layer's local experts of one kind (up or down
+//! projections) are gathered as one matrix.
+//!
+//! Memory (`memory.rs`): the gathered weights a GPU holds at once are those of
+//! [`most_gathered_params`] (no prefetching), not the two layers of prefetched gathering.
 
 use super::StepBuilder;
 use crate::collective::CollectiveOp;
@@ -40,6 +42,7 @@ use crate::exec::{LaneId, Op, OpId, OpKind};
 use crate::hw::Kernel;
 use crate::workload::training::comm::Comm;
 use crate::workload::training::optimizer::{Matrix, matrices_of_layer};
+use crate::workload::training::setup::Training;
 use std::borrow::Cow;
 
 /// DeepSpeed's default `stage3_max_reuse_distance`, in parameters
@@ -51,11 +54,12 @@ pub const MAX_REUSE_DISTANCE: f64 = 1e9;
 /// Host seconds per data-parallel rank of the loop DeepSpeed v0.3 runs before each parameter's
 /// all-gather (`_allgather_param` in deepspeed/runtime/zero/partition_parameters.py): for every
 /// rank a `flat_tensor.narrow(...)` appended to the output list and a
-/// `torch.distributed.get_rank(group=...)` compared with the index. Measured on the development
-/// machine's CPU (an AMD EPYC virtual machine, Python 3.11, PyTorch 2.15, a one-process gloo
-/// group), calibration/host-loop-2026-12-01: the median of ten runs at 1,536 ranks; single runs
-/// ranged from 4.2 to 8.7 us. 11 ms a gather at 1,536 ranks.
-pub const HOST_LOOP_PER_RANK_S: f64 = 7.44e-6;
+/// `torch.distributed.get_rank(group=...)` compared with the index. Measured on 2021's software
+/// (Python 3.8, PyTorch 1.8.1) on the development machine's Zen 3 core, a one-process gloo group,
+/// 1,536 ranks: 5.74 us, the median of ten runs (calibration/host-loop-2026-12-02; PyTorch 2.15
+/// takes half as long again), scaled to Selene's Zen 2 hosts by AMD's 19% instructions-per-clock
+/// gain of Zen 3: 6.83 us. 10 ms a gather at 1,536 ranks.
+pub const HOST_LOOP_PER_RANK_S: f64 = 6.83e-6;
 
 /// Of a layer's weight matrices (parameters each, in forward order), those released between the
 /// recomputed forward and the backward, in the order the backward gathers them again (last
@@ -73,18 +77,37 @@ fn released_for_backward(matrices: &[f64]) -> Vec<f64> {
     released
 }
 
+/// Parameters of each weight matrix of `layer` one GPU holds (`optimizer::matrices_of_layer`;
+/// a layer's local experts of one kind as one matrix, multi-head latent attention's projections
+/// as one).
+fn weight_matrices(s: &Training, layer: u32) -> Vec<f64> {
+    let m = &s.model;
+    let mla = (m.mla.is_some() && m.has_attention(layer))
+        .then(|| m.attention_params() as f64 / s.tp as f64);
+    mla.into_iter()
+        .chain(matrices_of_layer(s, layer).iter().map(Matrix::params))
+        .collect()
+}
+
+/// The most parameters of `layer` gathered at once (whole, on one GPU) when its matrices are
+/// gathered on demand. With full recomputation: the matrices kept from the recomputed forward
+/// for the backward (see [`released_for_backward`]), which stay until their backward, plus the
+/// largest of those gathered again; otherwise each matrix is released after its module runs, so
+/// the largest alone.
+pub fn most_gathered_params(s: &Training, layer: u32, recompute_full: bool) -> f64 {
+    let matrices = weight_matrices(s, layer);
+    let largest = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    if !recompute_full {
+        return largest(&matrices);
+    }
+    let released = released_for_backward(&matrices);
+    let kept = matrices.iter().sum::<f64>() - released.iter().sum::<f64>();
+    kept + largest(&released)
+}
+
 impl StepBuilder<'_> {
-    /// Parameters of each weight matrix of `layer` one GPU holds (`optimizer::matrices_of_layer`;
-    /// a layer's local experts of one kind as one matrix, multi-head latent attention's
-    /// projections as one).
     fn weight_matrices(&self, layer: u32) -> Vec<f64> {
-        let s = self.setup;
-        let m = &s.model;
-        let mla = (m.mla.is_some() && m.has_attention(layer))
-            .then(|| m.attention_params() as f64 / s.tp as f64);
-        mla.into_iter()
-            .chain(matrices_of_layer(s, layer).iter().map(Matrix::params))
-            .collect()
+        weight_matrices(self.setup, layer)
     }
 
     /// The `ranks` device copies between a list of per-rank tensors and the one buffer a
