@@ -480,4 +480,13 @@ the schedule orders them. Its errors follow the software stack more than the mod
   (`routing = \"ecmp\"`, the scenario default), some of the rings' flows share spine links and
   the cases come out slower. The same switch moves the 64-GPU MPT rows (FSDP, fabric not
   stated, so hashed) from +3% and +12% to +6% and +28% when routed by destination.
+- **Video diffusion** (xDiT's HunyuanVideo page, the official repository on H100): 1, 2 and 4
+  GPUs {xdit-hunyuanvideo-720p-H100-1gpu}, {xdit-hunyuanvideo-720p-H100-2gpu} and
+  {xdit-hunyuanvideo-720p-H100-4gpu}; 8 GPUs {xdit-hunyuanvideo-720p-H100-8gpu}. The measured
+  8-GPU run saves 29 s over xDiT's own 6-GPU run of as many tokens, where the other points'
+  trend predicts about 70 s; no mechanism for it is known (docs/DIFFUSION.md). A second model,
+  xDiT's ConsisID page (17,776 tokens a branch, twelve layouts of Ulysses, Ring and CFG
+  parallel on 1-6 \"H100\" GPUs, `validation/xdit-consisid-h100.json`,
+  docs/VALIDATION-XDIT-CONSISID.md), is 17% fast on one GPU and 28-54% fast with sequence
+  parallelism: at that length the measured all-to-alls cost what PCIe, not NVLink, would give.
 ";

@@ -1548,10 +1548,15 @@ fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         }
         Err(e) => return row(Status::Failed(e), None, a),
     };
+    // The preset named first in the architecture ("ConsisID (CogVideoX-5B with identity
+    // modules)" is ConsisID), the longest name where two start at the same place.
     let arch = text(md("arch")).unwrap_or("").to_lowercase();
+    let squashed = arch.replace(' ', "");
     let Some(preset) = crate::model::dit_preset::all()
         .into_iter()
-        .find(|m| arch.replace(' ', "").contains(m.name))
+        .filter_map(|m| squashed.find(m.name).map(|at| (at, m)))
+        .min_by_key(|(at, m)| (*at, std::cmp::Reverse(m.name.len())))
+        .map(|(_, m)| m)
     else {
         return row(
             Status::Failed(format!("no video DiT preset for \"{arch}\"")),
@@ -1586,12 +1591,30 @@ fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
             a,
         );
     }
-    a.push(if cfg > 1 {
-        "classifier-free guidance, its two branches on the cfg_parallel groups".into()
-    } else {
-        "one branch a step: cfg_parallel = 1 read as guidance off (true of HunyuanVideo, which \
-         distils its guidance into the model)"
-            .into()
+    // Guidance: as the case states its scale (above 1: two branches a step, on the same GPUs
+    // unless cfg_parallel splits them); unstated, cfg_parallel = 1 reads as guidance off.
+    let scale = md("guidance_scale").and_then(Value::as_f64);
+    let guided = scale.map_or(cfg > 1, |g| g > 1.0);
+    if cfg > 1 && !guided {
+        return row(
+            Status::Failed(format!(
+                "cfg_parallel {cfg} with guidance_scale {} (no second branch to split)",
+                scale.unwrap_or(1.0)
+            )),
+            None,
+            a,
+        );
+    }
+    a.push(match (scale, cfg > 1) {
+        (_, true) => "classifier-free guidance, its two branches on the cfg_parallel groups".into(),
+        (Some(g), false) if guided => format!(
+            "classifier-free guidance (guidance_scale {g}): both branches every step, as one \
+             batch of two on the same GPUs"
+        ),
+        (Some(g), false) => format!("one branch a step (guidance_scale {g})"),
+        (None, false) => "one branch a step: cfg_parallel = 1 read as guidance off (true of \
+                          HunyuanVideo, which distils its guidance into the model)"
+            .into(),
     });
     a.push("VAE decoded on one GPU; text encoders and VAE resident on every GPU".into());
     // The attention kernel the case names (`model.attn`); else FlashAttention 2 where the
@@ -1607,8 +1630,8 @@ fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         format!("attention_kernel = \"{}\"\n", kernel.name())
     } else if fa2.reference(gpu).is_some() {
         a.push(
-            "FlashAttention 2: the official HunyuanVideo repository requires flash-attn 2 and \
-             xDiT's USP runs it by default"
+            "FlashAttention 2 (not stated): xDiT's USP runs flash-attn 2 by default, and the \
+             official HunyuanVideo repository requires it"
                 .into(),
         );
         format!("attention_kernel = \"{}\"\n", fa2.name())
@@ -1627,7 +1650,7 @@ fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         quote(&c.id),
         gpu.name,
         preset.name,
-        cfg > 1,
+        guided,
     );
     let path = format!("{file_name}#{}", c.id);
     let mut r =
