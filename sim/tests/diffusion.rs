@@ -299,3 +299,42 @@ fn latent_parallelism_trades_all_to_alls_for_one_gather_a_step() {
     let e = video("wan2.1-1.3b", wan, "latent = 2\nulysses = 2").unwrap_err();
     assert!(e.contains("latent parallelism is modelled alone"), "{e}");
 }
+
+/// Each block normalises its queries and keys and rotates the video tokens' as the model's code
+/// does: HunyuanVideo (fp32 RMS norm, 36 bytes an element, and fp32 rotary, 58) moves both over
+/// every block; CogVideoX-2B (one layer-norm kernel, 4 bytes; no rotary embedding) only the norm.
+#[test]
+fn queries_and_keys_are_normalised_and_rotated_as_the_model_code_does() {
+    let passes = |preset: &str, body: &str| {
+        let text = format!(
+            "kind = \"diffusion\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"{preset}\"\n\
+             [diffusion]\n{body}\nsteps = 1\n[parallel]\nulysses = 1\n"
+        );
+        let out = common::run("video.toml", &text, &[]);
+        let ops: Vec<f64> = out
+            .graph
+            .ops
+            .iter()
+            .filter(|o| o.name == "qk_norm_rope")
+            .map(|o| o.bytes)
+            .collect();
+        (ops, out.report)
+    };
+    let (hunyuan, report) = passes("hunyuanvideo", "width = 1280\nheight = 720\nframes = 129");
+    // 20 double-stream and 40 single-stream blocks, one pass each.
+    assert_eq!(hunyuan.len(), 60);
+    let video = report["video"]["tokens"].as_f64().unwrap();
+    let text = report["video"]["text_tokens"].as_f64().unwrap();
+    let width = 3072.0;
+    // Queries and keys of every token normalised; the video tokens' rotated.
+    let expected = 2.0 * width * ((video + text) * 36.0 + video * 58.0);
+    assert!(hunyuan.iter().all(|&b| (b / expected - 1.0).abs() < 1e-9));
+    let (cog, report) = passes("cogvideox-2b", "width = 720\nheight = 480\nframes = 49");
+    let tokens = report["video"]["tokens"].as_f64().unwrap()
+        + report["video"]["text_tokens"].as_f64().unwrap();
+    assert_eq!(cog.len(), 30);
+    assert!(
+        cog.iter()
+            .all(|&b| (b / (2.0 * 1920.0 * tokens * 4.0) - 1.0).abs() < 1e-9)
+    );
+}

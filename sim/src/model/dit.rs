@@ -14,8 +14,13 @@
 //!
 //! Open-Sora's blocks attend over space and time apart (`factorised_attention`): each block
 //! is a spatial attention within every frame plus a temporal attention along every position.
+//! Before attention, each head's queries and keys are normalised (`qk_norm`) and the video
+//! tokens' rotated by their position (`rope`), in passes over the queries and keys written out
+//! in PyTorch as the model's reference code has them: [`QkNorm`] and [`Rope`] count the bytes
+//! each pass moves.
+//!
 //! Units: counts, bytes, FLOPs. Deliberately ignored: timestep and modulation embeddings (a few
-//! small GEMMs a step), rotary embeddings, and the scheduler's own arithmetic.
+//! small GEMMs a step) and the scheduler's own arithmetic.
 
 /// The VAE's compression and its decoder's convolutions.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,6 +72,59 @@ pub struct TextEncoder {
     pub tokens: u32,
 }
 
+/// How a model normalises each head's queries and keys before attention, as its reference code
+/// runs it. Bytes are per element of the queries (and again of the keys), 16-bit activations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QkNorm {
+    None,
+    /// `F.layer_norm` over each head (diffusers' CogVideoX and ConsisID attention): one kernel
+    /// that reads and writes the 16-bit tensor, 4 bytes.
+    LayerNorm,
+    /// RMS normalisation written out in PyTorch with an fp32 upcast (HunyuanVideo's `RMSNorm`,
+    /// Wan's `WanRMSNorm`, Open-Sora's `LlamaRMSNorm`, Step-Video's `RMSNorm`): `x.float()` (2
+    /// read, 4 written), `pow(2)` (4 + 4), `mean` (4 read), `x * rsqrt(...)` (4 + 4), the cast
+    /// back (4 + 2) and `* weight` (2 + 2): 36 bytes.
+    RmsNormEager,
+}
+
+impl QkNorm {
+    pub fn bytes_per_element(self) -> f64 {
+        match self {
+            QkNorm::None => 0.0,
+            QkNorm::LayerNorm => 4.0,
+            QkNorm::RmsNormEager => 36.0,
+        }
+    }
+}
+
+/// How a model rotates its video tokens' queries and keys by their position (rotary embedding),
+/// as its reference code runs it. Bytes are per element of the queries (and again of the keys).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rope {
+    /// No rotary embedding, or one not counted (see the preset).
+    None,
+    /// Cosines and sines applied in fp32 with a `rotate_half` (HunyuanVideo's
+    /// `apply_rotary_emb`): `x.float()` twice (2 + 4 each), the negated half (4), the `stack`
+    /// (4 + 4), `* cos` (4 + 4), `* sin` (4 + 4), their sum (8 + 4) and the cast back (4 + 2):
+    /// 58 bytes. diffusers' `apply_rotary_emb(use_real=True)` with the copy back into the
+    /// sequence (CogVideoX, ConsisID) moves 56.
+    RealEager,
+    /// A complex multiplication in fp64 (Wan's `rope_apply`): `to(float64)` (2 + 8), the product
+    /// (8 + 8), the `cat` and the `stack` of the sequences (8 + 8 each), `float()` (8 + 4) and
+    /// the attention's cast to 16 bits (4 + 2): 76 bytes.
+    ComplexF64,
+}
+
+impl Rope {
+    pub fn bytes_per_element(self) -> f64 {
+        match self {
+            Rope::None => 0.0,
+            Rope::RealEager => 58.0,
+            Rope::ComplexF64 => 76.0,
+        }
+    }
+}
+
 /// A video diffusion transformer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VideoDit {
@@ -89,6 +147,9 @@ pub struct VideoDit {
     pub text_dim: u32,
     /// Latent frames, height and width per token.
     pub patch: (u32, u32, u32),
+    /// The queries' and keys' normalisation and rotary embedding (self-attention).
+    pub qk_norm: QkNorm,
+    pub rope: Rope,
     pub vae: Vae,
     pub text_encoders: &'static [TextEncoder],
     /// The denoiser's parameters as published.

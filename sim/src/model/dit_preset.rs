@@ -66,7 +66,7 @@
 //!   give each preset's ratio and what the derivation leaves out (mostly adaptive-layernorm
 //!   modulation weights).
 
-use super::dit::{TextEncoder, Vae, VaeTiling, VideoDit};
+use super::dit::{QkNorm, Rope, TextEncoder, Vae, VaeTiling, VideoDit};
 
 /// T5 v1.1 XXL encoder (`google/t5-v1_1-xxl`, `DeepFloyd/t5-v1_1-xxl`): d_model 4096, 24 layers, 64
 /// heads of 64, gated-GELU FFN 10240, vocabulary 32128: 32128·4096 + 24 × (4·4096² + 3·4096·10240)
@@ -271,6 +271,10 @@ const PRESETS: &[VideoDit] = &[
         // LLM features are 4096 wide; the token refiner (`txt_in`) projects them to 3072.
         text_dim: 3072,
         patch: (1, 2, 2),
+        // hyvideo/modules: `RMSNorm` on each head's queries and keys (qk_norm_type "rms"), and
+        // `apply_rotary_emb` on the video tokens'.
+        qk_norm: QkNorm::RmsNormEager,
+        rope: Rope::RealEager,
         vae: HUNYUAN_VAE,
         text_encoders: HUNYUAN_TEXT,
         // Derived count 9.06e9 (0.70×): the blocks' modulation (6·h² per stream per double block,
@@ -298,6 +302,10 @@ const PRESETS: &[VideoDit] = &[
         text_dim: 1920,
         // patch_size 2 with no temporal patching in the 1.0 models.
         patch: (1, 2, 2),
+        // diffusers CogVideoX: LayerNorm on queries and keys; the 2B adds sinusoidal positions once
+        // (use_rotary_positional_embeddings false), no rotary embedding.
+        qk_norm: QkNorm::LayerNorm,
+        rope: Rope::None,
         vae: COGVIDEOX_VAE,
         text_encoders: COGVIDEOX_TEXT,
         // Derived count 1.33e9 (0.66×): the two expert adaptive layernorms per block
@@ -320,6 +328,9 @@ const PRESETS: &[VideoDit] = &[
         text_tokens: 226,
         text_dim: 3072,
         patch: (1, 2, 2),
+        // diffusers CogVideoX: LayerNorm on queries and keys, rotary embedding on the video tokens'.
+        qk_norm: QkNorm::LayerNorm,
+        rope: Rope::RealEager,
         vae: COGVIDEOX_VAE,
         text_encoders: COGVIDEOX_TEXT,
         // Derived count 4.76e9 (0.95×); with the adaptive layernorms ≈ 5.57e9.
@@ -342,6 +353,9 @@ const PRESETS: &[VideoDit] = &[
         // keys and values are dim × dim.
         text_dim: 5120,
         patch: (1, 2, 2),
+        // wan/modules/model.py: `WanRMSNorm` on queries and keys, `rope_apply` in fp64.
+        qk_norm: QkNorm::RmsNormEager,
+        rope: Rope::ComplexF64,
         vae: WAN_VAE,
         text_encoders: WAN_TEXT,
         // Derived count 14.05e9 (1.00×); the modulation is a learned 6 × dim table per block.
@@ -362,6 +376,9 @@ const PRESETS: &[VideoDit] = &[
         text_tokens: 512,
         text_dim: 1536,
         patch: (1, 2, 2),
+        // As the 14B.
+        qk_norm: QkNorm::RmsNormEager,
+        rope: Rope::ComplexF64,
         vae: WAN_VAE,
         text_encoders: WAN_TEXT,
         // Derived count 1.39e9 (1.07×).
@@ -388,6 +405,9 @@ const PRESETS: &[VideoDit] = &[
         // T5 features are 4096 wide; `y_embedder` maps them to 1152.
         text_dim: 1152,
         patch: (1, 2, 2),
+        // qk_norm with `LlamaRMSNorm`; the rotary embedding of the temporal blocks is not counted.
+        qk_norm: QkNorm::RmsNormEager,
+        rope: Rope::None,
         vae: OPEN_SORA_VAE,
         text_encoders: OPEN_SORA_TEXT,
         // Derived count 1.19e9 (1.08×), counting each step as two complete blocks.
@@ -412,6 +432,10 @@ const PRESETS: &[VideoDit] = &[
         text_dim: 6144,
         // patch_size 1: one token per latent pixel (the VAE already compresses 16 × 16).
         patch: (1, 1, 1),
+        // `RMSNorm` on queries and keys; its 3-D rotary embedding is not counted (not checked
+        // against its code).
+        qk_norm: QkNorm::RmsNormEager,
+        rope: Rope::None,
         vae: STEP_VIDEO_VAE,
         text_encoders: STEP_VIDEO_TEXT,
         // Derived count 28.99e9 (0.97×); the modulation is a learned 6 × dim table per block.
@@ -435,6 +459,9 @@ const PRESETS: &[VideoDit] = &[
         text_tokens: 226,
         text_dim: 3072,
         patch: (1, 2, 2),
+        // As CogVideoX-5B (diffusers' ConsisID attention processor).
+        qk_norm: QkNorm::LayerNorm,
+        rope: Rope::RealEager,
         vae: COGVIDEOX_VAE,
         text_encoders: COGVIDEOX_TEXT,
         // No published count. CogVideoX-5B's published 5e9 plus the identity modules counted from

@@ -29,8 +29,12 @@
 //! frames, height and width from step to step, each region widened by `latent_overlap` tokens on
 //! each side; the regions' latents are all-gathered at the end of the step.
 //!
-//! Units: seconds, bytes, FLOPs. Ignored: timestep embeddings, rotary embeddings, the
-//! scheduler's update of the latent, CUDA launch gaps between blocks.
+//! Before the exchange, each head's queries and keys are normalised and the video tokens' rotated
+//! (`qk_norm`, `rope` of the model: the bytes its code's passes move, priced as streaming
+//! kernels, for they are single PyTorch kernels over tensors of hundreds of megabytes).
+//!
+//! Units: seconds, bytes, FLOPs. Ignored: timestep embeddings, the scheduler's update of the
+//! latent, CUDA launch gaps between blocks, the norms of the cross-attention's queries and keys.
 
 use super::layout::{Dim, Layout};
 use crate::collective::cost::{Collective, Options, cost};
@@ -300,6 +304,20 @@ fn self_attention(
     let tokens: u64 = streams.iter().sum();
     for &n in streams {
         b.gemm("qkv", s.batch * n, 3 * a / t, h);
+    }
+    // Queries and keys normalised per head, the video tokens' rotated, on this GPU's tokens
+    // before any exchange: streaming passes of the bytes the model's code moves.
+    let per_head_elements = |n: u64| (2 * s.batch * n * a / t) as f64;
+    let qk_bytes = per_head_elements(tokens) * m.qk_norm.bytes_per_element()
+        + per_head_elements(s.video.min(tokens)) * m.rope.bytes_per_element();
+    if qk_bytes > 0.0 {
+        b.kernel(
+            "qk_norm_rope",
+            Kernel::Memory {
+                bytes: qk_bytes,
+                flops: 0.0,
+            },
+        );
     }
     let act = b.act.bytes();
     let bytes = |width: u64| (s.batch * tokens * width / t) as f64 * act;
