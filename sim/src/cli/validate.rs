@@ -487,6 +487,6 @@ the schedule orders them. Its errors follow the software stack more than the mod
   trend predicts about 70 s; no mechanism for it is known (docs/DIFFUSION.md). A second model,
   xDiT's ConsisID page (17,776 tokens a branch, twelve layouts of Ulysses, Ring and CFG
   parallel on 1-6 \"H100\" GPUs, `validation/xdit-consisid-h100.json`,
-  docs/VALIDATION-XDIT-CONSISID.md), is 9% fast on one GPU and 21-50% fast with sequence
+  docs/VALIDATION-XDIT-CONSISID.md), is 9% fast on one GPU and 21-49% fast with sequence
   parallelism: at that length the measured all-to-alls cost what PCIe, not NVLink, would give.
 ";

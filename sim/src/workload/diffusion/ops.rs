@@ -4,11 +4,12 @@
 //! `vae::CONV3D_PEAK_FRACTION` of the GPU's peak).
 //!
 //! Per block and stream of tokens: the QKV projection, a Ulysses all-to-all of queries, keys
-//! and values (heads for tokens) and one of the attention's output back, fused attention (with
-//! Ring, in `ring` chunks of keys and values, each chunk's send to the next ring rank on the
-//! communication stream overlapping the previous chunk's attention), the output projection,
-//! the MLP, two norms, the adaptive-norm modulations and residual adds, and with `tp > 1` an
-//! all-reduce after the output projection and after the MLP. Dual-stream blocks run the text
+//! and values (heads for tokens) and one of the attention's output back, each with a copy of its
+//! tensor into the order the exchange sends and one out of the order it receives, fused
+//! attention (with Ring, in `ring` chunks of keys and values, each chunk's send to the next ring
+//! rank on the communication stream overlapping the previous chunk's attention), the output
+//! projection, the MLP, two norms, the adaptive-norm modulations and residual adds, and with
+//! `tp > 1` an all-reduce after the output projection and after the MLP. Dual-stream blocks run the text
 //! tokens through weights of their own and attend jointly; cross-attention blocks add queries
 //! from the video, keys and values from the text, and an attention over them (no all-to-all:
 //! the text is whole on every GPU). Factorised attention (Open-Sora) is a spatial block within
@@ -321,7 +322,20 @@ fn self_attention(
     }
     let act = b.act.bytes();
     let bytes = |width: u64| (s.batch * tokens * width / t) as f64 * act;
+    // An all-to-all of heads for tokens sends from a buffer ordered by destination and leaves one
+    // ordered by source: a copy of the tensor before and one after (yunchang's `all_to_all_4D`,
+    // `transpose(...).contiguous()` on either side), each reading and writing it.
+    let layout = |b: &mut Builder, width: u64| {
+        b.kernel(
+            "ulysses_layout_copies",
+            Kernel::Memory {
+                bytes: 4.0 * bytes(width),
+                flops: 0.0,
+            },
+        );
+    };
     if u > 1 {
+        layout(b, 3 * a);
         b.blocking(
             "ulysses_all_to_all_qkv",
             Dim::Ulysses,
@@ -381,6 +395,7 @@ fn self_attention(
             CollectiveOp::AllToAll,
             bytes(a),
         );
+        layout(b, a);
     }
     for &n in streams {
         b.gemm("attention_out", s.batch * n, h, a / t);
