@@ -338,3 +338,34 @@ fn queries_and_keys_are_normalised_and_rotated_as_the_model_code_does() {
             .all(|&b| (b / (2.0 * 1920.0 * tokens * 4.0) - 1.0).abs() < 1e-9)
     );
 }
+
+/// Every Ulysses all-to-all is bracketed by copies of its tensor into the order it sends and out
+/// of the order it receives: two passes, each reading and writing the exchanged bytes, before the
+/// queries', keys' and values' exchange and after the output's; none without Ulysses.
+#[test]
+fn ulysses_exchanges_copy_their_tensors_on_either_side() {
+    let ops = |parallel: &str| {
+        let text = format!(
+            "kind = \"diffusion\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"hunyuanvideo\"\n\
+             [diffusion]\n{HUNYUAN_720P}\n[parallel]\n{parallel}\n"
+        );
+        common::run("video.toml", &text, &[]).graph.ops
+    };
+    let bytes = |ops: &[clustersim::exec::Op], name: &str| -> Vec<f64> {
+        ops.iter()
+            .filter(|o| o.name == name)
+            .map(|o| o.bytes)
+            .collect()
+    };
+    let two = ops("ulysses = 2");
+    let copies = bytes(&two, "ulysses_layout_copies");
+    let qkv = bytes(&two, "ulysses_all_to_all_qkv");
+    let out = bytes(&two, "ulysses_all_to_all_out");
+    assert_eq!(copies.len(), qkv.len() + out.len());
+    // In graph order: the copies before each QKV exchange, then those after its output's.
+    for (i, (q, o)) in qkv.iter().zip(&out).enumerate() {
+        assert!((copies[2 * i] - 4.0 * q).abs() <= 1e-6 * q);
+        assert!((copies[2 * i + 1] - 4.0 * o).abs() <= 1e-6 * o);
+    }
+    assert!(bytes(&ops("ulysses = 1"), "ulysses_layout_copies").is_empty());
+}
