@@ -559,3 +559,28 @@ fn consisid_rows_run_guided_and_rank_the_two_gpu_layouts_as_measured() {
         "{cfg:?} {ring:?} {ulysses:?}"
     );
 }
+
+/// A guidance scale that is not a number fails its case and says what would be valid, rather
+/// than being read as unstated.
+#[test]
+fn a_guidance_scale_that_is_not_a_number_fails_the_case() {
+    let dir = scratch("guidance");
+    let file = dir.join("guidance.json");
+    std::fs::write(
+        &file,
+        r#"[{"id": "g", "source": "a test case",
+  "hardware": {"gpu": "H100", "count": 1},
+  "model": {"arch": "ConsisID", "resolution": "720x480", "frames": 49, "steps": 50,
+            "guidance_scale": "six"},
+  "parallel": {}, "metric": "end-to-end generation latency", "value": 100, "unit": "s"}]"#,
+    )
+    .unwrap();
+    let out = run_in(&dir, &["validate", file.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let status = status(&report["rows"][0]);
+    assert!(
+        status.contains("guidance_scale") && status.contains("a number is needed"),
+        "{status}"
+    );
+}

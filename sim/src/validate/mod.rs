@@ -1381,12 +1381,13 @@ fn fit_by_recomputation(
     if built.recompute_stated || output.report["memory"]["fits"] != false {
         return (built, output);
     }
-    let tried = (built, output);
-    for level in ["selective", "full"] {
-        let (built, output) = &tried;
-        let peak = output.report["memory"]["peak_bytes_per_gpu"]
+    let peak_gib = |o: &crate::RunOutput| {
+        o.report["memory"]["peak_bytes_per_gpu"]
             .as_f64()
-            .unwrap_or(0.0);
+            .unwrap_or(0.0)
+            / GIB
+    };
+    for level in ["selective", "full"] {
         let from = built.recompute;
         let toml = built.toml.replace(
             &format!("recompute = \"{from}\""),
@@ -1402,27 +1403,24 @@ fn fit_by_recomputation(
         candidate.assumptions.push(format!(
             "recomputation raised from {from} to {level}: not stated, and {from} does not fit \
              ({:.0} GiB a GPU), so the measured run must have recomputed",
-            peak / (1u64 << 30) as f64
+            peak_gib(&output)
         ));
         match run_built(c, file_name, &candidate) {
             Ok(o) if o.report["memory"]["fits"] != false => return (candidate, o),
             // Selective still short: try full from the stated start, not from selective.
             Ok(_) if level == "selective" => {}
             Ok(o) => {
-                let peak = o.report["memory"]["peak_bytes_per_gpu"]
-                    .as_f64()
-                    .unwrap_or(0.0);
                 candidate.assumptions.push(format!(
                     "full recomputation does not fit either ({:.0} GiB a GPU); compared with it, \
                      the most recomputation there is",
-                    peak / (1u64 << 30) as f64
+                    peak_gib(&o)
                 ));
                 return (candidate, o);
             }
             Err(_) => break,
         }
     }
-    tried
+    (built, output)
 }
 
 /// A serving throughput case (TensorRT-LLM's offline benchmark): the model on one replica of the
@@ -1593,7 +1591,22 @@ fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
     }
     // Guidance: as the case states its scale (above 1: two branches a step, on the same GPUs
     // unless cfg_parallel splits them); unstated, cfg_parallel = 1 reads as guidance off.
-    let scale = md("guidance_scale").and_then(Value::as_f64);
+    let scale = match md("guidance_scale") {
+        None => None,
+        Some(v) => match v.as_f64() {
+            Some(g) => Some(g),
+            None => {
+                return row(
+                    Status::Failed(format!(
+                        "model.guidance_scale is {v}: a number is needed (1 or less: one branch a \
+                         step; above 1: two)"
+                    )),
+                    None,
+                    a,
+                );
+            }
+        },
+    };
     let guided = scale.map_or(cfg > 1, |g| g > 1.0);
     if cfg > 1 && !guided {
         return row(

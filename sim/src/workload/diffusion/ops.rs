@@ -9,14 +9,14 @@
 //! attention (with Ring, in `ring` chunks of keys and values, each chunk's send to the next ring
 //! rank on the communication stream overlapping the previous chunk's attention), the output
 //! projection, the MLP, two norms, the adaptive-norm modulations and residual adds, and with
-//! `tp > 1` an all-reduce after the output projection and after the MLP. Dual-stream blocks run the text
-//! tokens through weights of their own and attend jointly; cross-attention blocks add queries
-//! from the video, keys and values from the text, and an attention over them (no all-to-all:
-//! the text is whole on every GPU). Factorised attention (Open-Sora) is a spatial block within
-//! each frame and a temporal block along each position; with DSP the GPUs split the frames for
-//! the spatial block and the positions for the temporal one, an all-to-all switching the split
-//! before the temporal block and back after it (two a depth step, against Ulysses' four an
-//! attention).
+//! `tp > 1` an all-reduce after the output projection and after the MLP. Dual-stream blocks run
+//! the text tokens through weights of their own and attend jointly; cross-attention blocks add
+//! queries from the video, keys and values from the text, and an attention over them (no
+//! all-to-all: the text is whole on every GPU). Factorised attention (Open-Sora) is a spatial
+//! block within each frame and a temporal block along each position; with DSP the GPUs split the
+//! frames for the spatial block and the positions for the temporal one, an all-to-all switching
+//! the split before the temporal block and back after it (two a depth step, against Ulysses'
+//! four an attention).
 //!
 //! PipeFusion (`pipefusion` stages, `patches` patches): the GPU holds its stage's blocks and runs
 //! them patch by patch, each patch's queries against the whole sequence's keys and values (the
@@ -310,7 +310,7 @@ fn self_attention(
     // before any exchange: streaming passes of the bytes the model's code moves.
     let per_head_elements = |n: u64| (2 * s.batch * n * a / t) as f64;
     let qk_bytes = per_head_elements(tokens) * m.qk_norm.bytes_per_element()
-        + per_head_elements(s.video.min(tokens)) * m.rope.bytes_per_element();
+        + per_head_elements(s.video) * m.rope.bytes_per_element();
     if qk_bytes > 0.0 {
         b.kernel(
             "qk_norm_rope",

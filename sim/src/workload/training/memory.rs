@@ -222,14 +222,14 @@ pub fn stage_memory_as(
     // (gathered on demand: the matrices of `on_demand::most_gathered_params`), and one layer's
     // unsharded gradients before their reduce-scatter.
     // The largest layer: the last, or the last with attention when the last ones skip it.
-    let largest = [m.layers - 1, m.attention_layers() - 1];
-    let layer_params = largest
+    let largest_layers = [m.layers - 1, m.attention_layers() - 1];
+    let layer_params = largest_layers
         .iter()
         .map(|&l| s.layer_params_here(l))
         .fold(0.0, f64::max);
     let gathered = if s.param_gather == ParamGather::OnDemand {
         let full = recompute == Recompute::Full;
-        largest
+        largest_layers
             .iter()
             .map(|&l| most_gathered_params(s, l, full))
             .fold(0.0, f64::max)

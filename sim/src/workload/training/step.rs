@@ -40,9 +40,8 @@
 //! Ignored: the embedding's backward scatter (small), data loading.
 
 mod on_demand;
-pub use on_demand::most_gathered_params;
 
-pub use on_demand::{HOST_LOOP_PER_RANK_S, MAX_REUSE_DISTANCE};
+pub use on_demand::{HOST_LOOP_PER_RANK_S, MAX_REUSE_DISTANCE, most_gathered_params};
 
 use super::activation_plan;
 use super::comm::Comm;

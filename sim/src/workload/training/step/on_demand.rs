@@ -106,10 +106,6 @@ pub fn most_gathered_params(s: &Training, layer: u32, recompute_full: bool) -> f
 }
 
 impl StepBuilder<'_> {
-    fn weight_matrices(&self, layer: u32) -> Vec<f64> {
-        weight_matrices(self.setup, layer)
-    }
-
     /// The `ranks` device copies between a list of per-rank tensors and the one buffer a
     /// collective of `bytes` works on, on `lane` after `after`.
     fn list_copies(
@@ -154,7 +150,7 @@ impl StepBuilder<'_> {
         if self.gathers.contains_key(&layer) {
             return;
         }
-        for params in self.weight_matrices(layer) {
+        for params in weight_matrices(self.setup, layer) {
             let copies = self.gather_matrix(params, lane);
             self.gathers.insert(layer, copies);
         }
@@ -167,7 +163,7 @@ impl StepBuilder<'_> {
         let Some(lane) = self.stage().gather else {
             return;
         };
-        for params in released_for_backward(&self.weight_matrices(layer)) {
+        for params in released_for_backward(&weight_matrices(self.setup, layer)) {
             self.gather_matrix(params, lane);
         }
     }
@@ -200,7 +196,7 @@ impl StepBuilder<'_> {
             return;
         }
         let lane = self.stage().data;
-        for params in self.weight_matrices(layer) {
+        for params in weight_matrices(self.setup, layer) {
             let bytes = params * self.setup.grad_bytes;
             let after = self.compute_deps();
             let copies = self.list_copies("grad_list_copies", bytes, lane, &after);
