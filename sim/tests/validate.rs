@@ -29,6 +29,17 @@ fn status(row: &Value) -> &str {
     row["status"].as_str().unwrap()
 }
 
+/// `clustersim validate --json` on a case file of `cases` (JSON text) written to a scratch
+/// directory called `name`; the report.
+fn validate_cases(name: &str, cases: &str) -> Value {
+    let dir = scratch(name);
+    let file = dir.join(format!("{name}.json"));
+    std::fs::write(&file, cases).unwrap();
+    let out = run_in(&dir, &["validate", file.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
 #[test]
 fn json_on_the_shipped_file_compares_what_the_simulator_expresses() {
     published();
@@ -475,10 +486,8 @@ fn sta_baseline_compares_the_denoising_alone_with_flash_attention_3() {
 /// says so, and is marked as not fitting, rather than compared without recomputation.
 #[test]
 fn a_case_that_fits_at_no_recomputation_level_is_compared_with_full() {
-    let dir = scratch("nofit");
-    let file = dir.join("nofit.json");
-    std::fs::write(
-        &file,
+    let report = validate_cases(
+        "nofit",
         r#"[{
   "id": "gpt-530b-8gpu-zero3",
   "source": "a test case",
@@ -491,11 +500,7 @@ fn a_case_that_fits_at_no_recomputation_level_is_compared_with_full() {
   "value": 100,
   "unit": "TFLOP/s/GPU"
 }]"#,
-    )
-    .unwrap();
-    let out = run_in(&dir, &["validate", file.to_str().unwrap(), "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    );
     let row = &report["rows"][0];
     let scenario = row["scenario"].as_str().unwrap();
     assert!(scenario.contains(r#"recompute = "full""#), "{scenario}");
@@ -564,20 +569,14 @@ fn consisid_rows_run_guided_and_rank_the_two_gpu_layouts_as_measured() {
 /// than being read as unstated.
 #[test]
 fn a_guidance_scale_that_is_not_a_number_fails_the_case() {
-    let dir = scratch("guidance");
-    let file = dir.join("guidance.json");
-    std::fs::write(
-        &file,
+    let report = validate_cases(
+        "guidance",
         r#"[{"id": "g", "source": "a test case",
   "hardware": {"gpu": "H100", "count": 1},
   "model": {"arch": "ConsisID", "resolution": "720x480", "frames": 49, "steps": 50,
             "guidance_scale": "six"},
   "parallel": {}, "metric": "end-to-end generation latency", "value": 100, "unit": "s"}]"#,
-    )
-    .unwrap();
-    let out = run_in(&dir, &["validate", file.to_str().unwrap(), "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    );
     let status = status(&report["rows"][0]);
     assert!(
         status.contains("guidance_scale") && status.contains("a number is needed"),
