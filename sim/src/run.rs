@@ -78,6 +78,17 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
         // Training stamps its own costs (energy and time to train need the step).
         Kind::Training => {
             let t = training::simulate(scenario)?;
+            if t.timeline.overran() {
+                return Err(scenario
+                    .error_at(
+                        "parallel",
+                        format!(
+                            "a step takes longer than the {} simulated time spans",
+                            crate::engine::SimTime::SPAN
+                        ),
+                    )
+                    .with_help("a smaller model or batch, or more GPUs"));
+            }
             return Ok(RunOutput {
                 report: t.report,
                 graph: t.graph,
@@ -111,6 +122,16 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             }
         }
     };
+    if out.timeline.overran() {
+        return Err(crate::scenario::error::ScenarioError::whole(
+            &scenario.source.path,
+            format!(
+                "the run takes longer than the {} simulated time spans",
+                crate::engine::SimTime::SPAN
+            ),
+        )
+        .with_help("simulate less work: fewer requests, rounds, steps or bytes"));
+    }
     crate::workload::cost::stamp(scenario, &mut out.report)?;
     Ok(out)
 }

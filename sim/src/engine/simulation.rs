@@ -31,6 +31,7 @@ pub struct Scheduler<E> {
     now: SimTime,
     handled: u64,
     stopped: bool,
+    overran: bool,
 }
 
 impl<E> Default for Scheduler<E> {
@@ -46,6 +47,7 @@ impl<E> Scheduler<E> {
             now: SimTime::ZERO,
             handled: 0,
             stopped: false,
+            overran: false,
         }
     }
 
@@ -64,9 +66,15 @@ impl<E> Scheduler<E> {
         self.queue.push(at, event)
     }
 
-    /// Schedules `event` after `delay`.
+    /// Schedules `event` after `delay`. A time past the end of simulated time (about 213 days)
+    /// is held at its end and the run marked as having overrun it ([`RunStats::overran`]): the
+    /// caller reports that instead of the run's times.
     pub fn after(&mut self, delay: SimTime, event: E) -> EventId {
-        self.at(self.now + delay, event)
+        let at = self.now.checked_add(delay).unwrap_or_else(|| {
+            self.overran = true;
+            SimTime::MAX
+        });
+        self.at(at, event)
     }
 
     /// Cancels a pending event; false when it already happened or was cancelled before.
@@ -99,6 +107,9 @@ pub struct RunStats {
     pub end: SimTime,
     /// Whether events were still pending when the run ended (a stop or a time limit).
     pub truncated: bool,
+    /// Whether an event was asked for past the end of simulated time (about 213 days) and held
+    /// at its end: the run's times are not to be read.
+    pub overran: bool,
 }
 
 /// A process and its scheduler.
@@ -166,6 +177,7 @@ impl<P: Process> Simulation<P> {
             events: self.sched.handled,
             end: self.sched.now,
             truncated: self.sched.pending() > 0,
+            overran: self.sched.overran,
         }
     }
 

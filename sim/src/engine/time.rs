@@ -16,6 +16,8 @@ pub struct SimTime(u64);
 impl SimTime {
     pub const ZERO: SimTime = SimTime(0);
     pub const MAX: SimTime = SimTime(u64::MAX);
+    /// How far simulated time reaches, for messages: [`SimTime::MAX`] in whole days.
+    pub const SPAN: &'static str = "213 days";
     const PS_PER_S: f64 = 1e12;
 
     pub const fn from_ps(ps: u64) -> Self {
@@ -56,6 +58,11 @@ impl SimTime {
     /// Microseconds as a float: the unit of Chrome trace-event timestamps.
     pub fn as_us_f64(self) -> f64 {
         self.0 as f64 / 1e6
+    }
+
+    /// `self + other`, or None past [`SimTime::MAX`] (about 213 days).
+    pub fn checked_add(self, other: SimTime) -> Option<SimTime> {
+        self.0.checked_add(other.0).map(SimTime)
     }
 
     pub fn saturating_sub(self, other: SimTime) -> SimTime {
@@ -110,6 +117,12 @@ impl fmt::Display for SimTime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_span_named_in_messages_is_the_maximum_in_whole_days() {
+        let days = (SimTime::MAX.as_secs_f64() / 86_400.0).floor();
+        assert_eq!(SimTime::SPAN, format!("{days} days"));
+    }
 
     #[test]
     fn conversions_round_to_picoseconds() {

@@ -11,6 +11,13 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// Whether the run went past the end of simulated time (about 213 days): an operation of a
+    /// completed run ends at [`SimTime::MAX`] only when it was held there
+    /// (`engine::RunStats::overran`), and the run's times are then not to be read.
+    pub fn overran(&self) -> bool {
+        self.end.contains(&SimTime::MAX)
+    }
+
     /// Time at which the last operation ended.
     pub fn makespan(&self) -> SimTime {
         self.end.iter().copied().max().unwrap_or(SimTime::ZERO)

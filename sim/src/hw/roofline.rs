@@ -525,7 +525,13 @@ impl ComputeModel {
         let e = &self.efficiency;
         let flops = kernel.flops();
         let bytes = kernel.bytes();
-        let mut compute_s = flops / (self.achieved_flops(kernel)? * share);
+        let achieved = self.achieved_flops(kernel)?;
+        // No arithmetic takes no time, however little of the units a degenerate shape fills.
+        let mut compute_s = if flops > 0.0 {
+            flops / (achieved * share)
+        } else {
+            0.0
+        };
         if let Some(rate) = self.gpu.nonlinear_rate {
             compute_s = compute_s.max(kernel.nonlinear_ops() / (rate * share));
         }
@@ -551,9 +557,11 @@ impl ComputeModel {
         };
         let sustained = super::clock::sustained(self.gpu, held, limit_watts, |clock| {
             let t = seconds(compute_s / clock);
+            // A launch with no work (an empty grid) loads nothing.
+            let busy = |s: f64| if t > 0.0 { share * s / t } else { 0.0 };
             super::clock::Load {
-                compute: share * compute_s / clock / t,
-                memory: share * memory_s / t,
+                compute: busy(compute_s / clock),
+                memory: busy(memory_s),
             }
         });
         Some(KernelCost {
@@ -761,5 +769,23 @@ mod tests {
         let fwd = attention(true, false);
         assert_eq!(attention(false, false).flops(), 2.0 * fwd.flops());
         assert_eq!(attention(true, true).flops(), 2.5 * fwd.flops());
+    }
+
+    #[test]
+    fn an_empty_launch_costs_its_overhead_at_every_load() {
+        // A GEMM with no rows (a level of a decoder smaller than a pixel), at the sustained
+        // clock of back-to-back kernels: the launch, nothing else, and no NaN.
+        let mut m = h100();
+        m.sustained_load = true;
+        let empty = Kernel::Gemm {
+            m: 0,
+            n: 128,
+            k: 3456,
+            batch: 4,
+            dtype: Dtype::Bf16,
+        };
+        let c = m.cost(&empty).unwrap();
+        assert!(c.seconds.is_finite() && c.seconds > 0.0, "{c:?}");
+        assert!(c.seconds < 10e-6, "{c:?}");
     }
 }

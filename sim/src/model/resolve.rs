@@ -267,17 +267,36 @@ fn positive(value: u32, path: &str) -> Result<(), ModelError> {
     Ok(())
 }
 
+/// The largest shapes a model may have: layers are built one by one, and the products of the
+/// widths and lengths stay exact in 64-bit counts (far beyond any model trained so far).
+const LIMITS: [(&str, u32); 7] = [
+    ("model.layers", 4_096),
+    ("model.hidden", 1 << 18),
+    ("model.heads", 1 << 14),
+    ("model.kv_heads", 1 << 14),
+    ("model.ffn", 1 << 22),
+    ("model.vocab", 1 << 24),
+    ("model.seq_len", 1 << 24),
+];
+
 fn check(model: &Transformer) -> Result<(), ModelError> {
-    for (key, v) in [
-        ("model.layers", model.layers),
-        ("model.hidden", model.hidden),
-        ("model.heads", model.heads),
-        ("model.kv_heads", model.kv_heads),
-        ("model.ffn", model.ffn),
-        ("model.vocab", model.vocab),
-        ("model.seq_len", model.seq_len),
-    ] {
+    let values = [
+        model.layers,
+        model.hidden,
+        model.heads,
+        model.kv_heads,
+        model.ffn,
+        model.vocab,
+        model.seq_len,
+    ];
+    for ((key, most), v) in LIMITS.into_iter().zip(values) {
         positive(v, key)?;
+        if v > most {
+            return Err(
+                ModelError::new(key, format!("`{key}` = {v} is more than {most}"))
+                    .with_help(format!("at most {most}: the simulator's largest model")),
+            );
+        }
     }
     if let Some(d) = model.head_dim_override {
         positive(d, "model.head_dim")?;

@@ -96,9 +96,14 @@ fn merge<'a>(
         Some(other) => Err(ScenarioError::whole(
             &source.path,
             format!(
-                "--set {option}: `{first}` is a {}, not a table, so it has no key `{}`",
-                other.type_str(),
-                rest.join(".")
+                "--set {option}: `{first}` is {}, not a table, so it has no key `{}`{}",
+                with_article(other.type_str()),
+                rest.join("."),
+                if matches!(other, DeValue::Array(_)) {
+                    "; --set does not index arrays: edit the file"
+                } else {
+                    ""
+                }
             ),
         )),
         None => {
@@ -109,4 +114,14 @@ fn merge<'a>(
             Ok(())
         }
     }
+}
+
+/// A TOML type's name with its indefinite article ("an array", "a string").
+fn with_article(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind}")
 }

@@ -36,6 +36,10 @@ pub struct Launches {
     pub launch_seconds: f64,
 }
 
+/// The most children a scenario launches: every launch of the unconsolidated run is a span of
+/// the trace (about 160 bytes of graph each).
+const MAX_CHILDREN: u64 = 1 << 22;
+
 /// `children` children of `blocks` blocks and `bytes`/`flops` each, `per_launch` of them a
 /// launch, each launch paying `overhead` seconds (the roofline's own when `None`).
 pub fn price(
@@ -107,6 +111,17 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
                 format!("`{key}` must be at least 1"),
             ));
         }
+    }
+    if k.children > MAX_CHILDREN {
+        return Err(s
+            .error_at(
+                "kernels.children",
+                format!(
+                    "{} children; each launch is a span of the trace, for at most {MAX_CHILDREN}",
+                    k.children
+                ),
+            )
+            .with_help(format!("at most {MAX_CHILDREN} children")));
     }
     if k.consolidate > k.children {
         return Err(s

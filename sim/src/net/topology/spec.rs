@@ -97,6 +97,13 @@ pub enum PathSelection {
     Destination,
 }
 
+/// The most GPUs (and NICs) a topology is built for: 2^20, a few times the largest clusters
+/// built so far, at a few hundred bytes of graph per device.
+pub const MAX_GPUS: u64 = 1 << 20;
+
+/// The most GPUs in one node (one NVLink or PCIe domain).
+pub const MAX_GPUS_PER_NODE: u32 = 1_024;
+
 /// Everything [`Topology::build`](super::Topology::build) needs. Bandwidths are bytes/s per
 /// direction, latencies seconds.
 #[derive(Clone, Debug, PartialEq)]
@@ -321,10 +328,26 @@ impl TopologySpec {
                 self.nodes, self.gpus_per_node
             ));
         }
-        if self.nodes as u64 * self.gpus_per_node as u64 > u32::MAX as u64 / 4 {
+        if self.gpus_per_node > MAX_GPUS_PER_NODE {
             return Err(format!(
-                "{} x {} GPUs is too many to build a graph of",
+                "{} GPUs in a node; a node holds at most {MAX_GPUS_PER_NODE}",
+                self.gpus_per_node
+            ));
+        }
+        let gpus = self.nodes as u64 * self.gpus_per_node as u64;
+        if gpus > MAX_GPUS {
+            return Err(format!(
+                "{gpus} GPUs ({} x {}); the topology is built device by device, for at most \
+                 {MAX_GPUS} GPUs",
                 self.nodes, self.gpus_per_node
+            ));
+        }
+        let nics = self.nodes as u64 * self.nics_per_node as u64;
+        if self.nodes > 1 && nics > MAX_GPUS {
+            return Err(format!(
+                "{nics} NICs ({} x {}); the topology is built device by device, for at most \
+                 {MAX_GPUS} NICs",
+                self.nodes, self.nics_per_node
             ));
         }
         if self.inter == InterKind::Graph {

@@ -37,6 +37,10 @@ use layout::Layout;
 use ops::{Generation, Network};
 use serde_json::{Value, json};
 
+/// The most denoising steps a video is simulated with: every step is its own part of the graph,
+/// and samplers run 1 to 1,000.
+const MAX_STEPS: u32 = 10_000;
+
 /// What a simulated video produced.
 pub struct DiffusionRun {
     pub report: Value,
@@ -201,7 +205,39 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
             1.0,
         )],
     };
+    // A video smaller than one token across is not a video the model can generate.
+    let (_, patch_h, patch_w) = model.patch;
+    for (v, _) in &videos {
+        let key = if d.videos.is_some() && serving {
+            "diffusion.videos"
+        } else {
+            "diffusion"
+        };
+        for (what, pixels, patch) in [("height", v.height, patch_h), ("width", v.width, patch_w)] {
+            let least = model.vae.spatial * patch;
+            if pixels < least {
+                return Err(s
+                    .error_at(
+                        &format!("{key}.{what}"),
+                        format!(
+                            "a {what} of {pixels} pixels is less than one token of {} ({least} \
+                             pixels: the VAE's {} times the patch's {patch})",
+                            model.name, model.vae.spatial
+                        ),
+                    )
+                    .with_help(format!("use a {what} of at least {least} pixels")));
+            }
+        }
+    }
     let steps = need(d.steps, "steps", "50")?;
+    if steps > MAX_STEPS {
+        return Err(s
+            .error_at(
+                "diffusion.steps",
+                format!("{steps} denoising steps; every step is simulated, at most {MAX_STEPS}"),
+            )
+            .with_help("samplers run 1 to 1,000 steps; 50 is common"));
+    }
     let guidance = d.cfg.unwrap_or_else(|| {
         assumptions.push("no classifier-free guidance (one branch a step)".into());
         false
@@ -226,6 +262,25 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
         latent: degree(p.latent, "latent")?,
         latent_overlap: p.latent_overlap.unwrap_or(1),
     };
+    // PipeFusion cuts the latent into patches along its height: a patch is at least a row of
+    // tokens.
+    let rows = videos
+        .iter()
+        .map(|(v, _)| model.token_grid(*v).1)
+        .min()
+        .unwrap_or(1);
+    if layout.pipefusion > 1 && layout.patches as u64 > rows {
+        return Err(s
+            .error_at(
+                "parallel.pipefusion_patches",
+                format!(
+                    "{} patches, but the video is {rows} rows of tokens high and a patch is at \
+                     least one row",
+                    layout.patches
+                ),
+            )
+            .with_help(format!("use 1 to {rows} patches")));
+    }
     if layout.latent > 1 {
         if layout.sp() > 1 || layout.pipefusion > 1 {
             return Err(s
@@ -380,6 +435,7 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
         total_gpus,
     };
     let first = plan.video(videos[0].0);
+    within_simulated_time(s, &first, videos[0].0)?;
     if !serving {
         let mut report = first.report;
         let context = Context {
@@ -403,6 +459,29 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
         profile: profile.map(|p| p.name),
     };
     queue::serve(s, &plan, &videos, first, d.scheduler, assumptions, &context)
+}
+
+/// Refuses a video whose generation would last past the end of simulated time.
+pub(crate) fn within_simulated_time(
+    s: &Scenario,
+    run: &VideoRun,
+    v: Video,
+) -> Result<(), ScenarioError> {
+    if !run.timeline.overran() {
+        return Ok(());
+    }
+    Err(s
+        .error_at(
+            "diffusion",
+            format!(
+                "a {} x {} video of {} frames takes longer than the {} simulated time spans",
+                v.width,
+                v.height,
+                v.frames,
+                crate::engine::SimTime::SPAN
+            ),
+        )
+        .with_help("a smaller video, fewer steps, or more GPUs"))
 }
 
 /// The cluster a run's report names.

@@ -106,6 +106,7 @@ pub(super) fn serve(
     let mut fits = first.report["memory"]["fits"] == true;
     for &(v, _) in &mix[1..] {
         let run = plan.video(v);
+        super::within_simulated_time(s, &run, v)?;
         fits &= run.report["memory"]["fits"] == true;
         latencies.push(run.latency);
     }

@@ -76,6 +76,37 @@ pub fn simulate(s: &Scenario) -> Result<FederatedRun, ScenarioError> {
     let mut sim = Simulation::new(Server::new(population, work, setup.policy));
     let stats = sim.run_to_end();
     let server = sim.process;
+    let closed = server.rounds.len() as u32 - u32::from(server.unfinished().is_some());
+    if closed < setup.policy.rounds {
+        let (round, needed) = server.unfinished().unwrap_or((closed, 0.0));
+        let start = server
+            .rounds
+            .get(round as usize)
+            .map_or(0.0, |r| r.start.as_secs_f64());
+        let days = |secs: f64| secs / 86_400.0;
+        let needs = if needed.is_infinite() {
+            ", where one of its devices is so slow that its speed rounds to zero".to_string()
+        } else if needed > 0.0 {
+            format!(", where one of its devices needs {:.3e} days", days(needed))
+        } else {
+            String::new()
+        };
+        return Err(s
+            .error_at(
+                "federated",
+                format!(
+                    "round {} (starting at day {:.1}) cannot close within the {} simulated time \
+                     spans{needs}",
+                    round + 1,
+                    days(start),
+                    SimTime::SPAN,
+                ),
+            )
+            .with_help(
+                "set a round deadline or a quorum, narrow the devices' spread (the *_sigma keys), \
+                 or simulate fewer rounds",
+            ));
+    }
     let report = report(s, &setup, &server, work, stats.events);
     let (graph, timeline) = trace(&server, work);
     Ok(FederatedRun {

@@ -5,7 +5,10 @@
 //! speed and links (or drops out part of the way). The round closes at the first of: `quorum`
 //! reports in, every selected device reported or dropped, or the deadline; devices still working
 //! then are stragglers, dropped. A closed round with fewer than `min_reports` reports failed (its
-//! aggregate is not used). The next round starts `server_time` after the close. Deliberately
+//! aggregate is not used). The next round starts `server_time` after the close. An event that
+//! would fall past the end of simulated time (about 213 days) never happens: a device that slow
+//! is a straggler of a round that closes otherwise, and a round that cannot close is reported by
+//! [`Server::unfinished`]. Deliberately
 //! ignored: contention on the server's own links (each device is limited by its links alone),
 //! connection set-up, and devices selected again while still busy with a dropped round.
 
@@ -73,6 +76,9 @@ pub struct Server {
     /// Slots of the open round that have neither reported nor dropped.
     pending: usize,
     open: bool,
+    /// The longest time past the end of simulated time that an event of the open round needed,
+    /// seconds from the round's start (`None`: every event fitted).
+    beyond: Option<f64>,
 }
 
 impl Server {
@@ -87,6 +93,26 @@ impl Server {
             resolved: Vec::new(),
             pending: 0,
             open: false,
+            beyond: None,
+        }
+    }
+
+    /// The round left open when the simulation ran out of events (its index, and the time from
+    /// its start that one of its events needed past the end of simulated time), or None when
+    /// every round closed.
+    pub fn unfinished(&self) -> Option<(u32, f64)> {
+        self.open
+            .then(|| (self.round(), self.beyond.unwrap_or(0.0)))
+    }
+
+    /// Schedules `ev` `seconds` after `now`, unless that falls past the end of simulated time.
+    fn after(&mut self, sched: &mut Scheduler<Ev>, seconds: f64, ev: Ev) {
+        let now = sched.now();
+        match now.checked_add(SimTime::from_secs_f64(seconds)) {
+            Some(at) if at < SimTime::MAX => {
+                sched.at(at, ev);
+            }
+            _ => self.beyond = Some(self.beyond.unwrap_or(0.0).max(seconds)),
         }
     }
 
@@ -111,6 +137,7 @@ impl Server {
         self.resolved = vec![false; devices.len()];
         self.pending = devices.len();
         self.open = true;
+        self.beyond = None;
         for (slot, &d) in devices.iter().enumerate() {
             let d = d as usize;
             let times = DeviceTimes {
@@ -122,15 +149,12 @@ impl Server {
             let total = times.download + times.compute + times.upload;
             let slot = slot as u32;
             match self.population.drops_out() {
-                Some(fraction) => sched.at(
-                    now + SimTime::from_secs_f64(total * fraction),
-                    Ev::Drop(r, slot),
-                ),
-                None => sched.at(now + SimTime::from_secs_f64(total), Ev::Report(r, slot)),
+                Some(fraction) => self.after(sched, total * fraction, Ev::Drop(r, slot)),
+                None => self.after(sched, total, Ev::Report(r, slot)),
             };
         }
         if let Some(deadline) = self.policy.deadline {
-            sched.at(now + deadline, Ev::Deadline(r));
+            self.after(sched, deadline.as_secs_f64(), Ev::Deadline(r));
         }
         if devices.is_empty() {
             self.close(sched);
@@ -147,7 +171,12 @@ impl Server {
         record.stragglers = stragglers;
         record.succeeded = record.reports >= min_reports;
         if (self.rounds.len() as u32) < self.policy.rounds {
-            sched.at(now + self.policy.server_time, Ev::Start);
+            match now.checked_add(self.policy.server_time) {
+                Some(at) => {
+                    sched.at(at, Ev::Start);
+                }
+                None => sched.stop(),
+            }
         } else {
             sched.stop();
         }

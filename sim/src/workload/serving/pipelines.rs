@@ -40,6 +40,11 @@ use crate::workload::cluster;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 
+/// The most servers a fleet's layers are placed over: the placement weighs the link between every
+/// pair of them and its search grows faster than their square (on the development machine, 80
+/// servers take 3 s, 140 take 14 s, 320 take 2.3 minutes).
+const MAX_PLACED_SERVERS: u32 = 512;
+
 /// One group of servers: `servers` servers of `tp` GPUs of type `gpu`, each a node of its own.
 pub struct ServerGroup {
     pub gpu: &'static GpuSpec,
@@ -633,6 +638,19 @@ pub(super) fn run(
         })
         .collect();
     let servers: u32 = groups.iter().map(|g| g.servers).sum();
+    if servers > MAX_PLACED_SERVERS {
+        return Err(s
+            .error_at(
+                "serving.placement",
+                format!(
+                    "{servers} servers to place; the placement weighs every pair of them and \
+                     searches over them, for at most {MAX_PLACED_SERVERS}"
+                ),
+            )
+            .with_help(
+                "fewer replicas in the groups, or remove `placement` to serve whole replicas",
+            ));
+    }
     let between = cluster::server_network(s, groups[0].gpu, servers, tier, &mut assumptions)?;
     let memory = settings.memory;
     let engine = Engine {

@@ -24,6 +24,10 @@ pub struct Layout {
     pub zero: u8,
 }
 
+/// The most micro-batches a replica runs in a step that the simulator builds: each is its own
+/// part of the step's graph (about 200 KB of it for a 32-layer model).
+pub const MAX_ACCUMULATION: u32 = 16_384;
+
 /// Why a layout is invalid: the scenario key to blame, the message, and what would be valid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
@@ -227,6 +231,19 @@ impl Layout {
             )));
         }
         let accumulation = self.accumulation();
+        if accumulation > MAX_ACCUMULATION {
+            return Err(Refusal::new(
+                "parallel.global_batch",
+                "too many micro-batches per replica to simulate",
+                format!(
+                    "global_batch = {global} over micro_batch x dp = {} is {accumulation} \
+                     micro-batches per replica a step; each is simulated, at most \
+                     {MAX_ACCUMULATION}",
+                    mb * dp
+                ),
+            )
+            .help("raise micro_batch (or dp), or lower global_batch"));
+        }
         if self.schedule == Schedule::Interleaved1F1B && pp > 1 && !accumulation.is_multiple_of(pp)
         {
             return Err(Refusal::new(

@@ -87,6 +87,9 @@ impl Reliability {
             (gpu, "reliability.gpu_mtbf"),
             (node, "reliability.node_mtbf"),
             (secs(r.restart), "reliability.restart"),
+            // Daly's optimal interval goes to zero with the write time: checkpointing every
+            // instant.
+            (secs(r.checkpoint_write), "reliability.checkpoint_write"),
             (secs(r.rejoin), "reliability.rejoin"),
             (
                 secs(r.checkpoint_interval),

@@ -242,6 +242,31 @@ pub fn resolve(
             )
             .with_help("remove it, or use packing = \"elastic\""));
     }
+    // Every micro-batch is built: at least the tokens over the cap of them (or as many as asked).
+    let at_least =
+        (lengths.iter().sum::<u64>().div_ceil(cap)).max(q.micro_batches.unwrap_or(0) as u64);
+    let most = super::layout::MAX_ACCUMULATION as u64;
+    if at_least > most {
+        let (key, help) = match q.micro_batches {
+            Some(n) if n as u64 > most => (
+                "sequences.micro_batches",
+                format!("micro_batches = {most} or fewer"),
+            ),
+            _ => (
+                "sequences.micro_batch_tokens",
+                "raise micro_batch_tokens, or draw fewer sequences".to_string(),
+            ),
+        };
+        return Err(s
+            .error_at(
+                key,
+                format!(
+                    "the sequences make {at_least} micro-batches or more a step; each is \
+                     simulated, at most {most}"
+                ),
+            )
+            .with_help(help));
+    }
     let micro_batches = match packing {
         Packing::Fixed => pack_whole(&lengths, cap, true),
         Packing::SequenceParallel => pack_whole(&lengths, cap, false),
