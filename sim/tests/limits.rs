@@ -145,6 +145,12 @@ fn serving_beyond_a_million_requests_or_placing_over_too_many_servers_is_refused
         e.contains("1020 servers to place") && e.contains("at most 512"),
         "{e}"
     );
+    // A group of a mixed fleet: replicas times their GPUs, and a sum that would pass 2^32.
+    let path = common::root().join("scenarios/serving/llama-3.1-8b-mixed-h100-a100-l40s.toml");
+    let text = std::fs::read_to_string(path).expect("the shipped scenario");
+    let text = text.replacen("replicas = 2", "replicas = 4294967295", 1);
+    let e = common::outcome("mixed.toml", &text).expect_err("too many GPUs");
+    assert!(e.contains("a fleet holds at most 1048576 GPUs"), "{e}");
 }
 
 #[test]

@@ -147,7 +147,10 @@ impl Kernel {
     /// Floating-point operations the kernel performs (a multiply-add counts two).
     pub fn flops(&self) -> f64 {
         match *self {
-            Kernel::Gemm { m, n, k, batch, .. } => 2.0 * (m * n * k * batch) as f64,
+            // In floating point: the products of large shapes pass 2^64.
+            Kernel::Gemm { m, n, k, batch, .. } => {
+                2.0 * m as f64 * n as f64 * k as f64 * batch as f64
+            }
             Kernel::Attention {
                 batch_heads,
                 q_len,
@@ -158,7 +161,8 @@ impl Kernel {
                 ..
             } => {
                 // Scores (QK^T) and output (PV): two products of q_len x kv_len x head_dim.
-                let full = 4.0 * (batch_heads * q_len * kv_len * head_dim) as f64;
+                let full =
+                    4.0 * batch_heads as f64 * q_len as f64 * kv_len as f64 * head_dim as f64;
                 let done = if causal && q_len == kv_len {
                     full / 2.0
                 } else {

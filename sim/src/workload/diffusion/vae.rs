@@ -34,7 +34,9 @@ use std::collections::BTreeMap;
 /// does by default (frame-wise, tiles of 4 + 1 latent frames every 3), that is 2.37e14 FLOPs of
 /// convolution by [`convs`]: 79-118 TFLOP/s, 8-12% of peak (14% at 2.5 s had it also tiled
 /// spatially, `enable_tiling`). The same fraction is used on every GPU and for every 3-D decoder:
-/// it is an H100-class figure (docs/DIFFUSION.md: on an H20 it over-prices).
+/// it is an H100-class figure (docs/DIFFUSION.md: on an H20 it over-prices). It is also the
+/// channels-first layout of 2024's code: decoders whose convolutions run channels-last reach
+/// about twice that (docs/DIFFUSION.md, SGLang's decoder on an H200).
 pub const CONV3D_PEAK_FRACTION: f64 = 0.10;
 
 /// One kind of convolution of the decode: `count` convolutions over `voxels` output positions
@@ -51,7 +53,11 @@ pub struct Conv {
 
 impl Conv {
     pub fn flops(&self) -> f64 {
-        2.0 * (self.voxels * self.c_in * self.taps * self.c_out) as f64 * self.count as f64
+        2.0 * self.voxels as f64
+            * self.c_in as f64
+            * self.taps as f64
+            * self.c_out as f64
+            * self.count as f64
     }
 }
 

@@ -385,6 +385,20 @@ fn group_setup(
     let tp = positive(group.tp, "tp")?;
     let pp = positive(group.pp, "pp")?;
     let replicas = positive(group.replicas, "replicas")?;
+    let most = crate::net::topology::spec::MAX_GPUS;
+    if replicas as u64 * tp as u64 * pp as u64 > most {
+        return Err(s
+            .error_at(
+                &at("replicas"),
+                format!(
+                    "group {}: {replicas} replicas of tp x pp = {} x {pp} GPUs; a fleet holds \
+                     at most {most} GPUs",
+                    i + 1,
+                    tp
+                ),
+            )
+            .with_help("fewer replicas"));
+    }
     let gpus_per_node = match group.gpus_per_node {
         Some(n) => cluster::positive(s, n, &at("gpus_per_node"))?,
         None => {
@@ -392,14 +406,14 @@ fn group_setup(
             8
         }
     };
-    if tp * pp > gpus_per_node {
+    if tp as u64 * pp as u64 > gpus_per_node as u64 {
         return Err(s.error_at(
             &at("tp"),
             format!(
                 "group {}: tp x pp = {} is more than a node's {gpus_per_node} GPUs (a group's \
                  replicas stay within a node)",
                 i + 1,
-                tp * pp
+                tp as u64 * pp as u64
             ),
         ));
     }

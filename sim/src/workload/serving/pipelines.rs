@@ -637,8 +637,8 @@ pub(super) fn run(
             network: (g.node.topology, tier, g.node.in_switch_reduction),
         })
         .collect();
-    let servers: u32 = groups.iter().map(|g| g.servers).sum();
-    if servers > MAX_PLACED_SERVERS {
+    let servers: u64 = groups.iter().map(|g| g.servers as u64).sum();
+    if servers > MAX_PLACED_SERVERS as u64 {
         return Err(s
             .error_at(
                 "serving.placement",
@@ -651,6 +651,7 @@ pub(super) fn run(
                 "fewer replicas in the groups, or remove `placement` to serve whole replicas",
             ));
     }
+    let servers = servers as u32;
     let between = cluster::server_network(s, groups[0].gpu, servers, tier, &mut assumptions)?;
     let memory = settings.memory;
     let engine = Engine {
