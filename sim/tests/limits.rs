@@ -127,6 +127,13 @@ fn a_federated_round_that_cannot_close_within_simulated_time_is_an_error() {
         &["federated.uplink_sigma=6"],
     );
     assert!(common::number(&r, "rounds") > 0.0);
+    // A pause between rounds that carries the next round past the end: the round it would be,
+    // and when it would start.
+    let e = refusal(file, &["federated.server_time=4800 h"]);
+    assert!(
+        e.contains("round 3 (starting at day 400.0) cannot close"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -79,10 +79,15 @@ pub fn simulate(s: &Scenario) -> Result<FederatedRun, ScenarioError> {
     let closed = server.rounds.len() as u32 - u32::from(server.unfinished().is_some());
     if closed < setup.policy.rounds {
         let (round, needed) = server.unfinished().unwrap_or((closed, 0.0));
-        let start = server
-            .rounds
-            .get(round as usize)
-            .map_or(0.0, |r| r.start.as_secs_f64());
+        // A round that never started (the server's pause after the last close ran past the end)
+        // would have started when that round closed, plus the pause.
+        let start = match server.rounds.get(round as usize) {
+            Some(r) => r.start.as_secs_f64(),
+            None => {
+                let closed_at = server.rounds.last().map_or(0.0, |r| r.end.as_secs_f64());
+                closed_at + setup.policy.server_time.as_secs_f64()
+            }
+        };
         let days = |secs: f64| secs / 86_400.0;
         let needs = if needed.is_infinite() {
             ", where one of its devices is so slow that its speed rounds to zero".to_string()
