@@ -74,26 +74,18 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             timeline,
         }
     };
-    let mut out = match scenario.kind {
+    let out = match scenario.kind {
         // Training stamps its own costs (energy and time to train need the step).
         Kind::Training => {
             let t = training::simulate(scenario)?;
-            if t.timeline.overran() {
-                return Err(scenario
-                    .error_at(
-                        "parallel",
-                        format!(
-                            "a step takes longer than the {} simulated time spans",
-                            crate::engine::SimTime::SPAN
-                        ),
-                    )
-                    .with_help("a smaller model or batch, or more GPUs"));
-            }
-            return Ok(RunOutput {
-                report: t.report,
-                graph: t.graph,
-                timeline: t.timeline,
-            });
+            return within_simulated_time(
+                scenario,
+                RunOutput {
+                    report: t.report,
+                    graph: t.graph,
+                    timeline: t.timeline,
+                },
+            );
         }
         Kind::Serving => {
             let s = serving::simulate(scenario)?;
@@ -122,16 +114,30 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             }
         }
     };
-    if out.timeline.overran() {
-        return Err(crate::scenario::error::ScenarioError::whole(
-            &scenario.source.path,
-            format!(
-                "the run takes longer than the {} simulated time spans",
-                crate::engine::SimTime::SPAN
-            ),
-        )
-        .with_help("simulate less work: fewer requests, rounds, steps or bytes"));
-    }
+    let mut out = within_simulated_time(scenario, out)?;
     crate::workload::cost::stamp(scenario, &mut out.report)?;
     Ok(out)
+}
+
+/// `out`, unless its run went past the end of simulated time (`Timeline::overran`): then an
+/// error at the training layout (a step) or the whole file (any other run).
+fn within_simulated_time(scenario: &Scenario, out: RunOutput) -> Result<RunOutput, ScenarioError> {
+    if !out.timeline.overran() {
+        return Ok(out);
+    }
+    let span = crate::engine::SimTime::SPAN;
+    Err(if scenario.kind == Kind::Training {
+        scenario
+            .error_at(
+                "parallel",
+                format!("a step takes longer than the {span} simulated time spans"),
+            )
+            .with_help("a smaller model or batch, or more GPUs")
+    } else {
+        ScenarioError::whole(
+            &scenario.source.path,
+            format!("the run takes longer than the {span} simulated time spans"),
+        )
+        .with_help("simulate less work: fewer requests, rounds, steps or bytes")
+    })
 }
