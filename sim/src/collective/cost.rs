@@ -18,6 +18,7 @@ use super::op::CollectiveOp;
 use super::protocol::Protocol;
 use super::schedule::{Endpoint, Schedule, Transfer};
 use crate::net::tier::{self, Efficiency, Placed, Tier, price, switch_of};
+use crate::net::topology::spec::IntraKind;
 use crate::net::topology::{LinkKind, Route, Topology};
 
 pub use super::compression::Compression;
@@ -233,7 +234,7 @@ fn busiest_sender(phase: &super::schedule::Phase) -> f64 {
 }
 
 /// The protocols worth pricing for a schedule: the forced one, in-switch reduction's Simple, or
-/// those that run over the slowest link the schedule crosses.
+/// those NCCL enables for the slowest link the schedule crosses on these servers.
 fn protocols(
     topo: &Topology,
     algorithm: Algorithm,
@@ -261,9 +262,11 @@ fn protocols(
             LinkKind::Wan => 3,
         })
         .unwrap_or(LinkKind::NvLink);
+    let nvlink_servers = topo.spec.gpus_per_node > 1
+        && matches!(topo.spec.intra, IntraKind::NvSwitch | IntraKind::NvLinkMesh);
     Protocol::ALL
         .into_iter()
-        .filter(|p| p.usable(slowest_kind))
+        .filter(|p| p.usable(slowest_kind, nvlink_servers))
         .collect()
 }
 
@@ -634,5 +637,46 @@ mod tests {
         );
         let tiny = Collective { bytes: 1024.0, ..c };
         assert_eq!(cost(&topo, &tiny, &no_nvls).unwrap().protocol, Protocol::Ll);
+    }
+
+    /// NCCL enables LL128 wherever a server's GPUs are joined by NVLink, the network hops of a
+    /// ring between servers included, and nowhere GPUs of a server talk over PCIe.
+    #[test]
+    fn ll128_runs_across_servers_joined_inside_by_nvlink() {
+        let protocol_of = |intra: IntraKind| {
+            let mut spec = TopologySpec::new(4, 8);
+            spec.intra = intra;
+            let topo = Topology::build(&spec).unwrap();
+            let c = Collective {
+                op: CollectiveOp::AllGather,
+                algorithm: Algorithm::Ring,
+                group: Group::first(32, 8),
+                bytes: 64e6,
+                compression: None,
+            };
+            cost(&topo, &c, &Options::new(Tier::Flow)).unwrap().protocol
+        };
+        // 64 MB over 32 ranks: 250 KB a ring step, where LL128's 4 us step beats Simple's 9.6.
+        assert_eq!(protocol_of(IntraKind::NvSwitch), Protocol::Ll128);
+        assert_eq!(protocol_of(IntraKind::Pcie), Protocol::Simple);
+        assert_eq!(protocol_of(IntraKind::NvLinkPairs), Protocol::Simple);
+        assert!(Protocol::Ll128.usable(LinkKind::Network, true));
+        assert!(Protocol::Ll128.usable(LinkKind::NvLink, false));
+        assert!(!Protocol::Ll128.usable(LinkKind::Pcie, false));
+        assert!(!Protocol::Ll128.usable(LinkKind::Network, false));
+        assert!(Protocol::Simple.usable(LinkKind::Pcie, false));
+        // Single-chip nodes (a torus of accelerators) keep it off the links between them.
+        let mut torus = TopologySpec::new(8, 1);
+        torus.nics_per_node = 1;
+        let topo = Topology::build(&torus).unwrap();
+        let c = Collective {
+            op: CollectiveOp::AllGather,
+            algorithm: Algorithm::Ring,
+            group: Group::first(8, 1),
+            bytes: 2e6,
+            compression: None,
+        };
+        let p = cost(&topo, &c, &Options::new(Tier::Flow)).unwrap().protocol;
+        assert_ne!(p, Protocol::Ll128);
     }
 }

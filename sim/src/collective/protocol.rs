@@ -3,7 +3,10 @@
 //! - LL (low latency): 8-byte stores that carry their own flag, no synchronisation between steps;
 //!   the lowest latency and a fraction of the bandwidth.
 //! - LL128: the same idea on 128-byte lines with 8 bytes of flag; most of the bandwidth, medium
-//!   latency. Used over NVLink only (NCCL enables it by default only there).
+//!   latency. NCCL enables it by default where the servers' GPUs are joined by NVLink and each NIC
+//!   sits on a PCIe switch beside its GPU (src/graph/tuning.cc: `typeIntra <= PATH_NVL` and
+//!   `typeInter <= PATH_PXB`), as in DGX and HGX servers, the network hops of their rings
+//!   included; never where GPUs of a server talk over PCIe.
 //! - Simple: bulk copies with a synchronisation per chunk; the full bandwidth, the highest latency.
 //!
 //! A collective costs `base + sum over steps (step latency + transfer time at the protocol's
@@ -39,9 +42,19 @@ impl Protocol {
             .find(|p| p.name().eq_ignore_ascii_case(text))
     }
 
-    /// Whether the protocol runs over the slowest link kind a collective crosses.
-    pub fn usable(self, slowest: LinkKind) -> bool {
-        self != Protocol::Ll128 || slowest == LinkKind::NvLink
+    /// Whether NCCL runs the protocol for a collective whose slowest link is `slowest`.
+    /// `nvlink_servers`: the cluster's servers hold several GPUs, every pair of them joined by
+    /// NVLink (through an NVSwitch or a full mesh). LL128 runs over NVLink, and on such servers
+    /// over the hops between them too (their NICs are taken to sit beside their GPUs, as in DGX
+    /// and HGX designs); never over PCIe between GPUs, and not between single-chip nodes (a
+    /// torus of accelerators, which NCCL does not drive).
+    pub fn usable(self, slowest: LinkKind, nvlink_servers: bool) -> bool {
+        match self {
+            Protocol::Ll128 => {
+                slowest == LinkKind::NvLink || (nvlink_servers && slowest != LinkKind::Pcie)
+            }
+            Protocol::Ll | Protocol::Simple => true,
+        }
     }
 
     /// Share of the links' bandwidth carrying data (NCCL's tuner: LL a quarter for reductions and
