@@ -3,7 +3,8 @@
 //! on A100 and H100 boxes (shared/data/vidur-profiles/network). Prints every figure it compares.
 //!
 //! Only intra-box rows of the Vidur tables are compared: the tables do not say what network joined
-//! their boxes, so the multi-node rows cannot be set up honestly.
+//! their boxes, so the multi-node rows cannot be set up honestly. Between servers, two published
+//! nccl-tests runs give the latency of a small all-reduce (below).
 
 mod common;
 
@@ -48,6 +49,50 @@ fn price(
         compression: None,
     };
     cost(topo, &c, options).unwrap().seconds
+}
+
+/// Small all-reduces between servers, where latency is all there is: nccl-tests'
+/// `all_reduce_perf` on 32 servers of 8 A100-SXM4 with four 200 Gb/s HDR adapters each (NVIDIA/nccl
+/// issue 652, 2022: 62.0-65.6 us from 8 to 128 bytes, out of place and in place) and on 16 servers
+/// of 8 H100 (issue 1469, 2024, NCCL 2.20.5: 61.4-62.4 us from 16 to 128 bytes in place; the
+/// adapters are not stated, taken as eight of 400 Gb/s). Both threads are about other matters
+/// (bandwidth), so the runs' health is not confirmed; the bound is loose. A chunk's trip pays each
+/// hop's latency once (NCCL's own model): paying the network's latency at every one of the tree's
+/// steps priced them at 129 and 119 us.
+#[test]
+fn small_all_reduces_between_servers_take_their_path_latency() {
+    let cases = [
+        ("A100-SXM4-80GB", 32, 4, 200e9 / 8.0, 63.0e-6),
+        ("H100-SXM5-80GB", 16, 8, 400e9 / 8.0, 62.0e-6),
+    ];
+    for (name, nodes, nics, nic_bandwidth, measured) in cases {
+        let g = gpu::find(name).unwrap();
+        let mut spec = TopologySpec::new(nodes, 8);
+        spec.intra_bandwidth = g.intra_bandwidth;
+        spec.pcie_bandwidth = g.pcie_bandwidth;
+        spec.gpu_copy_bandwidth = g.copy_bandwidth();
+        spec.nics_per_node = nics;
+        spec.nic_bandwidth = nic_bandwidth;
+        let topo = Topology::build(&spec).unwrap();
+        let options = Options::new(Tier::Flow);
+        let n = nodes * 8;
+        let predicted = price(
+            &topo,
+            &options,
+            CollectiveOp::AllReduce,
+            Algorithm::Auto,
+            n,
+            64.0,
+        );
+        let error = predicted / measured - 1.0;
+        println!(
+            "{name} x {n}: 64-byte all-reduce {:.1} us, measured {:.1} us ({:+.1}%)",
+            predicted * 1e6,
+            measured * 1e6,
+            100.0 * error
+        );
+        assert!(error.abs() < 0.2, "{name}: {predicted} against {measured}");
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -199,9 +244,10 @@ fn vidur_network_tables_median_error() {
         100.0 * overall,
         all.len()
     );
-    // The goal is 15%. Measured today: 12.6% (docs/COLLECTIVE-VALIDATION.md), with the copy out
+    // The goal is 15%. Measured today: 12.9% (docs/COLLECTIVE-VALIDATION.md), with the copy out
     // of NCCL's receive buffer that ends a ring when every rank is its own process
-    // (`collective::buffer_copy`). What remains is the A100 box (30-37% too fast: NCCL there
+    // (`collective::buffer_copy`), and rings that pay their path's latency once (12.6% when every
+    // step paid its slowest hop's: the 4-GPU boxes of NVLink pairs, whose rings cross PCIe). What remains is the A100 box (30-37% too fast: NCCL there
     // reaches 130-220 GB/s of bus bandwidth below 64 MiB, well under the 235 GB/s its own tuner
     // assumes), send/recv over NVLink bridges (29% too slow: the table's copies reach 285-335 GB/s
     // over a 300 GB/s bridge, above the 0.82 that collectives get), and sizes below 1 MiB, where
@@ -209,7 +255,7 @@ fn vidur_network_tables_median_error() {
     // regressions.
     assert!(
         overall <= 0.14,
-        "median error {:.1}% (goal 15%, last measured 12.6%)",
+        "median error {:.1}% (goal 15%, last measured 12.9%)",
         100.0 * overall
     );
 }

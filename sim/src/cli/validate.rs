@@ -464,26 +464,28 @@ the schedule orders them. Its errors follow the software stack more than the mod
   per-rank lists too; under full recomputation only the matrices within DeepSpeed's default reuse
   distance (1e9 parameters) stay gathered from the recomputed forward to the backward, which at
   GPT-3's width is the MLP's down projection alone, so the backward gathers the other three
-  again. The host's loop is 2.8, 5.5 and 11 s of the simulated step. NCCL's LL128 protocol runs
-  the rings' hops between servers as well (NCCL enables it wherever NVLink joins a server's GPUs
-  and the NICs sit beside them, as on Selene's DGX A100): pricing it there moved these rows from
-  12%, 24% and 18% fast to the figures above. The same table's 529.6B rows
+  again. The host's loop is 2.8, 5.5 and 11 s of the simulated step. Two corrections to the
+  collectives, both NCCL's own behaviour, moved these rows from 12%, 24% and 18% fast to the
+  figures above: LL128 runs the rings' hops between servers too (NCCL enables it wherever NVLink
+  joins a server's GPUs and the NICs sit beside them, as on Selene's DGX A100), and a ring pays
+  the latency of the hops a chunk travels once instead of the network's at every step
+  (docs/COLLECTIVE-VALIDATION.md). The same table's 529.6B rows
   (`validation/megatron-sc21-zero3-530b.json`, docs/VALIDATION-MEGATRON-ZERO3-530B.md) are
-  further off, 29%, 42% and 72% fast on 640, 1,120 and 2,240 GPUs. Taking the simulated compute
+  further off, 31%, 46% and 83% fast on 640, 1,120 and 2,240 GPUs. Taking the simulated compute
   as right, the measured communication is 26, 39 and 53 s a step at 174.6B and 96, 100 and
-  143 s at 529.6B; the simulated 15, 21 and 33 s and 38, 47 and 66 s. The measured
+  143 s at 529.6B; the simulated 14, 19 and 29 s and 36, 44 and 60 s. The measured
   communication per GPU grows with the model about as its bytes do (2.7 times from 174.6B on
   1,536 GPUs to 529.6B on 2,240 against 3.0 times the parameters), the simulated only 2.0 times:
   in the model too much of it is per call (the host's loop, the ring's hops) and too little per
-  byte. With the adapters at 70 Gb/s instead of 200, five of the six rows would come within 9%
-  (the 2,240-GPU row 23% fast); at 100 Gb/s the 174.6B rows are 5-21% fast and the 529.6B rows
-  16-42%: the measured runs behave as if their collectives moved bytes at about a third of the
-  adapters' rate. Not identified; the simulator keeps the adapters' rate. Selene's network is
-  InfiniBand, so these cases route by destination and the rings never share a link; hashed as
-  an Ethernet fabric hashes its flows (`routing = \"ecmp\"`, the scenario default), some of the
-  rings' flows share spine links and the cases come out slower. The same switch moves the
-  64-GPU MPT rows (FSDP, fabric not stated, so hashed) from +3% and +12% to +6% and +28% when
-  routed by destination.
+  byte. With the adapters at 70 Gb/s instead of 200, four of the six rows would come within 10%
+  (the 1,536- and 2,240-GPU rows 16% and 29% fast); at 100 Gb/s the 174.6B rows are 6-31% fast
+  and the 529.6B rows 18-49%: the measured runs behave as if their collectives moved bytes at
+  about a third of the adapters' rate. Not identified; the simulator keeps the adapters' rate.
+  Selene's network is InfiniBand, so these cases route by destination and the rings never share
+  a link; hashed as an Ethernet fabric hashes its flows (`routing = \"ecmp\"`, the scenario
+  default), some of the rings' flows share spine links and the cases come out slower. The same
+  switch moves the 64-GPU MPT rows (FSDP, fabric not stated, so hashed) from +3% and +13% to +6%
+  and +29% when routed by destination.
 - **Video diffusion** (xDiT's HunyuanVideo page, the official repository on H100): 1, 2 and 4
   GPUs {xdit-hunyuanvideo-720p-H100-1gpu}, {xdit-hunyuanvideo-720p-H100-2gpu} and
   {xdit-hunyuanvideo-720p-H100-4gpu}; 8 GPUs {xdit-hunyuanvideo-720p-H100-8gpu}. The measured

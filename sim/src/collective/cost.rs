@@ -111,6 +111,29 @@ fn slowest(topo: &Topology, links: &[petgraph::graph::EdgeIndex]) -> LinkKind {
         .unwrap_or(LinkKind::NvLink)
 }
 
+/// A hop's latency: its route's, or the protocol's step latency over the slowest link it
+/// crosses, whichever is larger.
+fn hop_latency(topo: &Topology, route: &Route, step_latency: &dyn Fn(LinkKind) -> f64) -> f64 {
+    topo.route_latency(route)
+        .max(step_latency(slowest(topo, &route.links)))
+}
+
+/// The latency a pipelined phase pays once: the sum over the hops one chunk travels.
+fn path_latency(
+    topo: &Topology,
+    path: &[(Endpoint, Endpoint)],
+    step_latency: &dyn Fn(LinkKind) -> f64,
+) -> f64 {
+    path.iter()
+        .map(|&(a, b)| match (a, b) {
+            (Endpoint::Gpu(a), Endpoint::Gpu(b)) => {
+                hop_latency(topo, &topo.route(a, b), step_latency)
+            }
+            _ => 0.0,
+        })
+        .sum()
+}
+
 fn place(
     topo: &Topology,
     schedule_phase: &super::schedule::Phase,
@@ -145,9 +168,7 @@ fn place(
                 }
             };
             let route = Route { links: route };
-            let latency = topo
-                .route_latency(&route)
-                .max(step_latency(slowest(topo, &route.links)));
+            let latency = hop_latency(topo, &route, step_latency);
             Ok(Placed {
                 links: route.links,
                 latency,
@@ -177,12 +198,31 @@ fn price_schedule(
         link_bytes.resize(topo.graph.edge_count(), 0.0);
     }
     for phase in &schedule.phases {
-        let placed = place(topo, phase, wire, &step_latency)?;
+        let mut placed = place(topo, phase, wire, &step_latency)?;
         if options.record_links {
             for p in &placed {
                 for &e in &p.links {
                     link_bytes[e.index()] += phase.repeat as f64 * p.bytes;
                 }
+            }
+        }
+        // A pipelined phase pays its path's latencies once, and each repeat beyond the path (a
+        // further chunk down a chain or tree) its slowest hop's. Two stay bulk-synchronous: a
+        // compressed phase (each step's data is decoded, reduced and coded again before it moves
+        // on), and one that crosses a WAN, whose bandwidth-delay product NCCL's in-flight window
+        // (8 slots of a chunk a channel) cannot cover, so that its steps wait on the round trip
+        // (a step's full latency each is the pessimistic side of that; the window is not
+        // modelled).
+        let wan = placed
+            .iter()
+            .any(|p| slowest(topo, &p.links) == LinkKind::Wan);
+        if c.compression.is_none() && !phase.path.is_empty() && !wan {
+            let slowest_hop = placed.iter().map(|p| p.latency).fold(0.0, f64::max);
+            let further = phase.repeat.saturating_sub(phase.path.len() as u64);
+            seconds +=
+                path_latency(topo, &phase.path, &step_latency) + further as f64 * slowest_hop;
+            for p in &mut placed {
+                p.latency = 0.0;
             }
         }
         let cost = price(tier, &capacity, &placed, phase.repeat > 1);
@@ -575,7 +615,7 @@ mod tests {
             cost(&topo, &c, &options).unwrap()
         };
         let raw = price(None);
-        // A ratio of 1 leaves the wire as it is: the difference is the codec alone.
+        // A ratio of 1 leaves the wire as it is: the difference is the codec.
         let coded = price(Some(Compression {
             ratio: 1.0,
             compress_bytes_per_s: 100e9,
@@ -584,8 +624,10 @@ mod tests {
             overlap_slice_bytes: None,
         }));
         let codec = 14.0 * 2.0 * (8e9 / 8.0) / 100e9;
+        // Up to latency: the raw ring pays its path's once, the coded one a step's at every step.
+        let latency = 14.0 * Protocol::Simple.step_latency_s(Algorithm::Ring, LinkKind::Network);
         assert!(
-            (coded.seconds - raw.seconds - codec).abs() < 1e-9,
+            (coded.seconds - raw.seconds - codec).abs() < latency,
             "{} {} {codec}",
             coded.seconds,
             raw.seconds
@@ -678,5 +720,33 @@ mod tests {
         };
         let p = cost(&topo, &c, &Options::new(Tier::Flow)).unwrap().protocol;
         assert_ne!(p, Protocol::Ll128);
+    }
+
+    /// A ring pipelines its steps: a small all-gather over two servers pays the latency of the
+    /// hops one chunk travels (14 over NVLink, 1 over the network), not the network's latency at
+    /// every one of its 15 steps.
+    #[test]
+    fn a_ring_across_servers_pays_its_path_latency_once() {
+        let topo = Topology::build(&TopologySpec::new(2, 8)).unwrap();
+        let c = Collective {
+            op: CollectiveOp::AllGather,
+            algorithm: Algorithm::Ring,
+            group: Group::first(16, 8),
+            bytes: 1024.0,
+            compression: None,
+        };
+        let mut options = Options::new(Tier::Flow);
+        options.protocol = Some(Protocol::Simple);
+        let seconds = cost(&topo, &c, &options).unwrap().seconds;
+        let (ring, step) = (Algorithm::Ring, Protocol::Simple);
+        let path = step.base_latency_s(ring)
+            + 14.0 * step.step_latency_s(ring, LinkKind::NvLink)
+            + step.step_latency_s(ring, LinkKind::Network);
+        assert!(
+            seconds > path && seconds < 1.1 * path,
+            "{seconds} against the path's {path}"
+        );
+        let synchronous = 15.0 * step.step_latency_s(ring, LinkKind::Network);
+        assert!(seconds < 0.6 * synchronous, "{seconds} {synchronous}");
     }
 }

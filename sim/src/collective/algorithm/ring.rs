@@ -63,6 +63,14 @@ fn chain(rings: &[Vec<u32>], bytes: f64, towards_root: bool) -> Vec<Transfer> {
         .collect()
 }
 
+/// The hops a chunk travels in `steps` steps around `ring` (or down it, as a chain).
+fn around(ring: &[u32], steps: u64) -> Vec<(u32, u32)> {
+    let n = ring.len();
+    (0..steps as usize)
+        .map(|i| (ring[i % n], ring[(i + 1) % n]))
+        .collect()
+}
+
 pub fn lower(op: CollectiveOp, group: &Group, bytes: f64) -> Option<Schedule> {
     let n = group.size() as u64;
     let rings = rings(group);
@@ -70,19 +78,30 @@ pub fn lower(op: CollectiveOp, group: &Group, bytes: f64) -> Option<Schedule> {
     let mut s = Schedule::default();
     match op {
         CollectiveOp::AllReduce => {
-            s.push(
+            s.push_pipelined(
                 "ring step",
                 step(&rings, bytes / (n as f64 * c)),
                 2 * (n - 1),
+                around(&rings[0], 2 * (n - 1)),
             );
         }
         CollectiveOp::ReduceScatter | CollectiveOp::AllGather => {
-            s.push("ring step", step(&rings, bytes / (n as f64 * c)), n - 1);
+            s.push_pipelined(
+                "ring step",
+                step(&rings, bytes / (n as f64 * c)),
+                n - 1,
+                around(&rings[0], n - 1),
+            );
         }
         CollectiveOp::Broadcast | CollectiveOp::Reduce => {
             let chunks = (bytes / c / CHUNK_BYTES).ceil().max(1.0);
             let transfers = chain(&rings, bytes / c / chunks, op == CollectiveOp::Reduce);
-            s.push("chain step", transfers, chunks as u64 + n - 2);
+            s.push_pipelined(
+                "chain step",
+                transfers,
+                chunks as u64 + n - 2,
+                around(&rings[0], n - 1),
+            );
         }
         CollectiveOp::AllToAll | CollectiveOp::SendRecv => return None,
     }

@@ -23,6 +23,26 @@ fn parent(i: usize, n: usize, mirror: bool) -> Option<usize> {
     Some(if mirror { n - 1 - p } else { p })
 }
 
+/// The hops a chunk travels up to the root and back down: along its node's chain, then from the
+/// deepest node of channel 0's tree to its root (one chain through the group when there are no
+/// per-node trees).
+fn path(group: &Group, nodes: &[(u32, Vec<u32>)], channels: usize) -> Vec<(u32, u32)> {
+    let mut up: Vec<(u32, u32)> = Vec::new();
+    if channels == 1 {
+        up.extend(group.ranks.windows(2).map(|w| (w[0], w[1])));
+    } else {
+        let local = &nodes[0].1;
+        up.extend(local.windows(2).rev().map(|w| (w[1], w[0])));
+        let mut at = nodes.len() - 1;
+        while let Some(p) = parent(at, nodes.len(), false) {
+            up.push((nodes[at].1[0], nodes[p].1[0]));
+            at = p;
+        }
+    }
+    let down: Vec<(u32, u32)> = up.iter().rev().map(|&(a, b)| (b, a)).collect();
+    up.into_iter().chain(down).collect()
+}
+
 pub fn lower(op: CollectiveOp, group: &Group, bytes: f64) -> Option<Schedule> {
     if op != CollectiveOp::AllReduce {
         return None;
@@ -69,7 +89,12 @@ pub fn lower(op: CollectiveOp, group: &Group, bytes: f64) -> Option<Schedule> {
         depth = tree_depth + per - 1;
     }
     let mut s = Schedule::default();
-    s.push("tree step", transfers, chunks as u64 + 2 * depth as u64);
+    s.push_pipelined(
+        "tree step",
+        transfers,
+        chunks as u64 + 2 * depth as u64,
+        path(group, &nodes, channels),
+    );
     Some(s)
 }
 
