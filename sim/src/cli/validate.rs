@@ -481,6 +481,14 @@ the schedule orders them. Its errors follow the software stack more than the mod
   (the 1,536- and 2,240-GPU rows 16% and 29% fast); at 100 Gb/s the 174.6B rows are 6-31% fast
   and the 529.6B rows 18-49%: the measured runs behave as if their collectives moved bytes at
   about a third of the adapters' rate. Not identified; the simulator keeps the adapters' rate.
+  DeepSpeed's developers measured the same code slow with no network at all: on one server of 8
+  A100 joined by NVLink, a 5.1B BERT's forward pass took about 470 ms under ZeRO-3 (DeepSpeed
+  0.3.16) against 60 ms under ZeRO-2, for about 10 GB of parameters that NCCL gathers over NVLink
+  in about 40 ms; the fixes of deepspeedai/DeepSpeed#1188 (June 2021: a parameter norm computed
+  for a debug message at every fetch, a synchronisation inside every all-gather, a copy after
+  each gather, zero-filled buffers) brought it to 270 ms. Megatron-LM's paper appeared in April
+  2021, before them. How that cost divides between calls and bytes is not known, so it is not
+  modelled.
   Selene's network is InfiniBand, so these cases route by destination and the rings never share
   a link; hashed as an Ethernet fabric hashes its flows (`routing = \"ecmp\"`, the scenario
   default), some of the rings' flows share spine links and the cases come out slower. The same
