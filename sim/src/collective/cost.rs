@@ -111,35 +111,31 @@ fn slowest(topo: &Topology, links: &[petgraph::graph::EdgeIndex]) -> LinkKind {
         .unwrap_or(LinkKind::NvLink)
 }
 
-/// A hop's latency: its route's, or the protocol's step latency over the slowest link it
-/// crosses, whichever is larger.
-fn hop_latency(topo: &Topology, route: &Route, step_latency: &dyn Fn(LinkKind) -> f64) -> f64 {
-    topo.route_latency(route)
-        .max(step_latency(slowest(topo, &route.links)))
+/// A transfer routed once for every protocol priced: its links, its route's latency, the
+/// slowest kind of link it crosses, and its bytes before the protocol's wire factor.
+struct Routed {
+    links: Vec<petgraph::graph::EdgeIndex>,
+    route_latency: f64,
+    slowest: LinkKind,
+    bytes: f64,
 }
 
-/// The latency a pipelined phase pays once: the sum over the hops one chunk travels.
-fn path_latency(
-    topo: &Topology,
-    path: &[(Endpoint, Endpoint)],
-    step_latency: &dyn Fn(LinkKind) -> f64,
-) -> f64 {
-    path.iter()
-        .map(|&(a, b)| match (a, b) {
-            (Endpoint::Gpu(a), Endpoint::Gpu(b)) => {
-                hop_latency(topo, &topo.route(a, b), step_latency)
-            }
-            _ => 0.0,
-        })
-        .sum()
+impl Routed {
+    /// Its latency under a protocol: the route's, or the protocol's step latency over its slowest
+    /// link, whichever is larger.
+    fn latency(&self, step_latency: &dyn Fn(LinkKind) -> f64) -> f64 {
+        self.route_latency.max(step_latency(self.slowest))
+    }
 }
 
-fn place(
-    topo: &Topology,
-    schedule_phase: &super::schedule::Phase,
-    wire: f64,
-    step_latency: &dyn Fn(LinkKind) -> f64,
-) -> Result<Vec<Placed>, String> {
+/// A phase routed once: its transfers and the hops of its path (`Phase::path`).
+struct RoutedPhase {
+    transfers: Vec<Routed>,
+    path: Vec<Routed>,
+}
+
+/// Routes every transfer and path hop of `schedule` (the part of pricing no protocol changes).
+fn route(topo: &Topology, schedule: &Schedule) -> Result<Vec<RoutedPhase>, String> {
     let vertex = |e: Endpoint| -> Result<petgraph::graph::NodeIndex, String> {
         match e {
             Endpoint::Gpu(r) => topo.gpus.get(r as usize).copied().ok_or_else(|| {
@@ -152,38 +148,54 @@ fn place(
             }
         }
     };
-    schedule_phase
-        .transfers
+    let one = |src: Endpoint, dst: Endpoint, bytes: f64| -> Result<Routed, String> {
+        let links = match (src, dst) {
+            (Endpoint::Gpu(a), Endpoint::Gpu(b)) => topo.route(a, b).links,
+            (a, b) => {
+                let (va, vb) = (vertex(a)?, vertex(b)?);
+                vec![
+                    topo.graph
+                        .find_edge(va, vb)
+                        .ok_or_else(|| "a GPU is not attached to its NVSwitch".to_string())?,
+                ]
+            }
+        };
+        let route = Route { links };
+        Ok(Routed {
+            route_latency: topo.route_latency(&route),
+            slowest: slowest(topo, &route.links),
+            links: route.links,
+            bytes,
+        })
+    };
+    schedule
+        .phases
         .iter()
-        .map(|t| {
-            let route = match (t.src, t.dst) {
-                (Endpoint::Gpu(a), Endpoint::Gpu(b)) => topo.route(a, b).links,
-                (a, b) => {
-                    let (va, vb) = (vertex(a)?, vertex(b)?);
-                    vec![
-                        topo.graph
-                            .find_edge(va, vb)
-                            .ok_or_else(|| "a GPU is not attached to its NVSwitch".to_string())?,
-                    ]
-                }
-            };
-            let route = Route { links: route };
-            let latency = hop_latency(topo, &route, step_latency);
-            Ok(Placed {
-                links: route.links,
-                latency,
-                bytes: t.bytes * wire,
+        .map(|phase| {
+            Ok(RoutedPhase {
+                transfers: phase
+                    .transfers
+                    .iter()
+                    .map(|t| one(t.src, t.dst, t.bytes))
+                    .collect::<Result<_, String>>()?,
+                path: phase
+                    .path
+                    .iter()
+                    .map(|&(a, b)| one(a, b, 0.0))
+                    .collect::<Result<_, String>>()?,
             })
         })
         .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn price_schedule(
     topo: &Topology,
     c: &Collective,
     algorithm: Algorithm,
     protocol: Protocol,
     schedule: &Schedule,
+    routed: &[RoutedPhase],
     options: &Options,
     tier: Tier,
 ) -> Result<CollectiveCost, String> {
@@ -197,8 +209,16 @@ fn price_schedule(
     if options.record_links {
         link_bytes.resize(topo.graph.edge_count(), 0.0);
     }
-    for phase in &schedule.phases {
-        let mut placed = place(topo, phase, wire, &step_latency)?;
+    for (phase, routed) in schedule.phases.iter().zip(routed) {
+        let mut placed: Vec<Placed> = routed
+            .transfers
+            .iter()
+            .map(|r| Placed {
+                links: r.links.clone(),
+                latency: r.latency(&step_latency),
+                bytes: r.bytes * wire,
+            })
+            .collect();
         if options.record_links {
             for p in &placed {
                 for &e in &p.links {
@@ -213,14 +233,12 @@ fn price_schedule(
         // (8 slots of a chunk a channel) cannot cover, so that its steps wait on the round trip
         // (a step's full latency each is the pessimistic side of that; the window is not
         // modelled).
-        let wan = placed
-            .iter()
-            .any(|p| slowest(topo, &p.links) == LinkKind::Wan);
+        let wan = routed.transfers.iter().any(|r| r.slowest == LinkKind::Wan);
         if c.compression.is_none() && !phase.path.is_empty() && !wan {
             let slowest_hop = placed.iter().map(|p| p.latency).fold(0.0, f64::max);
             let further = phase.repeat.saturating_sub(phase.path.len() as u64);
-            seconds +=
-                path_latency(topo, &phase.path, &step_latency) + further as f64 * slowest_hop;
+            let path: f64 = routed.path.iter().map(|r| r.latency(&step_latency)).sum();
+            seconds += path + further as f64 * slowest_hop;
             for p in &mut placed {
                 p.latency = 0.0;
             }
@@ -279,6 +297,7 @@ fn protocols(
     topo: &Topology,
     algorithm: Algorithm,
     schedule: &Schedule,
+    routed: &[RoutedPhase],
     options: &Options,
 ) -> Vec<Protocol> {
     if let Some(p) = options.protocol {
@@ -290,9 +309,10 @@ fn protocols(
     let slowest_kind = schedule
         .phases
         .iter()
-        .flat_map(|p| &p.transfers)
-        .filter_map(|t| match (t.src, t.dst) {
-            (Endpoint::Gpu(a), Endpoint::Gpu(b)) => Some(slowest(topo, &topo.route(a, b).links)),
+        .zip(routed)
+        .flat_map(|(p, r)| p.transfers.iter().zip(&r.transfers))
+        .filter_map(|(t, r)| match (t.src, t.dst) {
+            (Endpoint::Gpu(_), Endpoint::Gpu(_)) => Some(r.slowest),
             _ => None,
         })
         .max_by_key(|k| match k {
@@ -319,9 +339,12 @@ fn best_protocol(
     options: &Options,
     tier: Tier,
 ) -> Result<CollectiveCost, String> {
+    let routed = route(topo, schedule)?;
     let mut best: Option<CollectiveCost> = None;
-    for protocol in protocols(topo, algorithm, schedule, options) {
-        let priced = price_schedule(topo, c, algorithm, protocol, schedule, options, tier)?;
+    for protocol in protocols(topo, algorithm, schedule, &routed, options) {
+        let priced = price_schedule(
+            topo, c, algorithm, protocol, schedule, &routed, options, tier,
+        )?;
         if best.as_ref().is_none_or(|b| priced.seconds < b.seconds) {
             best = Some(priced);
         }
@@ -428,12 +451,14 @@ pub fn cost_beside(
             c.group.size()
         )
     })?;
+    let routed = route(topo, &schedule)?;
     price_schedule(
         topo,
         c,
         algorithm,
         protocol,
         &schedule,
+        &routed,
         options,
         options.tier,
     )
