@@ -54,7 +54,7 @@ fn price(
 /// Small all-reduces between servers, where latency is all there is: nccl-tests'
 /// `all_reduce_perf` on 32 servers of 8 A100-SXM4 with four 200 Gb/s HDR adapters each (NVIDIA/nccl
 /// issue 652, 2022: 62.0-65.6 us from 8 to 128 bytes, out of place and in place) and on 16 servers
-/// of 8 H100 (issue 1469, 2024, NCCL 2.20.5: 61.4-62.4 us from 16 to 128 bytes in place; the
+/// of 8 H100 (issue 1469, 2024, NCCL 2.20.5: 61.4-62.2 us from 16 to 128 bytes in place; the
 /// adapters are not stated, taken as eight of 400 Gb/s). Both threads are about other matters
 /// (bandwidth), so the runs' health is not confirmed; the bound is loose. A chunk's trip pays each
 /// hop's latency once (NCCL's own model): paying the network's latency at every one of the tree's
