@@ -16,7 +16,7 @@ use super::buffer_copy;
 use super::group::Group;
 use super::op::CollectiveOp;
 use super::protocol::Protocol;
-use super::schedule::{Endpoint, Schedule, Transfer};
+use super::schedule::{Endpoint, Phase, Schedule, Transfer};
 use crate::net::tier::{self, Efficiency, Placed, Tier, price, switch_of};
 use crate::net::topology::spec::IntraKind;
 use crate::net::topology::{LinkKind, Route, Topology};
@@ -98,25 +98,21 @@ pub struct CollectiveCost {
 
 /// The slowest kind of link on a route (WAN, then network, PCIe, NVLink).
 fn slowest(topo: &Topology, links: &[petgraph::graph::EdgeIndex]) -> LinkKind {
-    let rank = |k: LinkKind| match k {
-        LinkKind::NvLink => 0,
-        LinkKind::Pcie => 1,
-        LinkKind::Network => 2,
-        LinkKind::Wan => 3,
-    };
     links
         .iter()
         .map(|&e| topo.graph[e].kind)
-        .max_by_key(|&k| rank(k))
+        .max()
         .unwrap_or(LinkKind::NvLink)
 }
 
 /// A transfer routed once for every protocol priced: its links, its route's latency, the
-/// slowest kind of link it crosses, and its bytes before the protocol's wire factor.
+/// slowest kind of link it crosses, whether it joins two GPUs (not a GPU and its switch), and
+/// its bytes before the protocol's wire factor.
 struct Routed {
     links: Vec<petgraph::graph::EdgeIndex>,
     route_latency: f64,
     slowest: LinkKind,
+    between_gpus: bool,
     bytes: f64,
 }
 
@@ -129,13 +125,20 @@ impl Routed {
 }
 
 /// A phase routed once: its transfers and the hops of its path (`Phase::path`).
-struct RoutedPhase {
+struct RoutedPhase<'a> {
+    phase: &'a Phase,
     transfers: Vec<Routed>,
     path: Vec<Routed>,
 }
 
+/// A schedule routed once, priced by every protocol.
+struct Routing<'a> {
+    schedule: &'a Schedule,
+    phases: Vec<RoutedPhase<'a>>,
+}
+
 /// Routes every transfer and path hop of `schedule` (the part of pricing no protocol changes).
-fn route(topo: &Topology, schedule: &Schedule) -> Result<Vec<RoutedPhase>, String> {
+fn route<'a>(topo: &Topology, schedule: &'a Schedule) -> Result<Routing<'a>, String> {
     let vertex = |e: Endpoint| -> Result<petgraph::graph::NodeIndex, String> {
         match e {
             Endpoint::Gpu(r) => topo.gpus.get(r as usize).copied().ok_or_else(|| {
@@ -164,15 +167,17 @@ fn route(topo: &Topology, schedule: &Schedule) -> Result<Vec<RoutedPhase>, Strin
         Ok(Routed {
             route_latency: topo.route_latency(&route),
             slowest: slowest(topo, &route.links),
+            between_gpus: matches!((src, dst), (Endpoint::Gpu(_), Endpoint::Gpu(_))),
             links: route.links,
             bytes,
         })
     };
-    schedule
+    let phases = schedule
         .phases
         .iter()
         .map(|phase| {
             Ok(RoutedPhase {
+                phase,
                 transfers: phase
                     .transfers
                     .iter()
@@ -185,17 +190,16 @@ fn route(topo: &Topology, schedule: &Schedule) -> Result<Vec<RoutedPhase>, Strin
                     .collect::<Result<_, String>>()?,
             })
         })
-        .collect()
+        .collect::<Result<_, String>>()?;
+    Ok(Routing { schedule, phases })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn price_schedule(
     topo: &Topology,
     c: &Collective,
     algorithm: Algorithm,
     protocol: Protocol,
-    schedule: &Schedule,
-    routed: &[RoutedPhase],
+    routing: &Routing,
     options: &Options,
     tier: Tier,
 ) -> Result<CollectiveCost, String> {
@@ -209,7 +213,8 @@ fn price_schedule(
     if options.record_links {
         link_bytes.resize(topo.graph.edge_count(), 0.0);
     }
-    for (phase, routed) in schedule.phases.iter().zip(routed) {
+    for routed in &routing.phases {
+        let phase = routed.phase;
         let mut placed: Vec<Placed> = routed
             .transfers
             .iter()
@@ -274,8 +279,8 @@ fn price_schedule(
         seconds,
         algbw,
         busbw: algbw * c.op.bus_factor(c.group.size()),
-        steps: schedule.steps(),
-        phases_priced: schedule.phases.len(),
+        steps: routing.schedule.steps(),
+        phases_priced: routing.phases.len(),
         peak_load,
         link_bytes,
     })
@@ -283,7 +288,7 @@ fn price_schedule(
 
 /// The most bytes one endpoint sends in a phase, over all its transfers (a rank sends one
 /// chunk on each of its rings' channels in a ring step).
-fn busiest_sender(phase: &super::schedule::Phase) -> f64 {
+fn busiest_sender(phase: &Phase) -> f64 {
     let mut sent: std::collections::HashMap<Endpoint, f64> = std::collections::HashMap::new();
     for t in &phase.transfers {
         *sent.entry(t.src).or_insert(0.0) += t.bytes;
@@ -296,8 +301,7 @@ fn busiest_sender(phase: &super::schedule::Phase) -> f64 {
 fn protocols(
     topo: &Topology,
     algorithm: Algorithm,
-    schedule: &Schedule,
-    routed: &[RoutedPhase],
+    routing: &Routing,
     options: &Options,
 ) -> Vec<Protocol> {
     if let Some(p) = options.protocol {
@@ -306,21 +310,13 @@ fn protocols(
     if algorithm == Algorithm::Nvls {
         return vec![Protocol::Simple];
     }
-    let slowest_kind = schedule
+    let slowest_kind = routing
         .phases
         .iter()
-        .zip(routed)
-        .flat_map(|(p, r)| p.transfers.iter().zip(&r.transfers))
-        .filter_map(|(t, r)| match (t.src, t.dst) {
-            (Endpoint::Gpu(_), Endpoint::Gpu(_)) => Some(r.slowest),
-            _ => None,
-        })
-        .max_by_key(|k| match k {
-            LinkKind::NvLink => 0,
-            LinkKind::Pcie => 1,
-            LinkKind::Network => 2,
-            LinkKind::Wan => 3,
-        })
+        .flat_map(|p| &p.transfers)
+        .filter(|r| r.between_gpus)
+        .map(|r| r.slowest)
+        .max()
         .unwrap_or(LinkKind::NvLink);
     let nvlink_servers = topo.spec.gpus_per_node > 1
         && matches!(topo.spec.intra, IntraKind::NvSwitch | IntraKind::NvLinkMesh);
@@ -339,12 +335,10 @@ fn best_protocol(
     options: &Options,
     tier: Tier,
 ) -> Result<CollectiveCost, String> {
-    let routed = route(topo, schedule)?;
+    let routing = route(topo, schedule)?;
     let mut best: Option<CollectiveCost> = None;
-    for protocol in protocols(topo, algorithm, schedule, &routed, options) {
-        let priced = price_schedule(
-            topo, c, algorithm, protocol, schedule, &routed, options, tier,
-        )?;
+    for protocol in protocols(topo, algorithm, &routing, options) {
+        let priced = price_schedule(topo, c, algorithm, protocol, &routing, options, tier)?;
         if best.as_ref().is_none_or(|b| priced.seconds < b.seconds) {
             best = Some(priced);
         }
@@ -451,14 +445,12 @@ pub fn cost_beside(
             c.group.size()
         )
     })?;
-    let routed = route(topo, &schedule)?;
     price_schedule(
         topo,
         c,
         algorithm,
         protocol,
-        &schedule,
-        &routed,
+        &route(topo, &schedule)?,
         options,
         options.tier,
     )
@@ -507,6 +499,16 @@ mod tests {
         // One process: no final copy out of a receive buffer, only transfers and codecs.
         options.p2p_direct = true;
         cost(&topo, &c, &options).unwrap().seconds
+    }
+
+    fn ring_all_gather(group: Group, bytes: f64) -> Collective {
+        Collective {
+            op: CollectiveOp::AllGather,
+            algorithm: Algorithm::Ring,
+            group,
+            bytes,
+            compression: None,
+        }
     }
 
     /// A ring all-reduce of S bytes over n GPUs sends 2 (n - 1) / n S out of every GPU; with
@@ -714,13 +716,7 @@ mod tests {
             let mut spec = TopologySpec::new(4, 8);
             spec.intra = intra;
             let topo = Topology::build(&spec).unwrap();
-            let c = Collective {
-                op: CollectiveOp::AllGather,
-                algorithm: Algorithm::Ring,
-                group: Group::first(32, 8),
-                bytes: 64e6,
-                compression: None,
-            };
+            let c = ring_all_gather(Group::first(32, 8), 64e6);
             cost(&topo, &c, &Options::new(Tier::Flow)).unwrap().protocol
         };
         // 64 MB over 32 ranks: 250 KB a ring step, where LL128's 4 us step beats Simple's 9.6.
@@ -736,13 +732,7 @@ mod tests {
         let mut torus = TopologySpec::new(8, 1);
         torus.nics_per_node = 1;
         let topo = Topology::build(&torus).unwrap();
-        let c = Collective {
-            op: CollectiveOp::AllGather,
-            algorithm: Algorithm::Ring,
-            group: Group::first(8, 1),
-            bytes: 2e6,
-            compression: None,
-        };
+        let c = ring_all_gather(Group::first(8, 1), 2e6);
         let p = cost(&topo, &c, &Options::new(Tier::Flow)).unwrap().protocol;
         assert_ne!(p, Protocol::Ll128);
     }
@@ -753,13 +743,7 @@ mod tests {
     #[test]
     fn a_ring_across_servers_pays_its_path_latency_once() {
         let topo = Topology::build(&TopologySpec::new(2, 8)).unwrap();
-        let c = Collective {
-            op: CollectiveOp::AllGather,
-            algorithm: Algorithm::Ring,
-            group: Group::first(16, 8),
-            bytes: 1024.0,
-            compression: None,
-        };
+        let c = ring_all_gather(Group::first(16, 8), 1024.0);
         let mut options = Options::new(Tier::Flow);
         options.protocol = Some(Protocol::Simple);
         let seconds = cost(&topo, &c, &options).unwrap().seconds;

@@ -81,7 +81,9 @@ pub struct Device {
     pub node: Option<u32>,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+/// Kinds of link, declared from the fastest to the slowest: the order compares them (the slowest
+/// kind a route crosses is the largest).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LinkKind {
     NvLink,
     Pcie,
