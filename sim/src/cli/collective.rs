@@ -5,9 +5,9 @@ use clap::Args;
 use clustersim::collective::cost::{Collective, Compression, Options, cost};
 use clustersim::collective::{Algorithm, CollectiveOp, Group};
 use clustersim::hw::gpu::{self, IntraLinkKind};
-use clustersim::net::Topology;
 use clustersim::net::tier::Tier;
 use clustersim::net::topology::spec::{InterKind, IntraKind, PathSelection, TopologySpec};
+use clustersim::net::{Topology, Transport};
 use clustersim::scenario::quantity::Bandwidth;
 use serde_json::json;
 use std::fmt::Write;
@@ -59,12 +59,17 @@ pub struct CollectiveArgs {
     nic_bandwidth: Option<String>,
     #[arg(long)]
     nics_per_node: Option<u32>,
+    /// What carries the NICs' traffic: infiniband | roce | efa | tcpx | tcpxo (default:
+    /// InfiniBand's rate and latency, flows hashed over equal paths).
+    #[arg(long)]
+    transport: Option<String>,
     #[arg(long, default_value_t = 1.0)]
     oversubscription: f64,
-    /// How leaf and spine switches choose among equal uplinks: ecmp (a hash of each flow) or
-    /// destination (InfiniBand's per-destination forwarding tables).
-    #[arg(long, default_value = "ecmp")]
-    routing: String,
+    /// How leaf and spine switches choose among equal uplinks: ecmp (a hash of each flow),
+    /// destination (InfiniBand's per-destination forwarding tables) or spray (every flow over
+    /// every path, EFA's SRD). Default: the transport's.
+    #[arg(long)]
+    routing: Option<String>,
     /// Compression ratio of the payload (original / compressed).
     #[arg(long)]
     compress_ratio: Option<f64>,
@@ -180,16 +185,32 @@ fn spec(a: &CollectiveArgs, g: &gpu::GpuSpec) -> Result<TopologySpec, String> {
         s.nic_bandwidth = bandwidth("nic-bandwidth", nic)?;
     }
     s.nics_per_node = a.nics_per_node.unwrap_or(a.gpus_per_node);
+    let transport = match a.transport.as_deref() {
+        None => None,
+        Some(name) => Some(
+            Transport::ALL
+                .into_iter()
+                .find(|t| t.name() == name)
+                .ok_or_else(|| {
+                    let valid: Vec<&str> = Transport::ALL.iter().map(|t| t.name()).collect();
+                    format!("--transport {name}: valid choices are {}", valid.join(", "))
+                })?,
+        ),
+    };
+    s.transport = transport.unwrap_or_default();
+    s.inter_latency = s.transport.latency_s();
     if !(a.oversubscription >= 1.0 && a.oversubscription.is_finite()) {
         return Err("--oversubscription must be 1.0 (non-blocking) or more".into());
     }
     s.oversubscription = a.oversubscription;
-    s.routing = match a.routing.as_str() {
-        "ecmp" => PathSelection::Ecmp,
-        "destination" => PathSelection::Destination,
-        other => {
+    s.routing = match a.routing.as_deref() {
+        None => transport.map_or(PathSelection::Ecmp, |t| t.routing()),
+        Some("ecmp") => PathSelection::Ecmp,
+        Some("destination") => PathSelection::Destination,
+        Some("spray") => PathSelection::Spray,
+        Some(other) => {
             return Err(format!(
-                "--routing {other}: valid choices are ecmp and destination"
+                "--routing {other}: valid choices are ecmp, destination and spray"
             ));
         }
     };

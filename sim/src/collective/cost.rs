@@ -151,9 +151,11 @@ fn route<'a>(topo: &Topology, schedule: &'a Schedule) -> Result<Routing<'a>, Str
             }
         }
     };
-    let one = |src: Endpoint, dst: Endpoint, bytes: f64| -> Result<Routed, String> {
+    // Lane `lane` of a transfer (`Topology::lanes`: a GPU's traffic between servers spreads
+    // evenly over its NICs), carrying `bytes`.
+    let one = |src: Endpoint, dst: Endpoint, lane: u32, bytes: f64| -> Result<Routed, String> {
         let links = match (src, dst) {
-            (Endpoint::Gpu(a), Endpoint::Gpu(b)) => topo.route(a, b).links,
+            (Endpoint::Gpu(a), Endpoint::Gpu(b)) => topo.route_lane(a, b, lane).links,
             (a, b) => {
                 let (va, vb) = (vertex(a)?, vertex(b)?);
                 vec![
@@ -172,6 +174,10 @@ fn route<'a>(topo: &Topology, schedule: &'a Schedule) -> Result<Routing<'a>, Str
             bytes,
         })
     };
+    let lanes = |src: Endpoint, dst: Endpoint| match (src, dst) {
+        (Endpoint::Gpu(a), Endpoint::Gpu(b)) => topo.lanes(a, b),
+        _ => 1,
+    };
     let phases = schedule
         .phases
         .iter()
@@ -181,12 +187,15 @@ fn route<'a>(topo: &Topology, schedule: &'a Schedule) -> Result<Routing<'a>, Str
                 transfers: phase
                     .transfers
                     .iter()
-                    .map(|t| one(t.src, t.dst, t.bytes))
+                    .flat_map(|t| {
+                        let lanes = lanes(t.src, t.dst);
+                        (0..lanes).map(move |l| one(t.src, t.dst, l, t.bytes / lanes as f64))
+                    })
                     .collect::<Result<_, String>>()?,
                 path: phase
                     .path
                     .iter()
-                    .map(|&(a, b)| one(a, b, 0.0))
+                    .map(|&(a, b)| one(a, b, 0, 0.0))
                     .collect::<Result<_, String>>()?,
             })
         })
@@ -204,7 +213,9 @@ fn price_schedule(
     tier: Tier,
 ) -> Result<CollectiveCost, String> {
     let wire = c.compression.map_or(1.0, |z| z.wire_factor()) / protocol.bandwidth_factor(c.op);
-    let scale = (algorithm == Algorithm::Nvls).then_some(options.nvls_efficiency);
+    let scale = algorithm
+        .reduces_in_switch()
+        .then_some(options.nvls_efficiency);
     let capacity = tier::capacities(topo, &options.efficiency, scale);
     let step_latency = |kind: LinkKind| protocol.step_latency_s(algorithm, kind);
     let mut seconds = protocol.base_latency_s(algorithm);
@@ -307,7 +318,7 @@ fn protocols(
     if let Some(p) = options.protocol {
         return vec![p];
     }
-    if algorithm == Algorithm::Nvls {
+    if algorithm.reduces_in_switch() {
         return vec![Protocol::Simple];
     }
     let slowest_kind = routing
@@ -350,10 +361,11 @@ fn best_protocol(
 /// exchanges, and on a torus of single chips the TPU's row-and-column all-reduce (it applies
 /// nowhere else). Halving-doubling and hierarchical are MPI-style algorithms NCCL does not run;
 /// they are priced only when asked for by name.
-pub const AUTO_CANDIDATES: [Algorithm; 5] = [
+pub const AUTO_CANDIDATES: [Algorithm; 6] = [
     Algorithm::Ring,
     Algorithm::Tree,
     Algorithm::Nvls,
+    Algorithm::NvlsTree,
     Algorithm::Direct,
     Algorithm::Torus,
 ];
@@ -424,7 +436,7 @@ pub fn cost_beside(
     }
     let mut best: Option<(f64, Algorithm, Protocol, Schedule)> = None;
     for algorithm in AUTO_CANDIDATES {
-        if algorithm == Algorithm::Nvls && !options.nvls_available {
+        if algorithm.reduces_in_switch() && !options.nvls_available {
             continue;
         }
         let Some(schedule) = algorithm

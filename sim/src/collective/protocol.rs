@@ -74,7 +74,7 @@ impl Protocol {
     /// (send/recv, all-to-all) set up no ring or tree and pay none.
     pub fn base_latency_s(self, algorithm: Algorithm) -> f64 {
         let us = match (algorithm, self) {
-            (Algorithm::Direct, _) => 0.0,
+            (Algorithm::Direct | Algorithm::NvlsTree, _) => 0.0,
             (Algorithm::Tree, Protocol::Ll | Protocol::Ll128) => 4.4,
             (Algorithm::Tree, Protocol::Simple) => 0.0,
             (_, Protocol::Ll) => 3.6,
@@ -87,6 +87,14 @@ impl Protocol {
     /// Latency of one step over links of `kind`, seconds (`hwLat`; a tree's Simple step is the
     /// latency of a 256 KiB chunk). WAN steps take their route's latency instead.
     pub fn step_latency_s(self, algorithm: Algorithm, kind: LinkKind) -> f64 {
+        if algorithm == Algorithm::NvlsTree {
+            // NCCL 2.19+'s NVLSTree row (Simple only): 25 us through the switch, 20.9 us a
+            // network hop.
+            return match kind {
+                LinkKind::NvLink | LinkKind::Pcie => 25e-6,
+                LinkKind::Network | LinkKind::Wan => 20.9e-6,
+            };
+        }
         let tree = algorithm == Algorithm::Tree;
         let us = match (kind, tree, self) {
             (LinkKind::NvLink, false, Protocol::Ll) => 0.47,

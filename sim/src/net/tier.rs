@@ -36,12 +36,12 @@ impl Tier {
     }
 }
 
-/// Fraction of line rate that bulk transfers achieve, by kind of link.
+/// Fraction of line rate that bulk transfers achieve, by kind of link (between servers, the
+/// topology's transport's, `net::transport`).
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Efficiency {
     pub nvlink: f64,
     pub pcie: f64,
-    pub network: f64,
     pub wan: f64,
 }
 
@@ -50,22 +50,12 @@ impl Efficiency {
     ///   about 367 GB/s of the 450 GB/s per direction (NVIDIA/nccl issue 1455, also Vidur's H100
     ///   table: 364 GB/s at 64 MiB);
     /// - PCIe 0.8: PCIe Gen4/Gen5 x16 copies reach about 80% of line rate after TLP headers;
-    /// - network and WAN 0.92: InfiniBand/RoCE large messages after headers and flow control.
+    /// - WAN 0.92: as InfiniBand's large messages after headers and flow control.
     pub const DEFAULT: Efficiency = Efficiency {
         nvlink: 0.82,
         pcie: 0.8,
-        network: 0.92,
         wan: 0.92,
     };
-
-    pub fn of(&self, kind: LinkKind) -> f64 {
-        match kind {
-            LinkKind::NvLink => self.nvlink,
-            LinkKind::Pcie => self.pcie,
-            LinkKind::Network => self.network,
-            LinkKind::Wan => self.wan,
-        }
-    }
 }
 
 /// One transfer placed on the topology.
@@ -84,12 +74,21 @@ pub struct PhaseCost {
     pub peak_load: f64,
 }
 
-/// Effective capacity of every link: line rate times efficiency (or `scale` x line rate when a
-/// phase overrides the efficiency, e.g. in-switch reduction).
-pub fn capacities(topo: &Topology, efficiency: &Efficiency, scale: Option<f64>) -> Vec<f64> {
+/// Effective capacity of every link: line rate times efficiency, the network's from the
+/// topology's transport (or `nvlink_scale` x line rate on NVLink when a phase overrides its
+/// efficiency, e.g. in-switch reduction).
+pub fn capacities(topo: &Topology, efficiency: &Efficiency, nvlink_scale: Option<f64>) -> Vec<f64> {
     topo.graph
         .edge_weights()
-        .map(|l| l.bandwidth * scale.unwrap_or_else(|| efficiency.of(l.kind)))
+        .map(|l| {
+            l.bandwidth
+                * match l.kind {
+                    LinkKind::NvLink => nvlink_scale.unwrap_or(efficiency.nvlink),
+                    LinkKind::Pcie => efficiency.pcie,
+                    LinkKind::Network => topo.spec.transport.efficiency(),
+                    LinkKind::Wan => efficiency.wan,
+                }
+        })
         .collect()
 }
 

@@ -140,14 +140,19 @@ pub struct InterNodeSection {
     pub nics_per_node: Option<u32>,
     /// Ratio of downlink to uplink capacity at the leaf switches (1.0 = non-blocking).
     pub oversubscription: Option<f64>,
-    /// One-way latency of a message between two servers (NIC, switches and cables).
+    /// One-way latency of a message between two servers (NIC, switches and cables; default:
+    /// the transport's).
     pub latency: Option<Duration>,
+    /// What carries the NICs' traffic: "infiniband" (the default), "roce", "efa", "tcpx",
+    /// "tcpxo" (`net::transport`).
+    pub transport: Option<crate::net::Transport>,
     /// NIC ports one leaf switch serves (default 32).
     pub leaf_downlinks: Option<u32>,
     /// Spine switches per pod (default: one per leaf uplink port, downlinks / oversubscription).
     pub spines: Option<u32>,
     /// Leaf/spine networks: how switches choose among equal uplinks, "ecmp" (a hash of each
-    /// flow, the default) or "destination" (InfiniBand's per-destination forwarding tables).
+    /// flow), "destination" (InfiniBand's per-destination forwarding tables) or "spray" (every
+    /// flow over every path); default: the transport's (`net::transport`).
     pub routing: Option<crate::net::topology::spec::PathSelection>,
     /// Fat-tree and rail-optimized: number of pods, each with its own leaves and spines, joined by
     /// a core layer (default 1, no core).

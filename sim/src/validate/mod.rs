@@ -24,15 +24,11 @@
 //!   forward runs at the start of the layer's backward, as in Korthikanti et al.'s Table 4).
 //! - NCCL's "busBW" is the bus bandwidth of the priced collective (nccl-tests' definition).
 
+mod collective;
 mod framework;
 
-use crate::collective::cost::{Collective, Options, cost};
-use crate::collective::{Algorithm, CollectiveOp, Group, Protocol};
 use crate::hw::attention_kernel::AttentionKernel;
 use crate::hw::gpu::{self, GpuSpec, IntraLinkKind};
-use crate::net::Topology;
-use crate::net::tier::Tier;
-use crate::net::topology::spec::{IntraKind, TopologySpec};
 use crate::scenario::Scenario;
 use framework::Framework;
 use serde_json::{Map, Value, json};
@@ -498,6 +494,7 @@ fn short_name(kind: &Result<CaseKind, String>, c: &Case) -> String {
         Ok(CaseKind::Training(TrainingMetric::StepTime)) => "step time s".into(),
         Ok(CaseKind::Training(TrainingMetric::TokensPerGpu)) => "tokens/s/GPU".into(),
         Ok(CaseKind::LayerTime) => "layer fwd+bwd ms".into(),
+        Ok(CaseKind::Collective) if c.unit == "us" => "time us".into(),
         Ok(CaseKind::Collective) => "busBW GB/s".into(),
         Ok(CaseKind::Serving) => "output tok/s".into(),
         Ok(CaseKind::Diffusion) if denoise_only(c) => "DiT latency s".into(),
@@ -532,7 +529,7 @@ pub fn validate_case(c: &Case, file_name: &str) -> Vec<Row> {
         Err(e) => vec![row(Status::Failed(e.clone()), None, Vec::new())],
         Ok(CaseKind::Serving) => vec![serving_row(c, file_name, &row)],
         Ok(CaseKind::Diffusion) => vec![diffusion_row(c, file_name, &row)],
-        Ok(CaseKind::Collective) => vec![match collective(c) {
+        Ok(CaseKind::Collective) => vec![match collective::collective(c) {
             Ok((busbw, assumptions)) => row(Status::Compared, Some(busbw), assumptions),
             Err(Refusal {
                 status,
@@ -1849,149 +1846,6 @@ fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
     rows
 }
 
-// ---------------------------------------------------------------------------------------------
-// Collectives
-
-/// nccl-tests' size suffixes are binary: "4G" is 4 GiB.
-fn nccl_size(text: &str) -> Option<f64> {
-    let t = text.trim();
-    let (digits, scale) = match t.chars().last()? {
-        'K' | 'k' => (&t[..t.len() - 1], 1024.0),
-        'M' | 'm' => (&t[..t.len() - 1], 1024.0 * 1024.0),
-        'G' | 'g' => (&t[..t.len() - 1], GIB),
-        _ => (t, 1.0),
-    };
-    digits.parse::<f64>().ok().map(|v| v * scale)
-}
-
-/// Bus bandwidth in GB/s of the case's collective, priced on the flow tier.
-fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
-    let mut a = Vec::new();
-    let gpu_name = text(c.get("hardware", "gpu"))
-        .ok_or_else(|| Refusal::failed("hardware.gpu is missing", &a))?;
-    let (g, note) = find_gpu(gpu_name).map_err(|e| Refusal::failed(e, &a))?;
-    a.extend(note);
-    let n = whole(c.get("hardware", "count"))
-        .ok_or_else(|| Refusal::failed("hardware.count is missing", &a))?;
-    let board = match whole(c.get("hardware", "gpus_per_node")) {
-        Some(b) => b,
-        None => {
-            a.push(format!(
-                "an 8-GPU board ({} usual server), {n} of its GPUs taking part",
-                g.name
-            ));
-            8
-        }
-    };
-    if n < 2 || n > board {
-        return Err(Refusal {
-            status: Status::NotExpressible(format!(
-                "a collective over {n} GPUs spans boards whose network the case does not state"
-            )),
-            assumptions: a,
-        });
-    }
-    let intra = match g.intra_link {
-        IntraLinkKind::NvSwitch => IntraKind::NvSwitch,
-        IntraLinkKind::Mesh => IntraKind::NvLinkMesh,
-        IntraLinkKind::Pcie => IntraKind::Pcie,
-    };
-    a.push(format!(
-        "intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
-        g.intra_bandwidth / 1e9,
-        g.name
-    ));
-    let command = text(c.get("parallel", "collective")).unwrap_or("");
-    let op_word = command
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .trim_end_matches("_perf");
-    let op = CollectiveOp::parse(op_word)
-        .or_else(|| {
-            c.metric
-                .to_lowercase()
-                .contains("all-reduce")
-                .then_some(CollectiveOp::AllReduce)
-        })
-        .ok_or_else(|| Refusal::failed(format!("no collective named in \"{command}\""), &a))?;
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let bytes = match words
-        .iter()
-        .position(|w| *w == "-e")
-        .and_then(|i| words.get(i + 1))
-        .and_then(|s| nccl_size(s))
-    {
-        Some(b) => {
-            a.push(format!(
-                "priced at the sweep's largest size, {} GiB (all_reduce_perf -e)",
-                b / GIB
-            ));
-            b
-        }
-        None => {
-            a.push("priced at 4 GiB (size not stated)".into());
-            4.0 * GIB
-        }
-    };
-    let algorithm = match text(c.get("parallel", "NCCL_ALGO")) {
-        Some(name) => Algorithm::parse(name).ok_or_else(|| {
-            Refusal::failed(
-                format!("NCCL_ALGO \"{name}\" is not an algorithm the simulator has"),
-                &a,
-            )
-        })?,
-        None => {
-            a.push("NCCL's choice of algorithm (NCCL_ALGO not stated)".into());
-            Algorithm::Auto
-        }
-    };
-    let mut options = Options::new(Tier::Flow);
-    options.nvls_available = g.in_switch_reduction && intra == IntraKind::NvSwitch;
-    // One board without a launcher is one process driving every GPU (nccl-tests' -g or -t; issue
-    // 1455's cases ran -g): NCCL's P2P direct mode, without the receive buffers of separate
-    // processes (`collective::buffer_copy`).
-    options.p2p_direct = !["mpirun", "srun", "-np"]
-        .iter()
-        .any(|w| command.split_whitespace().any(|x| x == *w));
-    if options.p2p_direct {
-        a.push(
-            "every GPU driven by one process (no mpirun stated; nccl-tests -g): NCCL's P2P \
-             direct mode"
-                .into(),
-        );
-    }
-    if let Some(name) = text(c.get("parallel", "NCCL_PROTO")) {
-        options.protocol = Some(Protocol::parse(name).ok_or_else(|| {
-            Refusal::failed(format!("NCCL_PROTO \"{name}\" is not a protocol"), &a)
-        })?);
-    }
-    let mut spec = TopologySpec::new(1, board);
-    spec.intra = intra;
-    spec.intra_bandwidth = g.intra_bandwidth;
-    spec.pcie_bandwidth = g.pcie_bandwidth;
-    spec.gpu_copy_bandwidth = g.copy_bandwidth();
-    let topo = Topology::build(&spec).map_err(|e| Refusal::failed(e, &a))?;
-    let priced = cost(
-        &topo,
-        &Collective {
-            op,
-            algorithm,
-            group: Group::first(n, board),
-            bytes,
-            compression: None,
-        },
-        &options,
-    )
-    .map_err(|e| Refusal::failed(e, &a))?;
-    a.push(format!(
-        "flow network tier; {} algorithm, {} protocol",
-        priced.algorithm.name(),
-        priced.protocol.name()
-    ));
-    Ok((priced.busbw / 1e9, a))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2016,7 +1870,6 @@ mod tests {
         assert_eq!(count_in("RDMA backend network 400 Gb/s per GPU"), None);
         let (bw, _) = bandwidth_in("NVLink3 + NVSwitch (600 GB/s bidirectional per GPU)").unwrap();
         assert_eq!(bw, 600e9);
-        assert_eq!(nccl_size("4G"), Some(4.0 * GIB));
     }
 
     #[test]

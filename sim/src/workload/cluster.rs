@@ -10,10 +10,10 @@
 
 use crate::hw::profile::{self, Profile};
 use crate::hw::{Dtype, GpuSpec, gpu};
-use crate::net::Fabric;
 use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::net::topology::spec::{IntraKind, TopologySpec};
+use crate::net::{Fabric, Transport};
 use crate::scenario::cluster::IntraLink;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::{NetworkTier, Scenario, suggest};
@@ -279,12 +279,34 @@ fn wire(
         }
     };
     let nics_per_node = match inter.nics_per_node {
-        Some(n) => positive(s, n, "cluster.inter_node.nics_per_node")?,
+        Some(n) => {
+            let key = "cluster.inter_node.nics_per_node";
+            let n = positive(s, n, key)?;
+            if nodes > 1 {
+                crate::net::topology::nic::check(gpus_per_node, n)
+                    .map_err(|e| s.error_at(key, e))?;
+            }
+            n
+        }
         None => {
             if nodes > 1 && gpus_per_node > 1 {
                 assumptions.push(format!("{gpus_per_node} NICs per node (one per GPU)"));
             }
             gpus_per_node
+        }
+    };
+    let transport = match inter.transport {
+        Some(t) => t,
+        None => {
+            if topology_nodes > 1 {
+                assumptions.push(
+                    "between servers an RDMA fabric at InfiniBand's rate and latency, its flows \
+                     hashed over equal paths (ECMP): `transport` not stated in \
+                     [cluster.inter_node]"
+                        .into(),
+                );
+            }
+            Transport::default()
         }
     };
     let oversubscription = inter.oversubscription.unwrap_or(1.0);
@@ -304,7 +326,7 @@ fn wire(
         nic_bandwidth,
         nics_per_node,
         oversubscription,
-        inter_latency: inter.latency.map_or(Fabric::INTER_LATENCY_S, |d| d.secs()),
+        inter_latency: inter.latency.map_or(transport.latency_s(), |d| d.secs()),
     };
 
     let tier = tier.unwrap_or_else(|| network_tier(s, assumptions));

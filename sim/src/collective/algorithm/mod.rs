@@ -6,6 +6,7 @@ pub mod direct;
 pub mod halving_doubling;
 pub mod hierarchical;
 pub mod nvls;
+pub mod nvls_tree;
 pub mod ring;
 pub mod torus;
 pub mod tree;
@@ -21,6 +22,8 @@ pub enum Algorithm {
     HalvingDoubling,
     Hierarchical,
     Nvls,
+    /// In-switch reduction inside each server, trees between servers (NCCL's NVLSTree).
+    NvlsTree,
     Direct,
     /// Rows then columns of a torus of single-chip nodes (TPU pods).
     Torus,
@@ -28,12 +31,13 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    pub const CONCRETE: [Algorithm; 7] = [
+    pub const CONCRETE: [Algorithm; 8] = [
         Algorithm::Ring,
         Algorithm::Tree,
         Algorithm::HalvingDoubling,
         Algorithm::Hierarchical,
         Algorithm::Nvls,
+        Algorithm::NvlsTree,
         Algorithm::Direct,
         Algorithm::Torus,
     ];
@@ -45,10 +49,17 @@ impl Algorithm {
             Algorithm::HalvingDoubling => "halving-doubling",
             Algorithm::Hierarchical => "hierarchical",
             Algorithm::Nvls => "nvls",
+            Algorithm::NvlsTree => "nvls-tree",
             Algorithm::Direct => "direct",
             Algorithm::Torus => "torus-2d",
             Algorithm::Auto => "auto",
         }
+    }
+
+    /// Whether the NVSwitch reduces the data (NVLS, NVLS tree): NCCL runs it with the Simple
+    /// protocol only, and its NVLink traffic moves at in-switch reduction's share of line rate.
+    pub fn reduces_in_switch(self) -> bool {
+        matches!(self, Algorithm::Nvls | Algorithm::NvlsTree)
     }
 
     pub fn parse(text: &str) -> Option<Algorithm> {
@@ -62,6 +73,7 @@ impl Algorithm {
                     Some(Algorithm::HalvingDoubling)
                 }
                 "double-binary-tree" => Some(Algorithm::Tree),
+                "nvlstree" | "nvls_tree" => Some(Algorithm::NvlsTree),
                 "sharp" | "in-switch" => Some(Algorithm::Nvls),
                 _ => None,
             })
@@ -91,6 +103,7 @@ impl Algorithm {
             Algorithm::HalvingDoubling => halving_doubling::lower(op, group, bytes),
             Algorithm::Hierarchical => hierarchical::lower(op, group, bytes),
             Algorithm::Nvls => nvls::lower(op, group, bytes),
+            Algorithm::NvlsTree => nvls_tree::lower(op, group, bytes),
             Algorithm::Direct => direct::lower(op, group, bytes),
             Algorithm::Torus => torus::lower(op, group, bytes, torus_row),
             Algorithm::Auto => None,

@@ -14,7 +14,7 @@ use crate::collective::schedule::{Schedule, Transfer};
 
 /// Parent of position i in a binary tree of n positions numbered in heap order, mirrored when
 /// `mirror` (position i stands for n - 1 - i).
-fn parent(i: usize, n: usize, mirror: bool) -> Option<usize> {
+pub(super) fn parent(i: usize, n: usize, mirror: bool) -> Option<usize> {
     let at = if mirror { n - 1 - i } else { i };
     if at == 0 {
         return None;

@@ -78,7 +78,9 @@ impl Clos {
         let (la, lb) = (self.nic_leaf[a as usize], self.nic_leaf[b as usize]);
         let choice = match self.routing {
             PathSelection::Ecmp => PathChoice::hashed(hash),
-            PathSelection::Destination => PathChoice::by_destination(self.nic_port[b as usize], lb),
+            PathSelection::Destination | PathSelection::Spray => {
+                PathChoice::by_destination(self.nic_port[b as usize], lb)
+            }
         };
         out.push(self.nic_up[a as usize]);
         if la != lb {

@@ -224,7 +224,8 @@ impl Topology {
         self.gpus.len() as u32
     }
 
-    /// The route from GPU `src_rank` to GPU `dst_rank`; empty when they are the same GPU.
+    /// The route from GPU `src_rank` to GPU `dst_rank` (its first lane between servers); empty
+    /// when they are the same GPU.
     ///
     /// Panics when a rank is not a GPU of the topology.
     pub fn route(&self, src_rank: u32, dst_rank: u32) -> Route {
@@ -233,9 +234,33 @@ impl Topology {
         Route { links }
     }
 
+    /// How many lanes the traffic from `src_rank` to `dst_rank` spreads over: the NICs of the
+    /// source GPU (`nic::lanes`) between servers, 1 inside one.
+    pub fn lanes(&self, src_rank: u32, dst_rank: u32) -> u32 {
+        match &self.routing {
+            Routing::Structured { nics: Some(n), .. }
+                if src_rank / self.gpus_per_node != dst_rank / self.gpus_per_node =>
+            {
+                n.lanes
+            }
+            _ => 1,
+        }
+    }
+
+    /// The route of lane `lane` (of [`Topology::lanes`]) from `src_rank` to `dst_rank`.
+    pub fn route_lane(&self, src_rank: u32, dst_rank: u32, lane: u32) -> Route {
+        let mut links = Vec::with_capacity(8);
+        self.route_lane_into(src_rank, dst_rank, lane, &mut links);
+        Route { links }
+    }
+
     /// Like [`Topology::route`], appending the edges to `out` (which is not cleared), so that a
     /// caller routing many flows can reuse one buffer.
     pub fn route_into(&self, src_rank: u32, dst_rank: u32, out: &mut Vec<EdgeIndex>) {
+        self.route_lane_into(src_rank, dst_rank, 0, out);
+    }
+
+    fn route_lane_into(&self, src_rank: u32, dst_rank: u32, lane: u32, out: &mut Vec<EdgeIndex>) {
         let n = self.gpu_count();
         assert!(
             src_rank < n && dst_rank < n,
@@ -245,7 +270,7 @@ impl Topology {
             return;
         }
         self.routing
-            .route(self.gpus_per_node, src_rank, dst_rank, out);
+            .route(self.gpus_per_node, src_rank, dst_rank, lane, out);
     }
 
     /// Seconds to copy `bytes` between one GPU and host memory over the GPU's PCIe link, at

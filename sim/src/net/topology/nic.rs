@@ -1,13 +1,17 @@
-//! NICs: `nics_per_node` network ports per server, rail-aligned. Local GPU `i` uses NIC
-//! `i * nics_per_node / gpus_per_node` of its server (with one NIC per GPU, GPU i owns NIC i; with
-//! 4 NICs for 8 GPUs, GPUs 0-1 share NIC 0, ...). NIC `k` of node `n` has the global index
-//! `n * nics_per_node + k`, which the inter-node builders wire to their switches.
+//! NICs: `nics_per_node` network ports per server, rail-aligned, each GPU using the NICs its PCIe
+//! switch holds. With k NICs for g GPUs:
+//! - k >= g (k a multiple of g): local GPU `i` owns NICs `i * k / g ..` (`k / g` of them, its
+//!   *lanes*), as on servers with two or four NICs per GPU (AWS p5en, p5); a transfer between
+//!   servers is spread evenly over its GPU's lanes, lane j of one GPU talking to lane j of the
+//!   other (NCCL spreads its channels over every NIC, so the bandwidths add up);
+//! - k < g (g a multiple of k): GPUs `i * k / g` share a NIC (with 4 NICs for 8 GPUs, GPUs 0-1
+//!   share NIC 0, ...), each over its own PCIe link to it.
 //!
-//! Modelled: each GPU's PCIe link to its NIC (`pcie_bandwidth` per direction, latency 0: the NIC's
-//! share of the latency is inside `inter_latency`, put on the NIC's network link). A NIC shared by
-//! several GPUs has one PCIe link per GPU. Deliberately ignored: the PCIe switch between GPU and NIC
-//! (the NIC hangs directly off its GPUs), GPUDirect RDMA versus bounce buffers, a GPU using more
-//! than one NIC (with more NICs than GPUs, the extra NICs are built but carry no route).
+//! NIC `k` of node `n` has the global index `n * nics_per_node + k`, which the inter-node builders
+//! wire to their switches. Modelled: the GPU's PCIe link to its NICs (`pcie_bandwidth` per
+//! direction, split evenly over its lanes, as the lanes share the GPU's link to its PCIe switch;
+//! latency 0: the NIC's share of the latency is inside `inter_latency`, put on the NIC's network
+//! link). Ignored: the PCIe switch itself, GPUDirect RDMA versus bounce buffers.
 
 use super::spec::TopologySpec;
 use super::{Builder, DeviceKind, LinkKind};
@@ -16,28 +20,63 @@ use petgraph::graph::{EdgeIndex, NodeIndex};
 #[derive(Clone, Debug)]
 pub(crate) struct Nics {
     pub per_node: u32,
-    /// Global NIC index of each GPU's NIC, by rank.
+    /// NICs each GPU spreads its traffic over (1 when GPUs share or own one NIC).
+    pub lanes: u32,
+    /// Global NIC index of each GPU's first NIC, by rank.
     pub of_gpu: Vec<u32>,
-    /// GPU -> NIC and NIC -> GPU, by rank.
+    /// GPU -> NIC and NIC -> GPU, by rank x lanes + lane.
     pub up: Vec<EdgeIndex>,
     pub down: Vec<EdgeIndex>,
     /// NIC vertices by global index.
     pub vertices: Vec<NodeIndex>,
 }
 
-/// The local NIC of local GPU `gpu`.
+impl Nics {
+    /// The global index of the NIC that `lane` of GPU `rank` uses, and its up and down links.
+    pub fn lane(&self, rank: u32, lane: u32) -> (u32, EdgeIndex, EdgeIndex) {
+        let l = lane % self.lanes;
+        let at = (rank * self.lanes + l) as usize;
+        (self.of_gpu[rank as usize] + l, self.up[at], self.down[at])
+    }
+}
+
+/// The local NIC of local GPU `gpu` (its first, when it owns several).
 pub fn nic_of(gpu: u32, gpus_per_node: u32, nics_per_node: u32) -> u32 {
     (gpu as u64 * nics_per_node as u64 / gpus_per_node as u64) as u32
 }
 
+/// NICs a GPU spreads its traffic over: `nics_per_node / gpus_per_node`, at least 1.
+pub fn lanes(gpus_per_node: u32, nics_per_node: u32) -> u32 {
+    (nics_per_node / gpus_per_node.max(1)).max(1)
+}
+
+/// Why `nics_per_node` NICs cannot be shared among `gpus_per_node` GPUs, if they cannot: one
+/// count must divide the other, so that every GPU has the same share.
+pub fn check(gpus_per_node: u32, nics_per_node: u32) -> Result<(), String> {
+    let (g, k) = (gpus_per_node.max(1), nics_per_node);
+    if k == 0 || (k >= g && k % g == 0) || (k < g && g % k == 0) {
+        return Ok(());
+    }
+    let mut valid: Vec<u32> = (1..=g).filter(|d| g % d == 0).collect();
+    valid.extend([2 * g, 4 * g]);
+    let valid: Vec<String> = valid.iter().map(u32::to_string).collect();
+    Err(format!(
+        "{k} NICs do not divide among {g} GPUs a node (each GPU uses the NICs its PCIe switch \
+         holds, so one count must divide the other): valid counts are {}, ...",
+        valid.join(", ")
+    ))
+}
+
 pub(crate) fn build(b: &mut Builder, spec: &TopologySpec) -> Nics {
     let (g, k) = (spec.gpus_per_node, spec.nics_per_node);
+    let m = lanes(g, k);
     let total = (spec.nodes * g) as usize;
     let mut n = Nics {
         per_node: k,
+        lanes: m,
         of_gpu: Vec::with_capacity(total),
-        up: Vec::with_capacity(total),
-        down: Vec::with_capacity(total),
+        up: Vec::with_capacity(total * m as usize),
+        down: Vec::with_capacity(total * m as usize),
         vertices: Vec::with_capacity((spec.nodes * k) as usize),
     };
     for node in 0..spec.nodes {
@@ -47,17 +86,19 @@ pub(crate) fn build(b: &mut Builder, spec: &TopologySpec) -> Nics {
         }
         for local in 0..g {
             let rank = node * g + local;
-            let nic = node * k + nic_of(local, g, k);
-            let (u, d) = b.link(
-                b.gpus[rank as usize],
-                n.vertices[nic as usize],
-                LinkKind::Pcie,
-                spec.pcie_bandwidth,
-                0.0,
-            );
-            n.of_gpu.push(nic);
-            n.up.push(u);
-            n.down.push(d);
+            let first = node * k + nic_of(local, g, k);
+            for lane in 0..m {
+                let (u, d) = b.link(
+                    b.gpus[rank as usize],
+                    n.vertices[(first + lane) as usize],
+                    LinkKind::Pcie,
+                    spec.pcie_bandwidth / m as f64,
+                    0.0,
+                );
+                n.up.push(u);
+                n.down.push(d);
+            }
+            n.of_gpu.push(first);
         }
     }
     n
@@ -74,5 +115,24 @@ mod tests {
         assert_eq!(of(4), [0, 0, 1, 1, 2, 2, 3, 3]);
         assert_eq!(of(1), [0; 8]);
         assert_eq!(of(16), [0, 2, 4, 6, 8, 10, 12, 14]);
+        assert_eq!(
+            [lanes(8, 16), lanes(8, 32), lanes(8, 8), lanes(8, 4)],
+            [2, 4, 1, 1]
+        );
+    }
+
+    #[test]
+    fn counts_that_do_not_divide_are_refused_naming_valid_ones() {
+        for (g, k) in [(8, 8), (8, 16), (8, 32), (8, 4), (8, 1), (4, 2), (1, 4)] {
+            assert!(check(g, k).is_ok(), "{g} GPUs, {k} NICs");
+        }
+        for (g, k) in [(8, 12), (8, 3), (8, 6), (4, 6)] {
+            let e = check(g, k).unwrap_err();
+            assert!(
+                e.contains(&format!("{k} NICs")) && e.contains("valid counts"),
+                "{e}"
+            );
+        }
+        assert!(check(8, 12).unwrap_err().contains("1, 2, 4, 8, 16, 32"));
     }
 }

@@ -38,8 +38,16 @@ pub(crate) enum Routing {
 }
 
 impl Routing {
-    /// Appends the route `src -> dst` (distinct ranks) to `out`.
-    pub fn route(&self, gpus_per_node: u32, src: u32, dst: u32, out: &mut Vec<EdgeIndex>) {
+    /// Appends the route `src -> dst` (distinct ranks) to `out`, between servers over the NICs
+    /// of `lane` (`nic::Nics::lane`; each lane its own flow, hashed on its own).
+    pub fn route(
+        &self,
+        gpus_per_node: u32,
+        src: u32,
+        dst: u32,
+        lane: u32,
+        out: &mut Vec<EdgeIndex>,
+    ) {
         match self {
             Routing::Graph(g) => g.route(src, dst, out),
             Routing::Structured { intra, nics, inter } => {
@@ -53,14 +61,15 @@ impl Routing {
                     return;
                 }
                 let nics = nics.as_ref().expect("several nodes have NICs");
-                let (a, b) = (nics.of_gpu[src as usize], nics.of_gpu[dst as usize]);
-                out.push(nics.up[src as usize]);
+                let (a, up, _) = nics.lane(src, lane);
+                let (b, _, down) = nics.lane(dst, lane);
+                out.push(up);
                 match inter {
                     Inter::None => unreachable!("several nodes have an inter-node part"),
-                    Inter::Clos(c) => c.route(a, b, ecmp_hash(src, dst), out),
+                    Inter::Clos(c) => c.route(a, b, lane_hash(src, dst, lane % nics.lanes), out),
                     Inter::Torus(t) => t.route(a, b, ns, nd, out),
                 }
-                out.push(nics.down[dst as usize]);
+                out.push(down);
             }
         }
     }
@@ -72,6 +81,17 @@ pub(crate) fn ecmp_hash(src: u32, dst: u32) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// The ECMP hash of one lane of a flow: the flow's own for lane 0, the hash of the hash and the
+/// lane for the others (each lane is its own connection to the switches).
+pub(crate) fn lane_hash(src: u32, dst: u32, lane: u32) -> u64 {
+    let h = ecmp_hash(src, dst);
+    if lane == 0 {
+        h
+    } else {
+        ecmp_hash((h >> 32) as u32 ^ lane, h as u32)
+    }
 }
 
 /// Which of the equal paths through leaves, spines and cores one flow takes: a number for each

@@ -6,7 +6,7 @@
 //! non-blocking fat-tree.
 
 use crate::hw::gpu::{GpuSpec, IntraLinkKind};
-use crate::net::Fabric;
+use crate::net::{Fabric, Transport};
 use crate::scenario::cluster::{self, ClusterSection, MeshShape};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -95,6 +95,10 @@ pub enum PathSelection {
     /// when there are as many spines as leaf ports; traffic out of a leaf shares an uplink only
     /// when its destinations share a port number.
     Destination,
+    /// Every flow's packets spread over all the equal paths (AWS EFA's SRD; adaptive routing),
+    /// so that flows do not pile onto one spine as hashing makes them: stood for by the
+    /// per-destination choice, which keeps a permutation's flows on distinct spines.
+    Spray,
 }
 
 /// The most GPUs (and NICs) a topology is built for: 2^20, a few times the largest clusters
@@ -139,6 +143,8 @@ pub struct TopologySpec {
     pub spines: Option<u32>,
     /// How a Clos network's switches choose among their equal uplinks.
     pub routing: PathSelection,
+    /// What carries the NICs' traffic: the share of line rate the network links achieve.
+    pub transport: Transport,
     /// Pods of a fat-tree or rail-optimized network (1 = no core layer).
     pub pods: u32,
     /// Pod spine downlink capacity over uplink capacity to the core.
@@ -188,6 +194,7 @@ impl TopologySpec {
             leaf_downlinks: DEFAULT_LEAF_DOWNLINKS,
             spines: None,
             routing: PathSelection::Ecmp,
+            transport: Transport::Infiniband,
             pods: 1,
             pod_oversubscription: 1.0,
             torus_dims: None,
@@ -254,6 +261,13 @@ impl TopologySpec {
         let mut spec = TopologySpec::from_fabric(fabric, intra, inter);
         spec.pcie_bandwidth = intra_s.pcie_bandwidth.map_or(gpu.pcie_bandwidth, |b| b.0);
         spec.gpu_copy_bandwidth = gpu.copy_bandwidth();
+        // Unstated, the fabric is taken at InfiniBand's rate and latency with its flows hashed
+        // (ECMP), the cautious reading of an unknown network; a stated transport brings its own
+        // routing.
+        spec.transport = inter_s.transport.unwrap_or_default();
+        spec.routing = inter_s
+            .transport
+            .map_or(PathSelection::Ecmp, |t| t.routing());
         if let Some(n) = inter_s.leaf_downlinks {
             spec.leaf_downlinks = n;
         }
@@ -314,8 +328,11 @@ impl TopologySpec {
         if self.inter == InterKind::Wan {
             s += &format!(" ({} sites)", self.sites);
         }
-        if self.routing == PathSelection::Destination && self.nodes > 1 {
-            s += ", routed by destination";
+        match self.routing {
+            _ if self.nodes < 2 || !self.inter.has_leaves_and_spines() => {}
+            PathSelection::Ecmp => {}
+            PathSelection::Destination => s += ", routed by destination",
+            PathSelection::Spray => s += ", sprayed over every path",
         }
         s
     }
@@ -384,6 +401,7 @@ impl TopologySpec {
         if self.nics_per_node == 0 {
             return Err("a cluster of several nodes needs at least one NIC per node".to_string());
         }
+        super::nic::check(self.gpus_per_node, self.nics_per_node)?;
         if !(self.oversubscription >= 1.0 && self.oversubscription.is_finite()) {
             return Err(format!(
                 "oversubscription {} must be 1.0 (non-blocking) or more",

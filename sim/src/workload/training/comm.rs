@@ -8,6 +8,7 @@ use super::setup::Training;
 use crate::collective::cost::{Collective, CollectiveCost, Compression, Options, cost_beside};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::net::tier::Tier;
+use crate::net::topology::spec::IntraKind;
 
 /// Which communicator a collective runs on, relative to a stage's GPU.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -105,8 +106,36 @@ impl Training {
         }
     }
 
+    /// The shifts of `comm`'s group of `base` whose copies run at the same moment and may share
+    /// its links: the other groups of its stage (`links::offsets`), none when the group stays
+    /// inside one server behind an NVSwitch (each GPU has its own port on the switch).
+    pub fn concurrent_groups(&self, base: u32, comm: Comm) -> Vec<u32> {
+        let g = self.fabric.gpus_per_node;
+        let ranks = self.comm_ranks(base, comm);
+        let one_server = ranks.iter().all(|r| r / g == base / g);
+        if one_server && self.topology.spec.intra == IntraKind::NvSwitch {
+            return Vec::new();
+        }
+        super::links::offsets(self, base, comm)
+    }
+
+    /// Seconds of `op` on `bytes` over `comm` of the GPU of rank `base` with every group of its
+    /// stage running the same collective at once on the shared links (`concurrent_groups`).
+    pub fn shared_collective_seconds(
+        &self,
+        base: u32,
+        comm: Comm,
+        op: CollectiveOp,
+        bytes: f64,
+        tier: Tier,
+    ) -> f64 {
+        let offsets = self.concurrent_groups(base, comm);
+        self.collective_cost(base, comm, op, bytes, tier, &offsets, false)
+            .seconds
+    }
+
     /// Seconds of `op` on `bytes` over communicator `comm` of the GPU of rank `base`, priced on
-    /// the topology by network tier `tier`.
+    /// the topology by network tier `tier`, alone on the network.
     pub fn collective_seconds(
         &self,
         base: u32,

@@ -24,6 +24,8 @@ pub struct CommUse {
     pub op: CollectiveOp,
     pub bytes: f64,
     pub count: u32,
+    /// Its price in the step: seconds beside the stage's other groups (`comm::concurrent_groups`).
+    pub seconds: f64,
 }
 
 /// The ranks the GPU of rank `base` stands for: its stage's, every tensor, context and
@@ -43,11 +45,17 @@ fn stage_ranks(s: &Training, base: u32) -> BTreeSet<u32> {
 
 /// The shifts (other than 0) of `comm`'s group of `base` that cover the rest of its stage, each
 /// rank in one group: collectives take the groups that fit whole and disjoint, point-to-point
-/// exchanges every rank.
+/// exchanges every rank whose partner is in the cluster.
 pub fn offsets(s: &Training, base: u32, comm: Comm) -> Vec<u32> {
     let stage = stage_ranks(s, base);
     if matches!(comm, Comm::Pipe(_) | Comm::ContextPeer) {
-        return stage.iter().map(|r| r - base).filter(|&o| o > 0).collect();
+        let gpus = s.topology.gpu_count();
+        let last = s.comm_ranks(base, comm).into_iter().max().unwrap_or(base);
+        return stage
+            .iter()
+            .map(|r| r - base)
+            .filter(|&o| o > 0 && last + o < gpus)
+            .collect();
     }
     let group: Vec<u32> = s
         .comm_ranks(base, comm)
@@ -70,6 +78,22 @@ pub fn offsets(s: &Training, base: u32, comm: Comm) -> Vec<u32> {
         }
     }
     offsets
+}
+
+/// Seconds of communication a step's collectives spent waiting on links they share with the
+/// other groups of their stage, against running alone: summed over each stage GPU's
+/// collectives (as many times as the step runs them), the largest over the stages.
+pub fn sharing_seconds(s: &Training, uses: &[CommUse]) -> f64 {
+    let mut by_stage: std::collections::BTreeMap<u32, f64> = std::collections::BTreeMap::new();
+    for u in uses {
+        let extra = if s.concurrent_groups(u.base, u.comm).is_empty() {
+            0.0
+        } else {
+            u.seconds - s.collective_seconds(u.base, u.comm, u.op, u.bytes, s.tier)
+        };
+        *by_stage.entry(u.base).or_insert(0.0) += u.count as f64 * extra.max(0.0);
+    }
+    by_stage.values().copied().fold(0.0, f64::max)
 }
 
 /// Bytes each link (by edge index) carries over one step of `s` whose stage GPUs ran `uses`.

@@ -5,10 +5,10 @@
 //! Symmetry: every tensor-parallel rank does the same work on its shard, and every data-parallel
 //! replica runs the same graph on the same hardware, their collectives in lockstep; so one GPU is
 //! simulated and stands for all (the report says so under `fidelity.symmetry`). Each collective is
-//! priced over its whole group on the topology, so contention inside a group is seen; contention
-//! between different groups' collectives running at once (other tensor-parallel groups on the same
-//! links) is not, which matters only where groups share links, e.g. tensor parallelism across
-//! nodes.
+//! priced over its whole group on the topology beside the other groups of its stage that run it
+//! at the same moment (`comm::concurrent_groups`), so links they share are shared; what that cost
+//! against running alone is `contention.network_s`. Groups of other stages, which run their
+//! collectives at other moments of the pipeline, are not put beside it.
 //!
 //! FLOP conventions (the report's `flops` section): model FLOPs count each GEMM of the forward pass
 //! twice per multiply-add, attention as non-causal (4 s^2 h per layer and sequence, as Megatron-LM's
@@ -310,6 +310,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         .sum();
     let contention = json!({
         "compute_s": (compute_busy - priced).max(0.0),
+        "network_s": links::sharing_seconds(&setup, &uses),
         "kernel_rate": graph.contention.map_or(1.0, |c| c.rate()),
         "collective_blocks": setup.contention().0,
     });

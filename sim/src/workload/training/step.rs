@@ -389,7 +389,8 @@ impl<'a> StepBuilder<'a> {
     }
 
     /// Seconds of `op` over a communicator of the current stage's GPU, priced on the topology with
-    /// the scenario's network tier and NCCL's algorithm and protocol choice.
+    /// the scenario's network tier and NCCL's algorithm and protocol choice, beside the stage's
+    /// other groups running it at the same moment.
     fn collective_seconds(&mut self, comm: Comm, op: CollectiveOp, bytes: f64) -> f64 {
         let base = self.stages[self.at].rank;
         if let Some(i) = self
@@ -402,7 +403,7 @@ impl<'a> StepBuilder<'a> {
         }
         let secs = self
             .setup
-            .collective_seconds(base, comm, op, bytes, self.setup.tier);
+            .shared_collective_seconds(base, comm, op, bytes, self.setup.tier);
         self.priced.push((base, comm, op, bytes, secs));
         self.uses.push(1);
         secs
@@ -950,12 +951,13 @@ impl<'a> StepBuilder<'a> {
             .priced
             .iter()
             .zip(&self.uses)
-            .map(|(&(base, comm, op, bytes, _), &count)| CommUse {
+            .map(|(&(base, comm, op, bytes, seconds), &count)| CommUse {
                 base,
                 comm,
                 op,
                 bytes,
                 count,
+                seconds,
             })
             .collect();
         (self.graph, self.stages, uses)
