@@ -259,7 +259,9 @@ fn price_schedule(
                 p.latency = 0.0;
             }
         }
-        let cost = price(tier, &capacity, &placed, phase.repeat > 1);
+        // A repeated or pipelined phase is a steady state: every transfer runs throughout.
+        let steady = phase.repeat > 1 || !phase.path.is_empty();
+        let cost = price(tier, &capacity, &placed, steady);
         peak_load = peak_load.max(cost.peak_load);
         let step = match c.compression {
             // Each rank decompresses what it received and compresses what it sends, per step:
@@ -337,19 +339,18 @@ fn protocols(
         .collect()
 }
 
-/// The cheapest protocol for a schedule, priced with `tier`.
+/// The cheapest protocol for a routed schedule, priced with `tier`.
 fn best_protocol(
     topo: &Topology,
     c: &Collective,
     algorithm: Algorithm,
-    schedule: &Schedule,
+    routing: &Routing,
     options: &Options,
     tier: Tier,
 ) -> Result<CollectiveCost, String> {
-    let routing = route(topo, schedule)?;
     let mut best: Option<CollectiveCost> = None;
-    for protocol in protocols(topo, algorithm, &routing, options) {
-        let priced = price_schedule(topo, c, algorithm, protocol, &routing, options, tier)?;
+    for protocol in protocols(topo, algorithm, routing, options) {
+        let priced = price_schedule(topo, c, algorithm, protocol, routing, options, tier)?;
         if best.as_ref().is_none_or(|b| priced.seconds < b.seconds) {
             best = Some(priced);
         }
@@ -425,32 +426,31 @@ pub fn cost_beside(
                     c.group.size()
                 )
             })?;
+        let schedule = beside(schedule);
         return best_protocol(
             topo,
             c,
             c.algorithm,
-            &beside(schedule),
+            &route(topo, &schedule)?,
             options,
             options.tier,
         );
     }
-    let mut best: Option<(f64, Algorithm, Protocol, Schedule)> = None;
-    for algorithm in AUTO_CANDIDATES {
-        if algorithm.reduces_in_switch() && !options.nvls_available {
-            continue;
-        }
-        let Some(schedule) = algorithm
-            .lower_on(c.op, &c.group, c.bytes, torus_row)
-            .map(beside)
-        else {
-            continue;
-        };
-        let estimate = best_protocol(topo, c, algorithm, &schedule, options, Tier::Analytical)?;
+    let candidates: Vec<(Algorithm, Schedule)> = AUTO_CANDIDATES
+        .into_iter()
+        .filter(|a| !a.reduces_in_switch() || options.nvls_available)
+        .filter_map(|a| Some((a, beside(a.lower_on(c.op, &c.group, c.bytes, torus_row)?))))
+        .collect();
+    // Each candidate is routed once, for its estimate and, if it wins, its final price.
+    let mut best: Option<(f64, Algorithm, Protocol, Routing)> = None;
+    for (algorithm, schedule) in &candidates {
+        let routing = route(topo, schedule)?;
+        let estimate = best_protocol(topo, c, *algorithm, &routing, options, Tier::Analytical)?;
         if best.as_ref().is_none_or(|(t, ..)| estimate.seconds < *t) {
-            best = Some((estimate.seconds, algorithm, estimate.protocol, schedule));
+            best = Some((estimate.seconds, *algorithm, estimate.protocol, routing));
         }
     }
-    let (_, algorithm, protocol, schedule) = best.ok_or_else(|| {
+    let (_, algorithm, protocol, routing) = best.ok_or_else(|| {
         format!(
             "no algorithm applies to {} over {} ranks",
             c.op,
@@ -462,7 +462,7 @@ pub fn cost_beside(
         c,
         algorithm,
         protocol,
-        &route(topo, &schedule)?,
+        &routing,
         options,
         options.tier,
     )

@@ -13,6 +13,8 @@
 //! adaptive routing); latency is added by the caller per route, before the flow's bytes move.
 
 use crate::engine::SimTime;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 pub type FlowId = usize;
 
@@ -204,26 +206,46 @@ impl FlowModel {
                 fill[l as usize] += 1;
             }
         }
-        let mut used: Vec<u32> = (0..links as u32)
-            .filter(|&l| count[l as usize] > 0)
-            .collect();
         let mut left = self.capacity.clone();
         let mut frozen = vec![false; self.flows.len()];
         let share = |left: &[f64], count: &[u32], l: u32| {
             left[l as usize].max(0.0) / count[l as usize] as f64
         };
-        while !used.is_empty() {
-            let level = used
-                .iter()
-                .map(|&l| share(&left, &count, l))
-                .fold(f64::INFINITY, f64::min);
-            // Links at the level (up to rounding) saturate together this round.
-            let saturated: Vec<u32> = used
-                .iter()
-                .copied()
-                .filter(|&l| share(&left, &count, l) <= level * (1.0 + 1e-12))
-                .collect();
-            for l in saturated {
+        // The links in use by fair share, smallest first; an entry is current while its link's
+        // version is. Freezing a flow at the level only raises the shares of its other links
+        // (left/count >= level), so stale entries sit below current ones and are skipped.
+        let mut version = vec![0u32; links];
+        let key = |s: f64| s.to_bits(); // shares are non-negative: bits order as values
+        let mut heap: BinaryHeap<Reverse<(u64, u32, u32)>> = (0..links as u32)
+            .filter(|&l| count[l as usize] > 0)
+            .map(|l| Reverse((key(share(&left, &count, l)), l, 0)))
+            .collect();
+        let current = |e: &(u64, u32, u32), version: &[u32], count: &[u32]| {
+            version[e.1 as usize] == e.2 && count[e.1 as usize] > 0
+        };
+        let mut saturated = Vec::new();
+        let mut touched = Vec::new();
+        while let Some(Reverse(top)) = heap.pop() {
+            if !current(&top, &version, &count) {
+                continue;
+            }
+            let level = f64::from_bits(top.0);
+            // Links at the level (up to rounding) saturate together this round, in link order.
+            saturated.clear();
+            saturated.push(top.1);
+            while let Some(Reverse(next)) = heap.peek().copied() {
+                if !current(&next, &version, &count) {
+                    heap.pop();
+                } else if f64::from_bits(next.0) <= level * (1.0 + 1e-12) {
+                    heap.pop();
+                    saturated.push(next.1);
+                } else {
+                    break;
+                }
+            }
+            saturated.sort_unstable();
+            touched.clear();
+            for &l in &saturated {
                 let li = l as usize;
                 for i in start[li]..start[li + 1] {
                     let f = on_link[i as usize];
@@ -235,10 +257,22 @@ impl FlowModel {
                     for &l2 in &self.flows[f].links {
                         left[l2 as usize] -= level;
                         count[l2 as usize] -= 1;
+                        touched.push(l2);
                     }
                 }
             }
-            used.retain(|&l| count[l as usize] > 0);
+            // Links of the round still holding flows take their new share.
+            saturated.retain(|&l| count[l as usize] > 0);
+            touched.extend(saturated.iter().copied());
+            touched.sort_unstable();
+            touched.dedup();
+            for &l in &touched {
+                let li = l as usize;
+                version[li] += 1;
+                if count[li] > 0 {
+                    heap.push(Reverse((key(share(&left, &count, l)), l, version[li])));
+                }
+            }
         }
         for l in 0..links {
             if start[l + 1] > start[l] {
