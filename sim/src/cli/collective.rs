@@ -59,7 +59,7 @@ pub struct CollectiveArgs {
     nic_bandwidth: Option<String>,
     #[arg(long)]
     nics_per_node: Option<u32>,
-    /// What carries the NICs' traffic: infiniband | roce | efa | tcpx | tcpxo (default:
+    /// What carries the NICs' traffic: infiniband | roce | efa | efa-v1 | tcpx | tcpxo (default:
     /// InfiniBand's rate and latency, flows hashed over equal paths).
     #[arg(long)]
     transport: Option<String>,

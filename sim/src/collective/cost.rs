@@ -333,9 +333,10 @@ fn protocols(
         .unwrap_or(LinkKind::NvLink);
     let nvlink_servers = topo.spec.gpus_per_node > 1
         && matches!(topo.spec.intra, IntraKind::NvSwitch | IntraKind::NvLinkMesh);
+    let in_order = topo.spec.transport.in_order_stores();
     Protocol::ALL
         .into_iter()
-        .filter(|p| p.usable(slowest_kind, nvlink_servers))
+        .filter(|p| p.usable(slowest_kind, nvlink_servers, in_order))
         .collect()
 }
 
@@ -720,6 +721,39 @@ mod tests {
         assert_eq!(cost(&topo, &tiny, &no_nvls).unwrap().protocol, Protocol::Ll);
     }
 
+    /// First-generation EFA (p4d) carries Simple only; a small all-reduce over two such servers
+    /// then pays Simple's latency, where the same servers on current EFA run LL.
+    #[test]
+    fn first_generation_efa_runs_simple_between_servers() {
+        let priced = |transport: crate::net::Transport| {
+            let mut spec = TopologySpec::new(2, 8);
+            spec.nics_per_node = 4;
+            spec.transport = transport;
+            spec.inter_latency = transport.latency_s();
+            let topo = Topology::build(&spec).unwrap();
+            let c = Collective {
+                op: CollectiveOp::AllReduce,
+                algorithm: Algorithm::Auto,
+                group: Group::first(16, 8),
+                bytes: 8.0,
+                compression: None,
+            };
+            let mut options = Options::new(Tier::Flow);
+            options.nvls_available = false;
+            cost(&topo, &c, &options).unwrap()
+        };
+        let v1 = priced(crate::net::Transport::EfaV1);
+        let v2 = priced(crate::net::Transport::Efa);
+        assert_eq!(v1.protocol, Protocol::Simple);
+        assert_eq!(v2.protocol, Protocol::Ll);
+        assert!(
+            v1.seconds > 2.0 * v2.seconds,
+            "{} {}",
+            v1.seconds,
+            v2.seconds
+        );
+    }
+
     /// NCCL enables LL128 wherever a server's GPUs are joined by NVLink, the network hops of a
     /// ring between servers included, and nowhere GPUs of a server talk over PCIe.
     #[test]
@@ -731,15 +765,20 @@ mod tests {
             let c = ring_all_gather(Group::first(32, 8), 64e6);
             cost(&topo, &c, &Options::new(Tier::Flow)).unwrap().protocol
         };
-        // 64 MB over 32 ranks: 250 KB a ring step, where LL128's 4 us step beats Simple's 9.6.
+        // 64 MB over 32 ranks: 250 KB a ring step, where LL128's 4 us step beats Simple's 14.
         assert_eq!(protocol_of(IntraKind::NvSwitch), Protocol::Ll128);
         assert_eq!(protocol_of(IntraKind::Pcie), Protocol::Simple);
         assert_eq!(protocol_of(IntraKind::NvLinkPairs), Protocol::Simple);
-        assert!(Protocol::Ll128.usable(LinkKind::Network, true));
-        assert!(Protocol::Ll128.usable(LinkKind::NvLink, false));
-        assert!(!Protocol::Ll128.usable(LinkKind::Pcie, false));
-        assert!(!Protocol::Ll128.usable(LinkKind::Network, false));
-        assert!(Protocol::Simple.usable(LinkKind::Pcie, false));
+        assert!(Protocol::Ll128.usable(LinkKind::Network, true, true));
+        assert!(Protocol::Ll128.usable(LinkKind::NvLink, false, true));
+        assert!(!Protocol::Ll128.usable(LinkKind::Pcie, false, true));
+        assert!(!Protocol::Ll128.usable(LinkKind::Network, false, true));
+        assert!(Protocol::Simple.usable(LinkKind::Pcie, false, true));
+        // First-generation EFA carries Simple only.
+        assert!(!Protocol::Ll.usable(LinkKind::Network, true, false));
+        assert!(!Protocol::Ll128.usable(LinkKind::Network, true, false));
+        assert!(Protocol::Simple.usable(LinkKind::Network, true, false));
+        assert!(Protocol::Ll.usable(LinkKind::NvLink, true, false));
         // Single-chip nodes (a torus of accelerators) keep it off the links between them.
         let mut torus = TopologySpec::new(8, 1);
         torus.nics_per_node = 1;

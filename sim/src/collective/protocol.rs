@@ -10,9 +10,11 @@
 //! - Simple: bulk copies with a synchronisation per chunk; the full bandwidth, the highest latency.
 //!
 //! A collective costs `base + sum over steps (step latency + transfer time at the protocol's
-//! share of bandwidth)`, with NCCL's model constants (src/graph/tuning.cc of NCCL 2.7, the
-//! `baseLat` and `hwLat` tables, microseconds, and the bandwidth factors of its tuner), and the
-//! tuner's choice is the cheapest protocol. Step latencies are per kind of link the step crosses.
+//! share of bandwidth)`, with NCCL's model constants (src/graph/tuning.cc, microseconds: the
+//! `baseLat` and `hwLat` tables of NCCL 2.7 inside a server, which the single-server tables of
+//! docs/COLLECTIVE-VALIDATION.md check, and the network's Simple rows of NCCL 2.19 and later; the
+//! bandwidth factors of its tuner), and the tuner's choice is the cheapest protocol. Step
+//! latencies are per kind of link the step crosses.
 
 use super::algorithm::Algorithm;
 use super::op::CollectiveOp;
@@ -47,8 +49,12 @@ impl Protocol {
     /// NVLink (through an NVSwitch or a full mesh). LL128 runs over NVLink, and on such servers
     /// over the hops between them too (their NICs are taken to sit beside their GPUs, as in DGX
     /// and HGX designs); never over PCIe between GPUs, and not between single-chip nodes (a
-    /// torus of accelerators, which NCCL does not drive).
-    pub fn usable(self, slowest: LinkKind, nvlink_servers: bool) -> bool {
+    /// torus of accelerators, which NCCL does not drive). LL and LL128 cross a network only where
+    /// its transport delivers small stores whole and in order (`Transport::in_order_stores`).
+    pub fn usable(self, slowest: LinkKind, nvlink_servers: bool, in_order_network: bool) -> bool {
+        if self != Protocol::Simple && slowest >= LinkKind::Network && !in_order_network {
+            return false;
+        }
         match self {
             Protocol::Ll128 => {
                 slowest == LinkKind::NvLink || (nvlink_servers && slowest != LinkKind::Pcie)
@@ -84,8 +90,8 @@ impl Protocol {
         us * 1e-6
     }
 
-    /// Latency of one step over links of `kind`, seconds (`hwLat`; a tree's Simple step is the
-    /// latency of a 256 KiB chunk). WAN steps take their route's latency instead.
+    /// Latency of one step over links of `kind`, seconds (`hwLat`; a tree's Simple step inside a
+    /// server is the latency of a 256 KiB chunk). WAN steps take their route's latency instead.
     pub fn step_latency_s(self, algorithm: Algorithm, kind: LinkKind) -> f64 {
         if algorithm == Algorithm::NvlsTree {
             // NCCL 2.19+'s NVLSTree row (Simple only): 25 us through the switch, 20.9 us a
@@ -111,10 +117,10 @@ impl Protocol {
             (LinkKind::Pcie, true, Protocol::Simple) => 28.0,
             (LinkKind::Network | LinkKind::Wan, false, Protocol::Ll) => 2.7,
             (LinkKind::Network | LinkKind::Wan, false, Protocol::Ll128) => 4.0,
-            (LinkKind::Network | LinkKind::Wan, false, Protocol::Simple) => 9.6,
+            (LinkKind::Network | LinkKind::Wan, false, Protocol::Simple) => 14.0,
             (LinkKind::Network | LinkKind::Wan, true, Protocol::Ll) => 5.0,
             (LinkKind::Network | LinkKind::Wan, true, Protocol::Ll128) => 8.5,
-            (LinkKind::Network | LinkKind::Wan, true, Protocol::Simple) => 50.0,
+            (LinkKind::Network | LinkKind::Wan, true, Protocol::Simple) => 14.0,
         };
         us * 1e-6
     }

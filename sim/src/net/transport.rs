@@ -18,8 +18,10 @@ pub enum Transport {
     Infiniband,
     /// RDMA over Converged Ethernet (v2).
     Roce,
-    /// AWS Elastic Fabric Adapter (the SRD protocol, through aws-ofi-nccl).
+    /// AWS Elastic Fabric Adapter (the SRD protocol, through aws-ofi-nccl), as on p5 and later.
     Efa,
+    /// First-generation EFA (p3dn, p4d, p4de): EFA without in-order 128-byte writes.
+    EfaV1,
     /// Google GPUDirect-TCPX (A3 High): TCP with the payload landing in GPU memory, the
     /// headers and the flow's control on the host's cores.
     Tcpx,
@@ -28,10 +30,11 @@ pub enum Transport {
 }
 
 impl Transport {
-    pub const ALL: [Transport; 5] = [
+    pub const ALL: [Transport; 6] = [
         Transport::Infiniband,
         Transport::Roce,
         Transport::Efa,
+        Transport::EfaV1,
         Transport::Tcpx,
         Transport::Tcpxo,
     ];
@@ -41,16 +44,19 @@ impl Transport {
             Transport::Infiniband => "infiniband",
             Transport::Roce => "roce",
             Transport::Efa => "efa",
+            Transport::EfaV1 => "efa-v1",
             Transport::Tcpx => "tcpx",
             Transport::Tcpxo => "tcpxo",
         }
     }
 
-    /// The transport a source's words name ("InfiniBand NDR", "AWS EFA", "GCP
+    /// The transport a source's words name ("InfiniBand NDR", "AWS EFA", "EFAv1", "GCP
     /// GPUDirect-TCPXO", "RoCE v2", "GPUDirect-RDMA (RoCE)"), if one.
     pub fn from_prose(text: &str) -> Option<Transport> {
         let t = text.to_ascii_lowercase();
-        if t.contains("tcpxo") {
+        if t.contains("efav1") || t.contains("efa v1") || t.contains("efa-v1") {
+            Some(Transport::EfaV1)
+        } else if t.contains("tcpxo") {
             Some(Transport::Tcpxo)
         } else if t.contains("tcpx") {
             Some(Transport::Tcpx)
@@ -71,7 +77,7 @@ impl Transport {
     pub fn routing(self) -> PathSelection {
         match self {
             Transport::Infiniband => PathSelection::Destination,
-            Transport::Efa => PathSelection::Spray,
+            Transport::Efa | Transport::EfaV1 => PathSelection::Spray,
             Transport::Roce | Transport::Tcpx | Transport::Tcpxo => PathSelection::Ecmp,
         }
     }
@@ -84,7 +90,7 @@ impl Transport {
     pub fn efficiency(self) -> f64 {
         const RDMA: f64 = 0.92;
         match self {
-            Transport::Infiniband | Transport::Efa | Transport::Tcpxo => RDMA,
+            Transport::Infiniband | Transport::Efa | Transport::EfaV1 | Transport::Tcpxo => RDMA,
             Transport::Roce => RDMA * (1.0 - 58.0 / 4154.0) / (1.0 - 28.0 / 4124.0),
             Transport::Tcpx => 0.75,
         }
@@ -98,8 +104,43 @@ impl Transport {
         match self {
             Transport::Infiniband => 2.5e-6,
             Transport::Roce => 2.7e-6,
-            Transport::Efa => 9.9e-6,
+            Transport::Efa | Transport::EfaV1 => 9.9e-6,
             Transport::Tcpx | Transport::Tcpxo => 20.7e-6,
+        }
+    }
+
+    /// Whether each 8- or 128-byte store a GPU writes lands whole and in order at the peer, which
+    /// NCCL's LL and LL128 protocols rely on. First-generation EFA does not promise it, and
+    /// aws-ofi-nccl sets `NCCL_PROTO=simple` there (its platform table: p3dn, p4d, p4de); EFA
+    /// on p5 and later reports in-order aligned 128-byte writes and runs all three.
+    pub fn in_order_stores(self) -> bool {
+        self != Transport::EfaV1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_name_their_transports() {
+        let read = |t: &str| Transport::from_prose(t);
+        assert_eq!(read("InfiniBand NDR"), Some(Transport::Infiniband));
+        assert_eq!(read("AWS EFA (EFAv2, 3200 Gb/s)"), Some(Transport::Efa));
+        assert_eq!(
+            read("AWS EFA (EFAv1, GPUDirect RDMA)"),
+            Some(Transport::EfaV1)
+        );
+        assert_eq!(read("GCP GPUDirect-TCPXO"), Some(Transport::Tcpxo));
+        assert_eq!(read("GPUDirect-TCPX"), Some(Transport::Tcpx));
+        assert_eq!(read("RoCE v2"), Some(Transport::Roce));
+        assert_eq!(read("not stated"), None);
+    }
+
+    #[test]
+    fn only_first_generation_efa_lacks_in_order_stores() {
+        for t in Transport::ALL {
+            assert_eq!(t.in_order_stores(), t != Transport::EfaV1, "{}", t.name());
         }
     }
 }

@@ -143,8 +143,8 @@ pub struct InterNodeSection {
     /// One-way latency of a message between two servers (NIC, switches and cables; default:
     /// the transport's).
     pub latency: Option<Duration>,
-    /// What carries the NICs' traffic: "infiniband" (the default), "roce", "efa", "tcpx",
-    /// "tcpxo" (`net::transport`).
+    /// What carries the NICs' traffic: "infiniband" (the default), "roce", "efa", "efa-v1"
+    /// (p3dn, p4d, p4de), "tcpx", "tcpxo" (`net::transport`).
     pub transport: Option<crate::net::Transport>,
     /// NIC ports one leaf switch serves (default 32).
     pub leaf_downlinks: Option<u32>,

@@ -106,6 +106,15 @@ pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
     spec.gpu_copy_bandwidth = g.copy_bandwidth();
     if nodes > 1 {
         network(c, &mut spec, &mut a)?;
+        // AWS ran first-generation EFA on its A100 and V100 servers (p4d, p4de, p3dn) and the
+        // current one from H100 (p5) on.
+        if spec.transport == Transport::Efa && !g.in_switch_reduction {
+            spec.transport = Transport::EfaV1;
+            a.push(format!(
+                "first-generation EFA ({} servers: p3dn, p4d, p4de): NCCL runs Simple only",
+                g.name
+            ));
+        }
     }
     let command = text(c.get("parallel", "collective")).unwrap_or("");
     let metric = c.metric.to_lowercase();
