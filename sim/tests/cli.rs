@@ -298,6 +298,31 @@ fn collective_prints_nccl_tests_columns_and_json() {
     assert!(busbw > 100.0 && busbw < 8.0 * 50.0, "{busbw}");
 }
 
+/// `--proto` forces NCCL's protocol as NCCL_PROTO does: a tiny all-reduce the tuner sends in LL
+/// goes in Simple, and takes longer.
+#[test]
+fn collective_proto_forces_the_protocol() {
+    let priced = |extra: &[&str]| {
+        let mut args = vec!["--op", "all-reduce", "--size", "8", "--json"];
+        args.extend_from_slice(extra);
+        let out = run(&collective("1", &args));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            v["results"][0]["protocol"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            v["time_s"].as_f64().unwrap(),
+        )
+    };
+    let (auto, t_auto) = priced(&[]);
+    let (simple, t_simple) = priced(&["--proto", "simple"]);
+    assert_eq!(auto, "LL");
+    assert_eq!(simple, "Simple");
+    assert!(t_simple > t_auto, "{t_simple} {t_auto}");
+}
+
 #[test]
 fn collective_bad_input_exits_2() {
     for (extra, phrase) in [
@@ -314,6 +339,10 @@ fn collective_bad_input_exits_2() {
         (
             vec!["--op", "all-reduce", "--size", "8", "--tier", "packet"],
             "valid tiers",
+        ),
+        (
+            vec!["--op", "all-reduce", "--size", "8", "--proto", "ll256"],
+            "valid protocols",
         ),
         (
             vec!["--op", "all-reduce", "--size", "8", "--ranks", "9"],

@@ -3,7 +3,7 @@
 
 use clap::Args;
 use clustersim::collective::cost::{Collective, Compression, Options, cost};
-use clustersim::collective::{Algorithm, CollectiveOp, Group};
+use clustersim::collective::{Algorithm, CollectiveOp, Group, Protocol};
 use clustersim::hw::gpu::{self, IntraLinkKind};
 use clustersim::net::tier::Tier;
 use clustersim::net::topology::spec::{InterKind, IntraKind, PathSelection, TopologySpec};
@@ -39,6 +39,9 @@ pub struct CollectiveArgs {
     /// ring | tree | halving-doubling | hierarchical | nvls | direct | auto
     #[arg(long, default_value = "auto")]
     algo: String,
+    /// ll | ll128 | simple, as NCCL_PROTO forces one (default: the cheapest NCCL would run).
+    #[arg(long)]
+    proto: Option<String>,
     /// Ranks taking part: the first N GPUs (default: all).
     #[arg(long)]
     ranks: Option<u32>,
@@ -295,6 +298,12 @@ pub fn run(a: &CollectiveArgs) -> Result<String, String> {
     }
     let mut options = Options::new(tier);
     options.nvls_available = g.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
+    if let Some(name) = &a.proto {
+        options.protocol =
+            Some(Protocol::parse(name).ok_or_else(|| {
+                format!("--proto {name}: valid protocols are ll, ll128 and simple")
+            })?);
+    }
     let compression = compression(a)?;
     let group = Group::first(n, a.gpus_per_node);
     let mut rows = Vec::new();
