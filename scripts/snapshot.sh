@@ -32,5 +32,6 @@ done
 for doc in docs/VALIDATION*.md; do
   src=$(head -3 "$doc" | grep -o 'validate [^ `]*' | head -1 | cut -d' ' -f2)
   "$bin" validate "$src" --write "$out/docs/$(basename "$doc")" > /dev/null
+  sed -i "1s|$out/docs/|docs/|" "$out/docs/$(basename "$doc")"
 done
 echo "snapshot of $(find "$out" -type f | wc -l) files in $out"
