@@ -100,7 +100,7 @@ impl Transport {
     /// InfiniBand, RoCE 0.2 us more (UCX's model of the two), EFA 9.9 us (MPI's one-way latency
     /// over EFA), TCP's 20.7 us for TCPX and TCPXO (MPI over TCP on Google Cloud; nothing is
     /// published for the offloaded path).
-    pub fn latency_s(self) -> f64 {
+    pub const fn latency_s(self) -> f64 {
         match self {
             Transport::Infiniband => 2.5e-6,
             Transport::Roce => 2.7e-6,
