@@ -149,7 +149,7 @@ fn refusals_name_their_reason() {
         dp: 1,
         tp: 1,
         virtual_stages: 4,
-        schedule: clustersim::scenario::parallel::Schedule::Interleaved1F1B,
+        schedule: clustersim::workload::training::policy::Schedule::Interleaved1F1B,
         ..base.layout()
     };
     let refusal = chunks

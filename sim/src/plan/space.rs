@@ -18,7 +18,7 @@
 //! Deliberately fixed: the rank order, the optimizer, tensor-parallel overlap and the context-
 //! parallel algorithm (the scenario's own), and the global batch.
 
-use crate::scenario::parallel::{Recompute, Schedule};
+use crate::workload::training::policy::{Recompute, Schedule};
 use crate::workload::training::{Layout, Training};
 
 /// Micro-batch sizes tried, sequences.

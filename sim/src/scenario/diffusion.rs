@@ -1,5 +1,6 @@
 //! `[diffusion]`: the video a diffusion scenario generates, and how.
 
+use crate::workload::diffusion::policy::VideoScheduler;
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -33,13 +34,4 @@ pub struct VideoShape {
     pub frames: u32,
     /// Relative frequency among the mix (default 1).
     pub share: Option<f64>,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum VideoScheduler {
-    /// First come, first served.
-    Fcfs,
-    /// Shortest job first: the waiting video with the least simulated latency.
-    Sjf,
 }

@@ -4,6 +4,7 @@
 
 use crate::hw::Dtype;
 use crate::model::Activation;
+use crate::workload::training::policy::ElementwiseMode;
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -47,12 +48,4 @@ pub struct ModelSection {
     /// "eager" (PyTorch without a compiler running Llama-style model code: a kernel per operation,
     /// `workload::training::eager`).
     pub elementwise: Option<ElementwiseMode>,
-}
-
-/// `[model] elementwise`: how a training layer's elementwise operations run.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ElementwiseMode {
-    Fused,
-    Eager,
 }

@@ -12,6 +12,7 @@
 //! `lengths` may instead be a list, `[131072, 4096, 900, ...]`: the step's sequences as given.
 
 use super::serving::LengthDistribution;
+use crate::workload::training::policy::Packing;
 use serde::Deserialize;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -31,30 +32,4 @@ pub struct SequencesSection {
 pub enum SequenceLengths {
     List(Vec<u32>),
     Distribution(LengthDistribution),
-}
-
-/// How sequences become micro-batches.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Packing {
-    /// Batch-level pipelining at a fixed shape: whole sequences packed first-fit decreasing into
-    /// micro-batches of exactly `micro_batch_tokens` (padded).
-    Fixed,
-    /// The sequence-parallel baseline: whole sequences packed into micro-batches of up to
-    /// `micro_batch_tokens`, each split over the context-parallel ranks.
-    SequenceParallel,
-    /// Elastic pipelining (InfiniPipe): sequences longer than `micro_batch_tokens` split into
-    /// chunks (token level), the rest packed into micro-batches of balanced cost (batch level),
-    /// each micro-batch's recomputation chosen per stage to fit memory.
-    Elastic,
-}
-
-impl Packing {
-    pub fn name(self) -> &'static str {
-        match self {
-            Packing::Fixed => "fixed",
-            Packing::SequenceParallel => "sequence-parallel",
-            Packing::Elastic => "elastic",
-        }
-    }
 }

@@ -23,6 +23,7 @@
 
 pub mod layout;
 pub mod ops;
+pub mod policy;
 pub mod queue;
 pub mod vae;
 

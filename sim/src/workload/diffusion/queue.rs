@@ -8,11 +8,11 @@
 //! per size). Deliberately ignored: batching several videos on one group, and groups of
 //! different sizes.
 
+use super::policy::VideoScheduler;
 use super::{Context, DiffusionRun, Plan, VideoRun};
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::model::dit::Video;
 use crate::scenario::Scenario;
-use crate::scenario::diffusion::VideoScheduler;
 use crate::scenario::error::ScenarioError;
 use crate::workload::serving::{summary, traffic};
 use rand::RngExt;

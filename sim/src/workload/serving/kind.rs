@@ -24,12 +24,12 @@
 
 use super::cost::{Batch, IterationCost, kv_bytes_per_token_layer};
 use super::offload::Offload;
+use super::policy::OffloadMode;
 use crate::hw::host::HostSpec;
 use crate::hw::{ComputeModel, Dtype, GpuSpec};
 use crate::model::Transformer;
 use crate::net::Topology;
 use crate::net::tier::Tier;
-use crate::scenario::serving::OffloadMode;
 
 /// Memory an engine keeps aside for activations and workspaces, bytes a GPU (vLLM profiles a
 /// forward pass to size it; 1 GiB is typical for 8-70B models at a few thousand batched tokens).

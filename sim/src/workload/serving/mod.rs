@@ -48,6 +48,7 @@ pub mod kind;
 pub mod offload;
 pub mod pipelines;
 pub mod placement;
+pub mod policy;
 pub mod replica;
 mod trace;
 pub mod traffic;
@@ -57,11 +58,10 @@ use crate::exec::{Graph, Timeline};
 use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::serving::{
-    GroupSection, OffloadMode, Preemption, RouterKind, SchedulerKind, SloSection,
-};
+use crate::scenario::serving::{GroupSection, SloSection};
 use crate::workload::cluster::{self, Needs};
 use kind::{MemoryPolicy, ReplicaKind};
+use policy::{OffloadMode, Preemption, RouterKind, SchedulerKind};
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
 use replica::{Limits, Plan, Progress, Replica};

@@ -30,8 +30,8 @@
 //! the GPU, and pinned-memory set-up.
 
 use super::kind::{MemoryPolicy, ReplicaKind};
+use super::policy::OffloadMode;
 use crate::hw::host::HostSpec;
-use crate::scenario::serving::OffloadMode;
 use serde_json::{Value, json};
 
 /// Steps of the CPU's share of the offloaded weights (`y` in multiples of `1 / CPU_SHARE_STEPS`).

@@ -26,6 +26,7 @@
 use super::cost::{Batch, Sends};
 use super::kind::{MemoryPolicy, ReplicaKind};
 use super::placement::{Flow, Method, Placement, Problem};
+use super::policy::SchedulerKind;
 use super::traffic::{self, Request};
 use super::{GroupSetup, Lives, ServingRun, merge, trace};
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
@@ -35,7 +36,6 @@ use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::serving::SchedulerKind;
 use crate::workload::cluster;
 use serde_json::{Value, json};
 use std::collections::VecDeque;

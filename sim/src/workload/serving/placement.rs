@@ -35,7 +35,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
 
-pub use crate::scenario::serving::PlacementMethod as Method;
+pub use super::policy::PlacementMethod as Method;
 
 /// A server's layers, `start..end`, or `None` when it holds none.
 pub type Placement = Vec<Option<(u32, u32)>>;

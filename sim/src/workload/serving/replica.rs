@@ -21,7 +21,7 @@
 //! prices them over PCIe).
 
 use super::cost::Batch;
-use crate::scenario::serving::SchedulerKind;
+use super::policy::SchedulerKind;
 use std::collections::VecDeque;
 
 /// A request's progress on its replica.

@@ -32,10 +32,10 @@
 
 use super::layer::{Item, elementwise, layer_forward};
 use super::memory;
+use super::policy::Recompute;
 use super::setup::Training;
 use crate::collective::cost::Compression;
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
-use crate::scenario::parallel::Recompute;
 use serde_json::{Value, json};
 
 /// What happens to one class of saved tensor.

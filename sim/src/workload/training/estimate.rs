@@ -29,12 +29,12 @@
 use super::comm::Comm;
 use super::layer::{Item, LayerKinds, Sync, backward, context_attention_kernel, elementwise, gemm};
 use super::memory;
+use super::policy::{ContextAlgorithm, OptimizerOffload, Recompute, Schedule};
 use super::setup::Training;
 use super::step::BUCKET_BYTES;
 use crate::collective::CollectiveOp;
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
 use crate::net::tier::Tier;
-use crate::scenario::parallel::{ContextAlgorithm, OptimizerOffload, Recompute, Schedule};
 use std::collections::HashMap;
 
 /// The estimate of one step, seconds and bytes.

@@ -15,10 +15,10 @@
 //! its forward's work. Eager PyTorch's split of the elementwise operations is `eager.rs`.
 //! Ignored: dropout kernels.
 
+use super::policy::ContextAlgorithm;
 use crate::collective::CollectiveOp;
 use crate::hw::{Dtype, ElementwiseOp, Kernel};
 use crate::model::Transformer;
-use crate::scenario::parallel::ContextAlgorithm;
 
 /// A named kernel of one layer.
 #[derive(Clone, Copy)]

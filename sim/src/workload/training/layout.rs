@@ -4,8 +4,8 @@
 //! chunks. One set of rules serves the scenario's set-up (which turns a refusal into an error at
 //! the key) and the planner (which counts refusals by reason).
 
+use super::policy::{Recompute, Schedule};
 use crate::model::Transformer;
-use crate::scenario::parallel::{Recompute, Schedule};
 
 /// The parallel layout of a training step.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -52,10 +52,10 @@
 //! temporary workspaces of individual kernels.
 
 use super::activation_plan::{self, ActivationPlan};
+use super::policy::{OptimizerOffload, ParamGather, Recompute, Schedule};
 use super::schedule;
 use super::setup::Training;
 use super::step::{BUCKET_BYTES, most_gathered_params};
-use crate::scenario::parallel::{OptimizerOffload, ParamGather, Recompute, Schedule};
 use serde_json::{Value, json};
 
 /// Bytes per GPU by purpose.

@@ -27,6 +27,7 @@ pub mod local_sgd;
 pub mod memory;
 pub mod op_checkpoint;
 pub mod optimizer;
+pub mod policy;
 pub mod power;
 pub mod reliability;
 pub mod schedule;
@@ -39,8 +40,8 @@ use crate::exec::{Graph, LaneId, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, ComputeTier};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::parallel::{Recompute, Schedule};
 pub use layout::Layout;
+use policy::{Recompute, Schedule};
 use serde_json::{Value, json};
 pub use setup::Training;
 use std::collections::BTreeMap;
@@ -409,8 +410,8 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
         "parallel": {
             "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": setup.cp, "ep": setup.ep,
             "cp_algorithm": match setup.cp_algorithm {
-                crate::scenario::parallel::ContextAlgorithm::Ring => "ring",
-                crate::scenario::parallel::ContextAlgorithm::AllGather => "all-gather",
+                policy::ContextAlgorithm::Ring => "ring",
+                policy::ContextAlgorithm::AllGather => "all-gather",
             },
             "schedule": setup.schedule.name(),
             "virtual_stages": setup.virtual_stages,

@@ -21,7 +21,7 @@
 //! Chunk c of stage s is the model's chunk c x pp + s (of pp x v), so a micro-batch's forward visits
 //! stage 0, 1, ..., pp - 1 and wraps around to stage 0 for the next chunk.
 
-use crate::scenario::parallel::Schedule;
+use super::policy::Schedule;
 
 /// Forward or backward pass.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! list, or a seeded sample of a distribution), how a packing policy turns them into
 //! micro-batches of unlike shapes, and what each micro-batch costs and holds.
 //!
-//! Policies (`scenario::sequences::Packing`):
+//! Policies (`policy::Packing`):
 //! - `fixed`: batch-level pipelining at one shape. Whole sequences packed first-fit decreasing
 //!   into micro-batches of exactly `micro_batch_tokens` (the rest padding); every micro-batch's
 //!   GEMMs run the padded length, its attention only over its own sequences (masked per document).
@@ -33,14 +33,14 @@
 
 use super::layer::{LayerKinds, gemm};
 use super::memory;
+use super::policy::{ContextAlgorithm, Packing, Recompute};
 use super::schedule;
 use super::setup::Training;
 use crate::engine::RngStreams;
 use crate::hw::{ComputeModel, Kernel, KernelCost};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::parallel::{ContextAlgorithm, Recompute};
-use crate::scenario::sequences::{Packing, SequenceLengths};
+use crate::scenario::sequences::SequenceLengths;
 use crate::scenario::serving::DistributionKind;
 use crate::workload::serving::traffic::{exp, ln, normal};
 use rand::RngExt;

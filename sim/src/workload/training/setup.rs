@@ -4,6 +4,10 @@
 use super::comm::Compressions;
 use super::layout::Layout;
 use super::optimizer::Optimizer;
+use super::policy::{
+    ContextAlgorithm, ElementwiseMode, Optimizer as OptimizerKey, OptimizerOffload, ParamGather,
+    Recompute, Schedule,
+};
 use super::reliability::Reliability;
 use crate::hw::Dtype;
 use crate::hw::GpuSpec;
@@ -14,10 +18,6 @@ use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::model::ElementwiseMode;
-use crate::scenario::parallel::{
-    ContextAlgorithm, Optimizer as OptimizerKey, OptimizerOffload, ParamGather, Recompute, Schedule,
-};
 use crate::workload::cluster::{ClusterSetup, ComputeProfile, Needs, positive, resolve_profile};
 use crate::workload::cost::Prices;
 

@@ -48,6 +48,7 @@ use super::comm::Comm;
 use super::layer::{Item, Step, Sync, backward, context_attention_kernel, elementwise};
 use super::links::CommUse;
 use super::op_checkpoint;
+use super::policy::{ContextAlgorithm, OptimizerOffload, ParamGather, Recompute, Schedule};
 use super::schedule::{self, Pass, Work};
 use super::sequences::{self, Shape};
 use super::setup::Training;
@@ -55,9 +56,6 @@ use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
 use crate::exec::{Counter, Graph, LaneId, LaneUse, Op, OpId, OpKind};
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
-use crate::scenario::parallel::{
-    ContextAlgorithm, OptimizerOffload, ParamGather, Recompute, Schedule,
-};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
