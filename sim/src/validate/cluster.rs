@@ -1,11 +1,72 @@
-//! A training case's links as its source describes them: the `[cluster.intra_node]` and
-//! `[cluster.inter_node]` keys, and the network assumed where the source does not state one.
+//! The `[cluster]` table of a training case: its GPU and nodes, a stated power limit, and the
+//! links as the source describes them (`[cluster.intra_node]`, `[cluster.inter_node]`), with the
+//! network assumed where the source does not state one.
 
-use super::prose::{bandwidth_in, count_in};
+use super::prose::{bandwidth_in, count_in, find_gpu, power_limit_in, text, whole};
+use super::{Case, Refusal, quote};
 use crate::hw::gpu::{GpuSpec, IntraLinkKind};
+use std::fmt::Write as _;
+
+/// The `[cluster]` table of a training case (with its link keys), its GPU and its GPU count.
+pub(super) fn cluster_table(
+    c: &Case,
+    a: &mut Vec<String>,
+) -> Result<(String, &'static GpuSpec, u32), Refusal> {
+    let hw = |k: &str| c.get("hardware", k);
+    let gpu_name = text(hw("gpu")).ok_or_else(|| Refusal::failed("hardware.gpu is missing", a))?;
+    let (gpu, note) = find_gpu(gpu_name).map_err(|e| Refusal::failed(e, a))?;
+    a.extend(note);
+    let count =
+        whole(hw("count")).ok_or_else(|| Refusal::failed("hardware.count is missing", a))?;
+    let gpus_per_node = match whole(hw("gpus_per_node")) {
+        Some(n) => n,
+        None => {
+            let n = count.min(8);
+            a.push(format!("{n} GPUs per node (not stated)"));
+            n
+        }
+    };
+    if gpus_per_node == 0 || !count.is_multiple_of(gpus_per_node) {
+        return Err(Refusal::failed(
+            format!("{count} GPUs do not fill nodes of {gpus_per_node}"),
+            a,
+        ));
+    }
+    let nodes = count / gpus_per_node;
+    if let Some(stated) = whole(hw("nodes"))
+        && stated != nodes
+    {
+        return Err(Refusal::failed(
+            format!(
+                "hardware.nodes = {stated}, but {count} GPUs at {gpus_per_node} a node make {nodes}"
+            ),
+            a,
+        ));
+    }
+    let mut cluster = format!(
+        "[cluster]\ngpu = {}\nnodes = {nodes}\ngpus_per_node = {gpus_per_node}\n",
+        quote(gpu.name)
+    );
+    if let Some(watts) = power_limit_in(gpu_name) {
+        let _ = writeln!(cluster, "power_limit = \"{watts} W\"");
+        a.push(format!(
+            "power limit {watts} W, as the source states for its GPU (clocks fall to fit it)"
+        ));
+    }
+    let intra = intra_node(text(hw("intra_node")), gpu, a);
+    if !intra.is_empty() {
+        let _ = write!(cluster, "\n[cluster.intra_node]\n{intra}");
+    }
+    if nodes > 1 {
+        let inter = inter_node(text(hw("inter_node")), gpu, gpus_per_node, a)
+            .map_err(|e| Refusal::failed(e, a))?;
+        let _ = write!(cluster, "\n[cluster.inter_node]\n{inter}");
+    }
+    Ok((cluster, gpu, count))
+}
 
 /// `[cluster.intra_node]` keys for the source's description (empty: the GPU's datasheet).
-pub(super) fn intra_node(stated: Option<&str>, gpu: &GpuSpec, a: &mut Vec<String>) -> String {
+fn intra_node(stated: Option<&str>, gpu: &GpuSpec, a: &mut Vec<String>) -> String {
     let usual = match gpu.intra_link {
         IntraLinkKind::NvSwitch => "NVSwitch",
         IntraLinkKind::Mesh => "NVLink mesh",
@@ -51,7 +112,7 @@ pub(super) fn intra_node(stated: Option<&str>, gpu: &GpuSpec, a: &mut Vec<String
 
 /// `[cluster.inter_node]` keys for the source's description; the assumed network when it is not
 /// stated.
-pub(super) fn inter_node(
+fn inter_node(
     stated: Option<&str>,
     gpu: &GpuSpec,
     gpus_per_node: u32,

@@ -30,6 +30,8 @@ mod collective;
 mod diffusion;
 mod framework;
 mod layer;
+mod model;
+mod parallel;
 mod prose;
 mod row;
 mod serving;
