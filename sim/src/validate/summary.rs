@@ -2,6 +2,7 @@
 //! cases, by group, and over the secondary figures.
 
 use super::row::{Row, Status};
+use crate::stats;
 use serde_json::{Value, json};
 
 /// Figures over a set of primary rows.
@@ -45,8 +46,8 @@ impl Stats {
                 (Status::NotExpressible(_), _) => s.not_expressible += 1,
             }
         }
-        s.median_error = median(errors.clone());
-        s.median_abs_error = median(errors.iter().map(|e| e.abs()).collect());
+        s.median_error = upper_median(errors.clone());
+        s.median_abs_error = upper_median(errors.iter().map(|e| e.abs()).collect());
         s
     }
 
@@ -63,12 +64,16 @@ impl Stats {
     }
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
+/// The upper median: the middle value, the higher of the middle two for an even count, as the
+/// validation documents have always reported it ([`stats::median`] averages the middle two). For
+/// an even count that is the median of all values but the smallest, which `stats::median` finds.
+fn upper_median(mut v: Vec<f64>) -> Option<f64> {
+    let median = stats::median(&mut v)?; // sorts v
+    if v.len() % 2 == 1 {
+        Some(median)
+    } else {
+        stats::median(&mut v[1..])
     }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
 }
 
 /// The summary of a validation: over all cases (their primary rows), by group, and over the
@@ -137,5 +142,32 @@ mod tests {
         assert_eq!(s.all.worst, Some(("a-2".to_string(), -0.3)));
         assert_eq!(s.groups[0].0, "a");
         assert_eq!(s.groups[1].1.compared, 1);
+    }
+
+    #[test]
+    fn upper_median_is_the_higher_middle_value() {
+        // The median validate computed before it used stats::median.
+        let former = |mut v: Vec<f64>| {
+            if v.is_empty() {
+                return None;
+            }
+            v.sort_by(f64::total_cmp);
+            Some(v[v.len() / 2])
+        };
+        let samples = [
+            vec![],
+            vec![0.5],
+            vec![0.3, -0.1],
+            vec![0.2, 0.1, 0.4],
+            vec![0.4, 0.1, 0.3, 0.2],
+            vec![0.1, f64::NAN, -0.2, 0.3],
+            vec![f64::NAN, 0.1],
+            vec![-f64::NAN, 0.1, 0.2],
+        ];
+        for v in samples {
+            let (old, new) = (former(v.clone()), upper_median(v.clone()));
+            assert_eq!(old.map(f64::to_bits), new.map(f64::to_bits), "{v:?}");
+        }
+        assert_eq!(upper_median(vec![0.4, 0.1, 0.3, 0.2]), Some(0.3));
     }
 }
