@@ -7,7 +7,8 @@
 //! (in-network reduction through the switches, NVLink domains that span servers joined by a
 //! network whose NICs the source does not state) is not expressible, with the reason.
 
-use super::{Case, GIB, Refusal, Status, bandwidth_in, find_gpu, text, whole};
+use super::prose::{bandwidth_in, find_gpu, text, whole};
+use super::{Case, GIB, Refusal, Status};
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group, Protocol};
 use crate::hw::gpu::IntraLinkKind;

@@ -1,0 +1,133 @@
+//! The `[model]` table of a training case: its shape, the attention kernel, dtype and
+//! elementwise fusion it states, or its framework's where it is silent.
+
+use super::framework::Framework;
+use super::prose::{number, stated_attention, text, whole};
+use super::{Case, Refusal};
+use crate::hw::gpu::GpuSpec;
+use std::fmt::Write as _;
+
+/// The `[model]` table of a training case, and the dtype it runs in (when stated).
+pub(super) fn model_table(
+    c: &Case,
+    gpu: &'static GpuSpec,
+    framework: Option<Framework>,
+    precision: &str,
+    a: &mut Vec<String>,
+) -> Result<(String, Option<&'static str>), Refusal> {
+    let md = |k: &str| c.get("model", k);
+    let mut model = shape(c, a)?;
+    let arch = text(md("arch")).unwrap_or("").to_lowercase();
+    attention(c, gpu, framework, &mut model, a);
+    if arch.contains("llama") {
+        model.push_str("tied_embeddings = false\n");
+        a.push("untied input and output embeddings: the Llama architecture's".into());
+    }
+    let dtype = dtype(c, precision, a);
+    if let Some(d) = dtype {
+        let _ = writeln!(model, "dtype = \"{d}\"");
+    }
+    if let Some(f) = framework.filter(|f| f.runs_eager(precision)) {
+        model.push_str("elementwise = \"eager\"\n");
+        a.push(format!(
+            "elementwise operations eager, a kernel per operation (not stated; {}'s model code \
+             without torch.compile, its default)",
+            f.name()
+        ));
+    }
+    Ok((model, dtype))
+}
+
+/// The model's shape: layers, widths, heads, sequence, vocabulary and MLP.
+fn shape(c: &Case, a: &mut Vec<String>) -> Result<String, Refusal> {
+    let md = |k: &str| c.get("model", k);
+    let mut model = String::from("[model]\n");
+    for key in ["layers", "hidden", "heads", "seq_len"] {
+        let v = whole(md(key))
+            .ok_or_else(|| Refusal::failed(format!("model.{key} is not stated as a number"), a))?;
+        let _ = writeln!(model, "{key} = {v}");
+    }
+    let hidden = whole(md("hidden")).unwrap_or(0);
+    if let Some(kv) = whole(md("kv_heads")) {
+        let _ = writeln!(model, "kv_heads = {kv}");
+    }
+    match (whole(md("ffn")), number(md("ffn_expansion"))) {
+        (Some(f), _) => {
+            let _ = writeln!(model, "ffn = {f}");
+        }
+        (None, Some(x)) => {
+            let _ = writeln!(model, "ffn = {}", (x * hidden as f64).round() as u64);
+        }
+        (None, None) => a.push("ffn = 4 x hidden (not stated; GPT's standard MLP)".into()),
+    }
+    match whole(md("vocab")) {
+        Some(v) => {
+            let _ = writeln!(model, "vocab = {v}");
+        }
+        None => {
+            let _ = writeln!(model, "vocab = 51200");
+            a.push("vocab = 51200 (not stated; Megatron-LM's padded GPT-2 vocabulary)".into());
+        }
+    }
+    let arch = text(md("arch")).unwrap_or("").to_lowercase();
+    let activation = text(md("activation")).unwrap_or("").to_lowercase();
+    if activation.contains("swiglu") || activation.contains("geglu") {
+        model.push_str("gated = true\n");
+    } else if arch.contains("llama") {
+        model.push_str("gated = true\n");
+        a.push("gated (SwiGLU) MLP: the Llama architecture's (activation not stated)".into());
+    }
+    Ok(model)
+}
+
+/// The attention kernel the case names (where the simulator has a figure for it on the GPU), or
+/// its framework's when it names none.
+fn attention(
+    c: &Case,
+    gpu: &'static GpuSpec,
+    framework: Option<Framework>,
+    model: &mut String,
+    a: &mut Vec<String>,
+) {
+    let md = |k: &str| c.get("model", k);
+    let attention = text(md("attn")).unwrap_or("");
+    let named = stated_attention(attention);
+    if let Some((kernel, why)) = named.filter(|(k, _)| k.reference(gpu).is_some()) {
+        let _ = writeln!(model, "attention_kernel = \"{}\"", kernel.name());
+        a.push(format!(
+            "{} for the stated attention \"{}\" ({why})",
+            kernel.name(),
+            text(md("attn")).unwrap_or("")
+        ));
+    } else if let Some((f, (kernel, why))) = framework
+        .filter(|_| attention.is_empty())
+        .and_then(|f| Some((f, f.attention_kernel()?)))
+    {
+        let _ = writeln!(model, "attention_kernel = \"{kernel}\"");
+        a.push(format!(
+            "{kernel} attention (not stated; {}'s: {why})",
+            f.name()
+        ));
+    }
+}
+
+/// The dtype the stated precision names, if any.
+fn dtype(c: &Case, precision: &str, a: &mut Vec<String>) -> Option<&'static str> {
+    let par = |k: &str| c.get("parallel", k);
+    if precision.contains("fp8") || precision.contains("float8") {
+        a.push(format!(
+            "precision \"{}\" modelled as dtype = fp8 (fp8 GEMMs, the rest in bf16)",
+            text(par("precision")).unwrap_or("")
+        ));
+        Some("fp8")
+    } else if precision.contains("bf16") {
+        Some("bf16")
+    } else if precision.contains("fp16") {
+        Some("fp16")
+    } else if precision.contains("16-bit") {
+        a.push("16-bit format not named: fp16 (the same datasheet peak as bf16)".into());
+        Some("fp16")
+    } else {
+        None
+    }
+}

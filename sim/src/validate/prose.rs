@@ -1,0 +1,205 @@
+//! Reading a case's fields and its source's prose: numbers that stand on their own, bandwidths,
+//! counts, power limits, GPU names read as the catalog's, and the attention kernel a source names.
+
+use super::GIB;
+use crate::hw::attention_kernel::AttentionKernel;
+use crate::hw::gpu::{self, GpuSpec};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// A number in a field, when the field holds one (prose such as "not stated" is None).
+pub(super) fn number(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_f64)
+}
+
+pub(super) fn whole(v: Option<&Value>) -> Option<u32> {
+    v.and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+pub(super) fn text(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str)
+}
+
+/// Numbers in prose that stand on their own ("200 Gb/s", not the "3" of "NVLink3"), each with the
+/// text that follows it.
+fn numbers(text: &str) -> Vec<(f64, &str)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = bytes[i].is_ascii_digit()
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'.'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+            i += 1;
+        }
+        if let Ok(v) = text[start..i].parse::<f64>() {
+            out.push((v, &text[i..]));
+        }
+    }
+    out
+}
+
+/// A power limit in prose, in watts: "H100 SXM (500W power limit)"; None unless the text says
+/// it is a limit or a cap (a bare "700 W" is a datasheet TDP).
+pub(super) fn power_limit_in(text: &str) -> Option<f64> {
+    let lower = text.to_lowercase();
+    if !(lower.contains("power limit") || lower.contains("power cap")) {
+        return None;
+    }
+    numbers(text).into_iter().find_map(|(v, rest)| {
+        let rest = rest.trim_start();
+        (rest.starts_with('W') && !rest.starts_with("Wh")).then_some(v)
+    })
+}
+
+/// A bandwidth in prose, in bytes/s: "200 Gb/s", "400Gbps", "900 GB/s".
+pub(super) fn bandwidth_in(text: &str) -> Option<(f64, String)> {
+    numbers(text).into_iter().find_map(|(v, rest)| {
+        let rest = rest.trim_start();
+        [
+            ("Gb/s", 1e9 / 8.0),
+            ("Gbps", 1e9 / 8.0),
+            ("GB/s", 1e9),
+            ("GBps", 1e9),
+            ("Tb/s", 1e12 / 8.0),
+        ]
+        .into_iter()
+        .find(|(unit, _)| rest.starts_with(unit))
+        .map(|(unit, scale)| (v * scale, format!("{v} {unit}")))
+    })
+}
+
+/// A count written "8x" or "8 x" in prose.
+pub(super) fn count_in(text: &str) -> Option<u32> {
+    numbers(text).into_iter().find_map(|(v, rest)| {
+        let rest = rest.trim_start();
+        let after = rest.strip_prefix('x').or_else(|| rest.strip_prefix('×'))?;
+        let word_ends = after.chars().next().is_none_or(|c| !c.is_alphanumeric());
+        (word_ends && v.fract() == 0.0 && v >= 1.0).then_some(v as u32)
+    })
+}
+
+pub(super) fn not_stated(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.to_lowercase().contains("not stated"),
+        _ => false,
+    }
+}
+
+/// A catalog GPU for a source's name: the name as written, without its parenthesis, or its
+/// longest leading words that the catalog knows ("H100 SXM 94GB HBM3" -> "H100 SXM"). A note
+/// says how it was read when it was not a catalog name as written.
+pub(super) fn find_gpu(name: &str) -> Result<(&'static GpuSpec, Option<String>), String> {
+    if let Ok(g) = gpu::find(name) {
+        let note = (g.name != name).then(|| format!("GPU \"{name}\" is the catalog's {}", g.name));
+        return Ok((g, note));
+    }
+    let bare = name.split('(').next().unwrap_or(name).trim();
+    let words: Vec<&str> = bare.split_whitespace().collect();
+    for n in (1..=words.len()).rev() {
+        let candidate = words[..n].join(" ");
+        let Ok(g) = gpu::find(&candidate) else {
+            continue;
+        };
+        let mut note = format!(
+            "GPU \"{name}\" read as the catalog's {} (from \"{candidate}\")",
+            g.name
+        );
+        // A memory size the source states that the catalog entry does not have.
+        let catalog_gb = (g.memory_bytes as f64 / GIB).round();
+        for (v, rest) in numbers(bare) {
+            if rest.trim_start().starts_with("GB") && (v - catalog_gb).abs() > 0.5 {
+                let _ = write!(
+                    note,
+                    "; the source's GPU has {v} GB, not {catalog_gb} GB, and is not in the \
+                     catalog: the {} datasheet figures stand in for it",
+                    g.name
+                );
+            }
+        }
+        return Ok((g, Some(note)));
+    }
+    let close = gpu::find(bare).err().unwrap_or_default();
+    Err(format!(
+        "GPU \"{name}\" is not in the catalog (closest: {})",
+        close.join(", ")
+    ))
+}
+
+/// The attention kernel a case's `attn` names, and why it is read so: a Triton flash attention
+/// is flash-attention's 2022 Triton port, the one LLM Foundry's MPT runs (`attn_impl: triton`,
+/// the default of its benchmark script), the first FlashAttention algorithm; FlashAttention 3
+/// when named; any other flash attention FlashAttention 2.
+pub(super) fn stated_attention(stated: &str) -> Option<(AttentionKernel, &'static str)> {
+    let lower = stated.to_lowercase();
+    let squashed = lower.replace(['-', ' ', '_'], "");
+    if lower.contains("triton") {
+        Some((
+            AttentionKernel::FlashAttention1,
+            "flash-attention's 2022 Triton port, the first FlashAttention algorithm (LLM \
+             Foundry's `attn_impl: triton`, its benchmark script's default)",
+        ))
+    } else if squashed.contains("flashattention3") || squashed == "fa3" {
+        Some((AttentionKernel::FlashAttention3, "as the source states"))
+    } else if lower.contains("flash") {
+        Some((
+            AttentionKernel::FlashAttention2,
+            "flash-attn 2: it does not use Hopper's asynchronous tensor-core instructions",
+        ))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_limits_are_read_only_when_stated_as_limits() {
+        assert_eq!(
+            power_limit_in("H100 SXM 96GB HBM2e (500W power limit)"),
+            Some(500.0)
+        );
+        assert_eq!(power_limit_in("H100 capped: power cap 450 W"), Some(450.0));
+        assert_eq!(power_limit_in("H100 SXM 700 W"), None);
+        assert_eq!(power_limit_in("A100-SXM4-80GB"), None);
+    }
+
+    #[test]
+    fn prose_is_read_honestly() {
+        let (bw, _) = bandwidth_in("8x Mellanox HDR InfiniBand 200 Gb/s HCAs per node").unwrap();
+        assert_eq!(bw, 25e9);
+        assert_eq!(count_in("8x Mellanox HDR InfiniBand 200 Gb/s"), Some(8));
+        assert_eq!(count_in("8 x 400 Gb/s"), Some(8));
+        assert_eq!(count_in("RDMA backend network 400 Gb/s per GPU"), None);
+        let (bw, _) = bandwidth_in("NVLink3 + NVSwitch (600 GB/s bidirectional per GPU)").unwrap();
+        assert_eq!(bw, 600e9);
+    }
+
+    #[test]
+    fn gpu_names_are_normalised_to_the_catalog() {
+        assert_eq!(find_gpu("h100_80gb").unwrap().0.name, "H100-SXM5-80GB");
+        assert_eq!(
+            find_gpu("H100-SXM 80GB (DGX H100 / DGX Cloud)")
+                .unwrap()
+                .0
+                .name,
+            "H100-SXM5-80GB"
+        );
+        let (g, _) = find_gpu("H100 SXM 96GB HBM2e (500W power limit)").unwrap();
+        assert_eq!(g.name, "H100-SXM-96GB-HBM2e");
+        // A variant the catalog lacks: its leading words, and a note on what differs.
+        let (g, note) = find_gpu("H100 SXM 94GB HBM3 (a test part)").unwrap();
+        assert_eq!(g.name, "H100-SXM5-80GB");
+        assert!(note.unwrap().contains("94 GB"));
+        assert!(find_gpu("Z9000").is_err());
+    }
+}
