@@ -7,7 +7,7 @@ use super::packing::{elastic, pack_whole};
 use crate::engine::RngStreams;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::sequences::SequenceLengths;
+use crate::scenario::sequences::{SequenceLengths, SequencesSection};
 use crate::scenario::serving::DistributionKind;
 use crate::workload::serving::traffic::{exp, ln, normal};
 use rand::RngExt;
@@ -53,6 +53,58 @@ pub fn resolve(
             .with_help("use packing = \"elastic\" (it chooses recomputation per micro-batch and stage), or none, selective or full"));
     }
     let seed = s.file.sim.seed.unwrap_or(1);
+    let lengths = read_lengths(s, q, seed)?;
+    let packing = match q.packing {
+        Some(k) => k,
+        None => {
+            return Err(s
+                .error_at("sequences.packing", "[sequences] needs `packing`")
+                .with_help("\"fixed\" (padded micro-batches), \"sequence-parallel\" (split over cp ranks) or \"elastic\" (InfiniPipe: split long, pack short)"));
+        }
+    };
+    let longest = *lengths.iter().max().expect("at least one sequence");
+    let cap = match q.micro_batch_tokens {
+        Some(0) => {
+            return Err(s.error_at(
+                "sequences.micro_batch_tokens",
+                "a micro-batch holds at least one token",
+            ));
+        }
+        Some(c) => c as u64,
+        None => {
+            assumptions.push(format!(
+                "micro-batches of up to {longest} tokens (the longest sequence; sequences.micro_batch_tokens)"
+            ));
+            longest
+        }
+    };
+    check_packing(s, q, packing, &lengths, longest, cap, cp)?;
+    let micro_batches = match packing {
+        Packing::Fixed => pack_whole(&lengths, cap, true),
+        Packing::SequenceParallel => pack_whole(&lengths, cap, false),
+        Packing::Elastic => {
+            let count = elastic_count(s, q, &lengths, cap, pp, assumptions)?;
+            elastic(&lengths, cap, count as usize, model)
+        }
+    };
+    assumptions.push(format!(
+        "{} sequences per replica and step ({} tokens) in {} micro-batches of unlike shapes ({} packing); every data-parallel replica assumed to draw a like sample",
+        lengths.len(),
+        lengths.iter().sum::<u64>(),
+        micro_batches.len(),
+        packing.name()
+    ));
+    Ok(Some(Sequences {
+        packing,
+        lengths,
+        micro_batch_tokens: cap,
+        micro_batches,
+        recompute: Vec::new(),
+    }))
+}
+
+/// The step's lengths: the list, or `count` drawn from the distribution with `seed`.
+fn read_lengths(s: &Scenario, q: &SequencesSection, seed: u64) -> Result<Vec<u64>, ScenarioError> {
     let lengths: Vec<u64> = match &q.lengths {
         None => {
             return Err(s
@@ -96,30 +148,20 @@ pub fn resolve(
             sample(s, d, count, seed)?
         }
     };
-    let packing = match q.packing {
-        Some(k) => k,
-        None => {
-            return Err(s
-                .error_at("sequences.packing", "[sequences] needs `packing`")
-                .with_help("\"fixed\" (padded micro-batches), \"sequence-parallel\" (split over cp ranks) or \"elastic\" (InfiniPipe: split long, pack short)"));
-        }
-    };
-    let longest = *lengths.iter().max().expect("at least one sequence");
-    let cap = match q.micro_batch_tokens {
-        Some(0) => {
-            return Err(s.error_at(
-                "sequences.micro_batch_tokens",
-                "a micro-batch holds at least one token",
-            ));
-        }
-        Some(c) => c as u64,
-        None => {
-            assumptions.push(format!(
-                "micro-batches of up to {longest} tokens (the longest sequence; sequences.micro_batch_tokens)"
-            ));
-            longest
-        }
-    };
+    Ok(lengths)
+}
+
+/// Refuses a packing policy that cannot run these lengths at `cap` tokens and `cp` ranks, and
+/// more micro-batches than are simulated.
+fn check_packing(
+    s: &Scenario,
+    q: &SequencesSection,
+    packing: Packing,
+    lengths: &[u64],
+    longest: u64,
+    cap: u64,
+    cp: u32,
+) -> Result<(), ScenarioError> {
     match packing {
         Packing::Fixed | Packing::SequenceParallel if cap < longest => {
             return Err(s
@@ -197,53 +239,46 @@ pub fn resolve(
             )
             .with_help(help));
     }
-    let micro_batches = match packing {
-        Packing::Fixed => pack_whole(&lengths, cap, true),
-        Packing::SequenceParallel => pack_whole(&lengths, cap, false),
-        Packing::Elastic => {
-            let chunks_needed = lengths.iter().map(|l| l.div_ceil(cap)).max().unwrap_or(1);
-            let total: u64 = lengths.iter().sum();
-            let count = match q.micro_batches {
-                Some(0) => {
-                    return Err(s.error_at(
-                        "sequences.micro_batches",
-                        "a step has at least one micro-batch",
-                    ));
-                }
-                Some(n) if (n as u64) < chunks_needed => {
-                    return Err(s
-                        .error_at(
-                            "sequences.micro_batches",
-                            format!("the longest sequence splits into {chunks_needed} chunks of at most {cap} tokens, each in a micro-batch of its own, and micro_batches = {n}"),
-                        )
-                        .with_help(format!("micro_batches = {chunks_needed} or more")));
-                }
-                Some(n) => n as u64,
-                None => {
-                    let n = total.div_ceil(cap).max(chunks_needed).max(pp as u64);
-                    assumptions.push(format!(
-                        "{n} elastic micro-batches (the tokens over micro_batch_tokens, at least pp and the longest sequence's chunks; sequences.micro_batches)"
-                    ));
-                    n
-                }
-            };
-            elastic(&lengths, cap, count as usize, model)
+    Ok(())
+}
+
+/// The elastic policy's micro-batches: as asked, or the tokens over `cap`, at least `pp` and
+/// the longest sequence's chunks (recorded as an assumption).
+fn elastic_count(
+    s: &Scenario,
+    q: &SequencesSection,
+    lengths: &[u64],
+    cap: u64,
+    pp: u32,
+    assumptions: &mut Vec<String>,
+) -> Result<u64, ScenarioError> {
+    let chunks_needed = lengths.iter().map(|l| l.div_ceil(cap)).max().unwrap_or(1);
+    let total: u64 = lengths.iter().sum();
+    let count = match q.micro_batches {
+        Some(0) => {
+            return Err(s.error_at(
+                "sequences.micro_batches",
+                "a step has at least one micro-batch",
+            ));
+        }
+        Some(n) if (n as u64) < chunks_needed => {
+            return Err(s
+                .error_at(
+                    "sequences.micro_batches",
+                    format!("the longest sequence splits into {chunks_needed} chunks of at most {cap} tokens, each in a micro-batch of its own, and micro_batches = {n}"),
+                )
+                .with_help(format!("micro_batches = {chunks_needed} or more")));
+        }
+        Some(n) => n as u64,
+        None => {
+            let n = total.div_ceil(cap).max(chunks_needed).max(pp as u64);
+            assumptions.push(format!(
+                "{n} elastic micro-batches (the tokens over micro_batch_tokens, at least pp and the longest sequence's chunks; sequences.micro_batches)"
+            ));
+            n
         }
     };
-    assumptions.push(format!(
-        "{} sequences per replica and step ({} tokens) in {} micro-batches of unlike shapes ({} packing); every data-parallel replica assumed to draw a like sample",
-        lengths.len(),
-        lengths.iter().sum::<u64>(),
-        micro_batches.len(),
-        packing.name()
-    ));
-    Ok(Some(Sequences {
-        packing,
-        lengths,
-        micro_batch_tokens: cap,
-        micro_batches,
-        recompute: Vec::new(),
-    }))
+    Ok(count)
 }
 
 /// `count` lengths drawn from `d` with the stream "sequence lengths" of `seed`.
