@@ -198,7 +198,8 @@ pub fn stage_memory_as(
         1
     } as f64;
     let layers_held = in_flight * per_chunk;
-    // Micro-batches of unlike shapes: the largest the stage keeps in flight (`sequences.rs`).
+    // Micro-batches of unlike shapes: the largest the stage keeps in flight
+    // (`sequences/recompute.rs`).
     let packed = s.sequences.as_ref().map(|q| {
         let held = super::sequences::stage_activations(s, q, stage, per_chunk, in_flight as usize);
         let tokens = super::sequences::largest_tokens(q) as f64 / s.cp as f64;

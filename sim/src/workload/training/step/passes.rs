@@ -1,0 +1,322 @@
+//! Walking the pipeline schedule's passes: each stage's forwards and backwards of its model chunks
+//! in schedule order, each waiting for what the stage before or after sent it.
+
+use super::Stage;
+use super::StepBuilder;
+use crate::collective::CollectiveOp;
+use crate::exec::{Graph, OpId};
+use crate::hw::ElementwiseOp;
+use crate::workload::training::activation_plan;
+use crate::workload::training::layer::{Item, Step, Sync, backward, elementwise};
+use crate::workload::training::links::CommUse;
+use crate::workload::training::op_checkpoint;
+use crate::workload::training::policy::{ParamGather, Recompute, Schedule};
+use crate::workload::training::schedule::{self, Pass, Work};
+use crate::workload::training::sequences::Shape;
+use std::collections::BTreeMap;
+
+impl StepBuilder<'_> {
+    /// Runs the items of one layer forward (kernels and the syncs' forward collectives).
+    fn forward_layer(
+        &mut self,
+        items: &[Item],
+        layer: u32,
+        micro: u32,
+        model_flops: bool,
+        act: f64,
+    ) {
+        for item in items {
+            match item {
+                Item::Kernel(step) if step.name == "attention" && self.setup.cp > 1 => {
+                    self.context_attention(step.kernel, true, layer, micro, model_flops);
+                }
+                Item::Kernel(step) => {
+                    self.kernel(step.name, step.kernel, Some(layer), micro, model_flops);
+                }
+                Item::Sync(sync) => self.sync(*sync, true, act),
+                Item::Exchange(name) => self.exchange(name, self.routed_bytes),
+            }
+        }
+    }
+
+    /// The step, and every distinct collective its stage GPUs run with how many times each runs
+    /// it (for the traffic of every link, `links.rs`).
+    pub fn build_counting(mut self) -> (Graph, Vec<Stage>, Vec<CommUse>) {
+        let s = self.setup;
+        let m = &s.model;
+        let (tp, pp, v) = (s.tp as u64, s.pp, s.virtual_stages);
+        let h = m.hidden as u64;
+        let vocab = m.vocab as u64 / tp;
+        let e = m.dtype.bytes();
+        // Each micro-batch's tokens, activation bytes at a tensor-parallel synchronisation and
+        // what a stage sends to the next (its 1/tp share, Megatron-LM's scatter/gather
+        // optimisation), its layers and output projection: one shape for all, or with
+        // `[sequences]` each micro-batch its own.
+        let shapes: Vec<Shape> = match &s.sequences {
+            None => vec![Shape::uniform(s)],
+            Some(q) => q
+                .micro_batches
+                .iter()
+                .map(|mb| Shape::packed(s, mb))
+                .collect(),
+        };
+        // (an asynchronous pipeline's steady state runs the step's micro-batches twice)
+        let shape_of = |micro: u32| &shapes[micro as usize % shapes.len()];
+        // Gradient bytes of a layer: the part every data-parallel replica holds, and the routed
+        // experts' share that only the replicas with the same experts hold.
+        let grads = |layer: u32| {
+            let here = s.layer_params_here(layer) * s.grad_bytes;
+            if m.is_moe_layer(layer) {
+                let expert =
+                    m.layer_expert_params() as f64 / (tp * s.ep as u64) as f64 * s.grad_bytes;
+                (here - expert, expert)
+            } else {
+                (here, 0.0)
+            }
+        };
+        let table_grad = (vocab * h) as f64 * s.grad_bytes;
+        let chunks = pp * v;
+        let last_chunk = chunks - 1;
+        let final_micro = s.accumulation - 1;
+        let asynchronous = s.schedule == Schedule::Async1F1B;
+        // Adaptive recomputation: what each layer keeps, recomputes or compresses.
+        let plan = (s.recompute == Recompute::Adaptive).then(|| activation_plan::plan(s));
+        let orders: Vec<Vec<Work>> = (0..pp)
+            .map(|st| schedule::order(s.schedule, pp, v, s.accumulation, st))
+            .collect();
+        let mut next = vec![0usize; pp as usize];
+        // Sends by (micro-batch, model chunk that sent).
+        let mut forward_sent: BTreeMap<(u32, u32), OpId> = BTreeMap::new();
+        let mut backward_sent: BTreeMap<(u32, u32), OpId> = BTreeMap::new();
+        loop {
+            let mut progressed = false;
+            for st in 0..pp as usize {
+                while let Some(&work) = orders[st].get(next[st]) {
+                    let chunk = work.chunk * pp + st as u32;
+                    let needs = match work.pass {
+                        Pass::Forward if chunk > 0 => {
+                            Some(forward_sent.get(&(work.micro, chunk - 1)))
+                        }
+                        Pass::Backward if chunk < last_chunk => {
+                            Some(backward_sent.get(&(work.micro, chunk + 1)))
+                        }
+                        _ => None,
+                    };
+                    let received = match needs {
+                        Some(None) => break,
+                        Some(Some(&id)) => Some(id),
+                        None => None,
+                    };
+                    self.at = st;
+                    self.waiting_on = received.into_iter().collect();
+                    self.gathers.clear();
+                    let micro = work.micro;
+                    let shape = shape_of(micro);
+                    let (t, act, p2p, output, kinds) =
+                        (shape.t, shape.act, shape.p2p, shape.output, &shape.kinds);
+                    self.attention_parts.clone_from(&shape.attention);
+                    self.routed_bytes = shape.routed_bytes;
+                    let layers = s.chunk_layers(chunk);
+                    match work.pass {
+                        Pass::Forward => {
+                            if chunk == 0 {
+                                self.kernel(
+                                    "embedding",
+                                    elementwise(ElementwiseOp::Other, 2.0 * act, 0.0),
+                                    None,
+                                    micro,
+                                    true,
+                                );
+                                // The vocabulary-split embedding adds up its parts.
+                                self.sync(Sync::G, true, act);
+                            }
+                            for layer in layers.clone() {
+                                let next = (layer + 1 < layers.end).then_some(layer + 1);
+                                self.gather_params(layer, next);
+                                let items = kinds.of(m, layer);
+                                self.forward_layer(items, layer, micro, true, act);
+                                if let Some(p) = &plan {
+                                    self.codec("activation_compress", p.compress_s(), layer, micro);
+                                }
+                            }
+                            if chunk == last_chunk {
+                                let norm = elementwise(
+                                    ElementwiseOp::Norm,
+                                    2.0 * act,
+                                    8.0 * (t * h) as f64,
+                                );
+                                self.kernel("layernorm", norm, None, micro, true);
+                                self.sync(Sync::F, true, act);
+                                self.kernel("output_proj", output, None, micro, true);
+                                // Softmax cross-entropy reads the logits and writes their gradient
+                                // in fp32; a split vocabulary all-reduces the maxima, sums and
+                                // target logits (3 floats a token).
+                                let loss = elementwise(
+                                    ElementwiseOp::Other,
+                                    (t * vocab) as f64 * (e + 4.0),
+                                    5.0 * (t * vocab) as f64,
+                                );
+                                self.kernel("loss", loss, None, micro, true);
+                                self.tensor_sync(
+                                    "tp_loss_all_reduce",
+                                    CollectiveOp::AllReduce,
+                                    12.0 * t as f64,
+                                );
+                            } else {
+                                let id = self.send(chunk + 1, p2p);
+                                forward_sent.insert((micro, chunk), id);
+                            }
+                        }
+                        Pass::Backward => {
+                            // Asynchronous pipelines reduce and apply every micro-batch's
+                            // gradients on their own.
+                            let finishing = micro == final_micro || asynchronous;
+                            if chunk == last_chunk {
+                                for (name, k) in backward(&Step {
+                                    name: "output_proj",
+                                    kernel: output,
+                                }) {
+                                    self.kernel(name, k, None, micro, true);
+                                }
+                                self.sync(Sync::F, false, act);
+                                // The output projection's own copy of the table: untied, or on
+                                // another stage than the embedding.
+                                if finishing && (!m.tied_embeddings || pp > 1) {
+                                    self.gradients(table_grad, false, false);
+                                }
+                            }
+                            for layer in layers.clone().rev() {
+                                let next = (layer > layers.start).then(|| layer - 1);
+                                self.gather_params(layer, next);
+                                let items = kinds.of(m, layer);
+                                if s.recomputes(st as u32, micro) {
+                                    self.forward_layer(items, layer, micro, false, act);
+                                    if s.param_gather == ParamGather::OnDemand {
+                                        self.regather_for_backward(layer);
+                                    }
+                                }
+                                if s.recompute == Recompute::Op {
+                                    let tp = s.tp as u64;
+                                    for (name, k) in op_checkpoint::recomputed(items, m, tp) {
+                                        self.kernel(name, k, Some(layer), micro, false);
+                                    }
+                                }
+                                if let Some(p) = &plan {
+                                    self.codec(
+                                        "activation_decompress",
+                                        p.decompress_s(),
+                                        layer,
+                                        micro,
+                                    );
+                                    for &(name, k) in p.recomputed() {
+                                        self.kernel(name, k, Some(layer), micro, false);
+                                    }
+                                }
+                                // Fused attention already recomputes its scores inside its
+                                // backward kernel, which is what selective recomputation asks for;
+                                // unfused attention runs its forward again (`recomputes_scores`).
+                                for item in items.iter().rev() {
+                                    if let Item::Kernel(step) = item
+                                        && step.name == "attention"
+                                        && s.recomputes_scores()
+                                    {
+                                        if s.cp > 1 {
+                                            self.context_attention(
+                                                step.kernel,
+                                                true,
+                                                layer,
+                                                micro,
+                                                false,
+                                            );
+                                        } else {
+                                            let k = step.kernel;
+                                            self.kernel("attention", k, Some(layer), micro, false);
+                                        }
+                                    }
+                                    match item {
+                                        Item::Kernel(step)
+                                            if step.name == "attention" && s.cp > 1 =>
+                                        {
+                                            self.context_attention(
+                                                step.kernel,
+                                                false,
+                                                layer,
+                                                micro,
+                                                true,
+                                            );
+                                        }
+                                        Item::Kernel(step) => {
+                                            for (name, k) in backward(step) {
+                                                self.kernel(name, k, Some(layer), micro, true);
+                                            }
+                                        }
+                                        Item::Sync(sync) => self.sync(*sync, false, act),
+                                        Item::Exchange(name) => {
+                                            self.exchange(name, self.routed_bytes)
+                                        }
+                                    }
+                                }
+                                let (shared, expert) = grads(layer);
+                                // ZeRO-3 shards gradients: each layer's are reduce-scattered
+                                // every micro-batch.
+                                if s.zero == 3 && s.param_gather == ParamGather::OnDemand {
+                                    self.reduce_on_demand(layer);
+                                    self.gradients(expert, true, true);
+                                } else if s.zero == 3 || finishing {
+                                    self.gradients(shared, s.zero == 3, false);
+                                    self.gradients(expert, s.zero == 3, true);
+                                }
+                            }
+                            if chunk == 0 {
+                                self.kernel(
+                                    "embedding_bwd",
+                                    elementwise(ElementwiseOp::Other, 2.0 * act, 0.0),
+                                    None,
+                                    micro,
+                                    true,
+                                );
+                                if finishing {
+                                    self.gradients(table_grad, false, false);
+                                }
+                            } else {
+                                let id = self.send(chunk - 1, p2p);
+                                backward_sent.insert((micro, chunk), id);
+                            }
+                            if asynchronous {
+                                self.update(st);
+                            }
+                        }
+                    }
+                    self.waiting_on.clear();
+                    next[st] += 1;
+                    progressed = true;
+                }
+            }
+            if next.iter().zip(&orders).all(|(n, o)| *n == o.len()) {
+                break;
+            }
+            assert!(
+                progressed,
+                "pipeline schedule {:?} deadlocked with stages at {next:?}",
+                s.schedule
+            );
+        }
+        for st in (0..pp as usize).filter(|_| !asynchronous) {
+            self.update(st);
+        }
+        let uses = self
+            .priced
+            .iter()
+            .zip(&self.uses)
+            .map(|(&(base, comm, op, bytes, seconds), &count)| CommUse {
+                base,
+                comm,
+                op,
+                bytes,
+                count,
+                seconds,
+            })
+            .collect();
+        (self.graph, self.stages, uses)
+    }
+}
