@@ -42,7 +42,8 @@ use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::sequences::SequenceLengths;
 use crate::scenario::serving::DistributionKind;
-use crate::workload::serving::traffic::{exp, ln, normal};
+use crate::stats::math::{exp, ln};
+use crate::stats::variate::normal;
 use rand::RngExt;
 use serde_json::{Value, json};
 
