@@ -4,13 +4,14 @@
 //!
 //! Draws come from named streams ("device-compute", "device-uplink", "device-downlink",
 //! "availability", "cohort", "dropout"), so changing one law never moves another's draws; the
-//! logarithm and exponential are the serving traffic's fdlibm ones, so a seed gives the same
+//! logarithm and exponential are the fdlibm ones of `stats::math`, so a seed gives the same
 //! population on every machine. Deliberately ignored: correlation between a device's speed and
 //! its links, availability that follows the time of day (charging at night), a device's speed
 //! varying from round to round, and devices leaving or joining the population.
 
 use crate::engine::RngStreams;
-use crate::workload::serving::traffic::{exp, normal, open_unit};
+use crate::stats::math::exp;
+use crate::stats::variate::{normal, open_unit};
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
 use std::collections::BTreeSet;

@@ -14,7 +14,7 @@
 //! entropy coding of the update, and the sparsity of any coordinates but whole rows.
 
 use crate::model::Transformer;
-use crate::workload::serving::traffic::{exp, ln};
+use crate::stats::math::{exp, ln};
 
 /// What trains in the transformer layers.
 #[derive(Copy, Clone, Debug, PartialEq)]

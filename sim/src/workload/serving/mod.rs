@@ -55,10 +55,11 @@ pub mod traffic;
 
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::exec::{Graph, Timeline};
+use crate::hw::host::HostSpec;
 use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::serving::{GroupSection, SloSection};
+use crate::scenario::serving::{GroupSection, ServingSection, SloSection};
 use crate::workload::cluster::{self, Needs};
 use kind::{MemoryPolicy, ReplicaKind};
 use policy::{OffloadMode, Preemption, RouterKind, SchedulerKind};
@@ -702,57 +703,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             vec![kind]
         }
         Some(groups) => {
-            let refuse = |path: &str, what: &str| {
-                Err(s
-                    .error_at(path, format!("{what} does not apply to a mixed fleet"))
-                    .with_help(
-                        "each [[serving.group]] names its gpu, replicas, tp and gpus_per_node",
-                    ))
-            };
-            if f.cluster.gpu.is_some() {
-                return refuse("cluster.gpu", "cluster.gpu");
-            }
-            if f.cluster.accelerator.is_some() {
-                return refuse("cluster.accelerator", "[cluster.accelerator]");
-            }
-            if f.cluster.nodes.is_some() {
-                return refuse("cluster.nodes", "cluster.nodes");
-            }
-            if f.cluster.profile.is_some() {
-                return refuse("cluster.profile", "a calibration profile (one GPU's)");
-            }
-            if f.model.attention_kernel.is_some() {
-                return refuse("model.attention_kernel", "model.attention_kernel");
-            }
-            if serving.replicas.is_some() {
-                return refuse("serving.replicas", "serving.replicas");
-            }
-            if serving.tp.is_some() {
-                return refuse("serving.tp", "serving.tp");
-            }
-            if serving.pp.is_some() {
-                return refuse("serving.pp", "serving.pp");
-            }
-            if pools.is_some() {
-                return Err(s.error_at(
-                    "serving.disaggregation",
-                    "disaggregated pools in a mixed fleet are not modelled by this version",
-                ));
-            }
-            if s.file.cluster.power_limit.is_some() {
-                return Err(s
-                    .error_at(
-                        "cluster.power_limit",
-                        "a power limit in watts applies to a cluster of one GPU type, not to a \
-                         mixed fleet",
-                    )
-                    .with_help("remove cluster.power_limit"));
-            }
-            if groups.is_empty() {
-                return Err(s
-                    .error_at("serving.group", "a mixed fleet needs at least one group")
-                    .with_help("add [[serving.group]] with gpu, replicas and tp"));
-            }
+            refuse_in_mixed_fleet(s, &serving, pools, groups)?;
             tier = cluster::network_tier(s, &mut assumptions);
             let mut setups = Vec::new();
             for (i, group) in groups.iter().enumerate() {
@@ -793,40 +744,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
             kinds
         }
     };
-    if let Some(k) = kinds
-        .iter()
-        .find(|k| k.offloaded_bytes < memory.offload_bytes)
-    {
-        return Err(s
-            .error_at(
-                "serving.weights_offload",
-                format!(
-                    "{:.1} GiB to offload, but a {} GPU's share of the weights is {:.1} GiB",
-                    memory.offload_bytes / GIB,
-                    k.gpu.name,
-                    k.offloaded_bytes / GIB
-                ),
-            )
-            .with_help("offload at most a GPU's share of the weights"));
-    }
-    for (h, k) in host.iter().flat_map(|h| kinds.iter().map(move |k| (h, k))) {
-        let per_server = memory.offload_bytes * k.offload_users as f64;
-        if per_server > h.memory_bytes {
-            return Err(s
-                .error_at(
-                    "serving.weights_offload",
-                    format!(
-                        "{} GPUs a server each keep {:.1} GiB in host memory: {:.1} GiB, more \
-                         than the host's {:.1} GiB",
-                        k.offload_users,
-                        memory.offload_bytes / GIB,
-                        per_server / GIB,
-                        h.memory_bytes / GIB
-                    ),
-                )
-                .with_help("offload less, or raise cluster.host.memory"));
-        }
-    }
+    check_offload(s, &kinds, &memory, &host)?;
     let replicas: u32 = kinds.iter().map(|k| k.replicas).sum();
     let fits = kinds.iter().all(ReplicaKind::fits);
 
@@ -840,45 +758,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         block_tokens,
         swap,
     };
-    let n = requests.len();
-    let progress: Vec<Progress> = requests
-        .iter()
-        .map(|r| Progress {
-            prompt: r.prompt_tokens,
-            output: r.output_tokens.max(1),
-            to_prefill: r.prompt_tokens,
-            ..Default::default()
-        })
-        .collect();
-    // Each replica runs pp engines (one when pp = 1): the fleet schedules engines.
-    let kind_of: Vec<usize> = kinds
-        .iter()
-        .enumerate()
-        .flat_map(|(k, kind)| std::iter::repeat_n(k, (kind.replicas * kind.pp) as usize))
-        .collect();
-    let engines = kind_of.len();
-    let fleet = Fleet {
-        requests,
-        progress,
-        replicas: kind_of
-            .iter()
-            .map(|&k| Replica::new(limits.clone(), kinds[k].blocks / kinds[k].pp))
-            .collect(),
-        plans: vec![None; engines],
-        credit: vec![0.0; engines],
-        kinds,
-        kind_of,
-        router,
-        next_rr: 0,
-        rng: RngStreams::new(seed).stream("router"),
-        first_token: vec![None; n],
-        finished: vec![None; n],
-        admitted: vec![None; n],
-        replica_of: vec![0; n],
-        iterations: Vec::new(),
-        prefill_replicas,
-        transfers: Vec::new(),
-    };
+    let fleet = new_fleet(requests, kinds, limits, router, seed, prefill_replicas);
     let mut sim = Simulation::new(fleet);
     let stats = if fits {
         sim.run_to_end()
@@ -912,31 +792,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         .iter()
         .map(|r| r.peak_blocks_used as f64 / r.blocks_total.max(1) as f64)
         .fold(0.0, f64::max);
-    let kv_bytes = |k: &ReplicaKind| k.blocks as f64 * block_tokens as f64 * k.kv_per_token;
-    let mut completed_by_kind = vec![0u64; fleet.kinds.len()];
-    for &r in &done {
-        completed_by_kind[fleet.kind_of[fleet.replica_of[r]]] += 1;
-    }
-    let groups: Vec<Value> = fleet
-        .kinds
-        .iter()
-        .zip(&completed_by_kind)
-        .map(|(k, completed)| {
-            json!({
-                "requests_completed": completed,
-                "gpu": k.gpu.name,
-                "replicas": k.replicas,
-                "pp": k.pp,
-                "capacity_tokens_per_s": k.capacity_tokens_per_s,
-                "tp": k.tp,
-                "kv_blocks_per_replica": k.blocks,
-                "weights_bytes_per_gpu": k.weights_per_gpu.round() as u64,
-                "kv_bytes_per_gpu": kv_bytes(k).round() as u64,
-                "capacity_bytes": k.gpu.memory_bytes,
-                "fits": k.fits(),
-            })
-        })
-        .collect();
+    let groups = groups_report(&fleet, &done, block_tokens);
     // One kind: its figures at the top level, as before; a mixed fleet: per group only.
     let single = (fleet.kinds.len() == 1).then(|| &fleet.kinds[0]);
 
@@ -971,7 +827,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         "memory": {
             "weights_bytes_per_gpu": single.map(|k| k.weights_per_gpu.round() as u64),
             "weights_offload_bytes_per_gpu": memory.offload_bytes,
-            "kv_bytes_per_gpu": single.map(|k| kv_bytes(k).round() as u64),
+            "kv_bytes_per_gpu": single.map(|k| kv_bytes(k, block_tokens).round() as u64),
             "capacity_bytes": single.map(|k| k.gpu.memory_bytes),
             "fits": fits,
         },
@@ -1005,6 +861,214 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         "sim": { "events": stats.events, "iterations": fleet.iterations.len() },
     });
     merge(&mut report, latency);
+    report["energy"] = energy_report(s, &fleet, &done, &outputs)?;
+    if memory.offload_bytes > 0.0 {
+        report["offload"] = offload::report(&fleet.kinds, &memory);
+    }
+    Ok(ServingRun {
+        report,
+        graph,
+        timeline,
+    })
+}
+
+/// Refuses the keys of `[cluster]`, `[model]` and `[serving]` that do not apply to a mixed fleet
+/// of `[[serving.group]]` tables.
+fn refuse_in_mixed_fleet(
+    s: &Scenario,
+    serving: &ServingSection,
+    pools: Option<(u32, u32)>,
+    groups: &[GroupSection],
+) -> Result<(), ScenarioError> {
+    let f = &s.file;
+    let refuse = |path: &str, what: &str| {
+        Err(s
+            .error_at(path, format!("{what} does not apply to a mixed fleet"))
+            .with_help("each [[serving.group]] names its gpu, replicas, tp and gpus_per_node"))
+    };
+    if f.cluster.gpu.is_some() {
+        return refuse("cluster.gpu", "cluster.gpu");
+    }
+    if f.cluster.accelerator.is_some() {
+        return refuse("cluster.accelerator", "[cluster.accelerator]");
+    }
+    if f.cluster.nodes.is_some() {
+        return refuse("cluster.nodes", "cluster.nodes");
+    }
+    if f.cluster.profile.is_some() {
+        return refuse("cluster.profile", "a calibration profile (one GPU's)");
+    }
+    if f.model.attention_kernel.is_some() {
+        return refuse("model.attention_kernel", "model.attention_kernel");
+    }
+    if serving.replicas.is_some() {
+        return refuse("serving.replicas", "serving.replicas");
+    }
+    if serving.tp.is_some() {
+        return refuse("serving.tp", "serving.tp");
+    }
+    if serving.pp.is_some() {
+        return refuse("serving.pp", "serving.pp");
+    }
+    if pools.is_some() {
+        return Err(s.error_at(
+            "serving.disaggregation",
+            "disaggregated pools in a mixed fleet are not modelled by this version",
+        ));
+    }
+    if s.file.cluster.power_limit.is_some() {
+        return Err(s
+            .error_at(
+                "cluster.power_limit",
+                "a power limit in watts applies to a cluster of one GPU type, not to a \
+                 mixed fleet",
+            )
+            .with_help("remove cluster.power_limit"));
+    }
+    if groups.is_empty() {
+        return Err(s
+            .error_at("serving.group", "a mixed fleet needs at least one group")
+            .with_help("add [[serving.group]] with gpu, replicas and tp"));
+    }
+    Ok(())
+}
+
+/// Refuses weights to offload beyond a GPU's share, or beyond the host memory of a server.
+fn check_offload(
+    s: &Scenario,
+    kinds: &[ReplicaKind],
+    memory: &MemoryPolicy,
+    host: &Option<HostSpec>,
+) -> Result<(), ScenarioError> {
+    if let Some(k) = kinds
+        .iter()
+        .find(|k| k.offloaded_bytes < memory.offload_bytes)
+    {
+        return Err(s
+            .error_at(
+                "serving.weights_offload",
+                format!(
+                    "{:.1} GiB to offload, but a {} GPU's share of the weights is {:.1} GiB",
+                    memory.offload_bytes / GIB,
+                    k.gpu.name,
+                    k.offloaded_bytes / GIB
+                ),
+            )
+            .with_help("offload at most a GPU's share of the weights"));
+    }
+    for (h, k) in host.iter().flat_map(|h| kinds.iter().map(move |k| (h, k))) {
+        let per_server = memory.offload_bytes * k.offload_users as f64;
+        if per_server > h.memory_bytes {
+            return Err(s
+                .error_at(
+                    "serving.weights_offload",
+                    format!(
+                        "{} GPUs a server each keep {:.1} GiB in host memory: {:.1} GiB, more \
+                         than the host's {:.1} GiB",
+                        k.offload_users,
+                        memory.offload_bytes / GIB,
+                        per_server / GIB,
+                        h.memory_bytes / GIB
+                    ),
+                )
+                .with_help("offload less, or raise cluster.host.memory"));
+        }
+    }
+    Ok(())
+}
+
+/// The fleet at time 0: every replica's engines empty, every request yet to arrive.
+fn new_fleet(
+    requests: Vec<Request>,
+    kinds: Vec<ReplicaKind>,
+    limits: Limits,
+    router: RouterKind,
+    seed: u64,
+    prefill_replicas: Option<usize>,
+) -> Fleet {
+    let n = requests.len();
+    let progress: Vec<Progress> = requests
+        .iter()
+        .map(|r| Progress {
+            prompt: r.prompt_tokens,
+            output: r.output_tokens.max(1),
+            to_prefill: r.prompt_tokens,
+            ..Default::default()
+        })
+        .collect();
+    // Each replica runs pp engines (one when pp = 1): the fleet schedules engines.
+    let kind_of: Vec<usize> = kinds
+        .iter()
+        .enumerate()
+        .flat_map(|(k, kind)| std::iter::repeat_n(k, (kind.replicas * kind.pp) as usize))
+        .collect();
+    let engines = kind_of.len();
+    Fleet {
+        requests,
+        progress,
+        replicas: kind_of
+            .iter()
+            .map(|&k| Replica::new(limits.clone(), kinds[k].blocks / kinds[k].pp))
+            .collect(),
+        plans: vec![None; engines],
+        credit: vec![0.0; engines],
+        kinds,
+        kind_of,
+        router,
+        next_rr: 0,
+        rng: RngStreams::new(seed).stream("router"),
+        first_token: vec![None; n],
+        finished: vec![None; n],
+        admitted: vec![None; n],
+        replica_of: vec![0; n],
+        iterations: Vec::new(),
+        prefill_replicas,
+        transfers: Vec::new(),
+    }
+}
+
+/// Each kind of replica's figures, with the requests its replicas completed.
+fn groups_report(fleet: &Fleet, done: &[usize], block_tokens: u32) -> Vec<Value> {
+    let mut completed_by_kind = vec![0u64; fleet.kinds.len()];
+    for &r in done {
+        completed_by_kind[fleet.kind_of[fleet.replica_of[r]]] += 1;
+    }
+    fleet
+        .kinds
+        .iter()
+        .zip(&completed_by_kind)
+        .map(|(k, completed)| {
+            json!({
+                "requests_completed": completed,
+                "gpu": k.gpu.name,
+                "replicas": k.replicas,
+                "pp": k.pp,
+                "capacity_tokens_per_s": k.capacity_tokens_per_s,
+                "tp": k.tp,
+                "kv_blocks_per_replica": k.blocks,
+                "weights_bytes_per_gpu": k.weights_per_gpu.round() as u64,
+                "kv_bytes_per_gpu": kv_bytes(k, block_tokens).round() as u64,
+                "capacity_bytes": k.gpu.memory_bytes,
+                "fits": k.fits(),
+            })
+        })
+        .collect()
+}
+
+/// The bytes of KV cache a GPU of kind `k` holds.
+fn kv_bytes(k: &ReplicaKind, block_tokens: u32) -> f64 {
+    k.blocks as f64 * block_tokens as f64 * k.kv_per_token
+}
+
+/// The fleet's energy over the span from the first arrival to the last completion, from each
+/// kind's busy GPU-seconds.
+fn energy_report(
+    s: &Scenario,
+    fleet: &Fleet,
+    done: &[usize],
+    outputs: &[u32],
+) -> Result<Value, ScenarioError> {
+    let kind = |i: usize| &fleet.kinds[fleet.kind_of[i]];
     let mut busy = vec![0.0; fleet.kinds.len()];
     for &(i, start, end, _, _) in &fleet.iterations {
         busy[fleet.kind_of[i]] += (end - start).as_secs_f64() * kind(i).tp as f64;
@@ -1028,13 +1092,5 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     };
     let output_tokens: u64 = done.iter().map(|&r| outputs[r] as u64).sum();
     let pue = crate::workload::cost::Prices::resolve(s)?.map_or(1.0, |p| p.pue);
-    report["energy"] = energy::report(&uses, span, output_tokens, pue);
-    if memory.offload_bytes > 0.0 {
-        report["offload"] = offload::report(&fleet.kinds, &memory);
-    }
-    Ok(ServingRun {
-        report,
-        graph,
-        timeline,
-    })
+    Ok(energy::report(&uses, span, output_tokens, pue))
 }

@@ -9,7 +9,8 @@ use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::sequences::{SequenceLengths, SequencesSection};
 use crate::scenario::serving::DistributionKind;
-use crate::workload::serving::traffic::{exp, ln, normal};
+use crate::stats::math::{exp, ln};
+use crate::stats::variate::normal;
 use rand::RngExt;
 
 /// Reads `[sequences]` (None without it). `pp` and `cp` are the scenario's degrees; the

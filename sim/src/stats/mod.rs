@@ -1,7 +1,10 @@
 //! Summary statistics of measured or simulated samples (seconds, relative errors, ...), shared by
-//! the profile builder, the calibrator and the tests.
+//! the profile builder, the calibrator and the tests; below, portable math and random variates.
 //!
 //! Deliberately ignored: weighting, and NaN samples (they sort last by `f64::total_cmp`).
+
+pub(crate) mod math;
+pub(crate) mod variate;
 
 /// The median of a sample, the mean of the middle two for an even count; `None` when empty.
 /// Sorts `values` in place.

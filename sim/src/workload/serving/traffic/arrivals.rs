@@ -1,0 +1,215 @@
+//! When requests arrive: all at once (`offline`), as a Poisson process, as a gamma renewal process
+//! with a chosen burstiness (`cv`; vLLM's `--burstiness` is `1/cv^2`), or as a Poisson process
+//! whose rate steps over time (`piecewise`, e.g. a daily peak). Gaps in seconds, then `SimTime`.
+
+use super::{Result, TrafficError, kind_name};
+use crate::engine::SimTime;
+use crate::scenario::serving::{ArrivalKind, WorkloadSection};
+use crate::stats::variate::{exponential, gamma};
+use rand::rngs::ChaCha8Rng;
+
+#[derive(Clone, Debug)]
+pub(super) enum Arrivals {
+    Offline,
+    /// Exponential gaps with mean `1/rate` seconds.
+    Poisson {
+        rate: f64,
+    },
+    /// Gamma gaps: shape `k = 1/cv^2`, scale `(1/rate)/k` seconds.
+    Gamma {
+        shape: f64,
+        scale: f64,
+    },
+    /// A Poisson process whose rate is `steps[i].1` per second from `steps[i].0` seconds on
+    /// (times increasing; the last rate positive).
+    Piecewise {
+        steps: Vec<(f64, f64)>,
+    },
+}
+
+impl Arrivals {
+    pub(super) fn from_section(
+        w: &WorkloadSection,
+        kind: ArrivalKind,
+        notes: &mut Vec<String>,
+    ) -> Result<Self> {
+        let rate = || -> Result<f64> {
+            let rate = w.rate.as_ref().map(|r| r.0).ok_or_else(|| {
+                TrafficError::new(
+                    "workload.rate",
+                    format!(
+                        "arrival = \"{}\" needs `rate`: mean requests per second",
+                        kind_name(kind)
+                    ),
+                )
+                .with_help("e.g. rate = \"5/s\"")
+            })?;
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(TrafficError::new(
+                    "workload.rate",
+                    format!("rate must be positive and finite, not {rate}/s"),
+                )
+                .with_help("for every request at time 0, use arrival = \"offline\""));
+            }
+            Ok(rate)
+        };
+        match kind {
+            ArrivalKind::Offline => {
+                if w.rate.is_some() {
+                    notes.push(
+                        "workload.rate is ignored: arrival = \"offline\" sends every request at time 0"
+                            .into(),
+                    );
+                }
+                if w.cv.is_some() {
+                    notes.push(
+                        "workload.cv is ignored: arrival = \"offline\" sends every request at time 0"
+                            .into(),
+                    );
+                }
+                Ok(Arrivals::Offline)
+            }
+            ArrivalKind::Poisson => {
+                let rate = rate()?;
+                if w.cv.is_some() {
+                    notes.push(
+                        "workload.cv is ignored: Poisson gaps have cv 1; use arrival = \"gamma\" \
+                         for another cv"
+                            .into(),
+                    );
+                }
+                Ok(Arrivals::Poisson { rate })
+            }
+            ArrivalKind::Gamma => {
+                let rate = rate()?;
+                let cv = w.cv.ok_or_else(|| {
+                    TrafficError::new(
+                        "workload.cv",
+                        "arrival = \"gamma\" needs `cv`: the coefficient of variation of the gaps",
+                    )
+                    .with_help("cv = 1 is Poisson; above 1 is burstier, below 1 more regular")
+                })?;
+                if !(cv.is_finite() && cv > 0.0) {
+                    return Err(TrafficError::new(
+                        "workload.cv",
+                        format!("cv must be positive and finite, not {cv}"),
+                    )
+                    .with_help("cv = 1 is Poisson; above 1 is burstier, below 1 more regular"));
+                }
+                let shape = 1.0 / (cv * cv);
+                if !(shape.is_finite() && shape > 0.0) {
+                    return Err(TrafficError::new(
+                        "workload.cv",
+                        format!("cv = {cv} is out of range"),
+                    ));
+                }
+                Ok(Arrivals::Gamma {
+                    shape,
+                    scale: 1.0 / rate / shape,
+                })
+            }
+            ArrivalKind::Piecewise => {
+                let help = "e.g. schedule = [{ at = \"0 s\", rate = \"2/s\" }, \
+                            { at = \"10 min\", rate = \"8/s\" }]";
+                let schedule = w
+                    .schedule
+                    .as_ref()
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| {
+                        TrafficError::new(
+                            "workload.schedule",
+                            "arrival = \"piecewise\" needs `schedule`: rate steps over time",
+                        )
+                        .with_help(help)
+                    })?;
+                if w.rate.is_some() {
+                    notes.push(
+                        "workload.rate is ignored: arrival = \"piecewise\" takes its rates from \
+                         schedule"
+                            .into(),
+                    );
+                }
+                let mut steps = Vec::with_capacity(schedule.len());
+                for (i, step) in schedule.iter().enumerate() {
+                    let (at, rate) = (step.at.0.as_secs_f64(), step.rate.0);
+                    if !(rate.is_finite() && rate >= 0.0) {
+                        return Err(TrafficError::new(
+                            "workload.schedule",
+                            format!("step {} has rate {rate}/s: rates are 0 or more", i + 1),
+                        ));
+                    }
+                    if let Some(&(before, _)) = steps.last()
+                        && at <= before
+                    {
+                        return Err(TrafficError::new(
+                            "workload.schedule",
+                            format!(
+                                "step {} starts at {} s, not after step {} ({before} s): steps \
+                                 go forward in time",
+                                i + 1,
+                                at,
+                                i
+                            ),
+                        )
+                        .with_help(help));
+                    }
+                    steps.push((at, rate));
+                }
+                if steps.last().is_some_and(|&(_, r)| r == 0.0) {
+                    return Err(TrafficError::new(
+                        "workload.schedule",
+                        "the last step has rate 0/s: the requests would never all arrive",
+                    )
+                    .with_help("end the schedule with a positive rate"));
+                }
+                Ok(Arrivals::Piecewise { steps })
+            }
+            ArrivalKind::Trace => unreachable!("traces are read by from_trace"),
+        }
+    }
+
+    /// When the first request arrives: time 0 (the other processes start with an arrival), or
+    /// with a piecewise rate the schedule's first arrival, drawn from time 0.
+    pub(super) fn first(&self, rng: &mut ChaCha8Rng) -> SimTime {
+        match self {
+            Arrivals::Piecewise { steps } => SimTime::from_secs_f64(piecewise_gap(steps, 0.0, rng)),
+            _ => SimTime::ZERO,
+        }
+    }
+
+    /// Time from `now` to the next arrival.
+    pub(super) fn gap(&self, now: SimTime, rng: &mut ChaCha8Rng) -> SimTime {
+        let secs = match self {
+            Arrivals::Offline => 0.0,
+            Arrivals::Poisson { rate } => exponential(rng) / rate,
+            Arrivals::Gamma { shape, scale } => gamma(rng, *shape) * scale,
+            Arrivals::Piecewise { steps } => piecewise_gap(steps, now.as_secs_f64(), rng),
+        };
+        SimTime::from_secs_f64(secs)
+    }
+}
+
+/// Seconds from `now` to the next arrival of a Poisson process with a piecewise-constant rate:
+/// one unit-rate exponential draw spent against the integrated rate, step by step (the time
+/// change of a non-homogeneous Poisson process), so a quiet step (rate 0) is skipped and each
+/// arrival costs exactly one draw.
+fn piecewise_gap(steps: &[(f64, f64)], now: f64, rng: &mut ChaCha8Rng) -> f64 {
+    let mut left = exponential(rng);
+    let mut t = now.max(steps[0].0);
+    let mut i = steps.partition_point(|&(at, _)| at <= t).saturating_sub(1);
+    loop {
+        let rate = steps[i].1;
+        match steps.get(i + 1) {
+            Some(&(next, _)) => {
+                let room = (next - t) * rate;
+                if rate > 0.0 && left < room {
+                    return t + left / rate - now;
+                }
+                left -= room;
+                t = next;
+                i += 1;
+            }
+            None => return t + left / rate - now,
+        }
+    }
+}
