@@ -16,10 +16,11 @@ use super::buffer_copy;
 use super::group::Group;
 use super::op::CollectiveOp;
 use super::protocol::Protocol;
+use super::routing::{Routing, route};
 use super::schedule::{Endpoint, Phase, Schedule, Transfer};
-use crate::net::tier::{self, Efficiency, Placed, Tier, price, switch_of};
+use crate::net::tier::{self, Efficiency, Placed, Tier, price};
 use crate::net::topology::spec::IntraKind;
-use crate::net::topology::{LinkKind, Route, Topology};
+use crate::net::topology::{LinkKind, Topology};
 
 pub use super::compression::Compression;
 
@@ -94,113 +95,6 @@ pub struct CollectiveCost {
     /// wire (after compression, with the protocol's overhead, e.g. LL's flags). Empty unless
     /// [`Options::record_links`].
     pub link_bytes: Vec<f64>,
-}
-
-/// The slowest kind of link on a route (WAN, then network, PCIe, NVLink).
-fn slowest(topo: &Topology, links: &[petgraph::graph::EdgeIndex]) -> LinkKind {
-    links
-        .iter()
-        .map(|&e| topo.graph[e].kind)
-        .max()
-        .unwrap_or(LinkKind::NvLink)
-}
-
-/// A transfer routed once for every protocol priced: its links, its route's latency, the
-/// slowest kind of link it crosses, whether it joins two GPUs (not a GPU and its switch), and
-/// its bytes before the protocol's wire factor.
-struct Routed {
-    links: Vec<petgraph::graph::EdgeIndex>,
-    route_latency: f64,
-    slowest: LinkKind,
-    between_gpus: bool,
-    bytes: f64,
-}
-
-impl Routed {
-    /// Its latency under a protocol: the route's, or the protocol's step latency over its slowest
-    /// link, whichever is larger.
-    fn latency(&self, step_latency: &dyn Fn(LinkKind) -> f64) -> f64 {
-        self.route_latency.max(step_latency(self.slowest))
-    }
-}
-
-/// A phase routed once: its transfers and the hops of its path (`Phase::path`).
-struct RoutedPhase<'a> {
-    phase: &'a Phase,
-    transfers: Vec<Routed>,
-    path: Vec<Routed>,
-}
-
-/// A schedule routed once, priced by every protocol.
-struct Routing<'a> {
-    schedule: &'a Schedule,
-    phases: Vec<RoutedPhase<'a>>,
-}
-
-/// Routes every transfer and path hop of `schedule` (the part of pricing no protocol changes).
-fn route<'a>(topo: &Topology, schedule: &'a Schedule) -> Result<Routing<'a>, String> {
-    let vertex = |e: Endpoint| -> Result<petgraph::graph::NodeIndex, String> {
-        match e {
-            Endpoint::Gpu(r) => topo.gpus.get(r as usize).copied().ok_or_else(|| {
-                format!("rank {r} is outside the cluster's {} GPUs", topo.gpus.len())
-            }),
-            Endpoint::NodeSwitch(node) => {
-                let first = topo.gpus[(node * topo.gpus_per_node) as usize];
-                switch_of(topo, first)
-                    .ok_or_else(|| format!("node {node} has no NVSwitch for in-switch reduction"))
-            }
-        }
-    };
-    // Lane `lane` of a transfer (`Topology::lanes`: a GPU's traffic between servers spreads
-    // evenly over its NICs), carrying `bytes`.
-    let one = |src: Endpoint, dst: Endpoint, lane: u32, bytes: f64| -> Result<Routed, String> {
-        let links = match (src, dst) {
-            (Endpoint::Gpu(a), Endpoint::Gpu(b)) => topo.route_lane(a, b, lane).links,
-            (a, b) => {
-                let (va, vb) = (vertex(a)?, vertex(b)?);
-                vec![
-                    topo.graph
-                        .find_edge(va, vb)
-                        .ok_or_else(|| "a GPU is not attached to its NVSwitch".to_string())?,
-                ]
-            }
-        };
-        let route = Route { links };
-        Ok(Routed {
-            route_latency: topo.route_latency(&route),
-            slowest: slowest(topo, &route.links),
-            between_gpus: matches!((src, dst), (Endpoint::Gpu(_), Endpoint::Gpu(_))),
-            links: route.links,
-            bytes,
-        })
-    };
-    let lanes = |src: Endpoint, dst: Endpoint| match (src, dst) {
-        (Endpoint::Gpu(a), Endpoint::Gpu(b)) => topo.lanes(a, b),
-        _ => 1,
-    };
-    let phases = schedule
-        .phases
-        .iter()
-        .map(|phase| {
-            Ok(RoutedPhase {
-                phase,
-                transfers: phase
-                    .transfers
-                    .iter()
-                    .flat_map(|t| {
-                        let lanes = lanes(t.src, t.dst);
-                        (0..lanes).map(move |l| one(t.src, t.dst, l, t.bytes / lanes as f64))
-                    })
-                    .collect::<Result<_, String>>()?,
-                path: phase
-                    .path
-                    .iter()
-                    .map(|&(a, b)| one(a, b, 0, 0.0))
-                    .collect::<Result<_, String>>()?,
-            })
-        })
-        .collect::<Result<_, String>>()?;
-    Ok(Routing { schedule, phases })
 }
 
 fn price_schedule(

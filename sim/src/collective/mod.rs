@@ -13,6 +13,7 @@ pub mod cost;
 pub mod group;
 pub mod op;
 pub mod protocol;
+mod routing;
 pub mod schedule;
 
 /// Thread blocks a collective kernel holds on each GPU while it runs (one per NCCL channel), which
