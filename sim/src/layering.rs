@@ -18,7 +18,7 @@ mod tests {
     ];
 
     /// Files below the edge that still read scenario types, until the lowering layer takes them.
-    const STILL_NAMING_SCENARIO: [&str; 27] = [
+    const STILL_NAMING_SCENARIO: [&str; 25] = [
         "model/resolve.rs",
         "net/topology/graph.rs",
         "net/topology/spec.rs",
@@ -30,9 +30,7 @@ mod tests {
         "workload/diffusion/mod.rs",
         "workload/diffusion/queue.rs",
         "workload/federated/mod.rs",
-        "workload/host.rs",
         "workload/kernels.rs",
-        "workload/power_limit.rs",
         "workload/serving/mod.rs",
         "workload/serving/pipelines.rs",
         "workload/serving/traffic/arrivals.rs",

@@ -14,6 +14,7 @@ pub mod error;
 pub mod expect;
 pub mod federated;
 pub mod kernels;
+pub mod lower;
 pub mod model;
 pub mod parallel;
 pub mod quantity;

@@ -8,8 +8,6 @@ pub mod compression;
 pub mod cost;
 pub mod diffusion;
 pub mod federated;
-pub mod host;
 pub mod kernels;
-pub mod power_limit;
 pub mod serving;
 pub mod training;

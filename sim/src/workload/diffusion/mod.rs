@@ -415,7 +415,7 @@ pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
         None => ComputeModel::new(gpu),
     };
     cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
-    crate::workload::power_limit::apply(s, &mut compute, true, &mut assumptions)?;
+    crate::scenario::lower::power_limit::apply(s, &mut compute, true, &mut assumptions)?;
     let net = Network {
         topology: setup.topology.clone(),
         tier: setup.tier,

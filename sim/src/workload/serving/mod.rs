@@ -584,7 +584,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
     let host = match offload_mode {
         OffloadMode::Serial => None,
         OffloadMode::Prefetch | OffloadMode::Cpu => {
-            Some(crate::workload::host::resolve(s, &mut assumptions)?)
+            Some(crate::scenario::lower::host::resolve(s, &mut assumptions)?)
         }
     };
     let memory = MemoryPolicy {
@@ -688,7 +688,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
                 None => ComputeModel::new(g),
             };
             cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
-            crate::workload::power_limit::apply(s, &mut compute, false, &mut assumptions)?;
+            crate::scenario::lower::power_limit::apply(s, &mut compute, false, &mut assumptions)?;
             profile_name = profile.map(|p| p.name);
             let kind = ReplicaKind::new(
                 g,

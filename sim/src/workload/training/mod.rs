@@ -257,7 +257,12 @@ pub fn compute_model(
         &mut compute,
         &mut setup.assumptions,
     )?;
-    crate::workload::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
+    crate::scenario::lower::power_limit::apply(
+        scenario,
+        &mut compute,
+        true,
+        &mut setup.assumptions,
+    )?;
     if let (blocks, Some(c)) = setup.contention() {
         setup.assumptions.push(format!(
             "a collective running beside computation holds {blocks} of the {}'s {} SMs (NCCL's \

@@ -693,7 +693,7 @@ fn resolve_offload(
         }
         _ => {}
     }
-    let host = crate::workload::host::resolve(s, assumptions)?;
+    let host = crate::scenario::lower::host::resolve(s, assumptions)?;
     if offload == OptimizerOffload::Network {
         assumptions.push(
             "the in-network optimizer node is priced as one host of [cluster.host]'s figures"
