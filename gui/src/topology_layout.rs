@@ -497,7 +497,7 @@ pub struct Built {
 
 /// Builds the scenario's topology as its workload does, and places it (worker thread).
 pub fn from_scenario(scenario: &Scenario) -> Built {
-    use clustersim::workload::cluster::{self, Needs};
+    use clustersim::scenario::lower::cluster::{self, Needs};
     let located = |e: clustersim::scenario::error::ScenarioError| e.to_string();
     let (topology, stands) = match scenario.kind {
         Kind::Training => match clustersim::workload::training::setup::resolve(scenario) {

@@ -18,12 +18,10 @@ mod tests {
     ];
 
     /// Files below the edge that still read scenario types, until the lowering layer takes them.
-    const STILL_NAMING_SCENARIO: [&str; 25] = [
+    const STILL_NAMING_SCENARIO: [&str; 23] = [
         "model/resolve.rs",
         "net/topology/graph.rs",
         "net/topology/spec.rs",
-        "workload/accelerator.rs",
-        "workload/cluster.rs",
         "workload/collective.rs",
         "workload/compression.rs",
         "workload/cost.rs",

@@ -17,7 +17,7 @@ use crate::engine::SimTime;
 use crate::exec::{Graph, Op, OpKind};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::workload::cluster::{self, Needs};
+use crate::scenario::lower::cluster::{self, Needs};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 

@@ -20,7 +20,7 @@ use crate::exec::{Graph, Op, OpKind};
 use crate::hw::{ComputeModel, Kernel};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::workload::cluster::{self, Needs};
+use crate::scenario::lower::cluster::{self, Needs};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 

@@ -1,7 +1,6 @@
 //! Workloads: what runs on the cluster, expressed as operations (compute with FLOPs and bytes,
 //! collectives over groups of ranks). Workloads never see link speeds; the pricing layers do.
 
-pub mod accelerator;
 pub mod cluster;
 pub mod collective;
 pub mod compression;

@@ -1,7 +1,9 @@
 //! Lowering: a parsed scenario turned into the plain set-ups the workloads simulate. This layer
 //! alone reads scenario sections below `run`: it applies each default (recorded as an assumption
 //! with its source), places each refusal at its key's span, and hands the layers below owned
-//! values (`hw::host::HostSpec`, `hw::ComputeModel`, ...), never a `Scenario`.
+//! values (`workload::cluster::ClusterSetup`, `hw::host::HostSpec`, ...), never a `Scenario`.
 
+pub mod accelerator;
+pub mod cluster;
 pub mod host;
 pub mod power_limit;

@@ -33,7 +33,7 @@ use crate::model::dit::{Video, VideoDit};
 use crate::model::dit_preset;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::workload::cluster::{self, Needs};
+use crate::scenario::lower::cluster::{self, Needs};
 use layout::Layout;
 use ops::{Generation, Network};
 use serde_json::{Value, json};

@@ -36,7 +36,7 @@ use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::workload::cluster;
+use crate::scenario::lower::cluster;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 

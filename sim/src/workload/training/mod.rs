@@ -252,7 +252,7 @@ pub fn compute_model(
             .expect("the set-up checked that the profile was measured on the cluster's GPU"),
         None => ComputeModel::new(setup.gpu),
     };
-    crate::workload::cluster::apply_attention_kernel(
+    crate::scenario::lower::cluster::apply_attention_kernel(
         scenario,
         &mut compute,
         &mut setup.assumptions,

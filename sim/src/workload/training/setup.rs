@@ -18,7 +18,9 @@ use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::workload::cluster::{ClusterSetup, ComputeProfile, Needs, positive, resolve_profile};
+use crate::scenario::lower::cluster::{
+    ClusterSetup, ComputeProfile, Needs, positive, resolve_profile,
+};
 use crate::workload::cost::Prices;
 
 /// A training run, fully specified.
@@ -323,7 +325,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         sizes: true,
         inter_node: true,
     };
-    let cluster = crate::workload::cluster::resolve(s, &mut assumptions, needs)?;
+    let cluster = crate::scenario::lower::cluster::resolve(s, &mut assumptions, needs)?;
     let ClusterSetup {
         gpu,
         nodes,

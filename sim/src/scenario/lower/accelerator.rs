@@ -1,6 +1,6 @@
 //! `[cluster.accelerator]` resolved to a device (`hw::accelerator`): its figures checked at
 //! their keys, its defaults recorded as assumptions. Every workload then prices kernels on it as
-//! on a catalog GPU (`workload::cluster::resolve`).
+//! on a catalog GPU (`scenario::lower::cluster::resolve`).
 
 use crate::hw::accelerator::Accelerator;
 use crate::hw::{Efficiency, GpuSpec};
