@@ -18,13 +18,11 @@ mod tests {
     ];
 
     /// Files below the edge that still read scenario types, until the lowering layer takes them.
-    const STILL_NAMING_SCENARIO: [&str; 23] = [
+    const STILL_NAMING_SCENARIO: [&str; 19] = [
         "model/resolve.rs",
         "net/topology/graph.rs",
         "net/topology/spec.rs",
         "workload/collective.rs",
-        "workload/compression.rs",
-        "workload/cost.rs",
         "workload/diffusion/mod.rs",
         "workload/diffusion/queue.rs",
         "workload/federated/mod.rs",
@@ -35,9 +33,7 @@ mod tests {
         "workload/serving/traffic/lengths.rs",
         "workload/serving/traffic/mod.rs",
         "workload/serving/traffic/trace_file.rs",
-        "workload/training/capacity.rs",
         "workload/training/mod.rs",
-        "workload/training/reliability.rs",
         "workload/training/sequences.rs",
         "workload/training/sequences/resolve.rs",
         "workload/training/sequences/shape.rs",

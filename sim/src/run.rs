@@ -115,7 +115,7 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
         }
     };
     let mut out = within_simulated_time(scenario, out)?;
-    crate::workload::cost::stamp(scenario, &mut out.report)?;
+    crate::scenario::lower::cost::stamp(scenario, &mut out.report)?;
     Ok(out)
 }
 

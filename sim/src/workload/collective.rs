@@ -101,7 +101,7 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
     if section.size.0 == 0 {
         return Err(s.error_at("collective.size", "a collective of 0 bytes moves nothing"));
     }
-    let compression = crate::workload::compression::resolve(
+    let compression = crate::scenario::lower::compression::resolve(
         s,
         section.compression.as_ref(),
         "collective.compression",

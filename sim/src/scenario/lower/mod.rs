@@ -4,6 +4,10 @@
 //! values (`workload::cluster::ClusterSetup`, `hw::host::HostSpec`, ...), never a `Scenario`.
 
 pub mod accelerator;
+pub mod capacity;
 pub mod cluster;
+pub mod compression;
+pub mod cost;
 pub mod host;
 pub mod power_limit;
+pub mod reliability;

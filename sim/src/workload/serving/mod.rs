@@ -1091,6 +1091,6 @@ fn energy_report(
         _ => 0.0,
     };
     let output_tokens: u64 = done.iter().map(|&r| outputs[r] as u64).sum();
-    let pue = crate::workload::cost::Prices::resolve(s)?.map_or(1.0, |p| p.pue);
+    let pue = crate::scenario::lower::cost::prices(s)?.map_or(1.0, |p| p.pue);
     Ok(energy::report(&uses, span, output_tokens, pue))
 }

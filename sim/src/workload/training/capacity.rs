@@ -89,22 +89,3 @@ pub fn report(s: &Training, step: &Step, report: &mut Value) {
         report["capacity"] = c;
     }
 }
-
-/// Reads `[capacity] tokens` (a positive count).
-pub fn resolve_tokens(
-    s: &crate::scenario::Scenario,
-) -> Result<Option<f64>, crate::scenario::error::ScenarioError> {
-    let Some(c) = &s.file.capacity else {
-        return Ok(None);
-    };
-    match c.tokens {
-        Some(t) if t.is_finite() && t >= 1.0 => Ok(Some(t)),
-        Some(t) => Err(s.error_at(
-            "capacity.tokens",
-            format!("`capacity.tokens` must be a count of 1 or more, not {t}"),
-        )),
-        None => Err(s
-            .error_at("capacity", "[capacity] needs tokens")
-            .with_help("the tokens to train on, e.g. tokens = 300e9")),
-    }
-}

@@ -484,7 +484,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         }
     }
     let (optimizer_offload, host) = resolve_offload(s, &layout, optimizer, &mut assumptions)?;
-    let reliability = Reliability::resolve(s, &mut assumptions)?;
+    let reliability = crate::scenario::lower::reliability::reliability(s, &mut assumptions)?;
     let straggler_slowdown = match f.reliability.as_ref().and_then(|r| r.straggler_slowdown) {
         None => 1.0,
         Some(x) if x.is_finite() && x >= 1.0 => x,
@@ -563,8 +563,8 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         record_links: f.sim.record_links.unwrap_or(false),
         straggler_slowdown,
         reliability,
-        prices: Prices::resolve(s)?,
-        train_tokens: super::capacity::resolve_tokens(s)?,
+        prices: crate::scenario::lower::cost::prices(s)?,
+        train_tokens: crate::scenario::lower::capacity::tokens(s)?,
         compression: resolve_compression(s, &mut assumptions)?,
         activation_compression: resolve_activation_compression(
             s,
@@ -763,7 +763,7 @@ fn resolve_compression(
         return Ok(Compressions::default());
     };
     let mut one = |spec: &Option<crate::scenario::compression::CompressionSpec>, name: &str| {
-        crate::workload::compression::resolve(
+        crate::scenario::lower::compression::resolve(
             s,
             spec.as_ref(),
             &format!("compression.{name}"),
@@ -910,7 +910,7 @@ fn resolve_activation_compression(
     let mut spec = spec.clone();
     // Not a collective: nothing to record about hops.
     spec.per_hop = Some(false);
-    let z = crate::workload::compression::resolve(
+    let z = crate::scenario::lower::compression::resolve(
         s,
         Some(&spec),
         "compression.activations",
