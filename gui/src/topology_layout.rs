@@ -500,7 +500,7 @@ pub fn from_scenario(scenario: &Scenario) -> Built {
     use clustersim::scenario::lower::cluster::{self, Needs};
     let located = |e: clustersim::scenario::error::ScenarioError| e.to_string();
     let (topology, stands) = match scenario.kind {
-        Kind::Training => match clustersim::workload::training::setup::resolve(scenario) {
+        Kind::Training => match clustersim::scenario::lower::training::resolve(scenario) {
             Ok(t) => (
                 Ok(t.topology.clone()),
                 Stands::Stages {

@@ -47,6 +47,12 @@ impl RunOutput {
 
 /// Simulates a scenario. Bad or unsupported input is a located error; a configuration that does
 /// not fit in memory is a result (`memory.fits = false`).
+/// A training scenario lowered and simulated.
+pub fn training(scenario: &Scenario) -> Result<training::TrainingRun, ScenarioError> {
+    let (setup, compute) = crate::scenario::lower::training::lower(scenario)?;
+    Ok(training::simulate(setup, &compute))
+}
+
 pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
     use crate::workload::{collective, diffusion, federated, kernels, serving};
     // Only training and collective runs count link traffic (federated refuses the key itself).
@@ -77,7 +83,7 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
     let out = match scenario.kind {
         // Training stamps its own costs (energy and time to train need the step).
         Kind::Training => {
-            let t = training::simulate(scenario)?;
+            let t = self::training(scenario)?;
             return within_simulated_time(
                 scenario,
                 RunOutput {

@@ -63,10 +63,12 @@ fn weights_are_stashed_per_micro_batch_in_flight() {
 fn the_estimate_follows_the_asynchronous_step() {
     for dp in [1, 2] {
         let scenario = common::scenario("p.toml", &text("async-1f1b", dp), &[]);
-        let mut setup = training::setup::resolve(&scenario).expect("resolves");
-        let compute = training::compute_model(&scenario, &mut setup).expect("compute");
+        let mut setup =
+            clustersim::scenario::lower::training::resolve(&scenario).expect("resolves");
+        let compute = clustersim::scenario::lower::training::compute_model(&scenario, &mut setup)
+            .expect("compute");
         let estimate = Estimator::new(&compute).estimate(&setup);
-        let simulated = training::simulate_setup(&scenario, setup, &compute);
+        let simulated = training::simulate(setup, &compute);
         let step = number(&simulated.report, "iteration_time_s");
         assert_eq!(estimate.bubble_s, 0.0);
         assert!(

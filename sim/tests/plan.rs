@@ -6,7 +6,7 @@ use common::count;
 
 use clustersim::plan::space::Space;
 use clustersim::plan::{self, Options};
-use clustersim::workload::training::{self, Layout};
+use clustersim::workload::training::Layout;
 use serde_json::Value;
 
 const SMALL: &str = r#"
@@ -36,7 +36,7 @@ fn small_plan(options: &Options) -> Value {
 fn gpt3_175b_on_1024_gpus_has_a_space_of_over_100k_layouts() {
     let path = common::root().join("scenarios/training/gpt3-175b-1024xa100-ptdp.toml");
     let scenario = clustersim::Scenario::load(&path, &[]).expect("the shipped scenario loads");
-    let base = training::setup::resolve(&scenario).expect("it resolves");
+    let base = clustersim::scenario::lower::training::resolve(&scenario).expect("it resolves");
     let space = Space::training(&base);
     let layouts = space.layouts();
     assert!(layouts.len() >= 100_000, "{} layouts", layouts.len());
@@ -136,7 +136,7 @@ fn plans_are_deterministic() {
 #[test]
 fn refusals_name_their_reason() {
     let scenario = common::scenario("plan.toml", SMALL, &[]);
-    let base = training::setup::resolve(&scenario).expect("it resolves");
+    let base = clustersim::scenario::lower::training::resolve(&scenario).expect("it resolves");
     let bad = Layout {
         tp: 3,
         ..base.layout()

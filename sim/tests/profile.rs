@@ -535,7 +535,7 @@ fn scenario_text(gpu: &str, profile: Option<&str>) -> String {
 
 fn run_at(path: &Path, text: String) -> Result<serde_json::Value, ScenarioError> {
     let s = Scenario::parse(path, text, &[])?;
-    training::simulate(&s).map(|r| r.report)
+    clustersim::run::training(&s).map(|r| r.report)
 }
 
 fn run(gpu: &str, profile: Option<&str>) -> Result<serde_json::Value, ScenarioError> {

@@ -92,10 +92,13 @@ fn the_planner_estimate_follows_the_skipped_layers() {
     for parallel in ["tp = 2\npp = 2", "tp = 2\ncp = 2"] {
         let times = |skip| {
             let scenario = common::scenario("skip.toml", &training_text(skip, parallel), &[]);
-            let mut setup = training::setup::resolve(&scenario).expect("resolves");
-            let compute = training::compute_model(&scenario, &mut setup).expect("compute");
+            let mut setup =
+                clustersim::scenario::lower::training::resolve(&scenario).expect("resolves");
+            let compute =
+                clustersim::scenario::lower::training::compute_model(&scenario, &mut setup)
+                    .expect("compute");
             let estimate = Estimator::new(&compute).estimate(&setup).iteration_s;
-            let simulated = training::simulate_setup(&scenario, setup, &compute);
+            let simulated = training::simulate(setup, &compute);
             (estimate, number(&simulated.report, "iteration_time_s"))
         };
         let (full, skip) = (times(0), times(3));

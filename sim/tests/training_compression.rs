@@ -149,7 +149,7 @@ fn error_feedback_keeps_a_buffer_per_message_sent() {
     assert_eq!(buffers, 8.0 * 4.0 * 2048.0 * 2048.0);
     // A middle stage sends both ways: twice the buffers.
     let s = common::scenario("pipeline.toml", &text, &[]);
-    let setup = clustersim::workload::training::setup::resolve(&s).expect("resolves");
+    let setup = clustersim::scenario::lower::training::resolve(&s).expect("resolves");
     let middle = clustersim::workload::training::memory::error_feedback(&setup, 1);
     assert_eq!(middle, 2.0 * buffers);
 }

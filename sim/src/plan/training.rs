@@ -142,7 +142,7 @@ fn why(a: &Simulated, base: &Simulated) -> String {
 
 /// Plans a training scenario.
 pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioError> {
-    let mut base = training::setup::resolve(scenario)?;
+    let mut base = crate::scenario::lower::training::resolve(scenario)?;
     if base.local_steps > 1 {
         return Err(scenario
             .error_at(
@@ -161,7 +161,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             )
             .with_help("compare layouts with `clustersim sweep --vary parallel.pp=...` instead"));
     }
-    let compute = training::compute_model(scenario, &mut base)?;
+    let compute = crate::scenario::lower::training::compute_model(scenario, &mut base)?;
     let space = Space::training(&base);
     let layouts = space.layouts();
     let considered = layouts.len();
@@ -220,7 +220,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         .map(|(layout, estimate)| {
             let mut setup = base.clone();
             setup.set_layout(layout);
-            let run = training::simulate_setup(scenario, setup, &compute);
+            let run = training::simulate(setup, &compute);
             Simulated {
                 layout: *layout,
                 estimate: *estimate,

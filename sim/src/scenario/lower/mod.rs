@@ -11,3 +11,4 @@ pub mod cost;
 pub mod host;
 pub mod power_limit;
 pub mod reliability;
+pub mod training;

@@ -38,8 +38,6 @@ pub mod step;
 use crate::engine::SimTime;
 use crate::exec::{Graph, LaneId, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, ComputeTier};
-use crate::scenario::Scenario;
-use crate::scenario::error::ScenarioError;
 pub use layout::Layout;
 use policy::{Recompute, Schedule};
 use serde_json::{Value, json};
@@ -235,46 +233,6 @@ pub fn compute_fidelity(graph: &Graph) -> String {
     parts.join(", ")
 }
 
-pub fn simulate(scenario: &Scenario) -> Result<TrainingRun, ScenarioError> {
-    let mut setup = setup::resolve(scenario)?;
-    let compute = compute_model(scenario, &mut setup)?;
-    Ok(simulate_setup(scenario, setup, &compute))
-}
-
-/// The compute model of a set-up: its GPU, its measured profile when it has one, and the
-/// scenario's attention kernel (recorded among the set-up's assumptions).
-pub fn compute_model(
-    scenario: &Scenario,
-    setup: &mut Training,
-) -> Result<ComputeModel, ScenarioError> {
-    let mut compute = match &setup.profile {
-        Some(p) => ComputeModel::with_profile(setup.gpu, p.profile.clone())
-            .expect("the set-up checked that the profile was measured on the cluster's GPU"),
-        None => ComputeModel::new(setup.gpu),
-    };
-    crate::scenario::lower::cluster::apply_attention_kernel(
-        scenario,
-        &mut compute,
-        &mut setup.assumptions,
-    )?;
-    crate::scenario::lower::power_limit::apply(
-        scenario,
-        &mut compute,
-        true,
-        &mut setup.assumptions,
-    )?;
-    if let (blocks, Some(c)) = setup.contention() {
-        setup.assumptions.push(format!(
-            "a collective running beside computation holds {blocks} of the {}'s {} SMs (NCCL's \
-             channels over the servers' links): kernels beside it run at {:.1}% of their speed",
-            setup.gpu.name,
-            setup.gpu.multiprocessors,
-            100.0 * c.rate()
-        ));
-    }
-    Ok(compute)
-}
-
 /// The step time of an asynchronous pipeline in steady state, given `once`, the time of one step
 /// from an empty pipeline: the pipeline is not flushed between steps, so a step costs what two
 /// steps in a row add to one (the fill and drain are paid once per run, not per step).
@@ -288,7 +246,7 @@ fn steady_step(setup: &Training, compute: &ComputeModel, once: SimTime) -> SimTi
 }
 
 /// Simulates a resolved set-up (its layout checked with `Layout::check`).
-pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeModel) -> TrainingRun {
+pub fn simulate(setup: Training, compute: &ComputeModel) -> TrainingRun {
     let (graph, stages, uses) = step::StepBuilder::new(&setup, compute).build_counting();
     let (timeline, stats) = execute(&graph);
     let inner = if setup.schedule == Schedule::Async1F1B {
@@ -369,7 +327,7 @@ pub fn simulate_setup(scenario: &Scenario, setup: Training, compute: &ComputeMod
     };
     let mut report = json!({
         "kind": "training",
-        "scenario": scenario.name(),
+        "scenario": setup.scenario.clone(),
         "iteration_time_s": iteration,
         "tokens_per_s": tokens / iteration,
         "tflops_per_gpu": tflops,

@@ -112,7 +112,7 @@ recompute = "full"
     pub(super) fn report(text: &str) -> Value {
         let s = Scenario::parse(Path::new("t.toml"), text.to_string(), &[])
             .unwrap_or_else(|e| panic!("{e}"));
-        crate::workload::training::simulate(&s)
+        crate::run::training(&s)
             .unwrap_or_else(|e| panic!("{e}"))
             .report
     }
@@ -120,7 +120,7 @@ recompute = "full"
     pub(super) fn error(text: &str) -> String {
         let s = Scenario::parse(Path::new("t.toml"), text.to_string(), &[])
             .unwrap_or_else(|e| panic!("{e}"));
-        match crate::workload::training::simulate(&s) {
+        match crate::run::training(&s) {
             Ok(_) => panic!("expected an error"),
             Err(e) => e.to_string(),
         }

@@ -190,7 +190,7 @@ mod tests {
         )
         .replace("pp = 4", "pp = 2");
         let s = Scenario::parse(Path::new("t.toml"), t, &[]).unwrap_or_else(|e| panic!("{e}"));
-        let run = crate::workload::training::simulate(&s).unwrap_or_else(|e| panic!("{e}"));
+        let run = crate::run::training(&s).unwrap_or_else(|e| panic!("{e}"));
         // Forward attention time of the first stage's first layer, per micro-batch.
         let mut by_micro = std::collections::BTreeMap::new();
         for op in &run.graph.ops {

@@ -1,0 +1,379 @@
+//! `kind = "training"` lowered: the cluster, the model, the layout and its order, the optimizer
+//! and every option of `[parallel]`, `[model]` and `[sim]` resolved into a
+//! `workload::training::Training` (each default recorded among its assumptions, each refusal at
+//! its key), and the compute model its kernels are priced on. `options.rs` holds the readers of
+//! the optional features (offload, optimizer, compression, parameter gathering, memory cap,
+//! local SGD).
+
+mod options;
+
+use crate::hw::{ComputeModel, Dtype, GpuSpec};
+use crate::model::Transformer;
+use crate::scenario::Scenario;
+use crate::scenario::error::ScenarioError;
+use crate::scenario::lower::cluster::{ClusterSetup, Needs, positive, resolve_profile};
+use crate::workload::training::Training;
+use crate::workload::training::layout::Layout;
+use crate::workload::training::optimizer::Optimizer;
+use crate::workload::training::policy::{ContextAlgorithm, ElementwiseMode, Recompute, Schedule};
+use crate::workload::training::setup::{DIMENSIONS, Strides};
+use options::*;
+
+/// A training scenario lowered: its set-up and the compute model that prices its kernels.
+pub fn lower(s: &Scenario) -> Result<(Training, ComputeModel), ScenarioError> {
+    let mut training = resolve(s)?;
+    let compute = compute_model(s, &mut training)?;
+    Ok((training, compute))
+}
+
+/// Resolves a training scenario.
+pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
+    let f = &s.file;
+    let mut assumptions = Vec::new();
+
+    let needs = Needs {
+        sizes: true,
+        inter_node: true,
+    };
+    let cluster = crate::scenario::lower::cluster::resolve(s, &mut assumptions, needs)?;
+    let ClusterSetup {
+        gpu,
+        nodes,
+        gpus_per_node,
+        fabric,
+        topology,
+        tier,
+        in_switch_reduction,
+        ..
+    } = cluster;
+
+    let mut model = resolve_model(s, gpu, &mut assumptions)?;
+    let profile = resolve_profile(s, gpu, model.dtype, &mut assumptions)?;
+    let gemm_dtype = model.dtype;
+    if gemm_dtype == Dtype::Fp8 {
+        model.dtype = Dtype::Bf16;
+        assumptions.push(
+            "fp8 training: the linear layers' GEMMs in fp8, their operands cast by a streaming \
+             pass each under dynamic scaling; attention, norms, activations, weights and \
+             communication in bf16 (as Transformer Engine and torchao's float8 run it)"
+                .into(),
+        );
+    }
+    let gpus = nodes * gpus_per_node;
+
+    // Parallelism: defaults first (each recorded), then one set of rules (`Layout::check`).
+    let p = &f.parallel;
+    let tp = positive(s, p.tp.unwrap_or(1), "parallel.tp")?;
+    let pp = positive(s, p.pp.unwrap_or(1), "parallel.pp")?;
+    let cp = positive(s, p.cp.unwrap_or(1), "parallel.cp")?;
+    let ep = positive(s, p.ep.unwrap_or(1), "parallel.ep")?;
+    let virtual_stages = positive(s, p.virtual_stages.unwrap_or(1), "parallel.virtual_stages")?;
+    let micro_batch = positive(s, p.micro_batch.unwrap_or(1), "parallel.micro_batch")?;
+    let cp_algorithm = match (p.cp_algorithm, cp) {
+        (Some(a), _) => a,
+        (None, 1) => ContextAlgorithm::Ring,
+        (None, _) => {
+            assumptions
+                .push("ring attention for context parallelism (Megatron-LM's default)".into());
+            ContextAlgorithm::Ring
+        }
+    };
+    let schedule = match (p.schedule, pp) {
+        (Some(sch), _) => sch,
+        (None, 1) => Schedule::OneFOneB,
+        (None, _) if virtual_stages > 1 => Schedule::Interleaved1F1B,
+        (None, _) => {
+            assumptions.push("1F1B pipeline schedule".into());
+            Schedule::OneFOneB
+        }
+    };
+    if schedule == Schedule::Async1F1B {
+        assumptions.push(
+            "asynchronous 1F1B: the step time is the steady state (two steps in a row less one, \
+             the pipeline never flushed); the breakdown and trace show one step from an empty \
+             pipeline; weights stashed per micro-batch in flight (PipeDream)"
+                .into(),
+        );
+    }
+    let dp = match p.dp {
+        Some(dp) => positive(s, dp, "parallel.dp")?,
+        None if gpus.is_multiple_of(tp * pp * cp) => gpus / (tp * pp * cp),
+        // The check below names the degree that does not divide.
+        None => 1,
+    };
+    let sequences =
+        crate::workload::training::sequences::resolve(s, &model, pp, cp, &mut assumptions)?;
+    let global_batch = match (p.global_batch, &sequences) {
+        // One sequence-packed micro-batch at a time, as many as the packing made.
+        (_, Some(q)) => q.micro_batches.len() as u32 * dp,
+        (Some(g), None) => positive(s, g, "parallel.global_batch")?,
+        (None, None) => {
+            assumptions.push(format!(
+                "global batch {} (one micro-batch per replica)",
+                micro_batch * dp
+            ));
+            micro_batch * dp
+        }
+    };
+    let layout = Layout {
+        tp,
+        pp,
+        cp,
+        dp,
+        ep,
+        micro_batch,
+        global_batch,
+        schedule,
+        virtual_stages,
+        sequence_parallel: p.sequence_parallel.unwrap_or(false),
+        recompute: p.recompute.unwrap_or(Recompute::None),
+        zero: p.zero.unwrap_or(0),
+    };
+    layout.check(&model, gpus).map_err(|r| {
+        // The batch is the packing's: say so where the sequences are.
+        if sequences.is_some() && r.key == "parallel.global_batch" {
+            return s
+                .error_at(
+                    "sequences",
+                    format!("{} (the micro-batches [sequences] packed)", r.message),
+                )
+                .with_help(
+                    "set sequences.micro_batches (elastic packing) to a multiple of pp, or use \
+                     schedule = \"1f1b\"",
+                );
+        }
+        let e = s.error_at(r.key, r.message);
+        match r.help {
+            Some(help) => e.with_help(help),
+            None => e,
+        }
+    })?;
+    let chunks = pp * virtual_stages;
+    if !model.layers.is_multiple_of(chunks) {
+        assumptions.push(format!(
+            "{} layers split unevenly over {chunks} pipeline chunks (the first {} take one more)",
+            model.layers,
+            model.layers % chunks
+        ));
+    }
+    if tp > gpus_per_node {
+        assumptions.push(format!(
+            "tensor-parallel groups of {tp} span nodes (more than the {gpus_per_node} GPUs of a node)"
+        ));
+    }
+    if pp == 1 && (p.schedule.is_some() || virtual_stages > 1) {
+        assumptions
+            .push("schedule and virtual_stages have no effect without pipeline parallelism".into());
+    }
+    if layout.sequence_parallel && tp == 1 {
+        assumptions.push("sequence_parallel has no effect without tensor parallelism".into());
+    }
+    let order_text = p.order.clone().unwrap_or_else(|| "tp-cp-dp-pp".to_string());
+    let mut order = [""; 4];
+    let names: Vec<&str> = order_text.split('-').map(str::trim).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    if sorted != DIMENSIONS {
+        return Err(s
+            .error_at("parallel.order", format!("\"{order_text}\" is not an order of the four dimensions"))
+            .with_help("name tp, cp, dp and pp once each, innermost first, e.g. \"tp-cp-dp-pp\" (Megatron-LM's) or \"tp-dp-pp-cp\""));
+    }
+    for (slot, name) in order.iter_mut().zip(&names) {
+        *slot = DIMENSIONS
+            .iter()
+            .find(|d| *d == name)
+            .expect("checked to be a dimension");
+    }
+    let optimizer = resolve_optimizer(s, &model, &mut assumptions)?;
+    if optimizer != Optimizer::Adam {
+        // The default-format note names Adam's states; say which optimizer's they are.
+        for a in assumptions
+            .iter_mut()
+            .filter(|a| a.ends_with("and Adam states"))
+        {
+            *a = a.replace("Adam states", &format!("{} states", optimizer.name()));
+        }
+    }
+    let (optimizer_offload, host) = resolve_offload(s, &layout, optimizer, &mut assumptions)?;
+    let reliability = crate::scenario::lower::reliability::reliability(s, &mut assumptions)?;
+    let straggler_slowdown = match f.reliability.as_ref().and_then(|r| r.straggler_slowdown) {
+        None => 1.0,
+        Some(x) if x.is_finite() && x >= 1.0 => x,
+        Some(x) => {
+            return Err(s
+                .error_at(
+                    "reliability.straggler_slowdown",
+                    format!("a straggler is 1 or more times slower than its peers, not {x}"),
+                )
+                .with_help("e.g. straggler_slowdown = 1.2 for one GPU 20% slower"));
+        }
+    };
+    let link_slowdown = match f
+        .reliability
+        .as_ref()
+        .and_then(|r| r.straggler_link_slowdown)
+    {
+        None => 1.0,
+        Some(x) if x.is_finite() && x >= 1.0 => x,
+        Some(x) => {
+            return Err(s
+                .error_at(
+                    "reliability.straggler_link_slowdown",
+                    format!("a slow link is 1 or more times slower than the others, not {x}"),
+                )
+                .with_help(
+                    "e.g. straggler_link_slowdown = 4 for a NIC at a quarter of its speed",
+                ));
+        }
+    };
+    if straggler_slowdown > 1.0 {
+        assumptions.push(format!(
+            "one GPU of the last pipeline stage computes {straggler_slowdown}x slower; its stage runs at its pace"
+        ));
+    }
+    let (sites, local_steps, outer_overlap) =
+        resolve_local_sgd(s, &topology, &layout, &order, nodes, &mut assumptions)?;
+    let grad_bytes = resolve_grad_dtype(s, model.dtype, &mut assumptions)?;
+    let param_gather = resolve_param_gather(s, &layout, &mut assumptions)?;
+    let mut training = Training {
+        scenario: s.name(),
+        param_gather,
+        grad_bytes,
+        order,
+        stride: Strides::new(&order, [("tp", 1), ("cp", 1), ("dp", 1), ("pp", 1)]),
+        optimizer,
+        optimizer_offload,
+        host,
+        tp_comm_overlap: p.tp_comm_overlap.unwrap_or(false),
+        tp_dgrad_overlap: p.tp_dgrad_overlap.unwrap_or(false),
+        cp_algorithm,
+        gpu,
+        profile,
+        fabric,
+        topology,
+        tier,
+        in_switch_reduction,
+        model,
+        gemm_dtype,
+        tp,
+        sequence_parallel: false,
+        pp,
+        schedule,
+        virtual_stages,
+        dp,
+        cp,
+        ep,
+        micro_batch,
+        global_batch,
+        accumulation: 1,
+        recompute: layout.recompute,
+        eager: f.model.elementwise == Some(ElementwiseMode::Eager),
+        unfused_attention: f.model.attention_kernel
+            == Some(crate::hw::attention_kernel::AttentionKernel::Unfused),
+        zero: layout.zero,
+        seed: f.sim.seed.unwrap_or(1),
+        record_links: f.sim.record_links.unwrap_or(false),
+        straggler_slowdown,
+        reliability,
+        prices: crate::scenario::lower::cost::prices(s)?,
+        train_tokens: crate::scenario::lower::capacity::tokens(s)?,
+        compression: resolve_compression(s, &mut assumptions)?,
+        activation_compression: resolve_activation_compression(
+            s,
+            layout.recompute,
+            &mut assumptions,
+        )?,
+        memory_cap: resolve_memory_cap(s, gpu, layout.recompute, &mut assumptions)?,
+        sites,
+        local_steps,
+        outer_overlap,
+        sequences,
+        assumptions,
+    };
+    training.set_layout(&layout);
+    crate::workload::training::sequences::choose_recompute(&mut training);
+    if link_slowdown > 1.0 {
+        // The server of the last stage's simulated GPU, so that its collectives cross it.
+        let node = training.stage_rank(pp - 1) / gpus_per_node;
+        if nodes > 1 {
+            training.topology.slow_node(node, link_slowdown);
+            training.assumptions.push(format!(
+                "server {node}'s network links run {link_slowdown}x slower; collectives that cross it run at its pace"
+            ));
+        } else {
+            training.assumptions.push(
+                "straggler_link_slowdown has no effect on one server (no network links)".into(),
+            );
+        }
+    }
+    Ok(training)
+}
+
+fn resolve_model(
+    s: &Scenario,
+    gpu: &'static GpuSpec,
+    assumptions: &mut Vec<String>,
+) -> Result<Transformer, ScenarioError> {
+    let m = &s.file.model;
+    let model = crate::model::resolve_scenario(s, assumptions)?;
+    if gpu.peak_flops(model.dtype).is_none() {
+        return Err(s
+            .error_at(
+                "model.dtype",
+                format!("{} has no {} arithmetic", gpu.name, model.dtype),
+            )
+            .with_help("choose a format the GPU supports (`clustersim list gpus` shows them)"));
+    }
+    if m.dtype.is_none() {
+        assumptions.push(
+            "bf16 weights and activations with fp32 master weights, gradients and Adam states"
+                .into(),
+        );
+    }
+    if m.elementwise == Some(ElementwiseMode::Eager) {
+        if !model.gated {
+            return Err(s
+                .error_at(
+                    "model.elementwise",
+                    "eager elementwise kernels are modelled for Llama-style layers (gated MLP, \
+                     RMSNorm, rotary embedding); this model's MLP is not gated",
+                )
+                .with_help(
+                    "remove elementwise: eager PyTorch runs a plain layer's LayerNorm and GELU as \
+                     single kernels, as the default prices them",
+                ));
+        }
+        assumptions.push(
+            "elementwise operations as eager PyTorch runs Llama-style code: a kernel per \
+             operation of RMSNorm, rotary embedding, repeat_kv and SwiGLU, each streaming its \
+             inputs and output"
+                .into(),
+        );
+    }
+    Ok(model)
+}
+
+/// The compute model of a set-up: its GPU, its measured profile when it has one, and the
+/// scenario's attention kernel (recorded among the set-up's assumptions).
+pub fn compute_model(
+    scenario: &Scenario,
+    setup: &mut Training,
+) -> Result<ComputeModel, ScenarioError> {
+    let mut compute = match &setup.profile {
+        Some(p) => ComputeModel::with_profile(setup.gpu, p.profile.clone())
+            .expect("the set-up checked that the profile was measured on the cluster's GPU"),
+        None => ComputeModel::new(setup.gpu),
+    };
+    super::cluster::apply_attention_kernel(scenario, &mut compute, &mut setup.assumptions)?;
+    super::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
+    if let (blocks, Some(c)) = setup.contention() {
+        setup.assumptions.push(format!(
+            "a collective running beside computation holds {blocks} of the {}'s {} SMs (NCCL's \
+             channels over the servers' links): kernels beside it run at {:.1}% of their speed",
+            setup.gpu.name,
+            setup.gpu.multiprocessors,
+            100.0 * c.rate()
+        ));
+    }
+    Ok(compute)
+}
