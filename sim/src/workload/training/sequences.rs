@@ -31,15 +31,13 @@
 //! order here); the cost of the packing solver; data-parallel
 //! replicas drawing different samples (every replica is assumed to get a sample like this one).
 
-mod packing;
+pub(crate) mod packing;
 mod recompute;
 mod report;
-mod resolve;
 mod shape;
 
 pub use recompute::{choose_recompute, largest_tokens, stage_activations};
 pub use report::{model_flops, recomputed_flops, report, tokens};
-pub use resolve::resolve;
 pub(super) use shape::{Shape, parts_cost};
 
 use super::policy::Packing;
@@ -78,83 +76,4 @@ pub struct Sequences {
     /// Per stage and micro-batch: recomputed in full in the backward (true) or kept. Filled by
     /// [`choose_recompute`].
     pub recompute: Vec<Vec<bool>>,
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::scenario::Scenario;
-    use serde_json::Value;
-    use std::path::Path;
-
-    /// A Llama 2 7B scenario on 4 A100 in 4 stages with `extra` appended (a `[sequences]`
-    /// table, or `[parallel]` batch keys).
-    pub(super) fn text(parallel: &str, extra: &str) -> String {
-        format!(
-            r#"
-kind = "training"
-[cluster]
-gpu = "A100-80GB"
-nodes = 1
-gpus_per_node = 4
-[model]
-preset = "llama-2-7b"
-seq_len = 8192
-[parallel]
-pp = 4
-schedule = "1f1b"
-recompute = "full"
-{parallel}
-{extra}
-"#
-        )
-    }
-
-    pub(super) fn report(text: &str) -> Value {
-        let s = Scenario::parse(Path::new("t.toml"), text.to_string(), &[])
-            .unwrap_or_else(|e| panic!("{e}"));
-        crate::run::training(&s)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .report
-    }
-
-    pub(super) fn error(text: &str) -> String {
-        let s = Scenario::parse(Path::new("t.toml"), text.to_string(), &[])
-            .unwrap_or_else(|e| panic!("{e}"));
-        match crate::run::training(&s) {
-            Ok(_) => panic!("expected an error"),
-            Err(e) => e.to_string(),
-        }
-    }
-
-    #[test]
-    fn like_lengths_give_the_fixed_path_to_the_picosecond() {
-        let fixed = report(&text("micro_batch = 1\nglobal_batch = 8", ""));
-        let list = report(&text(
-            "",
-            "[sequences]\nlengths = [8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192]\npacking = \"fixed\"\nmicro_batch_tokens = 8192",
-        ));
-        for key in ["iteration_time_s", "tokens_per_s", "tflops_per_gpu", "hfu"] {
-            assert_eq!(fixed[key], list[key], "{key}");
-        }
-        assert_eq!(fixed["breakdown_s"], list["breakdown_s"]);
-        assert_eq!(
-            fixed["memory"]["peak_bytes_per_gpu"],
-            list["memory"]["peak_bytes_per_gpu"]
-        );
-        assert_eq!(list["sequences"]["micro_batches"], 8);
-    }
-
-    #[test]
-    fn an_asynchronous_pipeline_repeats_the_step_s_micro_batches() {
-        let lengths = "lengths = [16384, 2048, 2048, 4096, 8192, 1024]";
-        let t = text(
-            "",
-            &format!("[sequences]\n{lengths}\npacking = \"elastic\"\nmicro_batch_tokens = 8192"),
-        );
-        let flushed = report(&t);
-        let steady = report(&t.replace("\"1f1b\"", "\"async-1f1b\""));
-        let it = |r: &Value| r["iteration_time_s"].as_f64().unwrap();
-        // No flush between steps: the steady state is shorter than a step from empty.
-        assert!(it(&steady) > 0.0 && it(&steady) < it(&flushed));
-    }
 }

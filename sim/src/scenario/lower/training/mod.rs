@@ -6,6 +6,7 @@
 //! local SGD).
 
 mod options;
+mod sequences;
 
 use crate::hw::{ComputeModel, Dtype, GpuSpec};
 use crate::model::Transformer;
@@ -101,8 +102,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         // The check below names the degree that does not divide.
         None => 1,
     };
-    let sequences =
-        crate::workload::training::sequences::resolve(s, &model, pp, cp, &mut assumptions)?;
+    let sequences = sequences::resolve(s, &model, pp, cp, &mut assumptions)?;
     let global_batch = match (p.global_batch, &sequences) {
         // One sequence-packed micro-batch at a time, as many as the packing made.
         (_, Some(q)) => q.micro_batches.len() as u32 * dp,

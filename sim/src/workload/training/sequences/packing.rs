@@ -5,7 +5,7 @@ use super::{MicroBatch, Segment};
 
 /// Whole sequences, longest first, each into the first micro-batch with room for it (first-fit
 /// decreasing) of `cap` tokens; `pad` gives every micro-batch `cap` tokens.
-pub(super) fn pack_whole(lengths: &[u64], cap: u64, pad: bool) -> Vec<MicroBatch> {
+pub(crate) fn pack_whole(lengths: &[u64], cap: u64, pad: bool) -> Vec<MicroBatch> {
     let mut order: Vec<usize> = (0..lengths.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(lengths[i]), i));
     let mut bins: Vec<MicroBatch> = Vec::new();
@@ -46,7 +46,7 @@ pub(super) fn segment_flops(m: &crate::model::Transformer, tokens: u64, offset: 
 /// new one at the end when none has room): a split sequence's chunks one after another, each on
 /// a later micro-batch than the chunk before it and priced with the keys before it; the whole
 /// ones after, by the longest-processing-time rule.
-pub(super) fn elastic(
+pub(crate) fn elastic(
     lengths: &[u64],
     cap: u64,
     count: usize,

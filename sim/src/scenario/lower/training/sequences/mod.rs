@@ -1,9 +1,6 @@
 //! Reading `[sequences]`: the step's lengths (a list, or a seeded sample of a distribution),
 //! the packing policy's checks, and the micro-batches it packs.
 
-use super::super::policy::{Packing, Recompute};
-use super::Sequences;
-use super::packing::{elastic, pack_whole};
 use crate::engine::RngStreams;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
@@ -11,6 +8,9 @@ use crate::scenario::sequences::{SequenceLengths, SequencesSection};
 use crate::scenario::serving::DistributionKind;
 use crate::stats::math::{exp, ln};
 use crate::stats::variate::normal;
+use crate::workload::training::policy::{Packing, Recompute};
+use crate::workload::training::sequences::Sequences;
+use crate::workload::training::sequences::packing::{elastic, pack_whole};
 use rand::RngExt;
 
 /// Reads `[sequences]` (None without it). `pp` and `cp` are the scenario's degrees; the
@@ -218,7 +218,7 @@ fn check_packing(
     // Every micro-batch is built: at least the tokens over the cap of them (or as many as asked).
     let at_least =
         (lengths.iter().sum::<u64>().div_ceil(cap)).max(q.micro_batches.unwrap_or(0) as u64);
-    let most = super::super::layout::MAX_ACCUMULATION as u64;
+    let most = crate::workload::training::layout::MAX_ACCUMULATION as u64;
     if at_least > most {
         let (key, help) = match q.micro_batches {
             Some(n) if n as u64 > most => (
@@ -335,62 +335,4 @@ fn sample(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::tests::{error, report, text};
-    use crate::scenario::Scenario;
-    use std::path::Path;
-
-    #[test]
-    fn bad_values_are_located() {
-        let e = error(&text(
-            "micro_batch = 2",
-            "[sequences]\nlengths = [100]\npacking = \"fixed\"",
-        ));
-        assert!(e.contains("t.toml:14:") && e.contains("micro_batch"), "{e}");
-        let e = error(&text(
-            "",
-            "[sequences]\nlengths = [100, 0]\npacking = \"fixed\"",
-        ));
-        assert!(e.contains("sequence 1 has no tokens"), "{e}");
-        let e = error(&text(
-            "",
-            "[sequences]\nlengths = [100]\npacking = \"sequence-parallel\"",
-        ));
-        assert!(e.contains("cp = 1"), "{e}");
-        let e = error(&text(
-            "",
-            "[sequences]\nlengths = { dist = \"lognormal\", mean = 100, sigma = 1 }\npacking = \"fixed\"",
-        ));
-        assert!(e.contains("count"), "{e}");
-        let s = Scenario::parse(
-            Path::new("t.toml"),
-            text("", "[sequences]\nlengths = [1]\npacking = \"packed\""),
-            &[],
-        );
-        assert!(s.is_err());
-        // Five micro-batches for an interleaved schedule over 4 stages: said at [sequences].
-        let t = text(
-            "virtual_stages = 2",
-            "[sequences]\nlengths = [100, 100, 100, 100, 100]\npacking = \"fixed\"",
-        )
-        .replace("\"1f1b\"", "\"interleaved-1f1b\"");
-        let e = error(&t);
-        assert!(
-            e.contains("t.toml:") && e.contains("[sequences] packed"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn samples_are_deterministic_by_seed() {
-        let t = text(
-            "",
-            "[sequences]\nlengths = { dist = \"lognormal\", mean = 2000, sigma = 1.2, max = 32768 }\ncount = 32\npacking = \"elastic\"\nmicro_batch_tokens = 8192\n[sim]\nseed = 3",
-        );
-        let a = report(&t);
-        let b = report(&t);
-        assert_eq!(a.to_string(), b.to_string());
-        let c = report(&t.replace("seed = 3", "seed = 4"));
-        assert_ne!(a["sequences"]["tokens"], c["sequences"]["tokens"]);
-    }
-}
+mod tests;
