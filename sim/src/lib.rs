@@ -7,6 +7,7 @@ pub mod collective;
 pub mod engine;
 pub mod exec;
 pub mod hw;
+pub mod key_error;
 mod layering;
 pub mod model;
 pub mod net;

@@ -3,7 +3,8 @@
 //! and `[model]` resolution with its errors.
 
 use clustersim::Scenario;
-use clustersim::model::{self, Activation, Transformer, preset};
+use clustersim::model::{Activation, Transformer, preset};
+use clustersim::scenario::lower;
 use clustersim::scenario::model::ModelSection;
 use std::path::{Path, PathBuf};
 
@@ -99,9 +100,9 @@ fn mixture_presets_have_their_published_expert_layout() {
 }
 
 /// Resolves `[model]` written as TOML, as if the scenario sat in `sim/tests/hf/`.
-fn resolve_in_hf_dir(toml_text: &str) -> Result<Transformer, model::ModelError> {
+fn resolve_in_hf_dir(toml_text: &str) -> Result<Transformer, lower::model::ModelError> {
     let section: ModelSection = toml::from_str(toml_text).unwrap();
-    model::resolve(&section, Some(&hf_dir()))
+    lower::model::resolve(&section, Some(&hf_dir()))
 }
 
 fn same_shape(imported: &Transformer, preset_name: &str, seq_len: Option<u32>) {
@@ -148,25 +149,25 @@ fn explicit_keys_override_an_imported_config() {
 #[test]
 fn imports_say_what_they_left_out() {
     let section: ModelSection = toml::from_str("hf_config = \"deepseek-v3.json\"").unwrap();
-    let r = model::resolve_noted(&section, Some(&hf_dir())).unwrap();
+    let r = lower::model::resolve_noted(&section, Some(&hf_dir())).unwrap();
     assert!(
         r.notes.iter().any(|n| n.contains("multi-token-prediction")),
         "{:?}",
         r.notes
     );
     let section: ModelSection = toml::from_str("hf_config = \"llama-3-8b.json\"").unwrap();
-    let r = model::resolve_noted(&section, Some(&hf_dir())).unwrap();
+    let r = lower::model::resolve_noted(&section, Some(&hf_dir())).unwrap();
     assert!(r.notes.is_empty(), "{:?}", r.notes);
 }
 
 /// A config in a temporary folder, and the error resolving `[model]` against it gives.
-fn import_error(name: &str, json: &str, extra: &str) -> model::ModelError {
+fn import_error(name: &str, json: &str, extra: &str) -> lower::model::ModelError {
     let dir = std::env::temp_dir().join(format!("clustersim-models-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("config.json"), json).unwrap();
     let section: ModelSection =
         toml::from_str(&format!("hf_config = \"config.json\"\n{extra}")).unwrap();
-    let e = model::resolve(&section, Some(&dir)).unwrap_err();
+    let e = lower::model::resolve(&section, Some(&dir)).unwrap_err();
     std::fs::remove_dir_all(&dir).ok();
     e
 }
@@ -193,7 +194,7 @@ fn import_errors_name_the_json_key() {
     )
     .unwrap();
     let section: ModelSection = toml::from_str("hf_config = \"config.json\"\nlayers = 2").unwrap();
-    let m = model::resolve(&section, Some(&dir)).unwrap();
+    let m = lower::model::resolve(&section, Some(&dir)).unwrap();
     assert_eq!(m.layers, 2);
     assert_eq!(m.name, dir.file_name().unwrap().to_string_lossy());
     std::fs::remove_dir_all(&dir).ok();
@@ -229,12 +230,12 @@ fn import_errors_name_the_json_key() {
 fn scenarios_read_hf_config_relative_to_themselves() {
     let text = "kind = \"training\"\n\n[model]\nhf_config = \"mixtral-8x7b.json\"\n";
     let s = Scenario::parse(&hf_dir().join("scenario.toml"), text.into(), &[]).unwrap();
-    let m = model::resolve(&s.file.model, s.source.path.parent()).unwrap();
+    let m = lower::model::resolve(&s.file.model, s.source.path.parent()).unwrap();
     assert_eq!(m.name, "mixtral-8x7b");
 
     let text = "kind = \"training\"\n\n[model]\nhf_config = \"no-such.json\"\n";
     let s = Scenario::parse(&hf_dir().join("scenario.toml"), text.into(), &[]).unwrap();
-    let e = model::resolve(&s.file.model, s.source.path.parent()).unwrap_err();
+    let e = lower::model::resolve(&s.file.model, s.source.path.parent()).unwrap_err();
     let located = e.locate(&s);
     assert!(
         located.position().ends_with("scenario.toml:4:13"),
@@ -250,7 +251,9 @@ fn scenarios_read_hf_config_relative_to_themselves() {
     let text =
         "kind = \"training\"\n\n[model]\npreset = \"mixtral-8x7b\"\nexperts = 8\ntop_k = 12\n";
     let s = Scenario::parse(Path::new("moe.toml"), text.into(), &[]).unwrap();
-    let e = model::resolve(&s.file.model, None).unwrap_err().locate(&s);
+    let e = lower::model::resolve(&s.file.model, None)
+        .unwrap_err()
+        .locate(&s);
     assert!(e.position().ends_with("moe.toml:6:9"), "{}", e.position());
     assert_eq!(e.message, "top_k = 12 is more than experts = 8");
 }

@@ -15,16 +15,16 @@
 //! its MLP taken as gated when the activation is SiLU, and a note says so. What is absent stays
 //! absent, so that `[model]` keys can supply it; errors name the JSON key that is wrong.
 
-use super::resolve::ModelError;
 use super::transformer::{Activation, Mla};
+use crate::key_error::KeyError;
 use serde_json::{Map, Value};
-use std::path::Path;
 
-const PATH: &str = "model.hf_config";
+/// The key a config is named by.
+pub const PATH: &str = "model.hf_config";
 
 /// What a config file says, each value where it said it.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Imported {
+pub struct Imported {
     pub name: Option<String>,
     pub layers: Option<u32>,
     pub hidden: Option<u32>,
@@ -175,15 +175,15 @@ impl Reader<'_> {
         })
     }
 
-    fn wrong(&self, key: &str, value: &Value, expected: &str) -> ModelError {
-        ModelError::new(
+    fn wrong(&self, key: &str, value: &Value, expected: &str) -> KeyError {
+        KeyError::new(
             PATH,
             format!("\"{key}\" in {} is {value}, expected {expected}", self.file),
         )
         .with_help("fix the file, or set the value in [model], which overrides the file")
     }
 
-    fn whole(&self, key: &'static str, value: &Value) -> Result<u32, ModelError> {
+    fn whole(&self, key: &'static str, value: &Value) -> Result<u32, KeyError> {
         let n = match value {
             Value::Number(n) => n.as_u64().or_else(|| {
                 n.as_f64()
@@ -196,15 +196,15 @@ impl Reader<'_> {
             .ok_or_else(|| self.wrong(key, value, "a whole number (0 or more)"))
     }
 
-    fn uint(&self, keys: &[&'static str]) -> Result<Option<u32>, ModelError> {
+    fn uint(&self, keys: &[&'static str]) -> Result<Option<u32>, KeyError> {
         self.find(keys).map(|(k, v)| self.whole(k, v)).transpose()
     }
 
     /// A key that must be there when `because` is (MLA's widths once `kv_lora_rank` is).
-    fn needed(&self, key: &'static str, because: &str) -> Result<u32, ModelError> {
+    fn needed(&self, key: &'static str, because: &str) -> Result<u32, KeyError> {
         match self.find(&[key]) {
             Some((k, v)) => self.whole(k, v),
-            None => Err(ModelError::new(
+            None => Err(KeyError::new(
                 PATH,
                 format!("{} has \"{because}\" but no \"{key}\"", self.file),
             )
@@ -214,7 +214,7 @@ impl Reader<'_> {
         }
     }
 
-    fn boolean(&self, key: &'static str) -> Result<Option<bool>, ModelError> {
+    fn boolean(&self, key: &'static str) -> Result<Option<bool>, KeyError> {
         match self.find(&[key]) {
             None => Ok(None),
             Some((_, Value::Bool(b))) => Ok(Some(*b)),
@@ -222,7 +222,7 @@ impl Reader<'_> {
         }
     }
 
-    fn string(&self, keys: &[&'static str]) -> Result<Option<(&'static str, &str)>, ModelError> {
+    fn string(&self, keys: &[&'static str]) -> Result<Option<(&'static str, &str)>, KeyError> {
         match self.find(keys) {
             None => Ok(None),
             Some((k, Value::String(s))) => Ok(Some((k, s.as_str()))),
@@ -231,7 +231,7 @@ impl Reader<'_> {
     }
 
     /// A list of layer indices (`mlp_only_layers`).
-    fn indices(&self, key: &'static str) -> Result<Vec<u32>, ModelError> {
+    fn indices(&self, key: &'static str) -> Result<Vec<u32>, KeyError> {
         match self.find(&[key]) {
             None => Ok(Vec::new()),
             Some((k, Value::Array(items))) => items.iter().map(|v| self.whole(k, v)).collect(),
@@ -251,25 +251,14 @@ fn activation_of(name: &str) -> Option<Activation> {
     }
 }
 
-/// Reads the config at `path`; `shown` is how the scenario wrote it, for messages.
-pub(crate) fn import(path: &Path, shown: &str) -> Result<Imported, ModelError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            _ => e.to_string(),
-        };
-        ModelError::new(
-            PATH,
-            format!("cannot read the Hugging Face config \"{shown}\": {why}"),
-        )
-        .with_help("hf_config is the path of a config.json, relative to the scenario")
-    })?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
-        ModelError::new(PATH, format!("\"{shown}\" is not valid JSON: {e}"))
+/// Parses the text of a config; `shown` is how the scenario named the file, for messages.
+pub fn parse(text: &str, shown: &str) -> Result<Imported, KeyError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        KeyError::new(PATH, format!("\"{shown}\" is not valid JSON: {e}"))
             .with_help("hf_config must name a Hugging Face config.json")
     })?;
     let Value::Object(top) = &value else {
-        return Err(ModelError::new(
+        return Err(KeyError::new(
             PATH,
             format!("\"{shown}\" holds a JSON {}, not an object", kind(&value)),
         )
@@ -290,7 +279,7 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// Reads a parsed config object.
-pub(crate) fn read(top: &Map<String, Value>, shown: &str) -> Result<Imported, ModelError> {
+pub fn read(top: &Map<String, Value>, shown: &str) -> Result<Imported, KeyError> {
     let mut notes = Vec::new();
     let top_reader = Reader {
         object: top,
@@ -496,7 +485,7 @@ pub(crate) fn read(top: &Map<String, Value>, shown: &str) -> Result<Imported, Mo
 mod tests {
     use super::*;
 
-    fn parse(json: &str) -> Result<Imported, ModelError> {
+    fn parse(json: &str) -> Result<Imported, KeyError> {
         let v: Value = serde_json::from_str(json).unwrap();
         read(v.as_object().unwrap(), "config.json")
     }

@@ -107,30 +107,9 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-/// An error about one key of a scenario, found by code that reads the parsed sections (model
-/// resolution, traffic generation) and located afterwards with [`KeyError::locate`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct KeyError {
-    /// Dotted path of the key, e.g. "model.heads" or "workload.rate".
-    pub path: String,
-    pub message: String,
-    pub help: Option<String>,
-}
+pub use crate::key_error::KeyError;
 
 impl KeyError {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> KeyError {
-        KeyError {
-            path: path.into(),
-            message: message.into(),
-            help: None,
-        }
-    }
-
-    pub fn with_help(mut self, help: impl Into<String>) -> KeyError {
-        self.help = Some(help.into());
-        self
-    }
-
     /// The error located in the scenario it came from.
     pub fn locate(self, s: &super::Scenario) -> ScenarioError {
         let e = s.error_at(&self.path, self.message);
@@ -140,15 +119,3 @@ impl KeyError {
         }
     }
 }
-
-impl fmt::Display for KeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)?;
-        if let Some(help) = &self.help {
-            write!(f, " ({help})")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for KeyError {}

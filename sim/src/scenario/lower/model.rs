@@ -1,16 +1,32 @@
-//! From a scenario's `[model]` to a [`Transformer`]: a preset or a Hugging Face config as the base,
+//! From a scenario's `[model]` to a `model::Transformer`: a preset or a Hugging Face config as the base,
 //! explicit keys over it, defaults for the rest, and the shape checked. Errors carry the dotted
 //! path of the key at fault, for `Scenario::error_at`.
 
-use super::hf::{self, Imported};
-use super::preset;
-use super::transformer::{Activation, Moe, Transformer};
 use crate::hw::Dtype;
+use crate::model::hf::{self, Imported};
+use crate::model::preset;
+use crate::model::transformer::{Activation, Mla, Moe, Transformer};
 use crate::scenario::model::ModelSection;
 use crate::scenario::suggest;
 use std::path::Path;
 
-pub use crate::scenario::error::KeyError as ModelError;
+pub use crate::key_error::KeyError as ModelError;
+
+/// Reads the Hugging Face config at `path` (`shown` as the scenario wrote it) and parses it.
+fn import(path: &Path, shown: &str) -> Result<Imported, ModelError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_string(),
+            _ => e.to_string(),
+        };
+        ModelError::new(
+            hf::PATH,
+            format!("cannot read the Hugging Face config \"{shown}\": {why}"),
+        )
+        .with_help("hf_config is the path of a config.json, relative to the scenario")
+    })?;
+    hf::parse(&text, shown)
+}
 
 /// A resolved model and what was assumed on the way, in words, for the report.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,7 +81,7 @@ pub fn resolve_noted(m: &ModelSection, base_dir: Option<&Path>) -> Result<Resolv
         }
         (None, Some(file)) => {
             let path = base_dir.unwrap_or(Path::new("")).join(file);
-            let imported = hf::import(&path, file)?;
+            let imported = import(&path, file)?;
             notes.extend(imported.notes.iter().cloned());
             (Base::from_import(imported, &path), Some(file.as_str()))
         }
@@ -149,7 +165,7 @@ struct Base {
     seq_len: Option<u32>,
     tied: Option<bool>,
     head_dim: Option<u32>,
-    mla: Option<super::transformer::Mla>,
+    mla: Option<Mla>,
     experts: Option<u32>,
     top_k: Option<u32>,
     shared_experts: Option<u32>,
