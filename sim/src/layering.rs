@@ -18,15 +18,12 @@ mod tests {
     ];
 
     /// Files below the edge that still read scenario types, until the lowering layer takes them.
-    const STILL_NAMING_SCENARIO: [&str; 14] = [
-        "model/resolve.rs",
+    const STILL_NAMING_SCENARIO: [&str; 11] = [
         "net/topology/graph.rs",
         "net/topology/spec.rs",
-        "workload/collective.rs",
         "workload/diffusion/mod.rs",
         "workload/diffusion/queue.rs",
         "workload/federated/mod.rs",
-        "workload/kernels.rs",
         "workload/serving/mod.rs",
         "workload/serving/pipelines.rs",
         "workload/serving/traffic/arrivals.rs",

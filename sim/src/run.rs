@@ -101,8 +101,13 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
                 timeline: s.timeline,
             }
         }
-        Kind::Collective => executed(collective::simulate(scenario)?),
-        Kind::Kernels => executed(kernels::simulate(scenario)?),
+        Kind::Collective => {
+            let config = crate::scenario::lower::collective::lower(scenario)?;
+            executed(collective::simulate(&config).map_err(|e| e.locate(scenario))?)
+        }
+        Kind::Kernels => executed(kernels::simulate(&crate::scenario::lower::kernels::lower(
+            scenario,
+        )?)),
         Kind::Federated => {
             let f = federated::simulate(scenario)?;
             RunOutput {

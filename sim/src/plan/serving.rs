@@ -276,7 +276,8 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             inter_node: false,
         },
     )?;
-    let model = crate::model::resolve(&f.model, path.parent()).map_err(|e| e.locate(scenario))?;
+    let model = crate::scenario::lower::model::resolve(&f.model, path.parent())
+        .map_err(|e| e.locate(scenario))?;
     let gpus = cluster.nodes * cluster.gpus_per_node;
     let tps: Vec<u32> = divisors(cluster.gpus_per_node)
         .into_iter()

@@ -1,4 +1,5 @@
-//! `kind = "collective"`: one collective priced on the scenario's cluster, the file-based twin
+//! `kind = "collective"`: one collective priced on a cluster (`scenario/lower/collective.rs` reads
+//! the scenario), the file-based twin
 //! of `clustersim collective`, so that collective what-ifs (an algorithm, a network, compression)
 //! can live in scenario files with `[expect]`.
 //!
@@ -11,13 +12,13 @@
 //! the bytes, the tier's efficiency is not in the rate). Deliberately ignored: everything but
 //! the collective (no compute, no other traffic), and the accuracy cost of lossy compression.
 
+use crate::collective::compression::Compression;
 use crate::collective::cost::{Collective, CollectiveCost, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::engine::SimTime;
 use crate::exec::{Graph, Op, OpKind};
-use crate::scenario::Scenario;
-use crate::scenario::error::ScenarioError;
-use crate::scenario::lower::cluster::{self, Needs};
+use crate::key_error::KeyError;
+use crate::workload::cluster::ClusterSetup;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 
@@ -56,78 +57,48 @@ fn traced(graph: &mut Graph, lane: &str, op: CollectiveOp, c: &CollectiveCost, b
     );
 }
 
-/// Prices the scenario's collective: the report, and a graph of it (with the uncompressed
-/// collective on a lane of its own when compressed) for the trace.
-pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
-    let mut assumptions = Vec::new();
-    let section = s.file.collective.as_ref().ok_or_else(|| {
-        s.error_at(
-            "collective",
-            "a collective scenario needs a [collective] table",
-        )
-        .with_help("add [collective] with op = \"all-reduce\" and size = \"1 GiB\"")
-    })?;
-    let setup = cluster::resolve(
-        s,
-        &mut assumptions,
-        Needs {
-            sizes: true,
-            inter_node: true,
-        },
-    )?;
-    let op = CollectiveOp::parse(&section.op).ok_or_else(|| {
-        let valid: Vec<&str> = CollectiveOp::ALL.iter().map(|o| o.name()).collect();
-        s.error_at(
-            "collective.op",
-            format!("unknown operation \"{}\"", section.op),
-        )
-        .with_help(format!("valid operations: {}", valid.join(", ")))
-    })?;
-    let algorithm = match &section.algorithm {
-        None => Algorithm::Auto,
-        Some(a) => Algorithm::parse(a).ok_or_else(|| {
-            s.error_at("collective.algorithm", format!("unknown algorithm \"{a}\""))
-                .with_help("ring, tree, halving-doubling, hierarchical, nvls, direct or auto")
-        })?,
-    };
+/// One collective on a cluster, fully specified.
+#[derive(Clone, Debug)]
+pub struct CollectiveConfig {
+    /// The scenario's name, for the report.
+    pub scenario: String,
+    pub cluster: ClusterSetup,
+    pub op: CollectiveOp,
+    pub algorithm: Algorithm,
+    /// Ranks taking part: the first `ranks` GPUs, 2 up to the cluster's.
+    pub ranks: u32,
+    /// Bytes of the operation (above zero).
+    pub bytes: u64,
+    pub compression: Option<Compression>,
+    pub assumptions: Vec<String>,
+}
+
+/// Prices the collective: the report, and a graph of it (with the uncompressed collective on a
+/// lane of its own when compressed) for the trace. An algorithm the group cannot run is refused
+/// at `collective.algorithm`.
+pub fn simulate(c: &CollectiveConfig) -> Result<(Value, Graph), KeyError> {
+    let setup = &c.cluster;
+    let (op, ranks, compression) = (c.op, c.ranks, c.compression);
     let gpus = setup.nodes * setup.gpus_per_node;
-    let ranks = section.ranks.unwrap_or(gpus);
-    if ranks < 2 || ranks > gpus {
-        return Err(s.error_at(
-            "collective.ranks",
-            format!("ranks = {ranks}: a collective needs 2 to the cluster's {gpus} GPUs"),
-        ));
-    }
-    if section.size.0 == 0 {
-        return Err(s.error_at("collective.size", "a collective of 0 bytes moves nothing"));
-    }
-    let compression = crate::scenario::lower::compression::resolve(
-        s,
-        section.compression.as_ref(),
-        "collective.compression",
-        "the payload",
-        false,
-        &mut assumptions,
-    )?;
     let mut options = Options::new(setup.tier);
     options.nvls_available = setup.in_switch_reduction;
     options.record_links = true;
     let price = |compression| {
-        let c = Collective {
+        let one = Collective {
             op,
-            algorithm,
+            algorithm: c.algorithm,
             group: Group::first(ranks, setup.gpus_per_node),
-            bytes: section.size.0 as f64,
+            bytes: c.bytes as f64,
             compression,
         };
-        cost(&setup.topology, &c, &options).map_err(|e| s.error_at("collective.algorithm", e))
+        cost(&setup.topology, &one, &options).map_err(|e| KeyError::new("collective.algorithm", e))
     };
     let priced = price(compression)?;
     let mut report = json!({
         "kind": "collective",
-        "scenario": s.name(),
+        "scenario": c.scenario,
         "op": op.name(),
-        "size_bytes": section.size.0,
+        "size_bytes": c.bytes,
         "ranks": ranks,
         "cluster": {
             "gpu": setup.gpu.name,
@@ -140,7 +111,7 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
             "topology": setup.topology.name,
             "symmetry": "identical steps of an algorithm priced once",
         },
-        "assumptions": assumptions,
+        "assumptions": c.assumptions,
         "sim": { "events": 0 },
     });
     if let (Some(r), Value::Object(extra)) = (report.as_object_mut(), row(&priced)) {
@@ -149,7 +120,7 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
     report["links"] =
         crate::report::links::links(&setup.topology, &priced.link_bytes, priced.seconds);
     let mut graph = Graph::new();
-    let bytes = section.size.0 as f64;
+    let bytes = c.bytes as f64;
     traced(&mut graph, "collective", op, &priced, bytes);
     if let Some(z) = compression {
         let raw = price(None)?;

@@ -1,4 +1,4 @@
-//! `kind = "kernels"`: the same bandwidth-bound work done by many tiny kernel launches or by fewer
+//! `kind = "kernels"` (read by `scenario/lower/kernels.rs`): the same bandwidth-bound work done by many tiny kernel launches or by fewer
 //! consolidated ones (workload consolidation for GPU dynamic parallelism: parent threads launch
 //! child grids of a few blocks each; a compiler merges the children of a warp, a block or the
 //! whole grid into one launch).
@@ -18,9 +18,6 @@
 use crate::engine::SimTime;
 use crate::exec::{Graph, Op, OpKind};
 use crate::hw::{ComputeModel, Kernel};
-use crate::scenario::Scenario;
-use crate::scenario::error::ScenarioError;
-use crate::scenario::lower::cluster::{self, Needs};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 
@@ -38,7 +35,7 @@ pub struct Launches {
 
 /// The most children a scenario launches: every launch of the unconsolidated run is a span of
 /// the trace (about 160 bytes of graph each).
-const MAX_CHILDREN: u64 = 1 << 22;
+pub const MAX_CHILDREN: u64 = 1 << 22;
 
 /// `children` children of `blocks` blocks and `bytes`/`flops` each, `per_launch` of them a
 /// launch, each launch paying `overhead` seconds (the roofline's own when `None`).
@@ -85,95 +82,49 @@ fn row(l: &Launches) -> Value {
     })
 }
 
-/// Prices the scenario's launches both ways: the report, and a graph with a lane for each.
-pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
-    let mut assumptions = Vec::new();
-    let k = s.file.kernels.as_ref().ok_or_else(|| {
-        s.error_at("kernels", "a kernels scenario needs a [kernels] table")
-            .with_help("add [kernels] with children, blocks, bytes and consolidate")
-    })?;
-    let setup = cluster::resolve(
-        s,
-        &mut assumptions,
-        Needs {
-            sizes: false,
-            inter_node: false,
-        },
-    )?;
-    for (value, key) in [
-        (k.children, "children"),
-        (k.blocks, "blocks"),
-        (k.consolidate, "consolidate"),
-    ] {
-        if value == 0 {
-            return Err(s.error_at(
-                &format!("kernels.{key}"),
-                format!("`{key}` must be at least 1"),
-            ));
-        }
-    }
-    if k.children > MAX_CHILDREN {
-        return Err(s
-            .error_at(
-                "kernels.children",
-                format!(
-                    "{} children; each launch is a span of the trace, for at most {MAX_CHILDREN}",
-                    k.children
-                ),
-            )
-            .with_help(format!("at most {MAX_CHILDREN} children")));
-    }
-    if k.consolidate > k.children {
-        return Err(s
-            .error_at(
-                "kernels.consolidate",
-                format!(
-                    "consolidate = {} is more than the {} children",
-                    k.consolidate, k.children
-                ),
-            )
-            .with_help("at most `children`: one launch for all of them"));
-    }
-    let flops = k.flops.unwrap_or(0.0);
-    if !(flops.is_finite() && flops >= 0.0) {
-        return Err(s.error_at("kernels.flops", "`flops` is a count of 0 or more"));
-    }
-    let compute = ComputeModel::new(setup.gpu);
-    let overhead = match k.launch_overhead {
-        Some(d) => Some(d.secs()),
-        None => {
-            assumptions.push(format!(
-                "launch overhead {} us a launch (the roofline's kernel overhead, host launches)",
-                compute.efficiency.kernel_overhead_s * 1e6
-            ));
-            None
-        }
-    };
+/// The launches to compare, fully specified.
+#[derive(Clone, Debug)]
+pub struct KernelsConfig {
+    /// The scenario's name, for the report.
+    pub scenario: String,
+    pub compute: ComputeModel,
+    /// Child grids (1 to [`MAX_CHILDREN`]), blocks each, and each one's bytes and FLOPs.
+    pub children: u64,
+    pub blocks: u64,
+    pub bytes: u64,
+    pub flops: f64,
+    /// Children a consolidated launch does (1 to `children`).
+    pub consolidate: u64,
+    /// Seconds a launch costs; the roofline's kernel overhead when `None`.
+    pub launch_overhead: Option<f64>,
+    pub assumptions: Vec<String>,
+}
+
+/// Prices the launches both ways: the report, and a graph with a lane for each.
+pub fn simulate(c: &KernelsConfig) -> (Value, Graph) {
+    let compute = &c.compute;
+    let gpu = compute.gpu;
+    let (flops, overhead) = (c.flops, c.launch_overhead);
+    let mut assumptions = c.assumptions.clone();
     assumptions.push("launches one after another on one stream".into());
-    let work = (k.children, k.blocks, k.bytes.0 as f64, flops);
-    let naive = price(&compute, work, 1, overhead);
-    let consolidated = price(&compute, work, k.consolidate, overhead);
+    let work = (c.children, c.blocks, c.bytes as f64, flops);
+    let naive = price(compute, work, 1, overhead);
+    let consolidated = price(compute, work, c.consolidate, overhead);
 
     let mut graph = Graph::new();
     for (lane, l, per) in [
         ("one launch a child", &naive, 1),
-        ("consolidated", &consolidated, k.consolidate),
+        ("consolidated", &consolidated, c.consolidate),
     ] {
         let lane = graph.add_lane(lane, "GPU 0");
-        let mut left = k.children;
+        let mut left = c.children;
         while left > 0 {
             let n = left.min(per);
             left -= n;
             let seconds = if n == per {
                 l.launch_seconds
             } else {
-                price(
-                    &compute,
-                    (n, k.blocks, k.bytes.0 as f64, flops),
-                    n,
-                    overhead,
-                )
-                .seconds
+                price(compute, (n, c.blocks, c.bytes as f64, flops), n, overhead).seconds
             };
             graph.add(
                 Op {
@@ -182,7 +133,7 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
                     kind: OpKind::Memory,
                     duration: SimTime::from_secs_f64(seconds),
                     flops: flops * n as f64,
-                    bytes: k.bytes.0 as f64 * n as f64,
+                    bytes: c.bytes as f64 * n as f64,
                     tier: "roofline",
                     layer: None,
                     micro_batch: None,
@@ -194,10 +145,10 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
     }
     let report = json!({
         "kind": "kernels",
-        "scenario": s.name(),
-        "cluster": { "gpu": setup.gpu.name, "gpus": 1, "multiprocessors": setup.gpu.multiprocessors },
-        "children": k.children,
-        "consolidate": k.consolidate,
+        "scenario": c.scenario,
+        "cluster": { "gpu": gpu.name, "gpus": 1, "multiprocessors": gpu.multiprocessors },
+        "children": c.children,
+        "consolidate": c.consolidate,
         "time_s": consolidated.seconds,
         "launches": consolidated.launches,
         "launch_overhead_s": consolidated.overhead_seconds,
@@ -212,7 +163,7 @@ pub fn simulate(s: &Scenario) -> Result<(Value, Graph), ScenarioError> {
         "assumptions": assumptions,
         "sim": { "events": 0 },
     });
-    Ok((report, graph))
+    (report, graph)
 }
 
 #[cfg(test)]

@@ -6,9 +6,12 @@
 pub mod accelerator;
 pub mod capacity;
 pub mod cluster;
+pub mod collective;
 pub mod compression;
 pub mod cost;
 pub mod host;
+pub mod kernels;
+pub mod model;
 pub mod power_limit;
 pub mod reliability;
 pub mod training;

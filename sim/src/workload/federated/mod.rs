@@ -634,7 +634,7 @@ fn resolve_model(
     s: &Scenario,
     assumptions: &mut Vec<String>,
 ) -> Result<Transformer, ScenarioError> {
-    let model = crate::model::resolve_scenario(s, assumptions)?;
+    let model = crate::scenario::lower::model::resolve_scenario(s, assumptions)?;
     if model.is_moe() {
         return Err(s
             .error_at(

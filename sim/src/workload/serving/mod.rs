@@ -443,7 +443,7 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
         s.error_at("workload", "a serving scenario needs a [workload] table")
             .with_help("add [workload] with requests, arrival and prompt_tokens / output_tokens")
     })?;
-    let model = crate::model::resolve_scenario(s, &mut assumptions)?;
+    let model = crate::scenario::lower::model::resolve_scenario(s, &mut assumptions)?;
     if s.file.model.elementwise.is_some() {
         return Err(s
             .error_at(

@@ -315,7 +315,7 @@ fn resolve_model(
     assumptions: &mut Vec<String>,
 ) -> Result<Transformer, ScenarioError> {
     let m = &s.file.model;
-    let model = crate::model::resolve_scenario(s, assumptions)?;
+    let model = crate::scenario::lower::model::resolve_scenario(s, assumptions)?;
     if gpu.peak_flops(model.dtype).is_none() {
         return Err(s
             .error_at(
