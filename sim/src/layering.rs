@@ -18,12 +18,11 @@ mod tests {
     ];
 
     /// Files below the edge that still read scenario types, until the lowering layer takes them.
-    const STILL_NAMING_SCENARIO: [&str; 11] = [
+    const STILL_NAMING_SCENARIO: [&str; 10] = [
         "net/topology/graph.rs",
         "net/topology/spec.rs",
         "workload/diffusion/mod.rs",
         "workload/diffusion/queue.rs",
-        "workload/federated/mod.rs",
         "workload/serving/mod.rs",
         "workload/serving/pipelines.rs",
         "workload/serving/traffic/arrivals.rs",

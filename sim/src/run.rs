@@ -109,7 +109,8 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             scenario,
         )?)),
         Kind::Federated => {
-            let f = federated::simulate(scenario)?;
+            let config = crate::scenario::lower::federated::lower(scenario)?;
+            let f = federated::simulate(&config).map_err(|e| e.locate(scenario))?;
             RunOutput {
                 report: f.report,
                 graph: f.graph,

@@ -1,10 +1,12 @@
 //! `[federated]`: federated training over a population of devices (`kind = "federated"`): who
 //! the devices are (compute speed, links, availability, drop-out), how the server runs a round
 //! (cohort, quorum, deadline), what each device trains locally and what it uploads.
-//! `crate::workload::federated` checks the values and applies (and records) the defaults.
+//! `scenario/lower/federated.rs` checks the values and applies (and records) the defaults.
 
 use super::quantity::{Bandwidth, Duration, Throughput};
 use serde::Deserialize;
+
+pub use crate::workload::federated::Download;
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,13 +78,6 @@ pub enum TrainedEmbedding {
     Full,
     Partial,
     Frozen,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Download {
-    Model,
-    Trainable,
 }
 
 /// `embedding_rows = 10000` or `embedding_rows = "seen"`.
