@@ -18,9 +18,7 @@ mod tests {
     ];
 
     /// Files below the edge that still read scenario types, until the lowering layer takes them.
-    const STILL_NAMING_SCENARIO: [&str; 10] = [
-        "net/topology/graph.rs",
-        "net/topology/spec.rs",
+    const STILL_NAMING_SCENARIO: [&str; 8] = [
         "workload/diffusion/mod.rs",
         "workload/diffusion/queue.rs",
         "workload/serving/mod.rs",

@@ -36,8 +36,8 @@
 
 use super::spec::{GraphSource, TopologySpec};
 use super::{Builder, DeviceKind, LinkKind};
-use crate::scenario::quantity::{Bandwidth, Duration};
-use crate::scenario::suggest::closest;
+use crate::quantity::{Bandwidth, Duration};
+use crate::suggest::closest;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -224,20 +224,13 @@ impl GraphRoutes {
 
 pub(crate) fn build(b: &mut Builder, spec: &TopologySpec) -> Result<GraphRoutes, String> {
     let (text, what) = match &spec.graph {
-        Some(GraphSource::File(path)) => (
-            std::fs::read_to_string(path).map_err(|e| {
-                let why = match e.kind() {
-                    std::io::ErrorKind::NotFound => "no such file".to_string(),
-                    _ => e.to_string(),
-                };
-                format!("graph file `{}`: cannot read it: {why}", path.display())
-            })?,
-            format!("graph file `{}`", path.display()),
-        ),
-        Some(GraphSource::Inline(text)) => (text.clone(), "graph".to_string()),
+        Some(GraphSource::File { path, text }) => {
+            (text, format!("graph file `{}`", path.display()))
+        }
+        Some(GraphSource::Inline(text)) => (text, "graph".to_string()),
         None => return Err("a graph topology needs a graph file".to_string()),
     };
-    let file = parse(&text).map_err(|e| format!("{what}: {e}"))?;
+    let file = parse(text).map_err(|e| format!("{what}: {e}"))?;
     add(b, spec, &file).map_err(|e| format!("{what}: {e}"))
 }
 

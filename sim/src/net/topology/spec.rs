@@ -1,15 +1,13 @@
-//! What to build: [`TopologySpec`], a plain description of the cluster's wiring, and how it is read
-//! from a scenario's `[cluster]` section.
+//! What to build: [`TopologySpec`], a plain description of the cluster's wiring
+//! (`scenario/lower/topology.rs` reads it from a scenario's `[cluster]` section).
 //!
 //! Units: bandwidths in bytes/s per direction, latencies in seconds. Defaults ([`TopologySpec::new`])
 //! describe an H100 HGX server (NVSwitch, 450 GB/s per GPU, 8 NICs of 400 Gb/s) on a
 //! non-blocking fat-tree.
 
-use crate::hw::gpu::{GpuSpec, IntraLinkKind};
 use crate::net::{Fabric, Transport};
-use crate::scenario::cluster::{self, ClusterSection, MeshShape};
 use serde::Deserialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// How the GPUs of one server are joined.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -74,7 +72,8 @@ impl IntraKind {
 /// Where an explicit graph comes from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum GraphSource {
-    File(PathBuf),
+    /// A graph file's text, and the path it was read from (for messages).
+    File { path: PathBuf, text: String },
     /// The file's text itself (tests, generated graphs).
     Inline(String),
 }
@@ -222,100 +221,6 @@ impl TopologySpec {
         }
     }
 
-    /// The spec of a scenario's `[cluster]`: sizes, bandwidths and latencies from the resolved
-    /// `fabric` (where the workload already applied its defaults), the GPU's usual intra-node
-    /// link and PCIe bandwidth from `gpu`, and the topology keys from `cluster`. A relative
-    /// `graph_file` is taken relative to `base_dir` (the scenario file's directory).
-    pub fn from_cluster(
-        cluster: &ClusterSection,
-        fabric: &Fabric,
-        gpu: &GpuSpec,
-        base_dir: Option<&Path>,
-    ) -> Result<TopologySpec, String> {
-        let intra_s = cluster.intra_node.clone().unwrap_or_default();
-        let inter_s = cluster.inter_node.clone().unwrap_or_default();
-        let link = intra_s.link.unwrap_or(match gpu.intra_link {
-            IntraLinkKind::NvSwitch => cluster::IntraLink::Nvswitch,
-            IntraLinkKind::Mesh => cluster::IntraLink::NvlinkMesh,
-            IntraLinkKind::Pcie => cluster::IntraLink::Pcie,
-        });
-        let intra = match (link, intra_s.mesh) {
-            (cluster::IntraLink::NvlinkMesh, Some(MeshShape::Pairs)) => IntraKind::NvLinkPairs,
-            (cluster::IntraLink::NvlinkMesh, _) => IntraKind::NvLinkMesh,
-            (_, Some(_)) => {
-                return Err(
-                    "cluster.intra_node.mesh applies only to link = \"nvlink-mesh\"".to_string(),
-                );
-            }
-            (cluster::IntraLink::Nvswitch, None) => IntraKind::NvSwitch,
-            (cluster::IntraLink::Pcie, None) => IntraKind::Pcie,
-        };
-        let inter = match inter_s.topology.unwrap_or(cluster::Topology::FatTree) {
-            cluster::Topology::FatTree => InterKind::FatTree,
-            cluster::Topology::RailOptimized => InterKind::RailOptimized,
-            cluster::Topology::Torus2d => InterKind::Torus2d,
-            cluster::Topology::Torus3d => InterKind::Torus3d,
-            cluster::Topology::Wan => InterKind::Wan,
-            cluster::Topology::Graph => InterKind::Graph,
-        };
-        let mut spec = TopologySpec::from_fabric(fabric, intra, inter);
-        spec.pcie_bandwidth = intra_s.pcie_bandwidth.map_or(gpu.pcie_bandwidth, |b| b.0);
-        spec.gpu_copy_bandwidth = gpu.copy_bandwidth();
-        // Unstated, the fabric is taken at InfiniBand's rate and latency with its flows hashed
-        // (ECMP), the cautious reading of an unknown network; a stated transport brings its own
-        // routing.
-        spec.transport = inter_s.transport.unwrap_or_default();
-        spec.routing = inter_s
-            .transport
-            .map_or(PathSelection::Ecmp, |t| t.routing());
-        if let Some(n) = inter_s.leaf_downlinks {
-            spec.leaf_downlinks = n;
-        }
-        spec.spines = inter_s.spines;
-        if let Some(r) = inter_s.routing {
-            if !spec.inter.has_leaves_and_spines() {
-                return Err(format!(
-                    "cluster.inter_node.routing applies to leaf/spine networks (topology = \
-                     \"fat-tree\", \"rail-optimized\" or \"wan\"), not to {}",
-                    spec.inter.name()
-                ));
-            }
-            spec.routing = r;
-        }
-        if let Some(p) = inter_s.pods {
-            spec.pods = p;
-        }
-        if let Some(o) = inter_s.pod_oversubscription {
-            spec.pod_oversubscription = o;
-        }
-        spec.torus_dims = inter_s.torus_dims.clone();
-        spec.torus_link_bandwidth = inter_s.torus_link_bandwidth.map(|b| b.0);
-        if let Some(s) = inter_s.sites {
-            spec.sites = s;
-        }
-        if let Some(b) = inter_s.wan_bandwidth {
-            spec.wan_bandwidth = b.0;
-        }
-        if let Some(d) = inter_s.wan_latency {
-            spec.wan_latency = d.secs();
-        }
-        spec.graph = inter_s.graph_file.as_ref().map(|f| {
-            let p = Path::new(f);
-            GraphSource::File(match base_dir {
-                Some(dir) if p.is_relative() => dir.join(p),
-                _ => p.to_path_buf(),
-            })
-        });
-        if spec.inter == InterKind::Graph && spec.graph.is_none() {
-            return Err(
-                "topology = \"graph\" needs graph_file in [cluster.inter_node], e.g. graph_file = \"cluster-graph.toml\""
-                    .to_string(),
-            );
-        }
-        spec.validate()?;
-        Ok(spec)
-    }
-
     /// A readable name, e.g. "nvswitch + rail-optimized (4 pods)".
     pub fn name(&self) -> String {
         if self.inter == InterKind::Graph {
@@ -460,72 +365,6 @@ pub(crate) fn block_start(n: u32, parts: u32, i: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn from_cluster_reads_the_new_keys() {
-        let text = r#"
-            gpu = "A100"
-            nodes = 4
-            gpus_per_node = 8
-            [intra_node]
-            link = "nvlink-mesh"
-            mesh = "pairs"
-            pcie_bandwidth = "32 GB/s"
-            [inter_node]
-            topology = "rail-optimized"
-            nic_bandwidth = "200 Gb/s"
-            pods = 2
-            pod_oversubscription = 2.0
-            leaf_downlinks = 16
-        "#;
-        let c: ClusterSection = toml::from_str(text).unwrap();
-        let gpu = crate::hw::gpu::find("A100").unwrap();
-        let fabric = Fabric {
-            nodes: 4,
-            gpus_per_node: 8,
-            intra_bandwidth: 300e9,
-            intra_latency: 1.5e-6,
-            nic_bandwidth: 25e9,
-            nics_per_node: 8,
-            oversubscription: 1.0,
-            inter_latency: 5e-6,
-        };
-        let s = TopologySpec::from_cluster(&c, &fabric, gpu, None).unwrap();
-        assert_eq!(s.intra, IntraKind::NvLinkPairs);
-        assert_eq!(s.inter, InterKind::RailOptimized);
-        assert_eq!(s.pcie_bandwidth, 32e9);
-        assert_eq!(
-            (s.pods, s.pod_oversubscription, s.leaf_downlinks),
-            (2, 2.0, 16)
-        );
-        assert_eq!(s.nic_bandwidth, 25e9);
-    }
-
-    #[test]
-    fn graph_needs_a_file_and_mesh_needs_a_mesh() {
-        let gpu = crate::hw::gpu::find("H100").unwrap();
-        let fabric = Fabric {
-            nodes: 2,
-            gpus_per_node: 8,
-            intra_bandwidth: 450e9,
-            intra_latency: 1.5e-6,
-            nic_bandwidth: 50e9,
-            nics_per_node: 8,
-            oversubscription: 1.0,
-            inter_latency: 5e-6,
-        };
-        let c: ClusterSection = toml::from_str("[inter_node]\ntopology = \"graph\"").unwrap();
-        let e = TopologySpec::from_cluster(&c, &fabric, gpu, None).unwrap_err();
-        assert!(e.contains("graph_file"), "{e}");
-        let c: ClusterSection =
-            toml::from_str("[intra_node]\nlink = \"pcie\"\nmesh = \"pairs\"").unwrap();
-        let e = TopologySpec::from_cluster(&c, &fabric, gpu, None).unwrap_err();
-        assert!(e.contains("nvlink-mesh"), "{e}");
-        let c: ClusterSection =
-            toml::from_str("[inter_node]\ntopology = \"graph\"\ngraph_file = \"g.toml\"").unwrap();
-        let s = TopologySpec::from_cluster(&c, &fabric, gpu, Some(Path::new("/x"))).unwrap();
-        assert_eq!(s.graph, Some(GraphSource::File(PathBuf::from("/x/g.toml"))));
-    }
 
     #[test]
     fn blocks_are_balanced() {

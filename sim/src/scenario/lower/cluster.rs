@@ -12,10 +12,11 @@ use crate::hw::profile::{self, Profile};
 use crate::hw::{Dtype, GpuSpec, gpu};
 use crate::net::Topology;
 use crate::net::tier::Tier;
-use crate::net::topology::spec::{IntraKind, TopologySpec};
+use crate::net::topology::spec::IntraKind;
 use crate::net::{Fabric, Transport};
 use crate::scenario::cluster::IntraLink;
 use crate::scenario::error::ScenarioError;
+use crate::scenario::lower::topology::SpecError;
 use crate::scenario::{NetworkTier, Scenario, suggest};
 pub use crate::workload::cluster::{ClusterSetup, ComputeProfile};
 use std::path::Path;
@@ -74,8 +75,11 @@ fn build(
     tier: Tier,
     spec_key: &str,
 ) -> Result<ClusterSetup, ScenarioError> {
-    let spec = TopologySpec::from_cluster(&s.file.cluster, &fabric, gpu, s.source.path.parent())
-        .map_err(|e| s.error_at(spec_key, e))?;
+    let spec = super::topology::spec(&s.file.cluster, &fabric, gpu, s.source.path.parent())
+        .map_err(|e| match e {
+            SpecError::Key(e) => s.error_at(spec_key, e),
+            SpecError::File(e) => s.error_at("cluster", e),
+        })?;
     let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
     let in_switch_reduction = gpu.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
     Ok(ClusterSetup {

@@ -15,4 +15,5 @@ pub mod kernels;
 pub mod model;
 pub mod power_limit;
 pub mod reliability;
+pub mod topology;
 pub mod training;

@@ -1,4 +1,4 @@
-//! Quantities with units, as scenario files write them: `"200 Gb/s"`, `"80 GiB"`, `"1.5 us"`,
+//! Quantities with units, as scenario, graph and other input files write them: `"200 Gb/s"`, `"80 GiB"`, `"1.5 us"`,
 //! `"5/s"`.
 //!
 //! Parsing is strict: a number, an optional space, and one of the listed units, case as written
