@@ -18,15 +18,11 @@ mod tests {
     ];
 
     /// Files below the edge that still read scenario types, until the lowering layer takes them.
-    const STILL_NAMING_SCENARIO: [&str; 8] = [
+    const STILL_NAMING_SCENARIO: [&str; 4] = [
         "workload/diffusion/mod.rs",
         "workload/diffusion/queue.rs",
         "workload/serving/mod.rs",
         "workload/serving/pipelines.rs",
-        "workload/serving/traffic/arrivals.rs",
-        "workload/serving/traffic/lengths.rs",
-        "workload/serving/traffic/mod.rs",
-        "workload/serving/traffic/trace_file.rs",
     ];
 
     fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -1,10 +1,8 @@
 //! Serving traffic: arrival processes, length distributions and trace replay from `[workload]`.
 
 use clustersim::engine::SimTime;
+use clustersim::scenario::lower::traffic::{Request, TrafficError, generate, generate_with_notes};
 use clustersim::scenario::serving::WorkloadSection;
-use clustersim::workload::serving::traffic::{
-    Request, TrafficError, generate, generate_with_notes,
-};
 use std::path::{Path, PathBuf};
 
 fn traces() -> PathBuf {

@@ -16,4 +16,5 @@ pub mod model;
 pub mod power_limit;
 pub mod reliability;
 pub mod topology;
+pub mod traffic;
 pub mod training;

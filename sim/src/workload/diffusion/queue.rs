@@ -14,7 +14,8 @@ use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::model::dit::Video;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::workload::serving::{summary, traffic};
+use crate::scenario::lower::traffic;
+use crate::workload::serving::summary;
 use rand::RngExt;
 use serde_json::{Value, json};
 

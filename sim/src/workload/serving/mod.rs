@@ -50,8 +50,8 @@ pub mod pipelines;
 pub mod placement;
 pub mod policy;
 pub mod replica;
+pub mod request;
 mod trace;
-pub mod traffic;
 
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::exec::{Graph, Timeline};
@@ -66,8 +66,8 @@ use policy::{OffloadMode, Preemption, RouterKind, SchedulerKind};
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
 use replica::{Limits, Plan, Progress, Replica};
+use request::Request;
 use serde_json::{Value, json};
-use traffic::Request;
 
 enum Ev {
     Arrival(usize),
@@ -750,7 +750,8 @@ pub fn simulate(s: &Scenario) -> Result<ServingRun, ScenarioError> {
 
     let seed = f.sim.seed.unwrap_or(1);
     let requests =
-        traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
+        crate::scenario::lower::traffic::generate(&workload, seed, s.source.path.parent())
+            .map_err(|e| e.locate(s))?;
     let limits = Limits {
         scheduler,
         max_batch_size,

@@ -27,7 +27,7 @@ use super::cost::{Batch, Sends};
 use super::kind::{MemoryPolicy, ReplicaKind};
 use super::placement::{Flow, Method, Placement, Problem};
 use super::policy::SchedulerKind;
-use super::traffic::{self, Request};
+use super::request::Request;
 use super::{GroupSetup, Lives, ServingRun, merge, trace};
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::hw::{ComputeModel, GpuSpec};
@@ -37,6 +37,7 @@ use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster;
+use crate::scenario::lower::traffic;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 

@@ -1,4 +1,4 @@
-//! The requests a serving fleet receives, from `[workload]`: when each arrives and how long its
+//! `[workload]` lowered to the requests a serving fleet (or a video queue) receives: when each arrives and how long its
 //! prompt and output are. Arrivals, prompt lengths and output lengths each draw from their own
 //! named stream ("arrivals", "prompt-lengths", "output-lengths"), so changing one distribution
 //! never moves the others' draws. Errors carry the dotted scenario key at fault (`workload.rate`).
@@ -15,23 +15,11 @@ use lengths::Lengths;
 use std::path::{Path, PathBuf};
 use trace_file::from_trace;
 
-/// One request: it arrives, brings `prompt_tokens` to prefill, and wants `output_tokens` decoded.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Request {
-    /// 0, 1, 2, ... in order of arrival.
-    pub id: u32,
-    pub arrival: SimTime,
-    pub prompt_tokens: u32,
-    pub output_tokens: u32,
-}
+pub use crate::workload::serving::request::{MAX_REQUESTS, Request};
 
-pub use crate::scenario::error::KeyError as TrafficError;
+pub use crate::key_error::KeyError as TrafficError;
 
 type Result<T> = std::result::Result<T, TrafficError>;
-
-/// The most requests a workload sends: each is simulated, with its own state (about 4 KB of it
-/// and 60 us of simulation a request on the development machine, 70B on four H100).
-pub const MAX_REQUESTS: u32 = 1_000_000;
 
 /// The requests of `[workload]`, in order of arrival.
 ///
