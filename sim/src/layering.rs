@@ -18,9 +18,7 @@ mod tests {
     ];
 
     /// Files below the edge that still read scenario types, until the lowering layer takes them.
-    const STILL_NAMING_SCENARIO: [&str; 4] = [
-        "workload/diffusion/mod.rs",
-        "workload/diffusion/queue.rs",
+    const STILL_NAMING_SCENARIO: [&str; 2] = [
         "workload/serving/mod.rs",
         "workload/serving/pipelines.rs",
     ];

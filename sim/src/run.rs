@@ -118,7 +118,8 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             }
         }
         Kind::Diffusion => {
-            let d = diffusion::simulate(scenario)?;
+            let config = crate::scenario::lower::diffusion::lower(scenario)?;
+            let d = diffusion::simulate(&config).map_err(|e| e.locate(scenario))?;
             RunOutput {
                 report: d.report,
                 graph: d.graph,

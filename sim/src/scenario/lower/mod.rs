@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod collective;
 pub mod compression;
 pub mod cost;
+pub mod diffusion;
 pub mod federated;
 pub mod host;
 pub mod kernels;

@@ -29,18 +29,18 @@ pub mod vae;
 
 use crate::exec::{Graph, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, Dtype};
+use crate::key_error::KeyError;
 use crate::model::dit::{Video, VideoDit};
-use crate::model::dit_preset;
-use crate::scenario::Scenario;
-use crate::scenario::error::ScenarioError;
-use crate::scenario::lower::cluster::{self, Needs};
+use crate::workload::cluster::ClusterSetup;
+use crate::workload::serving::request::Request;
 use layout::Layout;
 use ops::{Generation, Network};
+use policy::VideoScheduler;
 use serde_json::{Value, json};
 
 /// The most denoising steps a video is simulated with: every step is its own part of the graph,
 /// and samplers run 1 to 1,000.
-const MAX_STEPS: u32 = 10_000;
+pub const MAX_STEPS: u32 = 10_000;
 
 /// What a simulated video produced.
 pub struct DiffusionRun {
@@ -64,438 +64,121 @@ fn denoise_activation_bytes(m: &VideoDit, l: Layout, tokens: u64, batch: u64, ac
     (batch * mlp.max(attention)) as f64 * act.bytes()
 }
 
-/// What a diffusion scenario takes, for the help of a refused key.
-const DIFFUSION_KEYS: &str = "a diffusion scenario takes [cluster], [model] preset, [diffusion] and \
-                              [parallel] ulysses, ring, pipefusion, pipefusion_patches, dsp, \
-                              latent, cfg, tp";
+/// A diffusion run, fully specified (`scenario/lower/diffusion.rs` builds it).
+#[derive(Clone, Debug)]
+pub struct DiffusionConfig {
+    /// The scenario's name, for the report.
+    pub scenario: String,
+    pub cluster: ClusterSetup,
+    /// The calibration profile's name, when the compute model has one.
+    pub profile: Option<String>,
+    pub model: VideoDit,
+    pub layout: Layout,
+    pub compute: ComputeModel,
+    pub act: Dtype,
+    pub steps: u32,
+    pub guidance: bool,
+    pub warmup_steps: u32,
+    pub vae_parallel: bool,
+    /// The videos made, each with its share of the requests (one video, share 1, without a
+    /// queue).
+    pub videos: Vec<(Video, f64)>,
+    /// With `[workload]`: the requests served and how.
+    pub queue: Option<VideoQueue>,
+    pub assumptions: Vec<String>,
+}
 
-pub fn simulate(s: &Scenario) -> Result<DiffusionRun, ScenarioError> {
-    let f = &s.file;
-    let mut assumptions: Vec<String> = Vec::new();
-    let p = &f.parallel;
+/// Requests for videos, served by groups of GPUs.
+#[derive(Clone, Debug)]
+pub struct VideoQueue {
+    pub requests: Vec<Request>,
+    pub scheduler: VideoScheduler,
+    /// Seed of the draw of each request's video from the mix.
+    pub seed: u64,
+}
 
-    // The model: a video DiT preset.
-    let model_section = &f.model;
-    let presets = || {
-        format!(
-            "video DiT presets: {}",
-            dit_preset::all()
-                .iter()
-                .map(|m| m.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    let name = model_section.preset.as_deref().ok_or_else(|| {
-        s.error_at("model", "a diffusion scenario needs `preset` in [model]")
-            .with_help(presets())
-    })?;
-    let model = dit_preset::find(name).ok_or_else(|| {
-        s.error_at(
-            "model.preset",
-            format!("unknown video DiT preset \"{name}\""),
-        )
-        .with_help(presets())
-    })?;
-    let m = model_section;
-    s.refuse_set(
-        &[
-            (m.hf_config.is_some(), "model.hf_config"),
-            (m.layers.is_some(), "model.layers"),
-            (m.hidden.is_some(), "model.hidden"),
-            (m.heads.is_some(), "model.heads"),
-            (m.kv_heads.is_some(), "model.kv_heads"),
-            (m.head_dim.is_some(), "model.head_dim"),
-            (m.ffn.is_some(), "model.ffn"),
-            (m.gated.is_some(), "model.gated"),
-            (m.activation.is_some(), "model.activation"),
-            (m.vocab.is_some(), "model.vocab"),
-            (m.seq_len.is_some(), "model.seq_len"),
-            (m.tied_embeddings.is_some(), "model.tied_embeddings"),
-            (m.experts.is_some(), "model.experts"),
-            (m.top_k.is_some(), "model.top_k"),
-            (m.shared_experts.is_some(), "model.shared_experts"),
-            (m.expert_ffn.is_some(), "model.expert_ffn"),
-            (m.capacity_factor.is_some(), "model.capacity_factor"),
-            (m.dense_layers.is_some(), "model.dense_layers"),
-            (m.elementwise.is_some(), "model.elementwise"),
-        ],
-        |key| {
-            format!(
-                "{key} (video DiTs come from presets only) does not apply to a diffusion scenario"
-            )
-        },
-        DIFFUSION_KEYS,
-    )?;
-    let act = match model_section.dtype {
-        None => {
-            assumptions.push("bf16 weights and activations".into());
-            Dtype::Bf16
-        }
-        Some(d @ (Dtype::Bf16 | Dtype::Fp16)) => d,
-        Some(other) => {
-            return Err(s
-                .error_at(
-                    "model.dtype",
-                    format!("a video DiT in {other} is not modelled"),
-                )
-                .with_help("use \"bf16\" or \"fp16\""));
-        }
-    };
-
-    // The video.
-    let d = f.diffusion.clone().ok_or_else(|| {
-        s.error_at(
-            "diffusion",
-            "a diffusion scenario needs a [diffusion] table",
-        )
-        .with_help("add [diffusion] with width, height, frames and steps")
-    })?;
-    let need = |v: Option<u32>, key: &str, example: &str| -> Result<u32, ScenarioError> {
-        let path = format!("diffusion.{key}");
-        match v {
-            None => Err(s
-                .error_at("diffusion", format!("missing key `{key}` in [diffusion]"))
-                .with_help(format!("add it, e.g. {key} = {example}"))),
-            Some(0) => Err(s.error_at(&path, format!("`{path}` must be at least 1"))),
-            Some(n) => Ok(n),
-        }
-    };
-    // One video, or with [workload] a queue of videos of the `videos` mix.
-    let serving = f.workload.is_some();
-    let videos: Vec<(Video, f64)> = match &d.videos {
-        Some(mix) if serving => {
-            if mix.is_empty() {
-                return Err(s
-                    .error_at("diffusion.videos", "the mix names no video")
-                    .with_help("e.g. videos = [{ width = 1280, height = 720, frames = 129 }]"));
-            }
-            let mut out = Vec::new();
-            for v in mix {
-                let size =
-                    |x: u32, key: &str| cluster::positive(s, x, &format!("diffusion.videos.{key}"));
-                let share = v.share.unwrap_or(1.0);
-                if !(share > 0.0 && share.is_finite()) {
-                    return Err(s.error_at(
-                        "diffusion.videos.share",
-                        format!("share {share} must be positive"),
-                    ));
-                }
-                out.push((
-                    Video {
-                        width: size(v.width, "width")?,
-                        height: size(v.height, "height")?,
-                        frames: size(v.frames, "frames")?,
-                    },
-                    share,
-                ));
-            }
-            out
-        }
-        Some(_) => {
-            return Err(s
-                .error_at("diffusion.videos", "a mix of videos needs a [workload] to serve")
-                .with_help("add [workload] with requests, arrival and rate, or give width, height and frames"));
-        }
-        None => vec![(
-            Video {
-                width: need(d.width, "width", "1280")?,
-                height: need(d.height, "height", "720")?,
-                frames: need(d.frames, "frames", "129")?,
-            },
-            1.0,
-        )],
-    };
-    // A video smaller than one token across is not a video the model can generate.
-    let (_, patch_h, patch_w) = model.patch;
-    for (v, _) in &videos {
-        let key = if d.videos.is_some() && serving {
-            "diffusion.videos"
-        } else {
-            "diffusion"
-        };
-        for (what, pixels, patch) in [("height", v.height, patch_h), ("width", v.width, patch_w)] {
-            let least = model.vae.spatial * patch;
-            if pixels < least {
-                return Err(s
-                    .error_at(
-                        &format!("{key}.{what}"),
-                        format!(
-                            "a {what} of {pixels} pixels is less than one token of {} ({least} \
-                             pixels: the VAE's {} times the patch's {patch})",
-                            model.name, model.vae.spatial
-                        ),
-                    )
-                    .with_help(format!("use a {what} of at least {least} pixels")));
-            }
-        }
-    }
-    let steps = need(d.steps, "steps", "50")?;
-    if steps > MAX_STEPS {
-        return Err(s
-            .error_at(
-                "diffusion.steps",
-                format!("{steps} denoising steps; every step is simulated, at most {MAX_STEPS}"),
-            )
-            .with_help("samplers run 1 to 1,000 steps; 50 is common"));
-    }
-    let guidance = d.cfg.unwrap_or_else(|| {
-        assumptions.push("no classifier-free guidance (one branch a step)".into());
-        false
-    });
-
-    // The layout.
-    let degree = |v: Option<u32>, key: &str| {
-        cluster::positive(s, v.unwrap_or(1), &format!("parallel.{key}"))
-    };
-    let pipefusion = degree(p.pipefusion, "pipefusion")?;
-    let layout = Layout {
-        tp: degree(p.tp, "tp")?,
-        ulysses: degree(p.ulysses, "ulysses")?,
-        ring: degree(p.ring, "ring")?,
-        pipefusion,
-        patches: match p.pipefusion_patches {
-            Some(n) => cluster::positive(s, n, "parallel.pipefusion_patches")?,
-            None => pipefusion,
-        },
-        cfg: degree(p.cfg, "cfg")?,
-        dsp: degree(p.dsp, "dsp")?,
-        latent: degree(p.latent, "latent")?,
-        latent_overlap: p.latent_overlap.unwrap_or(1),
-    };
-    // PipeFusion cuts the latent into patches along its height: a patch is at least a row of
-    // tokens.
-    let rows = videos
-        .iter()
-        .map(|(v, _)| model.token_grid(*v).1)
-        .min()
-        .unwrap_or(1);
-    if layout.pipefusion > 1 && layout.patches as u64 > rows {
-        return Err(s
-            .error_at(
-                "parallel.pipefusion_patches",
-                format!(
-                    "{} patches, but the video is {rows} rows of tokens high and a patch is at \
-                     least one row",
-                    layout.patches
-                ),
-            )
-            .with_help(format!("use 1 to {rows} patches")));
-    }
-    if layout.latent > 1 {
-        if layout.sp() > 1 || layout.pipefusion > 1 {
-            return Err(s
-                .error_at(
-                    "parallel.latent",
-                    "latent parallelism is modelled alone or with cfg and tp",
-                )
-                .with_help("remove ulysses, ring, dsp and pipefusion, or latent"));
-        }
-        if p.latent_overlap.is_none() {
-            assumptions.push(
-                "latent parallelism: each region borrows 1 token row from each neighbour".into(),
-            );
-        }
-    }
-    if layout.dsp > 1 {
-        if !model.factorised_attention {
-            return Err(s
-                .error_at(
-                    "parallel.dsp",
-                    format!(
-                        "DSP switches the split between spatial and temporal attention; {} \
-                         attends over the whole 3-D sequence at once",
-                        model.name
-                    ),
-                )
-                .with_help("use ulysses or ring for full 3-D attention"));
-        }
-        if layout.ulysses > 1 || layout.ring > 1 {
-            return Err(s
-                .error_at("parallel.dsp", "DSP replaces Ulysses and Ring")
-                .with_help("use dsp alone, or ulysses / ring alone"));
-        }
-    }
-    if layout.cfg > 2 {
-        return Err(s
-            .error_at(
-                "parallel.cfg",
-                format!("cfg = {} but guidance has two branches", layout.cfg),
-            )
-            .with_help("use cfg = 2 (each branch on its own GPUs) or 1"));
-    }
-    if layout.cfg == 2 && !guidance {
-        return Err(s
-            .error_at(
-                "parallel.cfg",
-                "CFG parallelism needs classifier-free guidance",
-            )
-            .with_help("set cfg = true in [diffusion], or remove parallel.cfg"));
-    }
-    let heads_split = layout.tp * layout.ulysses;
-    if model.heads % heads_split != 0 {
-        return Err(s
-            .error_at(
-                if layout.ulysses > 1 {
-                    "parallel.ulysses"
-                } else {
-                    "parallel.tp"
-                },
-                format!(
-                    "{} has {} attention heads, which tp x ulysses = {heads_split} does not divide",
-                    model.name, model.heads
-                ),
-            )
-            .with_help("choose degrees whose product divides the heads; add ring for more GPUs"));
-    }
-    if model.factorised_attention && layout.ring > 1 {
-        return Err(s
-            .error_at(
-                "parallel.ring",
-                "ring attention over factorised spatial and temporal attention is not modelled",
-            )
-            .with_help("use ulysses for sequence parallelism"));
-    }
-    let blocks = model.blocks();
-    if layout.pipefusion > blocks {
-        return Err(s.error_at(
-            "parallel.pipefusion",
-            format!(
-                "pipefusion = {} stages but {} has {blocks} blocks",
-                layout.pipefusion, model.name
-            ),
-        ));
-    }
-    let warmup_steps = match d.warmup_steps {
-        Some(w) => w,
-        None => {
-            if layout.pipefusion > 1 {
-                assumptions.push("PipeFusion: 1 warm-up step (xDiT's default)".into());
-            }
-            1
-        }
-    }
-    .min(steps);
-    let vae_parallel = d.vae_parallel.unwrap_or_else(|| {
-        if layout.world() > 1 {
-            assumptions.push("VAE decoded on one GPU (vae_parallel = false)".into());
-        }
-        false
-    });
-
-    // The cluster.
-    let world = layout.world();
-    let needs = Needs {
-        sizes: false,
-        inter_node: world > f.cluster.gpus_per_node.unwrap_or(8),
-    };
-    let setup = cluster::resolve(s, &mut assumptions, needs)?;
-    let gpu = setup.gpu;
+/// Simulates the configuration's video (or its queue of videos); a video whose generation
+/// would last past the end of simulated time is refused at `diffusion`.
+pub fn simulate(c: &DiffusionConfig) -> Result<DiffusionRun, KeyError> {
+    let setup = &c.cluster;
     let total_gpus = setup.nodes * setup.gpus_per_node;
-    if world > total_gpus {
-        return Err(s
-            .error_at(
-                "parallel",
-                format!("the layout needs {world} GPUs; the cluster has {total_gpus}"),
-            )
-            .with_help("raise cluster.nodes, or lower the parallel degrees"));
-    }
-    if gpu.peak_flops(act).is_none() {
-        return Err(s
-            .error_at(
-                "model.dtype",
-                format!("{} has no {act} arithmetic", gpu.name),
-            )
-            .with_help("choose a model.dtype the GPU supports (fp16 on V100 and T4)"));
-    }
-    let profile = cluster::resolve_profile(s, gpu, act, &mut assumptions)?;
-    let mut compute = match &profile {
-        Some(p) => ComputeModel::with_profile(gpu, p.profile.clone())
-            .map_err(|e| s.error_at("cluster.profile", e))?,
-        None => ComputeModel::new(gpu),
-    };
-    cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
-    crate::scenario::lower::power_limit::apply(s, &mut compute, true, &mut assumptions)?;
     let net = Network {
         topology: setup.topology.clone(),
         tier: setup.tier,
         nvls: setup.in_switch_reduction,
     };
-    assumptions.push("text encoders priced as one GEMM of 2 x params x tokens FLOPs each".into());
-
     let plan = Plan {
-        model: &model,
-        layout,
-        compute: &compute,
+        model: &c.model,
+        layout: c.layout,
+        compute: &c.compute,
         net: &net,
-        act,
-        steps,
-        guidance,
-        warmup_steps,
-        vae_parallel,
+        act: c.act,
+        steps: c.steps,
+        guidance: c.guidance,
+        warmup_steps: c.warmup_steps,
+        vae_parallel: c.vae_parallel,
         total_gpus,
     };
-    let first = plan.video(videos[0].0);
-    within_simulated_time(s, &first, videos[0].0)?;
-    if !serving {
+    let first = plan.video(c.videos[0].0);
+    within_simulated_time(&first, c.videos[0].0)?;
+    let context = Context {
+        setup,
+        profile: c.profile.clone(),
+        scenario: &c.scenario,
+    };
+    let Some(queue) = &c.queue else {
         let mut report = first.report;
-        let context = Context {
-            setup: &setup,
-            profile: profile.as_ref().map(|p| p.name.clone()),
-        };
         context.stamp(
             &mut report,
-            s,
             "one GPU simulated: every GPU of a video does the same work on its share",
         );
-        report["assumptions"] = json!(assumptions);
+        report["assumptions"] = json!(c.assumptions);
         return Ok(DiffusionRun {
             report,
             graph: first.graph,
             timeline: first.timeline,
         });
-    }
-    let context = Context {
-        setup: &setup,
-        profile: profile.map(|p| p.name),
     };
-    queue::serve(s, &plan, &videos, first, d.scheduler, assumptions, &context)
+    queue::serve(
+        queue,
+        &plan,
+        &c.videos,
+        first,
+        c.assumptions.clone(),
+        &context,
+    )
 }
 
 /// Refuses a video whose generation would last past the end of simulated time.
-pub(crate) fn within_simulated_time(
-    s: &Scenario,
-    run: &VideoRun,
-    v: Video,
-) -> Result<(), ScenarioError> {
+pub(crate) fn within_simulated_time(run: &VideoRun, v: Video) -> Result<(), KeyError> {
     if !run.timeline.overran() {
         return Ok(());
     }
-    Err(s
-        .error_at(
-            "diffusion",
-            format!(
-                "a {} x {} video of {} frames takes longer than the {} simulated time spans",
-                v.width,
-                v.height,
-                v.frames,
-                crate::engine::SimTime::SPAN
-            ),
-        )
-        .with_help("a smaller video, fewer steps, or more GPUs"))
+    Err(KeyError::new(
+        "diffusion",
+        format!(
+            "a {} x {} video of {} frames takes longer than the {} simulated time spans",
+            v.width,
+            v.height,
+            v.frames,
+            crate::engine::SimTime::SPAN
+        ),
+    )
+    .with_help("a smaller video, fewer steps, or more GPUs"))
 }
 
 /// The cluster a run's report names.
 pub(crate) struct Context<'a> {
-    pub setup: &'a cluster::ClusterSetup,
+    pub setup: &'a ClusterSetup,
     pub profile: Option<String>,
+    pub scenario: &'a str,
 }
 
 impl Context<'_> {
     /// Writes the report's scenario name, `cluster` and `fidelity` (with `symmetry`).
-    pub fn stamp(&self, report: &mut Value, s: &Scenario, symmetry: &str) {
+    pub fn stamp(&self, report: &mut Value, symmetry: &str) {
         let setup = self.setup;
-        report["scenario"] = json!(s.name());
+        report["scenario"] = json!(self.scenario);
         report["cluster"] = json!({
             "gpu": setup.gpu.name,
             "gpus": setup.nodes * setup.gpus_per_node,

@@ -9,12 +9,10 @@
 //! different sizes.
 
 use super::policy::VideoScheduler;
-use super::{Context, DiffusionRun, Plan, VideoRun};
+use super::{Context, DiffusionRun, Plan, VideoQueue, VideoRun};
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
+use crate::key_error::KeyError;
 use crate::model::dit::Video;
-use crate::scenario::Scenario;
-use crate::scenario::error::ScenarioError;
-use crate::scenario::lower::traffic;
 use crate::workload::serving::summary;
 use rand::RngExt;
 use serde_json::{Value, json};
@@ -75,39 +73,22 @@ impl Process for Pool {
     }
 }
 
-/// Serves the scenario's requests; `first` is the first video of the mix, already simulated (its
+/// Serves the queue's requests; `first` is the first video of the mix, already simulated (its
 /// graph is the run's trace).
 pub(super) fn serve(
-    s: &Scenario,
+    queue: &VideoQueue,
     plan: &Plan,
     mix: &[(Video, f64)],
     first: VideoRun,
-    scheduler: Option<VideoScheduler>,
     mut assumptions: Vec<String>,
     context: &Context,
-) -> Result<DiffusionRun, ScenarioError> {
-    let f = &s.file;
-    let mut workload = f.workload.clone().expect("serving has a [workload]");
-    s.refuse_set(
-        &[
-            (workload.prompt_tokens.is_some(), "workload.prompt_tokens"),
-            (workload.output_tokens.is_some(), "workload.output_tokens"),
-            (workload.trace.is_some(), "workload.trace"),
-        ],
-        |key| format!("{key} does not apply to serving videos"),
-        "videos come from [diffusion] videos = [...]; [workload] says how many and when",
-    )?;
-    // Token lengths do not matter here: the traffic module makes the arrivals.
-    workload.prompt_tokens = Some(crate::scenario::serving::LengthSpec::Fixed(1));
-    workload.output_tokens = Some(crate::scenario::serving::LengthSpec::Fixed(1));
-    let seed = f.sim.seed.unwrap_or(1);
-    let requests =
-        traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
+) -> Result<DiffusionRun, KeyError> {
+    let (requests, seed) = (&queue.requests, queue.seed);
     let mut latencies = vec![first.latency];
     let mut fits = first.report["memory"]["fits"] == true;
     for &(v, _) in &mix[1..] {
         let run = plan.video(v);
-        super::within_simulated_time(s, &run, v)?;
+        super::within_simulated_time(&run, v)?;
         fits &= run.report["memory"]["fits"] == true;
         latencies.push(run.latency);
     }
@@ -126,14 +107,7 @@ pub(super) fn serve(
         })
         .collect();
     let groups = plan.total_gpus / plan.layout.world();
-    let shortest_first = match scheduler {
-        Some(VideoScheduler::Sjf) => true,
-        Some(VideoScheduler::Fcfs) => false,
-        None => {
-            assumptions.push("first come, first served".into());
-            false
-        }
-    };
+    let shortest_first = queue.scheduler == VideoScheduler::Sjf;
     let n = requests.len();
     let pool = Pool {
         arrivals: requests.iter().map(|r| r.arrival).collect(),
@@ -200,7 +174,6 @@ pub(super) fn serve(
     });
     context.stamp(
         &mut report,
-        s,
         "one GPU of a group simulated per video size; the queue simulated request by request",
     );
     assumptions.push(
