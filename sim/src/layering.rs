@@ -1,13 +1,13 @@
 //! A test of the layers ARCHITECTURE.md draws: the scenario file format sits at the edge, so the
-//! layers below it (engine, exec, hw, model, net, collective, workload) must not name `scenario`.
-//! The files that still do are listed; the list may only shrink, and a file that stops naming
-//! `scenario` must leave it.
+//! layers below it (engine, exec, hw, model, net, collective, workload, stats) must not name
+//! `scenario`, open files, or keep global state. Where a file still does one of the last two, it
+//! is listed; a list may only shrink, and a file that stops must leave it.
 
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
 
-    const BELOW_THE_EDGE: [&str; 7] = [
+    const BELOW_THE_EDGE: [&str; 8] = [
         "engine",
         "exec",
         "hw",
@@ -15,13 +15,14 @@ mod tests {
         "net",
         "collective",
         "workload",
+        "stats",
     ];
 
-    /// Files below the edge that still read scenario types, until the lowering layer takes them.
-    const STILL_NAMING_SCENARIO: [&str; 2] = [
-        "workload/serving/mod.rs",
-        "workload/serving/pipelines.rs",
-    ];
+    /// Files below the edge that still read files, until the edge hands them text.
+    const STILL_READING_FILES: [&str; 1] = ["hw/profile.rs"];
+
+    /// Files below the edge that still keep process-wide state.
+    const STILL_GLOBAL: [&str; 2] = ["hw/accelerator.rs", "hw/attention_kernel.rs"];
 
     fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).expect("source folder") {
@@ -34,41 +35,74 @@ mod tests {
         }
     }
 
-    #[test]
-    fn layers_below_the_edge_do_not_name_the_scenario() {
+    /// The files below the edge (relative to `src/`, sorted) whose text `says`.
+    fn below_the_edge(says: impl Fn(&str) -> bool) -> Vec<String> {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut files = Vec::new();
         for layer in BELOW_THE_EDGE {
             sources(&src.join(layer), &mut files);
         }
-        let mut naming: Vec<String> = files
+        let mut found: Vec<String> = files
             .iter()
-            .filter(|f| {
-                let text = std::fs::read_to_string(f).expect("readable source");
-                text.contains("scenario::")
-            })
+            .filter(|f| says(&std::fs::read_to_string(f).expect("readable source")))
             .map(|f| {
                 let rel = f.strip_prefix(&src).expect("under src");
                 rel.to_string_lossy().replace('\\', "/")
             })
             .collect();
-        naming.sort();
-        let new: Vec<&String> = naming
+        found.sort();
+        found
+    }
+
+    /// `found` must be exactly `allowed`: nothing new, nothing cleared but still listed.
+    fn only(found: &[String], allowed: &[&str], what: &str) {
+        let new: Vec<&String> = found
             .iter()
-            .filter(|f| !STILL_NAMING_SCENARIO.contains(&f.as_str()))
+            .filter(|f| !allowed.contains(&f.as_str()))
             .collect();
+        assert!(new.is_empty(), "{new:?} {what}");
+        let cleared: Vec<&&str> = allowed
+            .iter()
+            .filter(|f| !found.iter().any(|n| n == *f))
+            .collect();
+        assert!(cleared.is_empty(), "{cleared:?} no longer {what}: unlist them");
+    }
+
+    #[test]
+    fn layers_below_the_edge_do_not_name_the_scenario() {
+        let naming = below_the_edge(|text| text.contains("scenario::"));
         assert!(
-            new.is_empty(),
-            "these files below the scenario layer name `scenario`: {new:?}; take a plain \
-             configuration from the layer above instead"
+            naming.is_empty(),
+            "these files below the scenario layer name `scenario`: {naming:?}; take a plain \
+             configuration from the lowering layer (scenario/lower/) instead"
         );
-        let cleared: Vec<&&str> = STILL_NAMING_SCENARIO
-            .iter()
-            .filter(|f| !naming.iter().any(|n| n == *f))
-            .collect();
-        assert!(
-            cleared.is_empty(),
-            "{cleared:?} no longer name `scenario`: remove them from STILL_NAMING_SCENARIO"
+    }
+
+    #[test]
+    fn layers_below_the_edge_do_not_open_files() {
+        let reading = below_the_edge(|text| {
+            text.contains("std::fs") || text.contains("fs::read") || text.contains("File::open")
+        });
+        only(
+            &reading,
+            &STILL_READING_FILES,
+            "open files below the edge; parse text that scenario/files.rs reads",
+        );
+    }
+
+    #[test]
+    fn layers_below_the_edge_keep_no_global_state() {
+        let global = below_the_edge(|text| {
+            text.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with("static ") && (l.contains("Mutex") || l.contains("OnceLock"))
+                    || l.starts_with("static mut ")
+            })
+        });
+        only(
+            &global,
+            &STILL_GLOBAL,
+            "keep process-wide state below the edge; pass owned values instead",
         );
     }
 }

@@ -94,7 +94,7 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             );
         }
         Kind::Serving => {
-            let s = serving::simulate(scenario)?;
+            let s = serving::simulate(&crate::scenario::lower::serving::lower(scenario)?);
             RunOutput {
                 report: s.report,
                 graph: s.graph,

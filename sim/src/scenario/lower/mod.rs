@@ -16,6 +16,7 @@ pub mod kernels;
 pub mod model;
 pub mod power_limit;
 pub mod reliability;
+pub mod serving;
 pub mod topology;
 pub mod traffic;
 pub mod training;

@@ -59,6 +59,7 @@ impl Batch {
 
 /// Point-to-point transfers on a network, priced as NCCL's send/recv by the collective layer
 /// (cached by sender, receiver and size).
+#[derive(Clone)]
 pub struct Sends {
     topology: Topology,
     tier: Tier,
@@ -99,6 +100,7 @@ impl Sends {
 }
 
 /// Prices iterations of one replica.
+#[derive(Clone)]
 pub struct IterationCost {
     model: Transformer,
     compute: ComputeModel,

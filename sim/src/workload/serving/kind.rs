@@ -51,6 +51,7 @@ pub struct MemoryPolicy {
 }
 
 /// One kind of replica, sized and priced.
+#[derive(Clone)]
 pub struct ReplicaKind {
     pub gpu: &'static GpuSpec,
     pub tp: u32,

@@ -23,28 +23,25 @@
 //! Deliberately ignored: the coordinator's own time, contention between hand-offs on shared
 //! links (each is priced alone), and re-routing a running request.
 
+use super::config::{Placed as PlacedFleet, ServingConfig};
 use super::cost::{Batch, Sends};
 use super::kind::{MemoryPolicy, ReplicaKind};
 use super::placement::{Flow, Method, Placement, Problem};
 use super::policy::SchedulerKind;
 use super::request::Request;
-use super::{GroupSetup, Lives, ServingRun, merge, trace};
+use super::{Lives, ServingRun, merge, trace};
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::hw::{ComputeModel, GpuSpec};
 use crate::model::Transformer;
 use crate::net::Topology;
 use crate::net::tier::Tier;
-use crate::scenario::Scenario;
-use crate::scenario::error::ScenarioError;
-use crate::scenario::lower::cluster;
-use crate::scenario::lower::traffic;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 
 /// The most servers a fleet's layers are placed over: the placement weighs the link between every
 /// pair of them and its search grows faster than their square (on the development machine, 80
 /// servers take 3 s, 140 take 14 s, 320 take 2.3 minutes).
-const MAX_PLACED_SERVERS: u32 = 512;
+pub const MAX_PLACED_SERVERS: u32 = 512;
 
 /// One group of servers: `servers` servers of `tp` GPUs of type `gpu`, each a node of its own.
 pub struct ServerGroup {
@@ -557,116 +554,21 @@ impl Process for Placed {
     }
 }
 
-/// What a placed fleet takes from `[serving]`.
-pub struct Settings {
-    pub method: Method,
-    pub scheduler: SchedulerKind,
-    pub max_batch_size: u32,
-    pub max_batch_tokens: u32,
-    pub memory: MemoryPolicy,
-    pub tier: Tier,
-}
-
-/// Simulates the placed fleet of `setups` (checked `[[serving.group]]`s, each replica a server)
-/// serving `model` as `settings` say.
-pub(super) fn run(
-    s: &Scenario,
-    model: Transformer,
-    setups: Vec<GroupSetup>,
-    settings: Settings,
-    mut assumptions: Vec<String>,
-) -> Result<ServingRun, ScenarioError> {
-    let f = &s.file;
-    let serving = f.serving.clone().unwrap_or_default();
-    let refuse = |path: &str, what: &str, help: &str| {
-        Err(s
-            .error_at(path, format!("{what} does not apply to a placed fleet"))
-            .with_help(help.to_string()))
-    };
-    if settings.scheduler == SchedulerKind::Static {
-        return refuse(
-            "serving.scheduler",
-            "static batching",
-            "use scheduler = \"vllm\" or \"sarathi\"",
-        );
-    }
-    if serving.preemption.is_some() {
-        return refuse(
-            "serving.preemption",
-            "preemption",
-            "a placed fleet reserves each request's KV cache when it admits it and never \
-             preempts; remove `preemption`",
-        );
-    }
-    if serving.router.is_some() {
-        return refuse(
-            "serving.router",
-            "a router",
-            "requests follow the placement's max-flow; remove `router`",
-        );
-    }
-    if serving.weights_offload.is_some() {
-        return refuse(
-            "serving.weights_offload",
-            "weights offload",
-            "remove `weights_offload`; the placement gives each server only the layers it holds",
-        );
-    }
-    if model.moe.is_some() {
-        return Err(s
-            .error_at(
-                "serving.placement",
-                "mixture-of-experts models are not placed layer by layer by this version",
-            )
-            .with_help("remove `placement` to serve whole replicas"));
-    }
-    if let Some((i, _)) = setups.iter().enumerate().find(|(_, g)| g.pp > 1) {
-        return refuse(
-            "serving.group.pp",
-            &format!("pp (group {})", i + 1),
-            "the placement splits the model into stages; remove `pp`",
-        );
-    }
-    let workload = f.workload.clone().expect("checked before the fleet");
-    let tier = settings.tier;
-    let groups: Vec<ServerGroup> = setups
-        .into_iter()
-        .map(|g| ServerGroup {
-            gpu: g.gpu,
-            tp: g.tp,
-            servers: g.replicas,
-            network: (g.node.topology, tier, g.node.in_switch_reduction),
-        })
-        .collect();
-    let servers: u64 = groups.iter().map(|g| g.servers as u64).sum();
-    if servers > MAX_PLACED_SERVERS as u64 {
-        return Err(s
-            .error_at(
-                "serving.placement",
-                format!(
-                    "{servers} servers to place; the placement weighs every pair of them and \
-                     searches over them, for at most {MAX_PLACED_SERVERS}"
-                ),
-            )
-            .with_help(
-                "fewer replicas in the groups, or remove `placement` to serve whole replicas",
-            ));
-    }
-    let servers = servers as u32;
-    let between = cluster::server_network(s, groups[0].gpu, servers, tier, &mut assumptions)?;
-    let memory = settings.memory;
+/// Simulates a placed fleet serving `c`'s requests.
+pub(super) fn run(c: &ServingConfig, p: &PlacedFleet) -> ServingRun {
+    let (tier, memory, seed) = (c.tier, c.memory, c.seed);
+    let groups = &p.groups;
+    let servers = groups.iter().map(|g| g.servers).sum::<u32>();
     let engine = Engine {
-        model,
+        model: c.model.clone(),
         memory,
-        max_batch_size: settings.max_batch_size,
-        max_batch_tokens: settings.max_batch_tokens,
-        chunked: settings.scheduler == SchedulerKind::Sarathi,
+        max_batch_size: c.max_batch_size,
+        max_batch_tokens: c.max_batch_tokens,
+        chunked: c.scheduler == SchedulerKind::Sarathi,
     };
-    let seed = f.sim.seed.unwrap_or(1);
-    let requests =
-        traffic::generate(&workload, seed, s.source.path.parent()).map_err(|e| e.locate(s))?;
-    let mut sends = Sends::new(between.topology, tier);
-    let problem = problem(&groups, &engine, &mut sends, Lengths::of(&requests));
+    let requests = c.requests.clone();
+    let mut sends = Sends::new(p.between.clone(), tier);
+    let problem = problem(groups, &engine, &mut sends, Lengths::of(&requests));
     let streams = RngStreams::new(seed);
     let placements: Vec<(Method, Placement, f64)> = Method::ALL
         .iter()
@@ -678,13 +580,13 @@ pub(super) fn run(
         .collect();
     let (_, placement, _) = placements
         .iter()
-        .find(|p| p.0 == settings.method)
+        .find(|x| x.0 == p.method)
         .expect("every method placed");
     let flow = problem.flow(placement);
     let max_flow = flow.tokens_per_s;
     let model_name = engine.model.name.clone();
     let (params, dtype) = (engine.model.params(), engine.model.dtype);
-    let placed = Placed::new(&groups, engine, (placement, flow.clone()), sends, requests);
+    let placed = Placed::new(groups, engine, (placement, flow.clone()), sends, requests);
     let fits = max_flow > 0.0
         && placed
             .servers
@@ -698,7 +600,6 @@ pub(super) fn run(
     };
     let placed = sim.process;
 
-    let slo = f.slo.clone().unwrap_or_default();
     let outputs: Vec<u32> = placed
         .requests
         .iter()
@@ -711,7 +612,7 @@ pub(super) fn run(
         first_token: &placed.first_token,
         finished: &placed.finished,
     };
-    let (done, latency) = lives.report(&slo);
+    let (done, latency) = lives.report(&c.slo);
     let block_tokens = memory.block_tokens;
     let gpu_names: Vec<&str> = groups.iter().map(|g| g.gpu.name).collect();
     let mut served = vec![0u64; groups.len()];
@@ -769,7 +670,7 @@ pub(super) fn run(
         trace::build(&trace::of_placed(&placed, &gpu_names, &lives, &done), tier);
     let mut report = json!({
         "kind": "serving",
-        "scenario": s.name(),
+        "scenario": c.scenario,
         "kv_cache": {
             "blocks_per_replica": null,
             "block_tokens": block_tokens,
@@ -796,7 +697,7 @@ pub(super) fn run(
             "profile": null,
         },
         "placement": {
-            "method": settings.method.name(),
+            "method": p.method.name(),
             "max_flow_tokens_per_s": max_flow,
             "compared_tokens_per_s": compared,
             "servers_used": placed.servers.iter().filter(|sv| sv.placed()).count(),
@@ -806,22 +707,22 @@ pub(super) fn run(
         "disaggregation": null,
         "model": { "name": model_name, "params": params, "dtype": dtype.name() },
         "serving": {
-            "scheduler": match settings.scheduler { SchedulerKind::Sarathi => "sarathi", _ => "vllm" },
-            "max_batch_size": settings.max_batch_size,
-            "max_batch_tokens": settings.max_batch_tokens,
+            "scheduler": match c.scheduler { SchedulerKind::Sarathi => "sarathi", _ => "vllm" },
+            "max_batch_size": c.max_batch_size,
+            "max_batch_tokens": c.max_batch_tokens,
         },
         "fidelity": {
             "compute": "roofline",
             "network": tier.name(),
             "symmetry": "none: every server and request simulated",
         },
-        "assumptions": assumptions,
+        "assumptions": c.assumptions,
         "sim": { "events": stats.events, "iterations": placed.iterations.len() },
     });
     merge(&mut report, latency);
-    Ok(ServingRun {
+    ServingRun {
         report,
         graph,
         timeline,
-    })
+    }
 }
