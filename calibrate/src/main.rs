@@ -230,7 +230,7 @@ fn import_vidur(dir: &Path, gpu: Option<&str>, out: Option<PathBuf>) -> ExitCode
             source.profile_name
         ));
     }
-    let reloaded = match clustersim::hw::Profile::load(&path) {
+    let reloaded = match clustersim::files::profile(&path) {
         Ok(p) => p,
         Err(e) => return fail(format!("the written profile does not read back: {e}")),
     };
@@ -337,7 +337,7 @@ fn import_torch(kernels: &Path, profile: &Path, out: Option<&Path>) -> ExitCode 
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let base = match clustersim::hw::Profile::load(profile) {
+    let base = match clustersim::files::profile(profile) {
         Ok(p) => p,
         Err(e) => return fail(e.to_string()),
     };
@@ -641,7 +641,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let code = finish_measure(&dir, &plan, &info, &outcome, Some("H200-SXM-141GB"), None);
         assert_eq!(code, ExitCode::SUCCESS);
-        let profile = clustersim::hw::Profile::load(&dir.join(output::PROFILE_FILE)).unwrap();
+        let profile = clustersim::files::profile(&dir.join(output::PROFILE_FILE)).unwrap();
         assert_eq!(profile.gpu, "H200-SXM-141GB");
         assert!(profile.memory.is_some() && !profile.gemm.is_empty());
         let csv = std::fs::read_to_string(dir.join(output::RAW_FILE)).unwrap();

@@ -16,7 +16,6 @@
 use crate::table::write_table;
 use crate::torch::{LayerRecord, Output};
 use clustersim::Scenario;
-use clustersim::hw::Profile;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -48,7 +47,7 @@ impl ProfileChoice {
             });
         }
         let path = Path::new(arg);
-        let p = Profile::load(path).map_err(|e| {
+        let p = clustersim::files::profile(path).map_err(|e| {
             format!(
                 "{e} (the profile is a file or one of the shipped profiles: {})",
                 clustersim::hw::profile::shipped_names().join(", ")

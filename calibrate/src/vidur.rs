@@ -3,14 +3,14 @@
 //! read-back check.
 //!
 //! The profile itself is built by the library's importer
-//! (`clustersim::hw::profile::import_vidur_dir`), the same code that made the shipped profiles:
+//! (`clustersim::files::import_vidur_dir`), the same code that made the shipped profiles:
 //! importing the shared copy of the tables gives the shipped files byte for byte. This module
 //! only finds the directory, reads the tables again for the summary and the check, writes the
 //! file and reports.
 //!
 //! # Read-back check
 //!
-//! The written file is loaded again (`Profile::load`) and every GEMM of the source tables is
+//! The written file is loaded again (`files::profile`) and every GEMM of the source tables is
 //! priced by the simulator's profile tier (`ComputeModel::with_profile`, fp16 as measured):
 //! - against the **merged source points**, i.e. the median of every row with the same (m, n, k),
 //!   which is what the profile records: this must be within [`MAX_MERGED_ERROR`] (3%); only the
@@ -215,7 +215,7 @@ pub fn import(source: &Source) -> Result<Profile, String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    profile::import_vidur_dir(parent, &name, source.gpu, &[]).map_err(|e| e.to_string())
+    clustersim::files::import_vidur_dir(parent, &name, source.gpu, &[]).map_err(|e| e.to_string())
 }
 
 /// What was read, per model and in all.

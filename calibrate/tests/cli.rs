@@ -611,7 +611,7 @@ fn import_torch_adds_attention_and_elementwise_tables() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("1 attention tables (1 points)"));
-    let p = clustersim::hw::Profile::load(&written).unwrap();
+    let p = clustersim::files::profile(&written).unwrap();
     assert_eq!(p.attention.len(), 1);
     assert_eq!(p.elementwise.len(), 1);
     let k = clustersim::hw::Kernel::Attention {

@@ -6,6 +6,7 @@ pub mod check;
 pub mod collective;
 pub mod engine;
 pub mod exec;
+pub mod files;
 pub mod hw;
 pub mod key_error;
 mod layering;

@@ -235,7 +235,7 @@ fn profiles_round_trip_through_files() {
     let dir = temp_dir("round-trip");
     let path = dir.join("p.toml");
     std::fs::write(&path, &text).unwrap();
-    let back = Profile::load(&path).unwrap();
+    let back = clustersim::files::profile(&path).unwrap();
     assert_eq!(back, p);
     assert_eq!(back.to_toml(), text);
     // Every shipped profile too.
@@ -453,7 +453,7 @@ fn bad_profile_files_are_refused_with_the_file_and_the_fault() {
     for (i, (text, words)) in bad_cases().into_iter().enumerate() {
         let path = dir.join(format!("bad-{i}.toml"));
         std::fs::write(&path, &text).unwrap();
-        let e = Profile::load(&path).expect_err(&format!("case {i} was accepted"));
+        let e = clustersim::files::profile(&path).expect_err(&format!("case {i} was accepted"));
         let shown = e.to_string();
         println!("case {i}: {shown}\n");
         assert!(
@@ -464,7 +464,7 @@ fn bad_profile_files_are_refused_with_the_file_and_the_fault() {
             assert!(shown.contains(w), "case {i}: `{w}` not in: {shown}");
         }
     }
-    let missing = Profile::load(&dir.join("nope.toml")).unwrap_err();
+    let missing = clustersim::files::profile(&dir.join("nope.toml")).unwrap_err();
     assert!(
         missing.to_string().contains("nope.toml") && missing.message.contains("no such file"),
         "{missing}"

@@ -48,7 +48,7 @@ fn first_difference(a: &str, b: &str) -> String {
 fn shipped_profiles_equal_a_fresh_import() {
     let write = std::env::var_os("CLUSTERSIM_WRITE_PROFILES").is_some_and(|v| v == "1");
     for &(name, dir, gpu_name) in VIDUR_SHIPPED {
-        let fresh = profile::import_vidur_dir(&compute_dir(), dir, gpu_name, &[])
+        let fresh = clustersim::files::import_vidur_dir(&compute_dir(), dir, gpu_name, &[])
             .unwrap_or_else(|e| panic!("{e}"))
             .to_toml();
         let path = shipped_path(name);
@@ -275,7 +275,8 @@ fn leave_one_model_out() {
         let mut pooled_roofline = Vec::new();
         for table in vidur_tables(dir) {
             let held_out = table.model.as_str();
-            let p = profile::import_vidur_dir(&compute_dir(), dir, gpu_name, &[held_out]).unwrap();
+            let p = clustersim::files::import_vidur_dir(&compute_dir(), dir, gpu_name, &[held_out])
+                .unwrap();
             let with_profile = ComputeModel::with_profile(gpu, p).unwrap();
             let rows = model_rows(held_out, &table.csv);
             let (signed, by_profile) = signed_errors(&with_profile, &rows);

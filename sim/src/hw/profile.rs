@@ -65,7 +65,7 @@
 //! # Shipped profiles
 //!
 //! [`shipped`] returns profiles compiled into the binary from `sim/profiles/*.toml`:
-//! - `*-vidur`: built by [`import_vidur_dir`] from Vidur's published operator timings
+//! - `*-vidur`: built by `files::import_vidur_dir` from Vidur's published operator timings
 //!   (docs/PROFILES.md; the test `sim/tests/vidur_profile.rs` checks that the shipped files equal
 //!   a fresh import and, with `CLUSTERSIM_WRITE_PROFILES=1`, rewrites them);
 //! - `*-measured`: written by `clustersim-calibrate measure` on a real GPU, byte for byte as the
@@ -80,7 +80,6 @@ use crate::stats::median;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
-use std::path::Path;
 
 /// The newest format version this build reads and writes: 2 adds `[[attention]]` and
 /// `[elementwise]` to version 1. Profiles without those tables are written as version 1, which
@@ -191,7 +190,7 @@ pub struct ProfileError {
 }
 
 impl ProfileError {
-    fn new(origin: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(origin: &str, message: impl Into<String>) -> Self {
         ProfileError {
             origin: origin.to_string(),
             message: message.into(),
@@ -232,19 +231,6 @@ struct VersionOnly {
 }
 
 impl Profile {
-    /// Reads a profile from a file.
-    pub fn load(path: &Path) -> Result<Profile, ProfileError> {
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            let why = match e.kind() {
-                std::io::ErrorKind::NotFound => "no such file".to_string(),
-                _ => e.to_string(),
-            };
-            ProfileError::new(&origin, format!("cannot read the profile: {why}"))
-        })?;
-        Profile::parse(&text, &origin)
-    }
-
     /// Reads a profile from TOML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Profile, ProfileError> {
         let toml_error = |e: toml::de::Error| {
@@ -995,7 +981,7 @@ pub fn from_vidur_mlp_csv(
             date: "not recorded by Vidur (tables as published in microsoft/vidur)".into(),
             tool:
                 "measured by Vidur's MLP profiler (vidur/profiling/mlp, sarathi layers); imported \
-                   by clustersim::hw::profile::import_vidur_dir"
+                   by clustersim::files::import_vidur_dir"
                     .into(),
             method: format!(
                 "one transformer layer per model run in fp16 at tensor-parallel degrees 1-8, timed \
@@ -1023,63 +1009,6 @@ pub fn from_vidur_mlp_csv(
         .check()
         .map_err(|m| ProfileError::new("Vidur import", m))?;
     Ok(profile)
-}
-
-fn sorted_subdirs(dir: &Path) -> Result<Vec<std::path::PathBuf>, ProfileError> {
-    let origin = dir.display().to_string();
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| ProfileError::new(&origin, format!("cannot list the directory: {e}")))?;
-    let mut out = Vec::new();
-    for entry in entries {
-        let path = entry
-            .map_err(|e| ProfileError::new(&origin, format!("cannot list the directory: {e}")))?
-            .path();
-        if path.is_dir() {
-            out.push(path);
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-/// Imports every `ORG/MODEL/mlp.csv` under `compute_dir/gpu_dir` (Vidur's layout, e.g.
-/// `data/vidur-profiles/compute` and `h100`) into a profile of `gpu`, in sorted order, leaving
-/// out the models named in `exclude` (directory names, e.g. "Llama-2-7b-hf").
-pub fn import_vidur_dir(
-    compute_dir: &Path,
-    gpu_dir: &str,
-    gpu_name: &str,
-    exclude: &[&str],
-) -> Result<Profile, ProfileError> {
-    let dir = compute_dir.join(gpu_dir);
-    let mut tables: Vec<(String, String)> = Vec::new();
-    for org in sorted_subdirs(&dir)? {
-        for model_dir in sorted_subdirs(&org)? {
-            let name = model_dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if exclude.contains(&name.as_str()) {
-                continue;
-            }
-            let csv = model_dir.join("mlp.csv");
-            let text = std::fs::read_to_string(&csv).map_err(|e| {
-                ProfileError::new(&csv.display().to_string(), format!("cannot read: {e}"))
-            })?;
-            tables.push((name, text));
-        }
-    }
-    if tables.is_empty() {
-        return Err(ProfileError::new(
-            &dir.display().to_string(),
-            "no ORG/MODEL/mlp.csv tables",
-        ));
-    }
-    let refs: Vec<(&str, &str)> = tables
-        .iter()
-        .map(|(m, t)| (m.as_str(), t.as_str()))
-        .collect();
-    from_vidur_mlp_csv(gpu_name, &refs)
 }
 
 #[cfg(test)]

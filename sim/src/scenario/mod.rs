@@ -13,7 +13,6 @@ pub mod diffusion;
 pub mod error;
 pub mod expect;
 pub mod federated;
-pub mod files;
 pub mod kernels;
 pub mod lower;
 pub mod model;

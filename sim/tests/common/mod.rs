@@ -156,7 +156,7 @@ pub struct VidurTable {
 }
 
 /// Every model's table of one GPU directory (`a100` or `h100`), in sorted order (the order
-/// `hw::profile::import_vidur_dir` reads them in).
+/// `files::import_vidur_dir` reads them in).
 pub fn vidur_tables(gpu_dir: &str) -> Vec<VidurTable> {
     let dir = vidur_compute_dir().join(gpu_dir);
     assert!(dir.is_dir(), "missing {}", dir.display());

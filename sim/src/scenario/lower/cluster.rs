@@ -8,7 +8,7 @@
 //! The calibration profile (`cluster.profile`) is resolved apart, by [`resolve_profile`], once a
 //! workload knows its model's format. Deliberately ignored here: what runs on the GPUs.
 
-use crate::hw::profile::{self, Profile};
+use crate::hw::profile;
 use crate::hw::{Dtype, GpuSpec, gpu};
 use crate::net::Topology;
 use crate::net::tier::Tier;
@@ -379,7 +379,7 @@ pub fn resolve_profile(
         Some(p) => p,
         None if is_path => {
             let base = s.source.path.parent().unwrap_or(Path::new(""));
-            Profile::load(&base.join(value)).map_err(|e| {
+            crate::files::profile(&base.join(value)).map_err(|e| {
                 s.error_at("cluster.profile", format!("cannot use the profile: {e}"))
                     .with_help("docs/PROFILES.md describes the format")
             })?

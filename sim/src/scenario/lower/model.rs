@@ -14,7 +14,7 @@ pub use crate::key_error::KeyError as ModelError;
 
 /// Reads the Hugging Face config at `path` (`shown` as the scenario wrote it) and parses it.
 fn import(path: &Path, shown: &str) -> Result<Imported, ModelError> {
-    let text = crate::scenario::files::read(path).map_err(|why| {
+    let text = crate::files::read(path).map_err(|why| {
         ModelError::new(
             hf::PATH,
             format!("cannot read the Hugging Face config \"{shown}\": {why}"),

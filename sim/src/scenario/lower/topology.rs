@@ -2,11 +2,11 @@
 //! usual one unless given), the inter-node topology and its options, and the graph file read
 //! from disk when the topology is an explicit graph.
 
+use crate::files;
 use crate::hw::gpu::{GpuSpec, IntraLinkKind};
 use crate::net::Fabric;
 use crate::net::topology::spec::{GraphSource, InterKind, IntraKind, PathSelection, TopologySpec};
 use crate::scenario::cluster::{self, ClusterSection, MeshShape};
-use crate::scenario::files;
 use std::path::Path;
 
 /// Why a spec was refused: a key of `[cluster]` (the caller places it), or a file it names that
