@@ -61,7 +61,7 @@ impl Options {
     /// - NVLS efficiency 0.686: NVIDIA/nccl issue 1455 measures NVLS all-reduce on 8 H100 at
     ///   480 GB/s bus bandwidth; with the S(1 + 1/n) traffic of `algorithm::nvls` that is 309 GB/s
     ///   per direction of the 450 GB/s links. Taken from that one measurement; the same issue's
-    ///   4 to 7 GPU figures are the check (tests/collective_validation.rs).
+    ///   4 to 7 GPU figures are the check (sim/tests/it/collective_validation.rs).
     pub fn new(tier: Tier) -> Self {
         Options {
             tier,

@@ -66,7 +66,7 @@
 //!
 //! [`shipped`] returns profiles compiled into the binary from `sim/profiles/*.toml`:
 //! - `*-vidur`: built by `files::import_vidur_dir` from Vidur's published operator timings
-//!   (docs/PROFILES.md; the test `sim/tests/vidur_profile.rs` checks that the shipped files equal
+//!   (docs/PROFILES.md; the test `sim/tests/it/vidur_profile.rs` checks that the shipped files equal
 //!   a fresh import and, with `CLUSTERSIM_WRITE_PROFILES=1`, rewrites them);
 //! - `*-measured`: written by `clustersim-calibrate measure` on a real GPU, byte for byte as the
 //!   tool wrote it; the run's raw numbers, logs and layer validation are kept beside it under
@@ -818,7 +818,7 @@ pub struct VidurGemm {
 /// | mlp_up_proj    | tokens | n_expanded_embd x (2 if gated) / TP     | n_embd               |
 /// | mlp_down_proj  | tokens | n_embd                                  | n_expanded_embd / TP |
 ///
-/// (the mapping of `sim/tests/vidur_compute.rs`). Rows are returned as written, duplicates
+/// (the mapping of `sim/tests/it/vidur_compute.rs`). Rows are returned as written, duplicates
 /// included. Errors name the line and what is wrong.
 pub fn vidur_mlp_gemms(csv: &str) -> Result<Vec<VidurGemm>, String> {
     let mut lines = csv

@@ -18,7 +18,7 @@
 //! each comes from). A calibration profile ([`super::profile`]), when the model has one, takes
 //! precedence: its measurements price the kernels it has suitable measurements for (tier
 //! "profile"), the roofline prices the rest (tier "roofline").
-//! `sim/tests/vidur_compute.rs` checks the GEMM prices against Vidur's measured A100 and H100
+//! `sim/tests/it/vidur_compute.rs` checks the GEMM prices against Vidur's measured A100 and H100
 //! operator times (docs/COMPUTE-VALIDATION.md has the error tables).
 //!
 //! A device may price its transcendental functions apart (`GpuSpec::nonlinear_rate`, a custom
@@ -273,7 +273,7 @@ pub struct Efficiency {
 impl Efficiency {
     /// Shared across GPUs, from public measurements. "The profiles" are Vidur's A100-SXM4-80GB and
     /// H100-SXM5-80GB operator timings (`shared/data/vidur-profiles`, fp16, 8 and 6 models, 1 to
-    /// 32k tokens, TP 1-8), which `sim/tests/vidur_compute.rs` compares against:
+    /// 32k tokens, TP 1-8), which `sim/tests/it/vidur_compute.rs` compares against:
     /// - GEMM 0.75 of peak and half-saturation at 32: the profiles show Llama-2-7B's MLP
     ///   up-projection at 4,096 tokens reaching 0.76 (H100) and 0.70 (A100) of dense bf16 peak, and
     ///   0.73 (H100) at 1,024 tokens. `x / (x + 32)` can be read as padding each dimension by 32 on

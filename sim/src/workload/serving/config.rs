@@ -42,7 +42,7 @@ pub struct ServingConfig {
 /// What serves the requests.
 pub enum FleetConfig {
     Replicas(Replicas),
-    Placed(Placed),
+    Placed(Box<Placed>),
 }
 
 /// Whole replicas of one or more kinds behind a router.

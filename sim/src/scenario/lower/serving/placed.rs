@@ -124,11 +124,11 @@ pub(super) fn lower(
         max_batch_tokens: settings.max_batch_tokens,
         memory: settings.memory,
         tier,
-        fleet: FleetConfig::Placed(Placed {
+        fleet: FleetConfig::Placed(Box::new(Placed {
             method: settings.method,
             groups,
             between: between.topology,
-        }),
+        })),
         assumptions,
     })
 }

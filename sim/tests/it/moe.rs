@@ -1,0 +1,87 @@
+//! Mixture-of-experts training with expert parallelism: sharded experts, all-to-all dispatch and
+//! combine, FLOPs counted on the active parameters.
+
+use crate::common;
+
+use clustersim::RunOutput;
+use common::{count_ops as count, number};
+
+fn text(ep: u32) -> String {
+    common::h100_training(
+        8,
+        r#"
+        preset = "mixtral-8x7b"
+        seq_len = 2048
+        layers = 4
+        "#,
+        &format!(
+            r#"
+            ep = {ep}
+            micro_batch = 1
+            global_batch = 8
+            "#
+        ),
+    )
+}
+
+fn run(ep: u32) -> RunOutput {
+    common::run("moe.toml", &text(ep), &[])
+}
+
+#[test]
+fn expert_parallelism_shards_the_experts_and_exchanges_tokens() {
+    let one = run(1);
+    let eight = run(8);
+    let weights = |o: &RunOutput| number(&o.report, "memory.breakdown_bytes.weights");
+    // Four layers of 8 experts: with ep = 8 each GPU keeps one expert per layer.
+    assert!(
+        weights(&eight) < weights(&one) / 3.0,
+        "{} {}",
+        weights(&eight),
+        weights(&one)
+    );
+    assert_eq!(
+        count(&one, "ep_dispatch"),
+        0,
+        "no exchange without expert parallelism"
+    );
+    // Per layer: dispatch and combine forward, and again backward.
+    assert_eq!(
+        count(&eight, "ep_dispatch") + count(&eight, "ep_combine"),
+        4 * 4
+    );
+    assert!(number(&eight.report, "communication_s.expert_parallel") > 0.0);
+    assert_eq!(eight.report["parallel"]["ep"], 8);
+}
+
+#[test]
+fn model_flops_count_the_active_parameters() {
+    let out = run(8);
+    let r = &out.report;
+    let active = number(r, "model.active_params");
+    let total = number(r, "model.params");
+    assert!(active < total / 2.0);
+    let tokens = 8.0 * 2048.0;
+    let flops = number(r, "flops.model_per_step");
+    // 6 FLOPs per active weight per token (the input embedding is a lookup, the output projection
+    // a GEMM: Mixtral's tables are untied, 32000 x 4096 each), plus attention.
+    let table = 32000.0 * 4096.0;
+    let dense_estimate = 6.0 * (active - table) * tokens;
+    assert!(
+        flops > dense_estimate && flops < dense_estimate * 1.3,
+        "{flops} {dense_estimate}"
+    );
+}
+
+#[test]
+fn expert_parallelism_needs_experts_it_can_divide() {
+    let e = common::refused("moe.toml", &text(3), "ep = 3 accepted");
+    assert!(e.message.contains("does not divide"), "{}", e.message);
+    let dense = common::h100_training(8, r#"preset = "gpt3-1.3b""#, "ep = 2");
+    let err = common::refused("dense.toml", &dense, "ep on a dense model is refused");
+    assert!(
+        err.message.contains("needs a mixture-of-experts model"),
+        "{}",
+        err.message
+    );
+}
