@@ -1,82 +1,28 @@
 //! Calibration profiles: measured kernel times of one GPU model, which price kernels in place of
 //! the roofline wherever they have something suitable (the "profile" compute tier).
 //!
-//! # File format (TOML, `schema_version = 1`)
+//! A profile is parsed from TOML text (`Profile::parse`; `files::profile` reads a file) in the
+//! format docs/PROFILES.md documents (`schema_version` 1 or 2, [`SCHEMA_VERSION`] the newest,
+//! checked by a test against that page): `[[gemm]]` tables per weight shape, an optional
+//! `[memory]` series, and with version 2 `[[attention]]` and `[elementwise]` series. A GEMM is
+//! interpolated linearly in its rows within its weight shape's table, or scaled by the FLOP ratio
+//! from the nearest shape within [`NEAREST_SHAPE_MAX_RATIO`]; a memory-bound kernel by its
+//! achieved bandwidth; what the profile has nothing suitable for falls to the roofline, and its
+//! `tier` says so. Units: seconds, bytes, rows (tokens).
 //!
-//! Units are part of the field names (`time_s` is seconds, `bytes` is bytes). Unknown keys are
-//! refused, every field below is required unless marked optional, and errors name the file and
-//! the table at fault.
-//!
-//! ```toml
-//! schema_version = 1            # this format; other versions are refused, not guessed at
-//! gpu = "H100-SXM5-80GB"        # catalog name or alias (`clustersim list gpus`); the profile
-//!                               # may only be used for a cluster of this GPU
-//!
-//! [provenance]                  # where the numbers come from; all free text, none may be empty
-//! device = "..."                # the device as the measuring tool saw it
-//! driver = "..."                # driver version ("not recorded" is a valid answer, "" is not)
-//! cuda = "..."                  # CUDA (and library) versions
-//! clocks = "..."                # SM and memory clocks, or how they were set (locked, default)
-//! date = "..."                  # when it was measured
-//! tool = "..."                  # what measured it and what wrote this file
-//! method = "..."                # how: timer, repetitions, statistic kept, merging, rounding
-//! source = "..."                # origin and licence of the data
-//!
-//! [[gemm]]                      # one table per weight shape: C (m x n) = A (m x k) B (k x n)
-//! dtype = "fp16"                # format of inputs and output (fp32, tf32, bf16, fp16, fp8, int8)
-//! n = 4096                      # output columns (the weight's output features)
-//! k = 4096                      # reduction dimension (the weight's input features)
-//! m = [1, 2, 4, 8]              # rows (tokens), strictly increasing, at least 1
-//! time_s = [5.1e-6, 5.2e-6, 5.2e-6, 5.4e-6]   # measured time at each m, seconds, > 0
-//!
-//! [memory]                      # optional: bandwidth-bound kernels (norms, activations, copies)
-//! bytes = [1048576, 16777216]   # bytes read plus written, strictly increasing, at least 1
-//! time_s = [4.0e-6, 1.2e-5]     # measured time at each size, seconds, > 0
-//! ```
-//!
-//! A profile needs at least one `[[gemm]]` table or a `[memory]` table. No two `[[gemm]]` tables
-//! may share (dtype, n, k). Batched GEMMs (`batch > 1`) and fused attention have no tables: the
-//! roofline prices them.
-//!
-//! # How measurements price a kernel
-//!
-//! GEMM `(m, n, k)` in `dtype` (batch 1):
-//! 1. Rows of `dtype` are used; when the profile has none of that format, rows of a format with
-//!    the same element size and the same datasheet peak on this GPU stand in (bf16 for fp16 and
-//!    back on A100 and H100: the shipped Vidur profiles were measured in fp16).
-//! 2. The table with the same (n, k), the weight shape: time is interpolated linearly in `m`
-//!    between the two nearest measured `m` (exact at a measured `m`); beyond the largest measured
-//!    `m` it grows in proportion to `m` from the last point; below the smallest measured `m` it is
-//!    the time measured at the smallest `m` (a GEMM is not faster than its smallest measured one).
-//! 3. No table with that (n, k): the nearest weight shape (distance `|ln(n/n')| + |ln(k/k')|`,
-//!    ties to the smaller shape) is priced at this `m` as in 2 and scaled by the FLOP ratio
-//!    `(n k) / (n' k')`, which is also the ratio of weight bytes, so it holds both for
-//!    memory-bound skinny products and for compute-bound large ones. It assumes the same
-//!    efficiency for both shapes; it is only used when each of `n / n'` and `k / k'` lies within
-//!    a factor of [`NEAREST_SHAPE_MAX_RATIO`].
-//! 4. Nothing suitable (no rows of a usable format, or no weight shape close enough): the roofline
-//!    prices the kernel, and says so in its `tier`.
-//!
-//! Memory-bound kernel of `bytes`: the achieved bandwidth `bytes / time_s` of the measured points
-//! is interpolated linearly in bytes, and time is `bytes / bandwidth` (exact at measured points;
-//! monotonic between two points whenever the measured times are). Beyond the largest size the
-//! largest size's bandwidth is kept; below the smallest size the smallest size's time is used.
-//!
-//! # Shipped profiles
-//!
-//! [`shipped`] returns profiles compiled into the binary from `sim/profiles/*.toml`:
-//! - `*-vidur`: built by `files::import_vidur_dir` from Vidur's published operator timings
-//!   (docs/PROFILES.md; the test `sim/tests/it/vidur_profile.rs` checks that the shipped files equal
-//!   a fresh import and, with `CLUSTERSIM_WRITE_PROFILES=1`, rewrites them);
-//! - `*-measured`: written by `clustersim-calibrate measure` on a real GPU, byte for byte as the
-//!   tool wrote it; the run's raw numbers, logs and layer validation are kept beside it under
-//!   `calibration/` (a test checks that the two files are equal).
+//! `shipped.rs` holds the profiles compiled into the binary, `vidur.rs` the import of Vidur's
+//! published operator timings.
+
+mod shipped;
+mod vidur;
+
+pub use shipped::{shipped, shipped_for, shipped_names, shipped_profile, shipped_text};
+pub use vidur::{VIDUR_GEMM_OPS, VIDUR_SHIPPED, VidurGemm, from_vidur_mlp_csv, vidur_mlp_gemms};
 
 use super::attention_series::{self, AttentionSeries};
 use super::dtype::Dtype;
 use super::gpu::{self, GpuSpec};
 use super::roofline::{ElementwiseOp, Kernel, Pass};
-use crate::stats::median;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -717,303 +663,30 @@ fn write_array(out: &mut String, key: &str, values: impl Iterator<Item = String>
     out.push_str("]\n");
 }
 
-// ---- Shipped profiles ----
-
-/// Profiles compiled into the binary: (name, catalog GPU, TOML text). The GPU is repeated here so
-/// that listing the profiles of a GPU needs no parsing; a unit test checks it against the file.
-const SHIPPED: &[(&str, &str, &str)] = &[
-    (
-        "a100-sxm4-80gb-vidur",
-        "A100-SXM4-80GB",
-        include_str!("../../profiles/a100-sxm4-80gb-vidur.toml"),
-    ),
-    (
-        "h100-sxm5-80gb-vidur",
-        "H100-SXM5-80GB",
-        include_str!("../../profiles/h100-sxm5-80gb-vidur.toml"),
-    ),
-    (
-        "h200-sxm-141gb-measured",
-        "H200-SXM-141GB",
-        include_str!("../../profiles/h200-sxm-141gb-measured.toml"),
-    ),
-];
-
-/// Names of the shipped profiles, as a scenario's `cluster.profile` names them.
-pub fn shipped_names() -> Vec<&'static str> {
-    SHIPPED.iter().map(|(name, _, _)| *name).collect()
-}
-
-/// Names of the shipped profiles measured on `gpu`.
-pub fn shipped_for(gpu: &GpuSpec) -> Vec<&'static str> {
-    SHIPPED
-        .iter()
-        .filter(|(_, g, _)| *g == gpu.name)
-        .map(|(name, _, _)| *name)
-        .collect()
-}
-
-/// The TOML text of a shipped profile.
-pub fn shipped_text(name: &str) -> Option<&'static str> {
-    SHIPPED
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, _, t)| *t)
-}
-
-/// A shipped profile by name, parsed.
-pub fn shipped_profile(name: &str) -> Option<Profile> {
-    let text = shipped_text(name)?;
-    Some(
-        Profile::parse(text, &format!("shipped profile {name}"))
-            .expect("shipped profiles are valid (checked by the test suite)"),
-    )
-}
-
-/// Every shipped profile, parsed.
-pub fn shipped() -> Vec<(&'static str, Profile)> {
-    SHIPPED
-        .iter()
-        .map(|(name, _, _)| (*name, shipped_profile(name).expect("listed")))
-        .collect()
-}
-
-// ---- Importing Vidur's operator timings ----
-
-/// How the shipped Vidur profiles are built: (profile name, Vidur's GPU directory, catalog GPU).
-pub const VIDUR_SHIPPED: &[(&str, &str, &str)] = &[
-    ("a100-sxm4-80gb-vidur", "a100", "A100-SXM4-80GB"),
-    ("h100-sxm5-80gb-vidur", "h100", "H100-SXM5-80GB"),
-];
-
-/// The GEMM operators of Vidur's MLP profiler, by their `time_stats.OP` column names.
-pub const VIDUR_GEMM_OPS: [&str; 4] = [
-    "attn_pre_proj",
-    "attn_post_proj",
-    "mlp_up_proj",
-    "mlp_down_proj",
-];
-
-/// One GEMM of one row of a Vidur `mlp.csv`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct VidurGemm {
-    /// One of [`VIDUR_GEMM_OPS`].
-    pub operator: &'static str,
-    pub tokens: u64,
-    pub tp: u64,
-    pub m: u64,
-    pub n: u64,
-    pub k: u64,
-    /// The row's median time (`time_stats.OP.median`, converted from ms), seconds.
-    pub time_s: f64,
-}
-
-/// The GEMMs of every row of a Vidur `mlp.csv`, with (m, n, k) of one tensor-parallel shard
-/// (Megatron column/row split) from the row's model-shape columns, head_dim = n_embd / n_head:
-///
-/// | operator       | m      | n                                       | k                    |
-/// |----------------|--------|-----------------------------------------|----------------------|
-/// | attn_pre_proj  | tokens | (n_head + 2 n_kv_head) / TP x head_dim  | n_embd               |
-/// | attn_post_proj | tokens | n_embd                                  | n_embd / TP          |
-/// | mlp_up_proj    | tokens | n_expanded_embd x (2 if gated) / TP     | n_embd               |
-/// | mlp_down_proj  | tokens | n_embd                                  | n_expanded_embd / TP |
-///
-/// (the mapping of `sim/tests/it/vidur_compute.rs`). Rows are returned as written, duplicates
-/// included. Errors name the line and what is wrong.
-pub fn vidur_mlp_gemms(csv: &str) -> Result<Vec<VidurGemm>, String> {
-    let mut lines = csv
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, header) = lines.next().ok_or("empty file")?;
-    let header: Vec<&str> = header.split(',').map(str::trim).collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .ok_or_else(|| format!("no column `{name}`"))
-    };
-    let c_tokens = col("num_tokens")?;
-    let c_tp = col("num_tensor_parallel_workers")?;
-    let c_heads = col("n_head")?;
-    let c_kv = col("n_kv_head")?;
-    let c_hidden = col("n_embd")?;
-    let c_ffn = col("n_expanded_embd")?;
-    let c_gated = col("use_gated_mlp")?;
-    let op_cols = VIDUR_GEMM_OPS
-        .iter()
-        .map(|op| Ok((*op, col(&format!("time_stats.{op}.median"))?)))
-        .collect::<Result<Vec<_>, String>>()?;
-    let mut out = Vec::new();
-    for (i, line) in lines {
-        let at = |m: String| format!("line {}: {m}", i + 1);
-        if line.contains('"') {
-            return Err(at("quoted fields are not expected".into()));
-        }
-        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        if fields.len() != header.len() {
-            return Err(at(format!(
-                "{} fields, the header has {}",
-                fields.len(),
-                header.len()
-            )));
-        }
-        let int = |c: usize| -> Result<u64, String> {
-            fields[c]
-                .parse::<u64>()
-                .ok()
-                .filter(|&v| v > 0)
-                .ok_or_else(|| {
-                    at(format!(
-                        "`{}` = {:?} is not a positive integer",
-                        header[c], fields[c]
-                    ))
-                })
-        };
-        let (tokens, tp) = (int(c_tokens)?, int(c_tp)?);
-        let (heads, kv_heads, hidden, ffn) =
-            (int(c_heads)?, int(c_kv)?, int(c_hidden)?, int(c_ffn)?);
-        let gated = match fields[c_gated] {
-            "True" | "true" => true,
-            "False" | "false" => false,
-            other => {
-                return Err(at(format!(
-                    "use_gated_mlp = {other:?} is not True or False"
-                )));
-            }
-        };
-        let div = |a: u64, b: u64, what: &str| {
-            if a.is_multiple_of(b) {
-                Ok(a / b)
-            } else {
-                Err(at(format!("{what} {a} does not split over {b}")))
-            }
-        };
-        let head_dim = div(hidden, heads, "n_embd over n_head:")?;
-        let ffn_out = ffn * if gated { 2 } else { 1 };
-        for &(op, c) in &op_cols {
-            let (n, k) = match op {
-                "attn_pre_proj" => {
-                    let q = div(heads, tp, "n_head over TP:")?;
-                    let kv = div(kv_heads, tp, "n_kv_head over TP:")?;
-                    ((q + 2 * kv) * head_dim, hidden)
-                }
-                "attn_post_proj" => (hidden, div(hidden, tp, "n_embd over TP:")?),
-                "mlp_up_proj" => (div(ffn_out, tp, "MLP width over TP:")?, hidden),
-                "mlp_down_proj" => (hidden, div(ffn, tp, "n_expanded_embd over TP:")?),
-                _ => unreachable!("{op}"),
-            };
-            let ms: f64 = fields[c]
-                .parse()
-                .map_err(|_| at(format!("`{}` = {:?} is not a number", header[c], fields[c])))?;
-            if !(ms.is_finite() && ms > 0.0) {
-                return Err(at(format!("`{}` = {ms} is not a positive time", header[c])));
-            }
-            out.push(VidurGemm {
-                operator: op,
-                tokens,
-                tp,
-                m: tokens,
-                n,
-                k,
-                time_s: ms * 1e-3,
-            });
-        }
-    }
-    if out.is_empty() {
-        return Err("no rows".into());
-    }
-    Ok(out)
-}
-
-/// Builds a profile of `gpu` (catalog name) from Vidur `mlp.csv` tables, given as (model name,
-/// CSV text). Every row's GEMMs become points (m, n, k) in fp16; points with identical (m, n, k),
-/// from duplicate rows or from several models, are merged by the median of their medians; times
-/// are rounded to 1 ns (the tables resolve 1 us, so this only removes floating-point noise of the
-/// ms-to-s conversion). Nothing is subsampled.
-pub fn from_vidur_mlp_csv(
-    gpu_name: &str,
-    tables: &[(&str, &str)],
-) -> Result<Profile, ProfileError> {
-    let spec = gpu::find(gpu_name)
-        .map_err(|_| ProfileError::new("Vidur import", format!("unknown GPU \"{gpu_name}\"")))?;
-    let mut points: BTreeMap<(u64, u64), BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
-    let mut rows = 0;
-    for (model, csv) in tables {
-        let gemms = vidur_mlp_gemms(csv).map_err(|m| ProfileError::new(model, m))?;
-        rows += gemms.len() / VIDUR_GEMM_OPS.len();
-        for g in gemms {
-            points
-                .entry((g.n, g.k))
-                .or_default()
-                .entry(g.m)
-                .or_default()
-                .push(g.time_s);
-        }
-    }
-    let gemm: Vec<GemmSeries> = points
-        .into_iter()
-        .map(|((n, k), by_m)| {
-            let (m, time_s) = by_m
-                .into_iter()
-                .filter_map(|(m, mut times)| Some((m, (median(&mut times)? * 1e9).round() / 1e9)))
-                .unzip();
-            GemmSeries {
-                dtype: Dtype::Fp16,
-                n,
-                k,
-                m,
-                time_s,
-            }
-        })
-        .collect();
-    let models: Vec<&str> = tables.iter().map(|(model, _)| *model).collect();
-    let profile = Profile {
-        gpu: spec.name,
-        provenance: Provenance {
-            device: format!(
-                "{} (as Vidur labels its profiles; the device string was not recorded)",
-                spec.name
-            ),
-            driver: "not recorded by Vidur".into(),
-            cuda: "not recorded by Vidur (PyTorch with cuBLAS, fp16)".into(),
-            clocks: "not recorded by Vidur".into(),
-            date: "not recorded by Vidur (tables as published in microsoft/vidur)".into(),
-            tool:
-                "measured by Vidur's MLP profiler (vidur/profiling/mlp, sarathi layers); imported \
-                   by clustersim::files::import_vidur_dir"
-                    .into(),
-            method: format!(
-                "one transformer layer per model run in fp16 at tensor-parallel degrees 1-8, timed \
-                 with CUDA events; per operator the median of the repetitions \
-                 (time_stats.OP.median, ms). GEMM operators {} become (m = tokens, n, k) of one \
-                 tensor-parallel shard; identical (m, n, k) from duplicate rows or several models \
-                 merged by the median of their medians; times rounded to 1 ns (the tables resolve \
-                 1 us). {rows} rows imported, nothing subsampled, elementwise operators not \
-                 imported.",
-                VIDUR_GEMM_OPS.join(", ")
-            ),
-            source: format!(
-                "Vidur (microsoft/vidur, MIT license) mlp.csv tables, fp16, CUDA events; imported by \
-                 clustersim. GPU: {}. Models: {}.",
-                spec.name,
-                models.join(", ")
-            ),
-        },
-        gemm,
-        memory: None,
-        attention: Vec::new(),
-        elementwise: Vec::new(),
-    };
-    profile
-        .check()
-        .map_err(|m| ProfileError::new("Vidur import", m))?;
-    Ok(profile)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::shipped::SHIPPED;
     use super::*;
+
+    #[test]
+    fn the_documented_format_is_the_one_this_build_writes() {
+        let page = include_str!("../../../../docs/PROFILES.md");
+        let heading = page
+            .lines()
+            .find(|l| l.starts_with("## File format"))
+            .expect("docs/PROFILES.md documents the file format");
+        for version in OLDEST_SCHEMA_VERSION..=SCHEMA_VERSION {
+            assert!(
+                heading.contains(&format!("`{version}`"))
+                    || heading.contains(&format!("schema_version = {version}")),
+                "docs/PROFILES.md's format heading ({heading}) does not name version {version}"
+            );
+        }
+        assert!(
+            !heading.contains(&format!("{}", SCHEMA_VERSION + 1)),
+            "docs/PROFILES.md names a version this build does not read: {heading}"
+        );
+    }
 
     fn profile(gemm: Vec<GemmSeries>, memory: Option<MemorySeries>) -> Profile {
         Profile {
