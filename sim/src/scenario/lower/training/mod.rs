@@ -5,6 +5,7 @@
 //! the optional features (offload, optimizer, compression, parameter gathering, memory cap,
 //! local SGD).
 
+mod layout;
 mod options;
 mod sequences;
 
@@ -12,12 +13,12 @@ use crate::hw::{ComputeModel, Dtype, GpuSpec};
 use crate::model::Transformer;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::lower::cluster::{ClusterSetup, Needs, positive, resolve_profile};
+use crate::scenario::lower::cluster::{ClusterSetup, Needs, resolve_profile};
 use crate::workload::training::Training;
 use crate::workload::training::layout::Layout;
 use crate::workload::training::optimizer::Optimizer;
-use crate::workload::training::policy::{ContextAlgorithm, ElementwiseMode, Recompute, Schedule};
-use crate::workload::training::setup::{DIMENSIONS, Strides};
+use crate::workload::training::policy::ElementwiseMode;
+use crate::workload::training::setup::Strides;
 use options::*;
 
 /// A training scenario lowered: its set-up and the compute model that prices its kernels.
@@ -62,60 +63,10 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
     }
     let gpus = nodes * gpus_per_node;
 
-    // Parallelism: defaults first (each recorded), then one set of rules (`Layout::check`).
     let p = &f.parallel;
-    let tp = positive(s, p.tp.unwrap_or(1), "parallel.tp")?;
-    let pp = positive(s, p.pp.unwrap_or(1), "parallel.pp")?;
-    let cp = positive(s, p.cp.unwrap_or(1), "parallel.cp")?;
-    let ep = positive(s, p.ep.unwrap_or(1), "parallel.ep")?;
-    let virtual_stages = positive(s, p.virtual_stages.unwrap_or(1), "parallel.virtual_stages")?;
-    let micro_batch = positive(s, p.micro_batch.unwrap_or(1), "parallel.micro_batch")?;
-    let cp_algorithm = match (p.cp_algorithm, cp) {
-        (Some(a), _) => a,
-        (None, 1) => ContextAlgorithm::Ring,
-        (None, _) => {
-            assumptions
-                .push("ring attention for context parallelism (Megatron-LM's default)".into());
-            ContextAlgorithm::Ring
-        }
-    };
-    let schedule = match (p.schedule, pp) {
-        (Some(sch), _) => sch,
-        (None, 1) => Schedule::OneFOneB,
-        (None, _) if virtual_stages > 1 => Schedule::Interleaved1F1B,
-        (None, _) => {
-            assumptions.push("1F1B pipeline schedule".into());
-            Schedule::OneFOneB
-        }
-    };
-    if schedule == Schedule::Async1F1B {
-        assumptions.push(
-            "asynchronous 1F1B: the step time is the steady state (two steps in a row less one, \
-             the pipeline never flushed); the breakdown and trace show one step from an empty \
-             pipeline; weights stashed per micro-batch in flight (PipeDream)"
-                .into(),
-        );
-    }
-    let dp = match p.dp {
-        Some(dp) => positive(s, dp, "parallel.dp")?,
-        None if gpus.is_multiple_of(tp * pp * cp) => gpus / (tp * pp * cp),
-        // The check below names the degree that does not divide.
-        None => 1,
-    };
-    let sequences = sequences::resolve(s, &model, pp, cp, &mut assumptions)?;
-    let global_batch = match (p.global_batch, &sequences) {
-        // One sequence-packed micro-batch at a time, as many as the packing made.
-        (_, Some(q)) => q.micro_batches.len() as u32 * dp,
-        (Some(g), None) => positive(s, g, "parallel.global_batch")?,
-        (None, None) => {
-            assumptions.push(format!(
-                "global batch {} (one micro-batch per replica)",
-                micro_batch * dp
-            ));
-            micro_batch * dp
-        }
-    };
-    let layout = Layout {
+    let (layout, cp_algorithm, sequences) =
+        layout::resolve(s, &model, (gpus, gpus_per_node), &mut assumptions)?;
+    let Layout {
         tp,
         pp,
         cp,
@@ -125,65 +76,9 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         global_batch,
         schedule,
         virtual_stages,
-        sequence_parallel: p.sequence_parallel.unwrap_or(false),
-        recompute: p.recompute.unwrap_or(Recompute::None),
-        zero: p.zero.unwrap_or(0),
-    };
-    layout.check(&model, gpus).map_err(|r| {
-        // The batch is the packing's: say so where the sequences are.
-        if sequences.is_some() && r.key == "parallel.global_batch" {
-            return s
-                .error_at(
-                    "sequences",
-                    format!("{} (the micro-batches [sequences] packed)", r.message),
-                )
-                .with_help(
-                    "set sequences.micro_batches (elastic packing) to a multiple of pp, or use \
-                     schedule = \"1f1b\"",
-                );
-        }
-        let e = s.error_at(r.key, r.message);
-        match r.help {
-            Some(help) => e.with_help(help),
-            None => e,
-        }
-    })?;
-    let chunks = pp * virtual_stages;
-    if !model.layers.is_multiple_of(chunks) {
-        assumptions.push(format!(
-            "{} layers split unevenly over {chunks} pipeline chunks (the first {} take one more)",
-            model.layers,
-            model.layers % chunks
-        ));
-    }
-    if tp > gpus_per_node {
-        assumptions.push(format!(
-            "tensor-parallel groups of {tp} span nodes (more than the {gpus_per_node} GPUs of a node)"
-        ));
-    }
-    if pp == 1 && (p.schedule.is_some() || virtual_stages > 1) {
-        assumptions
-            .push("schedule and virtual_stages have no effect without pipeline parallelism".into());
-    }
-    if layout.sequence_parallel && tp == 1 {
-        assumptions.push("sequence_parallel has no effect without tensor parallelism".into());
-    }
-    let order_text = p.order.clone().unwrap_or_else(|| "tp-cp-dp-pp".to_string());
-    let mut order = [""; 4];
-    let names: Vec<&str> = order_text.split('-').map(str::trim).collect();
-    let mut sorted = names.clone();
-    sorted.sort_unstable();
-    if sorted != DIMENSIONS {
-        return Err(s
-            .error_at("parallel.order", format!("\"{order_text}\" is not an order of the four dimensions"))
-            .with_help("name tp, cp, dp and pp once each, innermost first, e.g. \"tp-cp-dp-pp\" (Megatron-LM's) or \"tp-dp-pp-cp\""));
-    }
-    for (slot, name) in order.iter_mut().zip(&names) {
-        *slot = DIMENSIONS
-            .iter()
-            .find(|d| *d == name)
-            .expect("checked to be a dimension");
-    }
+        ..
+    } = layout;
+    let order = layout::order(s)?;
     let optimizer = resolve_optimizer(s, &model, &mut assumptions)?;
     if optimizer != Optimizer::Adam {
         // The default-format note names Adam's states; say which optimizer's they are.
