@@ -3,7 +3,7 @@
 //! power limit), each refusal at its key and each default recorded.
 
 use crate::hw::{ComputeModel, Dtype};
-use crate::model::dit::Video;
+use crate::model::dit::{Video, VideoDit};
 use crate::model::dit_preset;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
@@ -22,76 +22,8 @@ const DIFFUSION_KEYS: &str = "a diffusion scenario takes [cluster], [model] pres
 pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
     let f = &s.file;
     let mut assumptions: Vec<String> = Vec::new();
-    let p = &f.parallel;
 
-    // The model: a video DiT preset.
-    let model_section = &f.model;
-    let presets = || {
-        format!(
-            "video DiT presets: {}",
-            dit_preset::all()
-                .iter()
-                .map(|m| m.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    let name = model_section.preset.as_deref().ok_or_else(|| {
-        s.error_at("model", "a diffusion scenario needs `preset` in [model]")
-            .with_help(presets())
-    })?;
-    let model = dit_preset::find(name).ok_or_else(|| {
-        s.error_at(
-            "model.preset",
-            format!("unknown video DiT preset \"{name}\""),
-        )
-        .with_help(presets())
-    })?;
-    let m = model_section;
-    s.refuse_set(
-        &[
-            (m.hf_config.is_some(), "model.hf_config"),
-            (m.layers.is_some(), "model.layers"),
-            (m.hidden.is_some(), "model.hidden"),
-            (m.heads.is_some(), "model.heads"),
-            (m.kv_heads.is_some(), "model.kv_heads"),
-            (m.head_dim.is_some(), "model.head_dim"),
-            (m.ffn.is_some(), "model.ffn"),
-            (m.gated.is_some(), "model.gated"),
-            (m.activation.is_some(), "model.activation"),
-            (m.vocab.is_some(), "model.vocab"),
-            (m.seq_len.is_some(), "model.seq_len"),
-            (m.tied_embeddings.is_some(), "model.tied_embeddings"),
-            (m.experts.is_some(), "model.experts"),
-            (m.top_k.is_some(), "model.top_k"),
-            (m.shared_experts.is_some(), "model.shared_experts"),
-            (m.expert_ffn.is_some(), "model.expert_ffn"),
-            (m.capacity_factor.is_some(), "model.capacity_factor"),
-            (m.dense_layers.is_some(), "model.dense_layers"),
-            (m.elementwise.is_some(), "model.elementwise"),
-        ],
-        |key| {
-            format!(
-                "{key} (video DiTs come from presets only) does not apply to a diffusion scenario"
-            )
-        },
-        DIFFUSION_KEYS,
-    )?;
-    let act = match model_section.dtype {
-        None => {
-            assumptions.push("bf16 weights and activations".into());
-            Dtype::Bf16
-        }
-        Some(d @ (Dtype::Bf16 | Dtype::Fp16)) => d,
-        Some(other) => {
-            return Err(s
-                .error_at(
-                    "model.dtype",
-                    format!("a video DiT in {other} is not modelled"),
-                )
-                .with_help("use \"bf16\" or \"fp16\""));
-        }
-    };
+    let (model, act) = model(s, &mut assumptions)?;
 
     // The video.
     let d = f.diffusion.clone().ok_or_else(|| {
@@ -194,7 +126,166 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
         false
     });
 
-    // The layout.
+    let layout = layout(s, &model, &videos, guidance, &mut assumptions)?;
+    let warmup_steps = match d.warmup_steps {
+        Some(w) => w,
+        None => {
+            if layout.pipefusion > 1 {
+                assumptions.push("PipeFusion: 1 warm-up step (xDiT's default)".into());
+            }
+            1
+        }
+    }
+    .min(steps);
+    let vae_parallel = d.vae_parallel.unwrap_or_else(|| {
+        if layout.world() > 1 {
+            assumptions.push("VAE decoded on one GPU (vae_parallel = false)".into());
+        }
+        false
+    });
+
+    // The cluster.
+    let world = layout.world();
+    let needs = Needs {
+        sizes: false,
+        inter_node: world > f.cluster.gpus_per_node.unwrap_or(8),
+    };
+    let setup = cluster::resolve(s, &mut assumptions, needs)?;
+    let gpu = setup.gpu;
+    let total_gpus = setup.nodes * setup.gpus_per_node;
+    if world > total_gpus {
+        return Err(s
+            .error_at(
+                "parallel",
+                format!("the layout needs {world} GPUs; the cluster has {total_gpus}"),
+            )
+            .with_help("raise cluster.nodes, or lower the parallel degrees"));
+    }
+    if gpu.peak_flops(act).is_none() {
+        return Err(s
+            .error_at(
+                "model.dtype",
+                format!("{} has no {act} arithmetic", gpu.name),
+            )
+            .with_help("choose a model.dtype the GPU supports (fp16 on V100 and T4)"));
+    }
+    let profile = cluster::resolve_profile(s, gpu, act, &mut assumptions)?;
+    let mut compute = match &profile {
+        Some(p) => ComputeModel::with_profile(gpu, p.profile.clone())
+            .map_err(|e| s.error_at("cluster.profile", e))?,
+        None => ComputeModel::new(gpu),
+    };
+    cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
+    super::power_limit::apply(s, &mut compute, true, &mut assumptions)?;
+    assumptions.push("text encoders priced as one GEMM of 2 x params x tokens FLOPs each".into());
+    let queue = if serving {
+        Some(queue(s, d.scheduler, &mut assumptions)?)
+    } else {
+        None
+    };
+    Ok(DiffusionConfig {
+        scenario: s.name(),
+        cluster: setup,
+        profile: profile.map(|p| p.name),
+        model,
+        layout,
+        compute,
+        act,
+        steps,
+        guidance,
+        warmup_steps,
+        vae_parallel,
+        videos,
+        queue,
+        assumptions,
+    })
+}
+
+/// `[model]`: a video DiT preset (its other keys refused) and the format of its weights and
+/// activations (bf16 unless given, recorded).
+fn model(s: &Scenario, assumptions: &mut Vec<String>) -> Result<(VideoDit, Dtype), ScenarioError> {
+    let f = &s.file;
+    let model_section = &f.model;
+    let presets = || {
+        format!(
+            "video DiT presets: {}",
+            dit_preset::all()
+                .iter()
+                .map(|m| m.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let name = model_section.preset.as_deref().ok_or_else(|| {
+        s.error_at("model", "a diffusion scenario needs `preset` in [model]")
+            .with_help(presets())
+    })?;
+    let model = dit_preset::find(name).ok_or_else(|| {
+        s.error_at(
+            "model.preset",
+            format!("unknown video DiT preset \"{name}\""),
+        )
+        .with_help(presets())
+    })?;
+    let m = model_section;
+    s.refuse_set(
+        &[
+            (m.hf_config.is_some(), "model.hf_config"),
+            (m.layers.is_some(), "model.layers"),
+            (m.hidden.is_some(), "model.hidden"),
+            (m.heads.is_some(), "model.heads"),
+            (m.kv_heads.is_some(), "model.kv_heads"),
+            (m.head_dim.is_some(), "model.head_dim"),
+            (m.ffn.is_some(), "model.ffn"),
+            (m.gated.is_some(), "model.gated"),
+            (m.activation.is_some(), "model.activation"),
+            (m.vocab.is_some(), "model.vocab"),
+            (m.seq_len.is_some(), "model.seq_len"),
+            (m.tied_embeddings.is_some(), "model.tied_embeddings"),
+            (m.experts.is_some(), "model.experts"),
+            (m.top_k.is_some(), "model.top_k"),
+            (m.shared_experts.is_some(), "model.shared_experts"),
+            (m.expert_ffn.is_some(), "model.expert_ffn"),
+            (m.capacity_factor.is_some(), "model.capacity_factor"),
+            (m.dense_layers.is_some(), "model.dense_layers"),
+            (m.elementwise.is_some(), "model.elementwise"),
+        ],
+        |key| {
+            format!(
+                "{key} (video DiTs come from presets only) does not apply to a diffusion scenario"
+            )
+        },
+        DIFFUSION_KEYS,
+    )?;
+    let act = match model_section.dtype {
+        None => {
+            assumptions.push("bf16 weights and activations".into());
+            Dtype::Bf16
+        }
+        Some(d @ (Dtype::Bf16 | Dtype::Fp16)) => d,
+        Some(other) => {
+            return Err(s
+                .error_at(
+                    "model.dtype",
+                    format!("a video DiT in {other} is not modelled"),
+                )
+                .with_help("use \"bf16\" or \"fp16\""));
+        }
+    };
+
+    Ok((model, act))
+}
+
+/// `[parallel]`'s xDiT degrees for `model` making `videos` (with classifier-free guidance when
+/// `guidance`), each checked against the model and the others.
+fn layout(
+    s: &Scenario,
+    model: &VideoDit,
+    videos: &[(Video, f64)],
+    guidance: bool,
+    assumptions: &mut Vec<String>,
+) -> Result<Layout, ScenarioError> {
+    let p = &s.file.parallel;
     let degree = |v: Option<u32>, key: &str| {
         cluster::positive(s, v.unwrap_or(1), &format!("parallel.{key}"))
     };
@@ -316,78 +407,7 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
             ),
         ));
     }
-    let warmup_steps = match d.warmup_steps {
-        Some(w) => w,
-        None => {
-            if layout.pipefusion > 1 {
-                assumptions.push("PipeFusion: 1 warm-up step (xDiT's default)".into());
-            }
-            1
-        }
-    }
-    .min(steps);
-    let vae_parallel = d.vae_parallel.unwrap_or_else(|| {
-        if layout.world() > 1 {
-            assumptions.push("VAE decoded on one GPU (vae_parallel = false)".into());
-        }
-        false
-    });
-
-    // The cluster.
-    let world = layout.world();
-    let needs = Needs {
-        sizes: false,
-        inter_node: world > f.cluster.gpus_per_node.unwrap_or(8),
-    };
-    let setup = cluster::resolve(s, &mut assumptions, needs)?;
-    let gpu = setup.gpu;
-    let total_gpus = setup.nodes * setup.gpus_per_node;
-    if world > total_gpus {
-        return Err(s
-            .error_at(
-                "parallel",
-                format!("the layout needs {world} GPUs; the cluster has {total_gpus}"),
-            )
-            .with_help("raise cluster.nodes, or lower the parallel degrees"));
-    }
-    if gpu.peak_flops(act).is_none() {
-        return Err(s
-            .error_at(
-                "model.dtype",
-                format!("{} has no {act} arithmetic", gpu.name),
-            )
-            .with_help("choose a model.dtype the GPU supports (fp16 on V100 and T4)"));
-    }
-    let profile = cluster::resolve_profile(s, gpu, act, &mut assumptions)?;
-    let mut compute = match &profile {
-        Some(p) => ComputeModel::with_profile(gpu, p.profile.clone())
-            .map_err(|e| s.error_at("cluster.profile", e))?,
-        None => ComputeModel::new(gpu),
-    };
-    cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
-    super::power_limit::apply(s, &mut compute, true, &mut assumptions)?;
-    assumptions.push("text encoders priced as one GEMM of 2 x params x tokens FLOPs each".into());
-    let queue = if serving {
-        Some(queue(s, d.scheduler, &mut assumptions)?)
-    } else {
-        None
-    };
-    Ok(DiffusionConfig {
-        scenario: s.name(),
-        cluster: setup,
-        profile: profile.map(|p| p.name),
-        model,
-        layout,
-        compute,
-        act,
-        steps,
-        guidance,
-        warmup_steps,
-        vae_parallel,
-        videos,
-        queue,
-        assumptions,
-    })
+    Ok(layout)
 }
 
 /// `[workload]` for a queue of videos: the requests (their token lengths play no part), the
