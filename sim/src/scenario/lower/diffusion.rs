@@ -374,7 +374,7 @@ fn layout(
             .with_help("set cfg = true in [diffusion], or remove parallel.cfg"));
     }
     let heads_split = layout.tp * layout.ulysses;
-    if model.heads % heads_split != 0 {
+    if !model.heads.is_multiple_of(heads_split) {
         return Err(s
             .error_at(
                 if layout.ulysses > 1 {
