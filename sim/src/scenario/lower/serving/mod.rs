@@ -42,142 +42,16 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
                 .into(),
         );
     }
-    let positive = |v: Option<u32>,
-                    path: &str,
-                    default: u32,
-                    assumptions: &mut Vec<String>,
-                    say: &str|
-     -> Result<u32, ScenarioError> {
-        let v = match v {
-            Some(v) => v,
-            None => {
-                if !say.is_empty() {
-                    assumptions.push(say.to_string());
-                }
-                default
-            }
-        };
-        if v == 0 {
-            return Err(s.error_at(path, format!("`{path}` must be at least 1")));
-        }
-        Ok(v)
-    };
-    let swap = serving.preemption == Some(Preemption::Swap);
-    let pools = match &serving.disaggregation {
-        None => None,
-        Some(d) => {
-            let pool = |v: Option<u32>, key: &str| -> Result<u32, ScenarioError> {
-                let path = format!("serving.disaggregation.{key}");
-                match v {
-                    None => Err(s
-                        .error_at(
-                            "serving.disaggregation",
-                            format!("missing key `{key}` in [serving.disaggregation]"),
-                        )
-                        .with_help("a disaggregated fleet names both pools, e.g. prefill_replicas = 2 and decode_replicas = 6")),
-                    Some(0) => Err(s.error_at(&path, format!("`{path}` must be at least 1"))),
-                    Some(n) => Ok(n),
-                }
-            };
-            Some((
-                pool(d.prefill_replicas, "prefill_replicas")?,
-                pool(d.decode_replicas, "decode_replicas")?,
-            ))
-        }
-    };
-    let scheduler = serving.scheduler.unwrap_or_else(|| {
-        assumptions.push("vLLM scheduler (continuous batching)".into());
-        SchedulerKind::Vllm
-    });
-    if pools.is_some() && scheduler == SchedulerKind::Static {
-        return Err(s
-            .error_at(
-                "serving.scheduler",
-                "static batching with disaggregated pools is not modelled",
-            )
-            .with_help("use scheduler = \"vllm\" or \"sarathi\""));
-    }
-    let max_batch_size = positive(
-        serving.max_batch_size,
-        "serving.max_batch_size",
-        256,
-        &mut assumptions,
-        "max_batch_size 256 (vLLM's default)",
-    )?;
-    let max_batch_tokens = positive(
-        serving.max_batch_tokens,
-        "serving.max_batch_tokens",
-        8192,
-        &mut assumptions,
-        "max_batch_tokens 8192",
-    )?;
-    let block_tokens = positive(
-        serving.kv_block_tokens,
-        "serving.kv_block_tokens",
-        16,
-        &mut assumptions,
-        "",
-    )?;
-    let fraction = serving.kv_memory_fraction.unwrap_or(0.9);
-    if !(fraction > 0.0 && fraction <= 1.0) {
-        return Err(s.error_at(
-            "serving.kv_memory_fraction",
-            "kv_memory_fraction must be in (0, 1]",
-        ));
-    }
-    let router = serving.router.unwrap_or(RouterKind::LeastLoaded);
-    let kv_dtype = match serving.kv_cache_dtype {
-        Some(d @ (Dtype::Bf16 | Dtype::Fp16 | Dtype::Fp8)) => d,
-        Some(other) => {
-            return Err(s
-                .error_at(
-                    "serving.kv_cache_dtype",
-                    format!("a KV cache in {other} is not modelled"),
-                )
-                .with_help("use \"bf16\", \"fp16\" or \"fp8\""));
-        }
-        None => {
-            assumptions.push("KV cache in bf16".into());
-            Dtype::Bf16
-        }
-    };
-    let offload_mode = match (serving.weights_offload_mode, serving.weights_offload) {
-        (Some(mode), None) => {
-            return Err(s
-                .error_at(
-                    "serving.weights_offload_mode",
-                    format!(
-                        "weights_offload_mode = \"{}\" with no weights offloaded",
-                        mode.name()
-                    ),
-                )
-                .with_help("add weights_offload = \"<bytes per GPU>\", or remove the mode"));
-        }
-        (Some(mode), Some(_)) => mode,
-        (None, Some(_)) => {
-            assumptions.push(
-                "offloaded weights read over PCIe before each iteration's kernels (serial, as vLLM)"
-                    .into(),
-            );
-            OffloadMode::Serial
-        }
-        (None, None) => OffloadMode::Serial,
-    };
-    // The host is resolved only where something is computed on it or its capacity matters.
-    let host = match offload_mode {
-        OffloadMode::Serial => None,
-        OffloadMode::Prefetch | OffloadMode::Cpu => {
-            Some(super::host::resolve(s, &mut assumptions)?)
-        }
-    };
-    let memory = MemoryPolicy {
-        fraction,
-        block_tokens,
-        kv_dtype,
-        offload_bytes: serving.weights_offload.map_or(0.0, |b| b.0 as f64),
-        offload_mode,
-        host: host.filter(|_| offload_mode == OffloadMode::Cpu),
-    };
+    let Engine {
+        swap,
+        pools,
+        scheduler,
+        max_batch_size,
+        max_batch_tokens,
+        router,
+        memory,
+        host,
+    } = engine(s, &serving, &mut assumptions)?;
     let supports = |g: &GpuSpec, path: &str| -> Result<(), ScenarioError> {
         if g.peak_flops(model.dtype).is_none() {
             return Err(s
@@ -207,8 +81,8 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
                     ));
             }
             let disaggregated = pools.is_some();
-            let tp = positive(serving.tp, "serving.tp", 1, &mut assumptions, "")?;
-            let pp = positive(serving.pp, "serving.pp", 1, &mut assumptions, "")?;
+            let tp = counted(s, serving.tp, "serving.tp", 1, &mut assumptions, "")?;
+            let pp = counted(s, serving.pp, "serving.pp", 1, &mut assumptions, "")?;
             if pp > 1 && disaggregated {
                 return Err(s.error_at(
                     "serving.pp",
@@ -246,7 +120,7 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
                         ));
                 }
                 (Some((p, q)), _) => p + q,
-                (None, r) => positive(r, "serving.replicas", 1, &mut assumptions, "one replica")?,
+                (None, r) => counted(s, r, "serving.replicas", 1, &mut assumptions, "one replica")?,
             };
             nodes = cluster.nodes;
             if replicas * tp * pp > nodes * gpus_per_node {
@@ -354,6 +228,179 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
         }),
         assumptions,
     })
+}
+
+/// What every replica's engine takes from `[serving]`: preemption, disaggregated pools, the
+/// scheduler and its batch limits, the router, the KV cache and weight offload (and the host
+/// that keeps offloaded weights).
+struct Engine {
+    swap: bool,
+    pools: Option<(u32, u32)>,
+    scheduler: SchedulerKind,
+    max_batch_size: u32,
+    max_batch_tokens: u32,
+    router: RouterKind,
+    memory: MemoryPolicy,
+    host: Option<HostSpec>,
+}
+
+fn engine(
+    s: &Scenario,
+    serving: &ServingSection,
+    assumptions: &mut Vec<String>,
+) -> Result<Engine, ScenarioError> {
+    let swap = serving.preemption == Some(Preemption::Swap);
+    let pools = match &serving.disaggregation {
+        None => None,
+        Some(d) => {
+            let pool = |v: Option<u32>, key: &str| -> Result<u32, ScenarioError> {
+                let path = format!("serving.disaggregation.{key}");
+                match v {
+                    None => Err(s
+                        .error_at(
+                            "serving.disaggregation",
+                            format!("missing key `{key}` in [serving.disaggregation]"),
+                        )
+                        .with_help("a disaggregated fleet names both pools, e.g. prefill_replicas = 2 and decode_replicas = 6")),
+                    Some(0) => Err(s.error_at(&path, format!("`{path}` must be at least 1"))),
+                    Some(n) => Ok(n),
+                }
+            };
+            Some((
+                pool(d.prefill_replicas, "prefill_replicas")?,
+                pool(d.decode_replicas, "decode_replicas")?,
+            ))
+        }
+    };
+    let scheduler = serving.scheduler.unwrap_or_else(|| {
+        assumptions.push("vLLM scheduler (continuous batching)".into());
+        SchedulerKind::Vllm
+    });
+    if pools.is_some() && scheduler == SchedulerKind::Static {
+        return Err(s
+            .error_at(
+                "serving.scheduler",
+                "static batching with disaggregated pools is not modelled",
+            )
+            .with_help("use scheduler = \"vllm\" or \"sarathi\""));
+    }
+    let max_batch_size = counted(
+        s,
+        serving.max_batch_size,
+        "serving.max_batch_size",
+        256,
+        assumptions,
+        "max_batch_size 256 (vLLM's default)",
+    )?;
+    let max_batch_tokens = counted(
+        s,
+        serving.max_batch_tokens,
+        "serving.max_batch_tokens",
+        8192,
+        assumptions,
+        "max_batch_tokens 8192",
+    )?;
+    let block_tokens = counted(
+        s,
+        serving.kv_block_tokens,
+        "serving.kv_block_tokens",
+        16,
+        assumptions,
+        "",
+    )?;
+    let fraction = serving.kv_memory_fraction.unwrap_or(0.9);
+    if !(fraction > 0.0 && fraction <= 1.0) {
+        return Err(s.error_at(
+            "serving.kv_memory_fraction",
+            "kv_memory_fraction must be in (0, 1]",
+        ));
+    }
+    let router = serving.router.unwrap_or(RouterKind::LeastLoaded);
+    let kv_dtype = match serving.kv_cache_dtype {
+        Some(d @ (Dtype::Bf16 | Dtype::Fp16 | Dtype::Fp8)) => d,
+        Some(other) => {
+            return Err(s
+                .error_at(
+                    "serving.kv_cache_dtype",
+                    format!("a KV cache in {other} is not modelled"),
+                )
+                .with_help("use \"bf16\", \"fp16\" or \"fp8\""));
+        }
+        None => {
+            assumptions.push("KV cache in bf16".into());
+            Dtype::Bf16
+        }
+    };
+    let offload_mode = match (serving.weights_offload_mode, serving.weights_offload) {
+        (Some(mode), None) => {
+            return Err(s
+                .error_at(
+                    "serving.weights_offload_mode",
+                    format!(
+                        "weights_offload_mode = \"{}\" with no weights offloaded",
+                        mode.name()
+                    ),
+                )
+                .with_help("add weights_offload = \"<bytes per GPU>\", or remove the mode"));
+        }
+        (Some(mode), Some(_)) => mode,
+        (None, Some(_)) => {
+            assumptions.push(
+                "offloaded weights read over PCIe before each iteration's kernels (serial, as vLLM)"
+                    .into(),
+            );
+            OffloadMode::Serial
+        }
+        (None, None) => OffloadMode::Serial,
+    };
+    // The host is resolved only where something is computed on it or its capacity matters.
+    let host = match offload_mode {
+        OffloadMode::Serial => None,
+        OffloadMode::Prefetch | OffloadMode::Cpu => Some(super::host::resolve(s, assumptions)?),
+    };
+    let memory = MemoryPolicy {
+        fraction,
+        block_tokens,
+        kv_dtype,
+        offload_bytes: serving.weights_offload.map_or(0.0, |b| b.0 as f64),
+        offload_mode,
+        host: host.filter(|_| offload_mode == OffloadMode::Cpu),
+    };
+    Ok(Engine {
+        swap,
+        pools,
+        scheduler,
+        max_batch_size,
+        max_batch_tokens,
+        router,
+        memory,
+        host,
+    })
+}
+
+/// A count at `path`, at least 1: `v`, or `default` when it is absent (recording `say` when
+/// that is not empty).
+fn counted(
+    s: &Scenario,
+    v: Option<u32>,
+    path: &str,
+    default: u32,
+    assumptions: &mut Vec<String>,
+    say: &str,
+) -> Result<u32, ScenarioError> {
+    let v = match v {
+        Some(v) => v,
+        None => {
+            if !say.is_empty() {
+                assumptions.push(say.to_string());
+            }
+            default
+        }
+    };
+    if v == 0 {
+        return Err(s.error_at(path, format!("`{path}` must be at least 1")));
+    }
+    Ok(v)
 }
 
 /// `[slo]`'s targets in seconds (none without it).
