@@ -95,8 +95,8 @@ pub struct KernelsConfig {
     pub flops: f64,
     /// Children a consolidated launch does (1 to `children`).
     pub consolidate: u64,
-    /// Seconds a launch costs; the roofline's kernel overhead when `None`.
-    pub launch_overhead: Option<f64>,
+    /// Seconds a launch costs.
+    pub launch_overhead: f64,
     pub assumptions: Vec<String>,
 }
 
@@ -104,7 +104,7 @@ pub struct KernelsConfig {
 pub fn simulate(c: &KernelsConfig) -> (Value, Graph) {
     let compute = &c.compute;
     let gpu = compute.gpu;
-    let (flops, overhead) = (c.flops, c.launch_overhead);
+    let (flops, overhead) = (c.flops, Some(c.launch_overhead));
     let mut assumptions = c.assumptions.clone();
     assumptions.push("launches one after another on one stream".into());
     let work = (c.children, c.blocks, c.bytes as f64, flops);

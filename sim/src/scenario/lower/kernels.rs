@@ -63,13 +63,14 @@ pub fn lower(s: &Scenario) -> Result<KernelsConfig, ScenarioError> {
     }
     let compute = ComputeModel::new(setup.gpu);
     let overhead = match k.launch_overhead {
-        Some(d) => Some(d.secs()),
+        Some(d) => d.secs(),
         None => {
+            let roofline = compute.efficiency.kernel_overhead_s;
             assumptions.push(format!(
                 "launch overhead {} us a launch (the roofline's kernel overhead, host launches)",
-                compute.efficiency.kernel_overhead_s * 1e6
+                roofline * 1e6
             ));
-            None
+            roofline
         }
     };
     Ok(KernelsConfig {
