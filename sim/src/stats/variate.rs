@@ -1,6 +1,7 @@
 //! Random variates from uniform draws only: uniform on (0, 1], exponential (mean 1), standard
-//! normal and gamma (scale 1), on the portable `ln` and `exp` of `math`, so the same seed gives
-//! the same values on every machine.
+//! normal, gamma (scale 1), lognormal, and the gaps of a Poisson process with a piecewise-constant
+//! rate, on the portable `ln` and `exp` of `math`, so the same seed gives the same values on
+//! every machine.
 
 use super::math::{exp, ln};
 use rand::RngExt;
@@ -50,6 +51,42 @@ pub(crate) fn gamma(rng: &mut ChaCha8Rng, shape: f64) -> f64 {
         let x2 = x * x;
         if u < 1.0 - 0.0331 * x2 * x2 || ln(u) < 0.5 * x2 + d * (1.0 - v + ln(v)) {
             return d * v;
+        }
+    }
+}
+
+/// The `mu` of a lognormal of mean `mean` whose logarithm has standard deviation `sigma`.
+pub(crate) fn lognormal_mu(mean: f64, sigma: f64) -> f64 {
+    ln(mean) - sigma * sigma / 2.0
+}
+
+/// `exp(N(mu, sigma))`.
+pub(crate) fn lognormal(rng: &mut ChaCha8Rng, mu: f64, sigma: f64) -> f64 {
+    exp(mu + sigma * normal(rng))
+}
+
+/// Seconds from `now` to the next arrival of a Poisson process whose rate is `steps[i].1` from
+/// `steps[i].0` seconds on (the steps sorted by time, the last rate lasting for ever): one
+/// unit-rate exponential draw spent against the integrated rate, step by step (the time change
+/// of a non-homogeneous Poisson process), so a quiet step (rate 0) is skipped and each arrival
+/// costs exactly one draw.
+pub(crate) fn piecewise_poisson_gap(steps: &[(f64, f64)], now: f64, rng: &mut ChaCha8Rng) -> f64 {
+    let mut left = exponential(rng);
+    let mut t = now.max(steps[0].0);
+    let mut i = steps.partition_point(|&(at, _)| at <= t).saturating_sub(1);
+    loop {
+        let rate = steps[i].1;
+        match steps.get(i + 1) {
+            Some(&(next, _)) => {
+                let room = (next - t) * rate;
+                if rate > 0.0 && left < room {
+                    return t + left / rate - now;
+                }
+                left -= room;
+                t = next;
+                i += 1;
+            }
+            None => return t + left / rate - now,
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::{Result, TrafficError, kind_name};
 use crate::engine::SimTime;
 use crate::scenario::serving::{ArrivalKind, WorkloadSection};
-use crate::stats::variate::{exponential, gamma};
+use crate::stats::variate::{exponential, gamma, piecewise_poisson_gap};
 use rand::rngs::ChaCha8Rng;
 
 #[derive(Clone, Debug)]
@@ -172,7 +172,9 @@ impl Arrivals {
     /// with a piecewise rate the schedule's first arrival, drawn from time 0.
     pub(super) fn first(&self, rng: &mut ChaCha8Rng) -> SimTime {
         match self {
-            Arrivals::Piecewise { steps } => SimTime::from_secs_f64(piecewise_gap(steps, 0.0, rng)),
+            Arrivals::Piecewise { steps } => {
+                SimTime::from_secs_f64(piecewise_poisson_gap(steps, 0.0, rng))
+            }
             _ => SimTime::ZERO,
         }
     }
@@ -183,33 +185,8 @@ impl Arrivals {
             Arrivals::Offline => 0.0,
             Arrivals::Poisson { rate } => exponential(rng) / rate,
             Arrivals::Gamma { shape, scale } => gamma(rng, *shape) * scale,
-            Arrivals::Piecewise { steps } => piecewise_gap(steps, now.as_secs_f64(), rng),
+            Arrivals::Piecewise { steps } => piecewise_poisson_gap(steps, now.as_secs_f64(), rng),
         };
         SimTime::from_secs_f64(secs)
-    }
-}
-
-/// Seconds from `now` to the next arrival of a Poisson process with a piecewise-constant rate:
-/// one unit-rate exponential draw spent against the integrated rate, step by step (the time
-/// change of a non-homogeneous Poisson process), so a quiet step (rate 0) is skipped and each
-/// arrival costs exactly one draw.
-fn piecewise_gap(steps: &[(f64, f64)], now: f64, rng: &mut ChaCha8Rng) -> f64 {
-    let mut left = exponential(rng);
-    let mut t = now.max(steps[0].0);
-    let mut i = steps.partition_point(|&(at, _)| at <= t).saturating_sub(1);
-    loop {
-        let rate = steps[i].1;
-        match steps.get(i + 1) {
-            Some(&(next, _)) => {
-                let room = (next - t) * rate;
-                if rate > 0.0 && left < room {
-                    return t + left / rate - now;
-                }
-                left -= room;
-                t = next;
-                i += 1;
-            }
-            None => return t + left / rate - now,
-        }
     }
 }

@@ -4,8 +4,7 @@
 use super::fields::parse_count;
 use super::{Result, TrafficError, resolve};
 use crate::scenario::serving::{DistributionKind, LengthDistribution, LengthSpec};
-use crate::stats::math::{exp, ln};
-use crate::stats::variate::normal;
+use crate::stats::variate::{lognormal, lognormal_mu};
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
 use std::fs::File;
@@ -141,7 +140,7 @@ impl Lengths {
                 }
                 let (lo, hi) = clamps(d);
                 Ok(Lengths::Lognormal {
-                    mu: ln(mean) - sigma * sigma / 2.0,
+                    mu: lognormal_mu(mean, sigma),
                     sigma,
                     lo,
                     hi,
@@ -171,7 +170,7 @@ impl Lengths {
             Lengths::Fixed(n) => *n,
             Lengths::Uniform { min, max } => rng.random_range(*min..=*max),
             Lengths::Lognormal { mu, sigma, lo, hi } => {
-                let v = exp(mu + sigma * normal(rng)).round();
+                let v = lognormal(rng, *mu, *sigma).round();
                 v.clamp(*lo as f64, *hi as f64) as u32
             }
             Lengths::Empirical(values) => values[rng.random_range(0..values.len() as u64) as usize],

@@ -6,8 +6,7 @@ use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::sequences::{SequenceLengths, SequencesSection};
 use crate::scenario::serving::DistributionKind;
-use crate::stats::math::{exp, ln};
-use crate::stats::variate::normal;
+use crate::stats::variate::{lognormal, lognormal_mu};
 use crate::workload::training::policy::{Packing, Recompute};
 use crate::workload::training::sequences::Sequences;
 use crate::workload::training::sequences::packing::{elastic, pack_whole};
@@ -323,9 +322,9 @@ fn sample(
                     format!("mean must be positive and sigma non-negative, not {mean} and {sigma}"),
                 ));
             }
-            let mu = ln(mean) - sigma * sigma / 2.0;
+            let mu = lognormal_mu(mean, sigma);
             Ok((0..count)
-                .map(|_| exp(mu + sigma * normal(&mut rng)).round().clamp(lo, hi) as u64)
+                .map(|_| lognormal(&mut rng, mu, sigma).round().clamp(lo, hi) as u64)
                 .collect())
         }
         DistributionKind::Empirical => Err(s
