@@ -42,13 +42,9 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
     )?;
     let mut assumptions = Vec::new();
     let model = resolve_model(s, &mut assumptions)?;
-    let missing = |key: &str, example: &str| {
-        s.error_at("federated", format!("missing key `{key}` in [federated]"))
-            .with_help(format!("add {key} = {example}"))
-    };
     let at_least_one = |v: Option<u32>, key: &str, example: &str| -> Result<u32, ScenarioError> {
         match v {
-            None => Err(missing(key, example)),
+            None => Err(missing(s, key, example)),
             Some(0) => Err(s.error_at(
                 &format!("federated.{key}"),
                 format!("`federated.{key}` must be at least 1"),
@@ -110,7 +106,7 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
                   example: &str,
                   assumptions: &mut Vec<String>|
      -> Result<Spread, ScenarioError> {
-        let median = median.ok_or_else(|| missing(key, example))?;
+        let median = median.ok_or_else(|| missing(s, key, example))?;
         let sigma = match sigma {
             Some(v) if !v.is_finite() || v < 0.0 => {
                 return Err(s
@@ -206,104 +202,7 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
         assumptions.push("the next round starts as soon as a round closes (server_time 0)".into());
         SimTime::ZERO
     });
-    let body = match (f.train, f.lora_rank) {
-        (Some(TrainedBody::Lora), Some(r)) if r == 0 || r > model.hidden => {
-            return Err(s.error_at(
-                "federated.lora_rank",
-                format!(
-                    "a LoRA rank must be 1 to the hidden size {}, not {r}",
-                    model.hidden
-                ),
-            ));
-        }
-        (Some(TrainedBody::Lora), Some(r)) => Body::Lora(r),
-        (Some(TrainedBody::Lora), None) => {
-            return Err(missing("lora_rank", "8")
-                .with_help("train = \"lora\" needs lora_rank, e.g. lora_rank = 8"));
-        }
-        (_, Some(_)) => {
-            return Err(s
-                .error_at(
-                    "federated.lora_rank",
-                    "`lora_rank` applies only with train = \"lora\"",
-                )
-                .with_help("set train = \"lora\" or remove lora_rank"));
-        }
-        (Some(TrainedBody::Full), None) => Body::Full,
-        (None, None) => {
-            assumptions
-                .push("every weight of the transformer layers trains (train = \"full\")".into());
-            Body::Full
-        }
-    };
-    let embedding = f.embedding.unwrap_or_else(|| {
-        assumptions.push("the whole embedding table trains (embedding = \"full\")".into());
-        TrainedEmbedding::Full
-    });
-    let rows = match (embedding, &f.embedding_rows) {
-        (TrainedEmbedding::Partial, None) => {
-            return Err(missing("embedding_rows", "10000").with_help(
-                "embedding = \"partial\" needs embedding_rows: a count of rows, or \"seen\"",
-            ));
-        }
-        (TrainedEmbedding::Partial, Some(EmbeddingRows::Count(n))) => {
-            if *n == 0 || *n > model.vocab {
-                return Err(s.error_at(
-                    "federated.embedding_rows",
-                    format!(
-                        "embedding_rows must be 1 to the vocabulary ({}), not {n}",
-                        model.vocab
-                    ),
-                ));
-            }
-            Rows::Count(*n)
-        }
-        (TrainedEmbedding::Partial, Some(EmbeddingRows::Named(name))) if name == "seen" => {
-            let zipf_exponent = match f.zipf_exponent {
-                Some(z) if !z.is_finite() || z < 0.0 => {
-                    return Err(s.error_at(
-                        "federated.zipf_exponent",
-                        format!("a Zipf exponent must be 0 or more, not {z}"),
-                    ));
-                }
-                Some(z) => z,
-                None => {
-                    assumptions.push(
-                        "token frequencies follow Zipf's law with exponent 1 (zipf_exponent)"
-                            .into(),
-                    );
-                    1.0
-                }
-            };
-            Rows::Seen { zipf_exponent }
-        }
-        (TrainedEmbedding::Partial, Some(EmbeddingRows::Named(name))) => {
-            return Err(s
-                .error_at(
-                    "federated.embedding_rows",
-                    format!("unknown embedding_rows \"{name}\""),
-                )
-                .with_help("give a count of rows (embedding_rows = 10000) or \"seen\""));
-        }
-        (_, Some(_)) => {
-            return Err(s
-                .error_at(
-                    "federated.embedding_rows",
-                    "`embedding_rows` applies only with embedding = \"partial\"",
-                )
-                .with_help("set embedding = \"partial\" or remove embedding_rows"));
-        }
-        (TrainedEmbedding::Full, None) => Rows::All,
-        (TrainedEmbedding::Frozen, None) => Rows::None,
-    };
-    if f.zipf_exponent.is_some() && !matches!(rows, Rows::Seen { .. }) {
-        return Err(s
-            .error_at(
-                "federated.zipf_exponent",
-                "`zipf_exponent` applies only with embedding_rows = \"seen\"",
-            )
-            .with_help("remove it"));
-    }
+    let (body, rows) = trained(s, &f, &model, &mut assumptions)?;
     let classes = match f.nce_samples {
         Some(k) if k == 0 || k >= model.vocab => {
             return Err(s.error_at(
@@ -387,6 +286,121 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
         seed,
         assumptions,
     })
+}
+
+/// What a device trains (all the layers' weights or LoRA adapters; the embedding whole, in part
+/// or frozen) and which embedding rows a partial update trains.
+fn trained(
+    s: &Scenario,
+    f: &FederatedSection,
+    model: &Transformer,
+    assumptions: &mut Vec<String>,
+) -> Result<(Body, Rows), ScenarioError> {
+    let body = match (f.train, f.lora_rank) {
+        (Some(TrainedBody::Lora), Some(r)) if r == 0 || r > model.hidden => {
+            return Err(s.error_at(
+                "federated.lora_rank",
+                format!(
+                    "a LoRA rank must be 1 to the hidden size {}, not {r}",
+                    model.hidden
+                ),
+            ));
+        }
+        (Some(TrainedBody::Lora), Some(r)) => Body::Lora(r),
+        (Some(TrainedBody::Lora), None) => {
+            return Err(missing(s, "lora_rank", "8")
+                .with_help("train = \"lora\" needs lora_rank, e.g. lora_rank = 8"));
+        }
+        (_, Some(_)) => {
+            return Err(s
+                .error_at(
+                    "federated.lora_rank",
+                    "`lora_rank` applies only with train = \"lora\"",
+                )
+                .with_help("set train = \"lora\" or remove lora_rank"));
+        }
+        (Some(TrainedBody::Full), None) => Body::Full,
+        (None, None) => {
+            assumptions
+                .push("every weight of the transformer layers trains (train = \"full\")".into());
+            Body::Full
+        }
+    };
+    let embedding = f.embedding.unwrap_or_else(|| {
+        assumptions.push("the whole embedding table trains (embedding = \"full\")".into());
+        TrainedEmbedding::Full
+    });
+    let rows = match (embedding, &f.embedding_rows) {
+        (TrainedEmbedding::Partial, None) => {
+            return Err(missing(s, "embedding_rows", "10000").with_help(
+                "embedding = \"partial\" needs embedding_rows: a count of rows, or \"seen\"",
+            ));
+        }
+        (TrainedEmbedding::Partial, Some(EmbeddingRows::Count(n))) => {
+            if *n == 0 || *n > model.vocab {
+                return Err(s.error_at(
+                    "federated.embedding_rows",
+                    format!(
+                        "embedding_rows must be 1 to the vocabulary ({}), not {n}",
+                        model.vocab
+                    ),
+                ));
+            }
+            Rows::Count(*n)
+        }
+        (TrainedEmbedding::Partial, Some(EmbeddingRows::Named(name))) if name == "seen" => {
+            let zipf_exponent = match f.zipf_exponent {
+                Some(z) if !z.is_finite() || z < 0.0 => {
+                    return Err(s.error_at(
+                        "federated.zipf_exponent",
+                        format!("a Zipf exponent must be 0 or more, not {z}"),
+                    ));
+                }
+                Some(z) => z,
+                None => {
+                    assumptions.push(
+                        "token frequencies follow Zipf's law with exponent 1 (zipf_exponent)"
+                            .into(),
+                    );
+                    1.0
+                }
+            };
+            Rows::Seen { zipf_exponent }
+        }
+        (TrainedEmbedding::Partial, Some(EmbeddingRows::Named(name))) => {
+            return Err(s
+                .error_at(
+                    "federated.embedding_rows",
+                    format!("unknown embedding_rows \"{name}\""),
+                )
+                .with_help("give a count of rows (embedding_rows = 10000) or \"seen\""));
+        }
+        (_, Some(_)) => {
+            return Err(s
+                .error_at(
+                    "federated.embedding_rows",
+                    "`embedding_rows` applies only with embedding = \"partial\"",
+                )
+                .with_help("set embedding = \"partial\" or remove embedding_rows"));
+        }
+        (TrainedEmbedding::Full, None) => Rows::All,
+        (TrainedEmbedding::Frozen, None) => Rows::None,
+    };
+    if f.zipf_exponent.is_some() && !matches!(rows, Rows::Seen { .. }) {
+        return Err(s
+            .error_at(
+                "federated.zipf_exponent",
+                "`zipf_exponent` applies only with embedding_rows = \"seen\"",
+            )
+            .with_help("remove it"));
+    }
+    Ok((body, rows))
+}
+
+/// A required key absent from `[federated]`, with an example of it.
+fn missing(s: &Scenario, key: &str, example: &str) -> ScenarioError {
+    s.error_at("federated", format!("missing key `{key}` in [federated]"))
+        .with_help(format!("add {key} = {example}"))
 }
 
 /// `[model]`, refusing what the device model does not price: mixture-of-experts layers, latent
