@@ -397,10 +397,7 @@ fn counted(
             default
         }
     };
-    if v == 0 {
-        return Err(s.error_at(path, format!("`{path}` must be at least 1")));
-    }
-    Ok(v)
+    cluster::positive(s, v, path)
 }
 
 /// `[slo]`'s targets in seconds (none without it).
