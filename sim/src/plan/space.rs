@@ -19,7 +19,7 @@
 //! parallel algorithm (the scenario's own), and the global batch.
 
 use crate::workload::training::policy::{Recompute, Schedule};
-use crate::workload::training::{Layout, Training};
+use crate::workload::training::{Layout, TrainingConfig};
 
 /// Micro-batch sizes tried, sequences.
 const MICRO_BATCHES: [u32; 8] = [1, 2, 3, 4, 6, 8, 12, 16];
@@ -51,7 +51,7 @@ fn divisors(n: u32, at_most: u32) -> Vec<u32> {
 
 impl Space {
     /// The whole space for `base`'s model, cluster and global batch.
-    pub fn training(base: &Training) -> Space {
+    pub fn training(base: &TrainingConfig) -> Space {
         let gpus = base.gpus();
         let m = &base.model;
         let mut schedules = vec![(Schedule::OneFOneB, 1), (Schedule::Gpipe, 1)];

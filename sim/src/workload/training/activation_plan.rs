@@ -33,7 +33,7 @@
 use super::layer::{Item, elementwise, layer_forward};
 use super::memory;
 use super::policy::Recompute;
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use crate::collective::cost::Compression;
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
 use serde_json::{Value, json};
@@ -153,7 +153,7 @@ impl ActivationPlan {
 }
 
 /// The classes of one layer's saved tensors on one GPU, all kept (see the module docs).
-fn tensors(s: &Training, compute: &ComputeModel) -> (f64, Vec<Tensor>) {
+fn tensors(s: &TrainingConfig, compute: &ComputeModel) -> (f64, Vec<Tensor>) {
     let m = &s.model;
     let t = (s.micro_batch * m.seq_len) as f64 / s.cp as f64;
     let h = m.hidden as f64;
@@ -220,7 +220,7 @@ fn tensors(s: &Training, compute: &ComputeModel) -> (f64, Vec<Tensor>) {
 }
 
 /// The plan for `s` under its memory cap, with its activation compression (see the module docs).
-pub fn plan(s: &Training) -> ActivationPlan {
+pub fn plan(s: &TrainingConfig) -> ActivationPlan {
     let (compression, cap) = (s.activation_compression, s.memory_cap);
     let compute = ComputeModel::new(s.gpu);
     let (input_bytes, tensors) = tensors(s, &compute);

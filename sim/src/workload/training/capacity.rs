@@ -9,7 +9,7 @@
 //! step's utilisation while training and idle the rest (checkpoint writes, restarts) — an
 //! approximation that errs low for rework, which runs busy.
 
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use crate::hw::power;
 use serde_json::{Value, json};
 
@@ -25,7 +25,7 @@ pub struct Step {
 }
 
 /// The report sections `energy`, and when asked for, `reliability`, `capacity` and `cost`.
-pub fn report(s: &Training, step: &Step, report: &mut Value) {
+pub fn report(s: &TrainingConfig, step: &Step, report: &mut Value) {
     let gpus = s.gpus();
     let idle_watts = power::idle_watts(s.gpu);
     let watts = step.board_watts;

@@ -4,7 +4,7 @@
 //! whichever rank order the scenario chose; the price comes from the collective layer on the
 //! cluster's topology, with NCCL's algorithm and protocol choice.
 
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use crate::collective::cost::{Collective, CollectiveCost, Compression, Options, cost_beside};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::net::tier::Tier;
@@ -81,7 +81,7 @@ impl Compressions {
     }
 }
 
-impl Training {
+impl TrainingConfig {
     /// The ranks of communicator `comm` of the GPU of global rank `base`.
     pub fn comm_ranks(&self, base: u32, comm: Comm) -> Vec<u32> {
         let st = self.stride;

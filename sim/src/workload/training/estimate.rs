@@ -30,7 +30,7 @@ use super::comm::Comm;
 use super::layer::{Item, LayerKinds, Sync, backward, context_attention_kernel, elementwise, gemm};
 use super::memory;
 use super::policy::{ContextAlgorithm, OptimizerOffload, Recompute, Schedule};
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use super::step::BUCKET_BYTES;
 use crate::collective::CollectiveOp;
 use crate::hw::{ComputeModel, ElementwiseOp, Kernel};
@@ -113,7 +113,7 @@ impl<'a> Estimator<'a> {
     }
 
     /// A collective on stage 0's communicator, priced on the analytical tier.
-    fn collective(&mut self, s: &Training, comm: Comm, op: CollectiveOp, bytes: f64) -> f64 {
+    fn collective(&mut self, s: &TrainingConfig, comm: Comm, op: CollectiveOp, bytes: f64) -> f64 {
         if bytes <= 0.0 {
             return 0.0;
         }
@@ -130,7 +130,7 @@ impl<'a> Estimator<'a> {
     /// micro-batch, forward and backward, with the collectives split out (filled in by `layer`);
     /// and the forward and backward kernels outside the layers (embedding on the first stage,
     /// output projection and loss on the last).
-    fn kernels(&mut self, s: &Training) -> Kernels {
+    fn kernels(&mut self, s: &TrainingConfig) -> Kernels {
         let key = (
             s.micro_batch as u64,
             s.cp as u64,
@@ -196,7 +196,7 @@ impl<'a> Estimator<'a> {
 
     /// Forward and backward compute seconds of attention split over the context-parallel group
     /// (its communication is added by `layer`).
-    fn context_attention(&self, s: &Training, kernel: Kernel) -> (f64, f64) {
+    fn context_attention(&self, s: &TrainingConfig, kernel: Kernel) -> (f64, f64) {
         let pass = |backward: bool| {
             let (k, runs) = context_attention_kernel(kernel, s.cp, s.cp_algorithm, backward);
             runs as f64 * self.seconds(&k)
@@ -206,7 +206,7 @@ impl<'a> Estimator<'a> {
 
     /// One layer's times, collectives included, for the layout `s` (a layer with or without
     /// attention).
-    fn layer(&mut self, s: &Training, moe_layer: bool, attention: bool) -> LayerTimes {
+    fn layer(&mut self, s: &TrainingConfig, moe_layer: bool, attention: bool) -> LayerTimes {
         let (dense, moe, bare_dense, bare_moe, ..) = self.kernels(s);
         let mut t = match (moe_layer, attention) {
             (false, true) => dense,
@@ -324,7 +324,7 @@ impl<'a> Estimator<'a> {
     /// Context-parallel communication in a layer's path, forward and backward: the all-gather
     /// (and the backward's reduce-scatter) of keys and values, or what ring passes add beyond the
     /// attention blocks they overlap.
-    fn context_comm(&mut self, s: &Training) -> (f64, f64) {
+    fn context_comm(&mut self, s: &TrainingConfig) -> (f64, f64) {
         let m = &s.model;
         let q_len = (m.seq_len / s.cp) as f64;
         let local_kv = 2.0
@@ -361,7 +361,7 @@ impl<'a> Estimator<'a> {
     }
 
     /// The estimate of a step with layout `s`.
-    pub fn estimate(&mut self, s: &Training) -> Estimate {
+    pub fn estimate(&mut self, s: &TrainingConfig) -> Estimate {
         self.contended = s.contention().1.map_or(1.0, |c| c.rate());
         let m = &s.model;
         let dense = self.layer(s, false, true);

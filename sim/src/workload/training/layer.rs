@@ -353,7 +353,7 @@ impl LayerKinds {
     }
 
     /// [`LayerKinds::new`] for the set-up `s`: its model, micro-batch, degrees and formats.
-    pub(super) fn of_setup(s: &super::setup::Training) -> Self {
+    pub(super) fn of_setup(s: &super::setup::TrainingConfig) -> Self {
         Self::new(
             &s.model,
             s.micro_batch as u64,

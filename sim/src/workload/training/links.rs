@@ -12,7 +12,7 @@
 //! compute, and the timing of the traffic within the step (only totals are kept).
 
 use super::comm::Comm;
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use crate::collective::CollectiveOp;
 use std::collections::BTreeSet;
 
@@ -30,7 +30,7 @@ pub struct CommUse {
 
 /// The ranks the GPU of rank `base` stands for: its stage's, every tensor, context and
 /// data-parallel index.
-fn stage_ranks(s: &Training, base: u32) -> BTreeSet<u32> {
+fn stage_ranks(s: &TrainingConfig, base: u32) -> BTreeSet<u32> {
     let st = s.stride;
     let mut ranks = BTreeSet::new();
     for d in 0..s.dp {
@@ -46,7 +46,7 @@ fn stage_ranks(s: &Training, base: u32) -> BTreeSet<u32> {
 /// The shifts (other than 0) of `comm`'s group of `base` that cover the rest of its stage, each
 /// rank in one group: collectives take the groups that fit whole and disjoint, point-to-point
 /// exchanges every rank whose partner is in the cluster.
-pub fn offsets(s: &Training, base: u32, comm: Comm) -> Vec<u32> {
+pub fn offsets(s: &TrainingConfig, base: u32, comm: Comm) -> Vec<u32> {
     let stage = stage_ranks(s, base);
     if matches!(comm, Comm::Pipe(_) | Comm::ContextPeer) {
         let gpus = s.topology.gpu_count();
@@ -83,7 +83,7 @@ pub fn offsets(s: &Training, base: u32, comm: Comm) -> Vec<u32> {
 /// Seconds of communication a step's collectives spent waiting on links they share with the
 /// other groups of their stage, against running alone: summed over each stage GPU's
 /// collectives (as many times as the step runs them), the largest over the stages.
-pub fn sharing_seconds(s: &Training, uses: &[CommUse]) -> f64 {
+pub fn sharing_seconds(s: &TrainingConfig, uses: &[CommUse]) -> f64 {
     let mut by_stage: std::collections::BTreeMap<u32, f64> = std::collections::BTreeMap::new();
     for u in uses {
         let extra = if s.concurrent_groups(u.base, u.comm).is_empty() {
@@ -97,7 +97,7 @@ pub fn sharing_seconds(s: &Training, uses: &[CommUse]) -> f64 {
 }
 
 /// Bytes each link (by edge index) carries over one step of `s` whose stage GPUs ran `uses`.
-pub fn link_bytes(s: &Training, uses: &[CommUse]) -> Vec<f64> {
+pub fn link_bytes(s: &TrainingConfig, uses: &[CommUse]) -> Vec<f64> {
     let mut total = vec![0.0; s.topology.graph.edge_count()];
     for u in uses {
         let offsets = offsets(s, u.base, u.comm);

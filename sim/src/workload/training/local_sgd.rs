@@ -17,7 +17,7 @@
 //! local SGD needs to reach the same loss, which is the algorithm's side of the trade.
 
 use super::comm::Comm;
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use crate::collective::CollectiveOp;
 use serde_json::{Value, json};
 
@@ -34,7 +34,7 @@ pub struct Round {
 }
 
 /// The round of `s` whose inner step takes `inner` seconds; None without local SGD.
-pub fn round(s: &Training, inner: f64) -> Option<Round> {
+pub fn round(s: &TrainingConfig, inner: f64) -> Option<Round> {
     if s.local_steps < 2 {
         return None;
     }
@@ -82,7 +82,7 @@ pub fn round(s: &Training, inner: f64) -> Option<Round> {
 }
 
 /// The report's `local_sgd` section.
-pub fn report(s: &Training, r: &Round) -> Value {
+pub fn report(s: &TrainingConfig, r: &Round) -> Value {
     json!({
         "sites": s.sites,
         "local_steps": s.local_steps,

@@ -54,7 +54,7 @@
 use super::activation_plan::{self, ActivationPlan};
 use super::policy::{OptimizerOffload, ParamGather, Recompute, Schedule};
 use super::schedule;
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use super::step::{BUCKET_BYTES, most_gathered_params};
 use serde_json::{Value, json};
 
@@ -115,13 +115,13 @@ impl MemoryUse {
 
 /// Activation bytes of one layer for one micro-batch on one tensor-parallel rank, kept for the
 /// backward pass.
-pub fn layer_activations(s: &Training) -> f64 {
+pub fn layer_activations(s: &TrainingConfig) -> f64 {
     let m = &s.model;
     layer_activations_tokens(s, (s.micro_batch * m.seq_len) as f64 / s.cp as f64)
 }
 
 /// [`layer_activations`] for a micro-batch of `t` tokens on each context-parallel rank.
-pub fn layer_activations_tokens(s: &Training, t: f64) -> f64 {
+pub fn layer_activations_tokens(s: &TrainingConfig, t: f64) -> f64 {
     let m = &s.model;
     let h = m.hidden as f64;
     let tp = s.tp as f64;
@@ -150,7 +150,7 @@ pub fn layer_activations_tokens(s: &Training, t: f64) -> f64 {
 
 /// Bytes of a layer's input for a micro-batch of `t` tokens on one GPU (split by sequence
 /// parallelism): what recomputation keeps to rebuild the rest from.
-fn layer_input(s: &Training, t: f64) -> f64 {
+fn layer_input(s: &TrainingConfig, t: f64) -> f64 {
     let input = t * s.model.hidden as f64 * s.model.dtype.bytes();
     if s.sequence_parallel {
         input / s.tp as f64
@@ -163,7 +163,7 @@ fn layer_input(s: &Training, t: f64) -> f64 {
 /// activations of the micro-batches in flight under its schedule (1F1B: pp - s for stage s;
 /// GPipe: all of them; interleaved: its warm-up plus one, per model chunk of L / (pp v) layers),
 /// the first stage holds the embedding and the last the output projection and the logits.
-pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
+pub fn stage_memory(s: &TrainingConfig, stage: u32) -> MemoryUse {
     if s.recompute == Recompute::Adaptive {
         let plan = activation_plan::plan(s);
         stage_memory_as(s, stage, Recompute::Adaptive, Some(&plan))
@@ -174,7 +174,7 @@ pub fn stage_memory(s: &Training, stage: u32) -> MemoryUse {
 
 /// [`stage_memory`] under recomputation `recompute` (adaptive with `plan`, which it needs).
 pub fn stage_memory_as(
-    s: &Training,
+    s: &TrainingConfig,
     stage: u32,
     recompute: Recompute,
     plan: Option<&ActivationPlan>,
@@ -314,7 +314,7 @@ pub fn stage_memory_as(
 /// backward from each but its first, for each of the step's micro-batches. The error of a
 /// message is carried to the same micro-batch's message at the next step (Clapping's lazy
 /// sampling reuses a batch's samples, so no buffer per sample of the data set). 0 without.
-pub fn error_feedback(s: &Training, stage: u32) -> f64 {
+pub fn error_feedback(s: &TrainingConfig, stage: u32) -> f64 {
     if !s.compression.pipeline_error_feedback || s.compression.pipeline.is_none() || s.pp == 1 {
         return 0.0;
     }
@@ -332,7 +332,7 @@ pub fn error_feedback(s: &Training, stage: u32) -> f64 {
 /// The largest micro-batch whose peak memory fits in `capacity` bytes on every stage, the layout
 /// otherwise unchanged (the same micro-batches in flight): activations, logits and error-feedback
 /// buffers grow in proportion to the micro-batch, the rest does not. 0 when even the model state does not fit.
-pub fn largest_micro_batch(s: &Training, capacity: f64) -> u64 {
+pub fn largest_micro_batch(s: &TrainingConfig, capacity: f64) -> u64 {
     (0..s.pp)
         .map(|st| {
             let mem = stage_memory(s, st);
@@ -349,7 +349,7 @@ pub fn largest_micro_batch(s: &Training, capacity: f64) -> u64 {
 }
 
 /// The stage that needs the most memory, and its memory.
-pub fn memory(s: &Training) -> (u32, MemoryUse) {
+pub fn memory(s: &TrainingConfig) -> (u32, MemoryUse) {
     (0..s.pp)
         .map(|st| (st, stage_memory(s, st)))
         .max_by(|a, b| a.1.peak().total_cmp(&b.1.peak()))

@@ -41,12 +41,12 @@ use crate::hw::{ComputeModel, ComputeTier};
 pub use layout::Layout;
 use policy::{Recompute, Schedule};
 use serde_json::{Value, json};
-pub use setup::Training;
+pub use setup::TrainingConfig;
 use std::collections::BTreeMap;
 
 /// What a simulated training step produced.
 pub struct TrainingRun {
-    pub setup: Training,
+    pub setup: TrainingConfig,
     pub graph: Graph,
     pub timeline: Timeline,
     pub report: Value,
@@ -124,7 +124,7 @@ fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f
 }
 
 /// Model FLOPs of one step (see the module docs for the convention).
-pub fn model_flops(s: &Training) -> f64 {
+pub fn model_flops(s: &TrainingConfig) -> f64 {
     if let Some(q) = &s.sequences {
         return sequences::model_flops(s, q);
     }
@@ -141,7 +141,7 @@ pub fn model_flops(s: &Training) -> f64 {
 }
 
 /// Hardware FLOPs: model FLOPs plus the recomputed forward passes.
-pub fn hardware_flops(s: &Training) -> f64 {
+pub fn hardware_flops(s: &TrainingConfig) -> f64 {
     if let Some(q) = &s.sequences {
         return model_flops(s) + sequences::recomputed_flops(s, q);
     }
@@ -236,7 +236,7 @@ pub fn compute_fidelity(graph: &Graph) -> String {
 /// The step time of an asynchronous pipeline in steady state, given `once`, the time of one step
 /// from an empty pipeline: the pipeline is not flushed between steps, so a step costs what two
 /// steps in a row add to one (the fill and drain are paid once per run, not per step).
-fn steady_step(setup: &Training, compute: &ComputeModel, once: SimTime) -> SimTime {
+fn steady_step(setup: &TrainingConfig, compute: &ComputeModel, once: SimTime) -> SimTime {
     let mut twice = setup.clone();
     twice.accumulation *= 2;
     twice.global_batch *= 2;
@@ -246,7 +246,7 @@ fn steady_step(setup: &Training, compute: &ComputeModel, once: SimTime) -> SimTi
 }
 
 /// Simulates a resolved set-up (its layout checked with `Layout::check`).
-pub fn simulate(setup: Training, compute: &ComputeModel) -> TrainingRun {
+pub fn simulate(setup: TrainingConfig, compute: &ComputeModel) -> TrainingRun {
     let (graph, stages, uses) = step::StepBuilder::new(&setup, compute).build_counting();
     let (timeline, stats) = execute(&graph);
     let inner = if setup.schedule == Schedule::Async1F1B {

@@ -23,7 +23,7 @@
 //! statistics saved beside attention's output.
 
 use super::layer::{Item, LayerKinds, Step, qkv_widths};
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use crate::hw::Kernel;
 use crate::model::Transformer;
 
@@ -121,7 +121,7 @@ pub(super) fn saved_bytes(items: &[Item], m: &Transformer, tp: u64, input: f64) 
 
 /// [`saved_bytes`] of the layer of `s` that keeps the most (dense or mixture-of-experts), for a
 /// layer input of `input` bytes.
-pub(super) fn most_saved_bytes(s: &Training, input: f64) -> f64 {
+pub(super) fn most_saved_bytes(s: &TrainingConfig, input: f64) -> f64 {
     let m = &s.model;
     let kinds = LayerKinds::of_setup(s);
     [false, true]
@@ -132,7 +132,7 @@ pub(super) fn most_saved_bytes(s: &Training, input: f64) -> f64 {
 
 /// Recomputed GEMM FLOPs of one micro-batch's layers, summed over the GPUs that share it (its
 /// tensor- and context-parallel ranks), for the hardware FLOP count.
-pub(super) fn recomputed_flops(s: &Training) -> f64 {
+pub(super) fn recomputed_flops(s: &TrainingConfig) -> f64 {
     let m = &s.model;
     let kinds = LayerKinds::of_setup(s);
     let per_rank: f64 = (0..m.layers)

@@ -35,7 +35,7 @@
 //! free the gradients; the memory model keeps fp32 gradients for every optimizer), and the
 //! scale factor and clipping arithmetic.
 
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use crate::hw::host::HostSpec;
 use crate::hw::{Dtype, Kernel};
 
@@ -100,7 +100,7 @@ impl Optimizer {
 
     /// Bytes of optimizer state (master weights included) of pipeline stage `stage`'s parameters
     /// on one GPU, before any ZeRO sharding.
-    pub fn state_bytes(&self, s: &Training, stage: u32) -> f64 {
+    pub fn state_bytes(&self, s: &TrainingConfig, stage: u32) -> f64 {
         let params = s.stage_params(stage);
         match *self {
             Optimizer::Adam => (MASTER_BYTES + ADAM_MOMENT_BYTES) * params,
@@ -150,7 +150,7 @@ impl Optimizer {
     /// GaLore's extra work on pipeline stage `stage` each step: fp32 GEMMs, each with the share
     /// of a step it is charged at (1 for the projections, 1/interval for the SVDs). Empty for the
     /// other optimizers.
-    pub fn projection_kernels(&self, s: &Training, stage: u32) -> Vec<(Kernel, f64)> {
+    pub fn projection_kernels(&self, s: &TrainingConfig, stage: u32) -> Vec<(Kernel, f64)> {
         let Optimizer::Galore { rank, interval } = *self else {
             return Vec::new();
         };
@@ -192,7 +192,7 @@ fn galore_matrix_bytes(x: &Matrix, r: u64) -> f64 {
 
 /// The weight matrices of the layers of pipeline stage `stage` that one GPU holds (see
 /// [`matrices_of_layer`]).
-pub fn layer_matrices(s: &Training, stage: u32) -> Vec<Matrix> {
+pub fn layer_matrices(s: &TrainingConfig, stage: u32) -> Vec<Matrix> {
     (0..s.virtual_stages)
         .flat_map(|chunk| s.chunk_layers(chunk * s.pp + stage))
         .flat_map(|layer| matrices_of_layer(s, layer))
@@ -202,7 +202,7 @@ pub fn layer_matrices(s: &Training, stage: u32) -> Vec<Matrix> {
 /// The weight matrices of `layer` that one GPU holds: attention's QKV and output projections
 /// (not multi-head latent attention's), the dense MLP's up and down projections or the local
 /// routed and shared experts' (routers, norms and biases not listed).
-pub fn matrices_of_layer(s: &Training, layer: u32) -> Vec<Matrix> {
+pub fn matrices_of_layer(s: &TrainingConfig, layer: u32) -> Vec<Matrix> {
     let m = &s.model;
     let tp = s.tp as u64;
     let h = m.hidden as u64;
@@ -232,7 +232,7 @@ pub fn matrices_of_layer(s: &Training, layer: u32) -> Vec<Matrix> {
 
 /// The embedding table and output projection one GPU of stage `stage` holds (vocab / tp x
 /// hidden each), as `Training::stage_params` counts them.
-fn table_matrices(s: &Training, stage: u32) -> Vec<Matrix> {
+fn table_matrices(s: &TrainingConfig, stage: u32) -> Vec<Matrix> {
     let m = &s.model;
     let rows = m.vocab as u64 / s.tp as u64;
     let mut count = 0.0;

@@ -9,7 +9,7 @@
 //! slower than the kernels would read it. Only the compute stream draws above idle: NCCL's
 //! kernels and the links are not priced apart (their few SMs and the NICs are left at idle power).
 
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use crate::exec::{Graph, Timeline};
 use crate::hw::{ComputeModel, Kernel, power};
 use serde_json::{Value, json};
@@ -21,7 +21,7 @@ const BUCKETS: usize = 100;
 /// of a GPU over the step (watts, the energy section's); `critical` is the index of the stage
 /// whose compute stream is busiest.
 pub fn report(
-    setup: &Training,
+    setup: &TrainingConfig,
     compute: &ComputeModel,
     graph: &Graph,
     timeline: &Timeline,

@@ -19,7 +19,7 @@ use crate::workload::cost::Prices;
 
 /// A training run, fully specified.
 #[derive(Clone, Debug)]
-pub struct Training {
+pub struct TrainingConfig {
     /// The scenario's name, for the report.
     pub scenario: String,
     pub gpu: &'static GpuSpec,
@@ -158,7 +158,7 @@ impl Strides {
 /// The parallel dimensions, sorted.
 pub const DIMENSIONS: [&str; 4] = ["cp", "dp", "pp", "tp"];
 
-impl Training {
+impl TrainingConfig {
     /// The blocks a collective holds on each GPU of its servers, and the rate the kernels beside
     /// it keep (`collective::contention`).
     pub fn contention(&self) -> (u32, Option<crate::exec::Contention>) {

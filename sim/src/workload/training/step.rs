@@ -51,7 +51,7 @@ pub use on_demand::{HOST_LOOP_PER_RANK_S, MAX_REUSE_DISTANCE, most_gathered_para
 use super::comm::Comm;
 use super::policy::OptimizerOffload;
 use super::sequences;
-use super::setup::Training;
+use super::setup::TrainingConfig;
 use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
 use crate::exec::{Counter, Graph, LaneId, LaneUse, Op, OpId, OpKind};
@@ -113,7 +113,7 @@ pub struct Stage {
 /// Builds the step graph: one GPU per pipeline stage, standing for its tensor-parallel peers and
 /// data-parallel replicas, with durations priced by `compute` and the network.
 pub struct StepBuilder<'a> {
-    pub setup: &'a Training,
+    pub setup: &'a TrainingConfig,
     pub compute: &'a ComputeModel,
     graph: Graph,
     stages: Vec<Stage>,
@@ -138,7 +138,7 @@ pub struct StepBuilder<'a> {
 }
 
 impl<'a> StepBuilder<'a> {
-    pub fn new(setup: &'a Training, compute: &'a ComputeModel) -> Self {
+    pub fn new(setup: &'a TrainingConfig, compute: &'a ComputeModel) -> Self {
         let mut graph = Graph::new();
         // Collectives hold some of the SMs while they run; the compute stream beside them slows.
         const COLLECTIVE: LaneUse = LaneUse::Collectives;

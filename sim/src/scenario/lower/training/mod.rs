@@ -1,6 +1,6 @@
 //! `kind = "training"` lowered: the cluster, the model, the layout and its order, the optimizer
 //! and every option of `[parallel]`, `[model]` and `[sim]` resolved into a
-//! `workload::training::Training` (each default recorded among its assumptions, each refusal at
+//! `workload::training::TrainingConfig` (each default recorded among its assumptions, each refusal at
 //! its key), and the compute model its kernels are priced on. `options.rs` holds the readers of
 //! the optional features (offload, optimizer, compression, parameter gathering, memory cap,
 //! local SGD).
@@ -14,7 +14,7 @@ use crate::model::Transformer;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{ClusterSetup, Needs, resolve_profile};
-use crate::workload::training::Training;
+use crate::workload::training::TrainingConfig;
 use crate::workload::training::layout::Layout;
 use crate::workload::training::optimizer::Optimizer;
 use crate::workload::training::policy::ElementwiseMode;
@@ -22,14 +22,14 @@ use crate::workload::training::setup::Strides;
 use options::*;
 
 /// A training scenario lowered: its set-up and the compute model that prices its kernels.
-pub fn lower(s: &Scenario) -> Result<(Training, ComputeModel), ScenarioError> {
+pub fn lower(s: &Scenario) -> Result<(TrainingConfig, ComputeModel), ScenarioError> {
     let mut training = resolve(s)?;
     let compute = compute_model(s, &mut training)?;
     Ok((training, compute))
 }
 
 /// Resolves a training scenario.
-pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
+pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
     let f = &s.file;
     let mut assumptions = Vec::new();
 
@@ -130,7 +130,7 @@ pub fn resolve(s: &Scenario) -> Result<Training, ScenarioError> {
         resolve_local_sgd(s, &topology, &layout, &order, nodes, &mut assumptions)?;
     let grad_bytes = resolve_grad_dtype(s, model.dtype, &mut assumptions)?;
     let param_gather = resolve_param_gather(s, &layout, &mut assumptions)?;
-    let mut training = Training {
+    let mut training = TrainingConfig {
         scenario: s.name(),
         param_gather,
         grad_bytes,
@@ -252,7 +252,7 @@ fn resolve_model(
 /// scenario's attention kernel (recorded among the set-up's assumptions).
 pub fn compute_model(
     scenario: &Scenario,
-    setup: &mut Training,
+    setup: &mut TrainingConfig,
 ) -> Result<ComputeModel, ScenarioError> {
     let mut compute = match &setup.profile {
         Some(p) => ComputeModel::with_profile(setup.gpu, p.profile.clone())

@@ -4,11 +4,11 @@
 use super::super::memory;
 use super::super::policy::{Packing, Recompute};
 use super::super::schedule;
-use super::super::setup::Training;
+use super::super::setup::TrainingConfig;
 use super::packing::segment_flops;
 use super::{MicroBatch, Sequences};
 
-impl Training {
+impl TrainingConfig {
     /// Whether the backward of micro-batch `micro` on pipeline stage `stage` recomputes its
     /// forward: the elastic policy's choice per stage and micro-batch, else full recomputation.
     pub fn recomputes(&self, stage: u32, micro: u32) -> bool {
@@ -25,7 +25,7 @@ impl Training {
 
 /// Activation bytes one layer keeps for micro-batch `mb` (its tokens before context
 /// parallelism), kept or recomputed.
-fn held(s: &Training, mb: &MicroBatch, recomputed: bool) -> f64 {
+fn held(s: &TrainingConfig, mb: &MicroBatch, recomputed: bool) -> f64 {
     let m = &s.model;
     let t = mb.tokens as f64 / s.cp as f64;
     if recomputed {
@@ -43,7 +43,7 @@ fn held(s: &Training, mb: &MicroBatch, recomputed: bool) -> f64 {
 /// Bytes one layer keeps of the keys and values of the earlier chunks of the sequences that
 /// micro-batches `window` continue: for each such sequence, everything before its latest chunk
 /// in the window (kept once, whichever of its chunks reads it).
-fn earlier_keys(s: &Training, q: &Sequences, window: std::ops::Range<usize>) -> f64 {
+fn earlier_keys(s: &TrainingConfig, q: &Sequences, window: std::ops::Range<usize>) -> f64 {
     let m = &s.model;
     let mut latest: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
     for mb in &q.micro_batches[window] {
@@ -60,7 +60,7 @@ fn earlier_keys(s: &Training, q: &Sequences, window: std::ops::Range<usize>) -> 
 /// layers each), and their bytes: each kept or recomputed as chosen, with the keys and values
 /// of earlier chunks their sequences need.
 fn worst_window(
-    s: &Training,
+    s: &TrainingConfig,
     q: &Sequences,
     stage: u32,
     layers: f64,
@@ -90,7 +90,7 @@ fn worst_window(
 /// kept, with the earlier chunks' keys and values, and while one is recomputed, one layer of the
 /// largest recomputed one in full.
 pub fn stage_activations(
-    s: &Training,
+    s: &TrainingConfig,
     q: &Sequences,
     stage: u32,
     layers: f64,
@@ -108,7 +108,7 @@ pub fn stage_activations(
 }
 
 /// Micro-batches a stage keeps in flight under the schedule.
-fn in_flight(s: &Training, stage: u32) -> usize {
+fn in_flight(s: &TrainingConfig, stage: u32) -> usize {
     let total = s.accumulation * s.virtual_stages;
     if s.pp > 1 {
         (schedule::warmup(s.schedule, s.pp, s.virtual_stages, s.accumulation, stage) + 1).min(total)
@@ -129,7 +129,7 @@ pub fn largest_tokens(q: &Sequences) -> u64 {
 /// stage's memory (its capacity less what is not activations) cannot hold its in-flight
 /// micro-batches, the kept micro-batch freeing the most bytes per recomputed FLOP recomputed
 /// first until they fit (or all are recomputed).
-pub fn choose_recompute(s: &mut Training) {
+pub fn choose_recompute(s: &mut TrainingConfig) {
     let Some(q) = s.sequences.clone() else {
         return;
     };
@@ -190,7 +190,7 @@ pub fn choose_recompute(s: &mut Training) {
 }
 
 /// Layers of the stage's largest model chunk.
-fn per_chunk_layers(s: &Training, stage: u32) -> f64 {
+fn per_chunk_layers(s: &TrainingConfig, stage: u32) -> f64 {
     (0..s.virtual_stages)
         .map(|c| s.chunk_layers(c * s.pp + stage).len())
         .max()

@@ -1,13 +1,13 @@
 //! The step's figures over sequences of unlike lengths: model and recomputed FLOPs, real
 //! tokens, and the report's `sequences` section.
 
-use super::super::setup::Training;
+use super::super::setup::TrainingConfig;
 use super::Sequences;
 use serde_json::{Value, json};
 
 /// Model FLOPs of one step (the module convention of `mod.rs`: GEMMs of real tokens, attention
 /// non-causal, 4 s^2 h per layer and sequence, backward twice the forward), over every replica.
-pub fn model_flops(s: &Training, q: &Sequences) -> f64 {
+pub fn model_flops(s: &TrainingConfig, q: &Sequences) -> f64 {
     let m = &s.model;
     let h = m.hidden as f64;
     let layer_weights = (m.active_params() - m.embedding_params()) as f64;
@@ -25,7 +25,7 @@ pub fn model_flops(s: &Training, q: &Sequences) -> f64 {
 /// FLOPs of the recomputed forwards, every stage and replica: each recomputed micro-batch's
 /// forward over the stage's layers (padding included, attention non-causal as in the model
 /// FLOPs).
-pub fn recomputed_flops(s: &Training, q: &Sequences) -> f64 {
+pub fn recomputed_flops(s: &TrainingConfig, q: &Sequences) -> f64 {
     let m = &s.model;
     let per_layer_weights = (m.active_params() - m.embedding_params()) as f64 / m.layers as f64;
     let h = m.hidden as f64;
@@ -47,12 +47,12 @@ pub fn recomputed_flops(s: &Training, q: &Sequences) -> f64 {
 }
 
 /// Tokens of real sequences per step, every replica.
-pub fn tokens(s: &Training, q: &Sequences) -> f64 {
+pub fn tokens(s: &TrainingConfig, q: &Sequences) -> f64 {
     s.dp as f64 * q.lengths.iter().sum::<u64>() as f64
 }
 
 /// The report's `sequences` section.
-pub fn report(s: &Training, q: &Sequences) -> Value {
+pub fn report(s: &TrainingConfig, q: &Sequences) -> Value {
     let tokens: Vec<u64> = q.micro_batches.iter().map(|m| m.tokens).collect();
     let real: u64 = q.micro_batches.iter().map(|m| m.real_tokens()).sum();
     let padded: u64 = tokens.iter().sum::<u64>() - real;

@@ -3,7 +3,7 @@
 
 use super::super::layer::{LayerKinds, gemm};
 use super::super::policy::ContextAlgorithm;
-use super::super::setup::Training;
+use super::super::setup::TrainingConfig;
 use super::MicroBatch;
 use crate::hw::{ComputeModel, Kernel, KernelCost};
 
@@ -26,14 +26,14 @@ pub(in crate::workload::training) struct Shape {
 
 impl Shape {
     /// Every micro-batch alike: `micro_batch` sequences of the model's length.
-    pub(in crate::workload::training) fn uniform(s: &Training) -> Shape {
+    pub(in crate::workload::training) fn uniform(s: &TrainingConfig) -> Shape {
         let m = &s.model;
         let tokens = s.micro_batch as u64 * m.seq_len as u64;
         Shape::of(s, m.clone(), s.micro_batch as u64, tokens, Vec::new())
     }
 
     /// A packed micro-batch of [`Sequences`](super::Sequences), priced by its own segments.
-    pub(in crate::workload::training) fn packed(s: &Training, mb: &MicroBatch) -> Shape {
+    pub(in crate::workload::training) fn packed(s: &TrainingConfig, mb: &MicroBatch) -> Shape {
         let mut m = s.model.clone();
         m.seq_len = u32::try_from(mb.tokens).expect("a micro-batch's tokens fit in u32");
         let heads = s.model.heads as u64 / s.tp as u64;
@@ -70,7 +70,7 @@ impl Shape {
     }
 
     fn of(
-        s: &Training,
+        s: &TrainingConfig,
         m: crate::model::Transformer,
         mb: u64,
         tokens: u64,

@@ -42,7 +42,7 @@ use crate::exec::{LaneId, Op, OpId, OpKind};
 use crate::hw::Kernel;
 use crate::workload::training::comm::Comm;
 use crate::workload::training::optimizer::{Matrix, matrices_of_layer};
-use crate::workload::training::setup::Training;
+use crate::workload::training::setup::TrainingConfig;
 use std::borrow::Cow;
 
 /// DeepSpeed's default `stage3_max_reuse_distance`, in parameters
@@ -80,7 +80,7 @@ fn released_for_backward(matrices: &[f64]) -> Vec<f64> {
 /// Parameters of each weight matrix of `layer` one GPU holds (`optimizer::matrices_of_layer`;
 /// a layer's local experts of one kind as one matrix, multi-head latent attention's projections
 /// as one).
-fn weight_matrices(s: &Training, layer: u32) -> Vec<f64> {
+fn weight_matrices(s: &TrainingConfig, layer: u32) -> Vec<f64> {
     let m = &s.model;
     let mla = (m.mla.is_some() && m.has_attention(layer))
         .then(|| m.attention_params() as f64 / s.tp as f64);
@@ -94,7 +94,7 @@ fn weight_matrices(s: &Training, layer: u32) -> Vec<f64> {
 /// for the backward (see [`released_for_backward`]), which stay until their backward, plus the
 /// largest of those gathered again; otherwise each matrix is released after its module runs, so
 /// the largest alone.
-pub fn most_gathered_params(s: &Training, layer: u32, recompute_full: bool) -> f64 {
+pub fn most_gathered_params(s: &TrainingConfig, layer: u32, recompute_full: bool) -> f64 {
     let matrices = weight_matrices(s, layer);
     let largest = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
     if !recompute_full {
