@@ -484,7 +484,7 @@ fn measure(out: &Path, quick: bool, gpu_name: Option<&str>, with_torch: bool) ->
         &plan,
         &info,
         &outcome,
-        catalog.map(|c| c.name),
+        catalog.map(|c| &*c.name),
         kernels.as_ref(),
     )
 }

@@ -382,7 +382,7 @@ pub fn show(ui: &mut Ui, w: &mut WhatIf) -> Action {
                                         ui.selectable_value(
                                             &mut f.value,
                                             g.name.to_string(),
-                                            g.name,
+                                            &*g.name,
                                         );
                                     }
                                 })

@@ -222,7 +222,7 @@ pub fn build_profile(
         );
     }
     let profile = Profile {
-        gpu: spec.name,
+        gpu: &spec.name,
         provenance,
         gemm,
         memory,
@@ -655,7 +655,7 @@ mod tests {
 
     #[test]
     fn driver_names_map_to_the_catalog() {
-        let name = |d: &str| catalog_gpu(d).map(|g| g.name);
+        let name = |d: &str| catalog_gpu(d).map(|g| &*g.name);
         assert_eq!(name("NVIDIA H200"), Some("H200-SXM-141GB"));
         assert_eq!(name("NVIDIA H100 80GB HBM3"), Some("H100-SXM5-80GB"));
         assert_eq!(name("NVIDIA H100 PCIe"), Some("H100-PCIe-80GB"));

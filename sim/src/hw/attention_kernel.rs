@@ -32,10 +32,9 @@
 //! probabilities and the mask stay in memory for the backward unless selective recomputation
 //! recomputes them (the training memory model's `5 a s^2 b` term, Korthikanti et al. 2022).
 
-use super::gpu::{self, Architecture, GpuSpec};
-use super::{ComputeModel, Dtype, Kernel, profile};
+use super::gpu::{Architecture, GpuSpec};
+use super::{ComputeModel, Dtype, Kernel};
 use serde::Deserialize;
-use std::sync::OnceLock;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
 pub enum AttentionKernel {
@@ -51,9 +50,6 @@ pub enum AttentionKernel {
 
 /// The reference point's shape: (tokens, head_dim, heads).
 const REFERENCE: (u64, u64, u64) = (16_384, 128, 32);
-
-/// The shipped profile whose attention table measured FlashAttention 2 on Hopper.
-const HOPPER_FLASH_ATTENTION_2: &str = "h200-sxm-141gb-measured";
 
 /// The reference point: forward, non-causal, bf16.
 fn reference_kernel() -> Kernel {
@@ -97,8 +93,8 @@ fn half_rate_ada(gpu: &GpuSpec) -> bool {
 
 /// The fraction of peak at the reference point that a measurement of `fraction` at `kernel`
 /// implies on `gpu`, carried over by the roofline's own saturation with sequence length.
-fn at_reference(gpu: &'static GpuSpec, kernel: &Kernel, fraction: f64) -> Option<f64> {
-    let model = ComputeModel::new(gpu);
+fn at_reference(gpu: &GpuSpec, kernel: &Kernel, fraction: f64) -> Option<f64> {
+    let model = ComputeModel::new(gpu.clone());
     let achieved = |k: &Kernel| -> Option<f64> {
         let c = model.roofline_cost(k)?;
         Some(c.flops / c.seconds)
@@ -108,7 +104,7 @@ fn at_reference(gpu: &'static GpuSpec, kernel: &Kernel, fraction: f64) -> Option
 
 /// The H20's measured point (see [`H20`]): FlashAttention 2's fraction of peak carried to the
 /// reference point, or FlashAttention 3's.
-fn h20(gpu: &'static GpuSpec, flash_attention_3: bool) -> Option<f64> {
+fn h20(gpu: &GpuSpec, flash_attention_3: bool) -> Option<f64> {
     let (fa2, fa3) = H20_MEASURED_TFLOPS;
     let tflops = if flash_attention_3 { fa3 } else { fa2 };
     at_reference(
@@ -132,18 +128,10 @@ fn h20_kernel() -> Kernel {
     }
 }
 
-/// Fraction of bf16 peak that [`HOPPER_FLASH_ATTENTION_2`] measured at the reference point (read
-/// once).
-fn hopper_flash_attention_2() -> Option<f64> {
-    static MEASURED: OnceLock<Option<f64>> = OnceLock::new();
-    *MEASURED.get_or_init(|| {
-        let profile = profile::shipped_profile(HOPPER_FLASH_ATTENTION_2)?;
-        let gpu = gpu::find(profile.gpu).ok()?;
-        let kernel = reference_kernel();
-        let seconds = profile.attention_seconds(gpu, &kernel)?;
-        Some(kernel.flops() / seconds / gpu.peak_flops(Dtype::Bf16)?)
-    })
-}
+/// Fraction of bf16 peak that FlashAttention 2 reaches on Hopper at the reference point: what the
+/// attention table of the shipped profile `h200-sxm-141gb-measured` gives there (the test
+/// `hopper_flash_attention_2_is_its_profiles` derives it again from that table).
+const HOPPER_FLASH_ATTENTION_2_FRACTION: f64 = 0.34968436467399217;
 
 impl AttentionKernel {
     pub fn name(self) -> &'static str {
@@ -157,7 +145,7 @@ impl AttentionKernel {
 
     /// Fraction of bf16 peak at the reference point on `gpu`, and where it comes from; `None`
     /// where there is no figure (or the kernel does not run there).
-    pub fn reference(self, gpu: &'static GpuSpec) -> Option<Reference> {
+    pub fn reference(self, gpu: &GpuSpec) -> Option<Reference> {
         let at = |fraction, what, source| {
             Some(Reference {
                 fraction,
@@ -200,7 +188,7 @@ impl AttentionKernel {
             // scaled_dot_product_attention flash backend on an H200 (same SMs and clocks as the
             // H100 SXM), calibration/h200-2026-11-30, run 2.
             (AttentionKernel::FlashAttention2, Architecture::Hopper) => at(
-                hopper_flash_attention_2()?,
+                HOPPER_FLASH_ATTENTION_2_FRACTION,
                 "FlashAttention 2 on Hopper",
                 "measured on an H200, calibration/h200-2026-11-30",
             ),
@@ -242,7 +230,7 @@ impl AttentionKernel {
                     .into(),
             );
         }
-        let reference = self.reference(compute.gpu)?;
+        let reference = self.reference(&compute.gpu)?;
         let kernel = reference_kernel();
         let peak = compute.gpu.peak_flops(Dtype::Bf16)?;
         let roofline = compute.roofline_cost(&kernel)?;
@@ -337,6 +325,17 @@ pub fn unfused_kernels(kernel: &Kernel) -> Vec<Kernel> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hw::{gpu, profile};
+
+    #[test]
+    fn hopper_flash_attention_2_is_its_profiles() {
+        let profile = profile::shipped_profile("h200-sxm-141gb-measured").expect("shipped");
+        let gpu = gpu::find(profile.gpu).unwrap();
+        let kernel = reference_kernel();
+        let seconds = profile.attention_seconds(gpu, &kernel).unwrap();
+        let fraction = kernel.flops() / seconds / gpu.peak_flops(Dtype::Bf16).unwrap();
+        assert_eq!(fraction, HOPPER_FLASH_ATTENTION_2_FRACTION);
+    }
 
     #[test]
     fn unfused_attention_runs_every_score_and_costs_its_launches() {

@@ -6,6 +6,7 @@
 
 use super::dtype::Dtype;
 use super::roofline::Efficiency;
+use std::borrow::Cow;
 
 /// How GPUs inside one server are usually joined.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -40,7 +41,7 @@ pub enum Architecture {
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuSpec {
     /// The vendor's spelling, e.g. "A100-SXM4-80GB", "H100-SXM5-80GB".
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// Other names users type; matched case-insensitively, like `name`.
     pub aliases: &'static [&'static str],
     pub vendor: &'static str,
@@ -87,7 +88,7 @@ pub struct GpuSpec {
     /// GPUs ([`Efficiency::DEFAULT`]). Custom accelerators (`hw::accelerator`) may set their own.
     pub efficiency: Option<Efficiency>,
     /// Where the figures come from.
-    pub source: &'static str,
+    pub source: Cow<'static, str>,
 }
 
 impl GpuSpec {
@@ -117,7 +118,7 @@ impl GpuSpec {
     /// Whether `query` names this GPU (case-insensitive, ignoring spaces, '-' and '_').
     pub fn is_named(&self, query: &str) -> bool {
         let q = normalize(query);
-        normalize(self.name) == q || self.aliases.iter().any(|a| normalize(a) == q)
+        normalize(&self.name) == q || self.aliases.iter().any(|a| normalize(a) == q)
     }
 }
 
@@ -137,7 +138,7 @@ const GIB: u64 = 1 << 30;
 
 /// V100 SXM2 32GB; the 16 GB part differs only in memory.
 const V100_SXM2_32GB: GpuSpec = GpuSpec {
-    name: "V100-SXM2-32GB",
+    name: Cow::Borrowed("V100-SXM2-32GB"),
     aliases: &["V100", "V100-32GB", "V100-SXM2", "Tesla V100-SXM2-32GB"],
     vendor: "NVIDIA",
     architecture: Architecture::Volta,
@@ -168,12 +169,14 @@ const V100_SXM2_32GB: GpuSpec = GpuSpec {
     nonlinear_rate: None,
     sustained_clock: 1.0,
     efficiency: None,
-    source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
+    source: Cow::Borrowed(
+        "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
+    ),
 };
 
 /// H100 SXM5 80GB; the Grand Teton part differs in memory.
 const H100_SXM5_80GB: GpuSpec = GpuSpec {
-    name: "H100-SXM5-80GB",
+    name: Cow::Borrowed("H100-SXM5-80GB"),
     aliases: &["H100-SXM", "H100 SXM", "H100-80GB", "H100"],
     vendor: "NVIDIA",
     architecture: Architecture::Hopper,
@@ -202,23 +205,27 @@ const H100_SXM5_80GB: GpuSpec = GpuSpec {
     // same GH100 die and TDP as this board).
     sustained_clock: 0.923,
     efficiency: None,
-    source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column (dense figures)",
+    source: Cow::Borrowed(
+        "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column (dense figures)",
+    ),
 };
 
 static CATALOG: &[GpuSpec] = &[
     // ---- NVIDIA Volta / Turing ----
     V100_SXM2_32GB,
     GpuSpec {
-        name: "V100-SXM2-16GB",
+        name: Cow::Borrowed("V100-SXM2-16GB"),
         aliases: &["V100-16GB", "Tesla V100-SXM2-16GB"],
         // GiB: 4 HBM2 stacks of 4 GiB (the first V100s, e.g. the IBM AC922 nodes of Lassen and
         // Sierra); otherwise identical to the 32 GB part.
         memory_bytes: 16 * GIB,
-        source: "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (16GB)",
+        source: Cow::Borrowed(
+            "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (16GB)",
+        ),
         ..V100_SXM2_32GB
     },
     GpuSpec {
-        name: "V100S-PCIe-32GB",
+        name: Cow::Borrowed("V100S-PCIe-32GB"),
         aliases: &["V100S", "V100S-PCIe", "Tesla V100S", "V100S-32GB"],
         vendor: "NVIDIA",
         architecture: Architecture::Volta,
@@ -245,10 +252,10 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA V100S Tensor Core GPU datasheet (Nov 2019), PCIe 32GB",
+        source: Cow::Borrowed("NVIDIA V100S Tensor Core GPU datasheet (Nov 2019), PCIe 32GB"),
     },
     GpuSpec {
-        name: "T4",
+        name: Cow::Borrowed("T4"),
         aliases: &["Tesla T4", "NVIDIA T4", "T4-16GB"],
         vendor: "NVIDIA",
         architecture: Architecture::Turing,
@@ -275,11 +282,13 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA T4 Tensor Core GPU datasheet (2019) and T4 product brief, PCIe low-profile 70 W",
+        source: Cow::Borrowed(
+            "NVIDIA T4 Tensor Core GPU datasheet (2019) and T4 product brief, PCIe low-profile 70 W",
+        ),
     },
     // ---- NVIDIA Ampere ----
     GpuSpec {
-        name: "A100-SXM4-40GB",
+        name: Cow::Borrowed("A100-SXM4-40GB"),
         aliases: &["A100-40GB", "A100-SXM-40GB"],
         vendor: "NVIDIA",
         architecture: Architecture::Ampere,
@@ -304,10 +313,12 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 40GB SXM column (dense figures)",
+        source: Cow::Borrowed(
+            "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 40GB SXM column (dense figures)",
+        ),
     },
     GpuSpec {
-        name: "A100-SXM4-80GB",
+        name: Cow::Borrowed("A100-SXM4-80GB"),
         aliases: &["A100-80GB", "A100 80GB", "A100"],
         vendor: "NVIDIA",
         architecture: Architecture::Ampere,
@@ -331,10 +342,10 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA A100 Tensor Core GPU datasheet (2021), SXM4 80GB column",
+        source: Cow::Borrowed("NVIDIA A100 Tensor Core GPU datasheet (2021), SXM4 80GB column"),
     },
     GpuSpec {
-        name: "A100-PCIe-80GB",
+        name: Cow::Borrowed("A100-PCIe-80GB"),
         aliases: &["A100-PCIe", "A100-80GB-PCIe"],
         vendor: "NVIDIA",
         architecture: Architecture::Ampere,
@@ -360,10 +371,12 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB PCIe column (dense figures)",
+        source: Cow::Borrowed(
+            "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB PCIe column (dense figures)",
+        ),
     },
     GpuSpec {
-        name: "A40",
+        name: Cow::Borrowed("A40"),
         aliases: &["NVIDIA A40", "A40-48GB"],
         vendor: "NVIDIA",
         architecture: Architecture::Ampere,
@@ -389,11 +402,11 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA A40 datasheet (2021), PCIe dual-slot (dense figures)",
+        source: Cow::Borrowed("NVIDIA A40 datasheet (2021), PCIe dual-slot (dense figures)"),
     },
     // ---- NVIDIA Ada Lovelace ----
     GpuSpec {
-        name: "L4",
+        name: Cow::Borrowed("L4"),
         aliases: &["NVIDIA L4", "L4-24GB"],
         vendor: "NVIDIA",
         architecture: Architecture::AdaLovelace,
@@ -419,10 +432,12 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA L4 Tensor Core GPU datasheet (2023), PCIe low-profile (sparse figures halved)",
+        source: Cow::Borrowed(
+            "NVIDIA L4 Tensor Core GPU datasheet (2023), PCIe low-profile (sparse figures halved)",
+        ),
     },
     GpuSpec {
-        name: "L20",
+        name: Cow::Borrowed("L20"),
         aliases: &["NVIDIA L20", "L20-48GB"],
         vendor: "NVIDIA",
         architecture: Architecture::AdaLovelace,
@@ -451,11 +466,13 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA L20 specifications (China market, Nov 2023; no public datasheet, \
+        source: Cow::Borrowed(
+            "NVIDIA L20 specifications (China market, Nov 2023; no public datasheet, \
                  partner spec sheet as reported), PCIe dual-slot",
+        ),
     },
     GpuSpec {
-        name: "L40S",
+        name: Cow::Borrowed("L40S"),
         aliases: &["NVIDIA L40S", "L40S-48GB"],
         vendor: "NVIDIA",
         architecture: Architecture::AdaLovelace,
@@ -481,7 +498,7 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA L40S datasheet (2023), PCIe dual-slot (dense figures)",
+        source: Cow::Borrowed("NVIDIA L40S datasheet (2023), PCIe dual-slot (dense figures)"),
     },
     // ---- NVIDIA Hopper ----
     H100_SXM5_80GB,
@@ -489,21 +506,23 @@ static CATALOG: &[GpuSpec] = &[
         // The H100 of Meta's Grand Teton servers: the SXM board with HBM2e instead of HBM3. Its
         // peak is not published; the source says it lies between the SXM's and the NVL's, so
         // the SXM datasheet's compute (the upper end), NVLink and PCIe figures stand in.
-        name: "H100-SXM-96GB-HBM2e",
+        name: Cow::Borrowed("H100-SXM-96GB-HBM2e"),
         aliases: &["H100 SXM 96GB HBM2e", "H100-96GB-HBM2e", "H100 HBM2e"],
         // GiB: 6 HBM2e stacks of 16 GiB.
         memory_bytes: 96 * GIB,
         memory_bandwidth: 2400.0 * GB,
         // "the default 500W power limit, although tuning it up to 700W TDP": the TDP is the
         // SXM's 700 W, the limit is the scenario's (`power_limit`).
-        source: "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (96 GB HBM2e at \
+        source: Cow::Borrowed(
+            "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (96 GB HBM2e at \
                  2.4 TB/s peak, 700 W TDP, run at a 500 W default limit); compute, NVLink and \
                  PCIe from the H100 SXM datasheet column, the source putting the true peak \
                  between the SXM's and the NVL's",
+        ),
         ..H100_SXM5_80GB
     },
     GpuSpec {
-        name: "H100-PCIe-80GB",
+        name: Cow::Borrowed("H100-PCIe-80GB"),
         aliases: &["H100-PCIe", "H100-80GB-PCIe"],
         vendor: "NVIDIA",
         architecture: Architecture::Hopper,
@@ -532,23 +551,27 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 PCIe column (sparse figures \
+        source: Cow::Borrowed(
+            "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 PCIe column (sparse figures \
                  halved); H100 PCIe product brief PB-11133-001 (2022)",
+        ),
     },
     GpuSpec {
-        name: "H800-SXM5-80GB",
+        name: Cow::Borrowed("H800-SXM5-80GB"),
         aliases: &["H800", "H800-SXM", "H800-80GB"],
         // Same GH100 compute as the H100 SXM apart from FP64 (cut to ~1 TFLOPS); the datasheet
         // prints the H100 SXM sparse figures (989*, 1,979*, 3,958*), halved here. Memory as the
         // H100 SXM (5 HBM3 stacks of 16 GiB), "up to 700 W", configurable.
         // NVLink cut to 400 GB/s bidirectional (8 links instead of 18), through NVSwitch.
         intra_bandwidth: 200.0 * GB,
-        source: "NVIDIA H800 Tensor Core GPU datasheet (2023), H800 SXM column (sparse figures \
+        source: Cow::Borrowed(
+            "NVIDIA H800 Tensor Core GPU datasheet (2023), H800 SXM column (sparse figures \
                  halved)",
+        ),
         ..H100_SXM5_80GB
     },
     GpuSpec {
-        name: "H20-96GB",
+        name: Cow::Borrowed("H20-96GB"),
         aliases: &["H20", "NVIDIA H20", "H20-SXM"],
         vendor: "NVIDIA",
         architecture: Architecture::Hopper,
@@ -578,11 +601,13 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA H20 specifications (China market, 2024; no public datasheet, partner \
+        source: Cow::Borrowed(
+            "NVIDIA H20 specifications (China market, 2024; no public datasheet, partner \
                  spec sheet as reported), HGX SXM board",
+        ),
     },
     GpuSpec {
-        name: "H200-SXM-141GB",
+        name: Cow::Borrowed("H200-SXM-141GB"),
         aliases: &["H200", "H200-SXM", "H200-141GB"],
         // Same compute, NVLink and power ("up to 700 W", configurable) as the H100 SXM; the
         // datasheet prints sparse figures (989*, 1,979*, 3,958*), halved here.
@@ -590,13 +615,15 @@ static CATALOG: &[GpuSpec] = &[
         // (~140.4 GiB), far closer to 141 GiB than to 141e9 bytes (~131.3 GiB).
         memory_bytes: 141 * GIB,
         memory_bandwidth: 4800.0 * GB,
-        source: "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column (sparse figures \
+        source: Cow::Borrowed(
+            "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column (sparse figures \
                  halved)",
+        ),
         ..H100_SXM5_80GB
     },
     // ---- NVIDIA Blackwell ----
     GpuSpec {
-        name: "B200-SXM-180GB",
+        name: Cow::Borrowed("B200-SXM-180GB"),
         aliases: &["B200", "B200-SXM", "B200-180GB", "HGX B200"],
         vendor: "NVIDIA",
         architecture: Architecture::Blackwell,
@@ -628,10 +655,12 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA HGX B200 datasheet (2025), per-GPU HGX B200 column (sparse figures halved)",
+        source: Cow::Borrowed(
+            "NVIDIA HGX B200 datasheet (2025), per-GPU HGX B200 column (sparse figures halved)",
+        ),
     },
     GpuSpec {
-        name: "GB200-186GB",
+        name: Cow::Borrowed("GB200-186GB"),
         aliases: &["GB200", "GB200-NVL72", "GB200-GPU"],
         vendor: "NVIDIA",
         architecture: Architecture::Blackwell,
@@ -662,12 +691,14 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "NVIDIA GB200 NVL72 datasheet (2025), per-Blackwell-GPU column (sparse figures \
+        source: Cow::Borrowed(
+            "NVIDIA GB200 NVL72 datasheet (2025), per-Blackwell-GPU column (sparse figures \
                  halved)",
+        ),
     },
     // ---- AMD CDNA ----
     GpuSpec {
-        name: "MI250X",
+        name: Cow::Borrowed("MI250X"),
         aliases: &["AMD MI250X", "Instinct MI250X", "MI250X-128GB"],
         vendor: "AMD",
         architecture: Architecture::Cdna2,
@@ -701,11 +732,13 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "AMD Instinct MI250X accelerator datasheet (2021), OAM module (both GCDs); \
+        source: Cow::Borrowed(
+            "AMD Instinct MI250X accelerator datasheet (2021), OAM module (both GCDs); \
                  ROCm MI250 microarchitecture page for the link figures",
+        ),
     },
     GpuSpec {
-        name: "MI300X",
+        name: Cow::Borrowed("MI300X"),
         aliases: &["AMD MI300X", "Instinct MI300X", "MI300X-192GB"],
         vendor: "AMD",
         architecture: Architecture::Cdna3,
@@ -738,12 +771,14 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
+        source: Cow::Borrowed(
+            "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
                  MI300X platform datasheet for Infinity Fabric",
+        ),
     },
     // ---- Google TPU ----
     GpuSpec {
-        name: "TPU-v3",
+        name: Cow::Borrowed("TPU-v3"),
         aliases: &["TPUv3", "TPU v3", "Cloud TPU v3"],
         vendor: "Google",
         architecture: Architecture::TpuV3,
@@ -780,15 +815,24 @@ static CATALOG: &[GpuSpec] = &[
         nonlinear_rate: None,
         sustained_clock: 1.0,
         efficiency: None,
-        source: "Google Cloud TPU v3 documentation (system architecture: 123 TFLOPS bf16, 32 GiB \
+        source: Cow::Borrowed(
+            "Google Cloud TPU v3 documentation (system architecture: 123 TFLOPS bf16, 32 GiB \
                  HBM2 at 900 GBps, measured power 123/220/262 W, 2-D torus pods of 1,024 chips); \
                  Jouppi et al., CACM 2020, Table 3 (4 ICI links at 656 Gbit/s)",
+        ),
     },
 ];
 
 /// Every GPU in the catalog, in the order `clustersim list gpus` prints them.
 pub fn catalog() -> &'static [GpuSpec] {
     CATALOG
+}
+
+/// A borrowed spec (a catalog entry) copied into an owned one that runs share.
+impl From<&GpuSpec> for std::sync::Arc<GpuSpec> {
+    fn from(spec: &GpuSpec) -> Self {
+        std::sync::Arc::new(spec.clone())
+    }
 }
 
 /// Looks a GPU up by name or alias; on failure returns the closest names to suggest.
@@ -800,11 +844,12 @@ pub fn find(name: &str) -> Result<&'static GpuSpec, Vec<&'static str>> {
     let mut scored: Vec<(f64, &'static str)> = CATALOG
         .iter()
         .map(|g| {
-            let best = std::iter::once(g.name)
+            let name: &'static str = &g.name;
+            let best = std::iter::once(name)
                 .chain(g.aliases.iter().copied())
                 .map(|n| strsim::jaro_winkler(&q, &normalize(n)))
                 .fold(0.0, f64::max);
-            (best, g.name)
+            (best, name)
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -904,7 +949,7 @@ mod tests {
                 Some(bf16) => assert_eq!(bf16, gpu.peak_fp16, "{}", gpu.name),
                 None => assert!(
                     ["V100-SXM2-32GB", "V100-SXM2-16GB", "V100S-PCIe-32GB", "T4"]
-                        .contains(&gpu.name),
+                        .contains(&&*gpu.name),
                     "{}",
                     gpu.name
                 ),
@@ -1000,7 +1045,7 @@ mod tests {
     #[test]
     fn aliases_are_unambiguous() {
         for gpu in catalog() {
-            for alias in std::iter::once(gpu.name).chain(gpu.aliases.iter().copied()) {
+            for alias in std::iter::once(&*gpu.name).chain(gpu.aliases.iter().copied()) {
                 let owners: Vec<_> = catalog().iter().filter(|g| g.is_named(alias)).collect();
                 assert_eq!(owners.len(), 1, "{alias} names {} GPUs", owners.len());
             }

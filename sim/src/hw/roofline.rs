@@ -318,7 +318,7 @@ impl Efficiency {
 /// suitable, else from the roofline.
 #[derive(Clone, Debug)]
 pub struct ComputeModel {
-    pub gpu: &'static GpuSpec,
+    pub gpu: Arc<GpuSpec>,
     pub efficiency: Efficiency,
     /// Measurements that take precedence over the roofline; None prices everything by roofline.
     pub profile: Option<Arc<Profile>>,
@@ -351,10 +351,11 @@ pub struct KernelCost {
 
 impl ComputeModel {
     /// The roofline alone, with the device's own efficiencies where its spec has them.
-    pub fn new(gpu: &'static GpuSpec) -> Self {
+    pub fn new(gpu: impl Into<Arc<GpuSpec>>) -> Self {
+        let gpu = gpu.into();
         ComputeModel {
-            gpu,
             efficiency: gpu.efficiency.unwrap_or(Efficiency::DEFAULT),
+            gpu,
             profile: None,
             unfused_attention: false,
             power_limit_watts: None,
@@ -365,9 +366,10 @@ impl ComputeModel {
     /// Measurements of `profile` first, the roofline for what it lacks. Refused when the profile
     /// was measured on another GPU model.
     pub fn with_profile(
-        gpu: &'static GpuSpec,
+        gpu: impl Into<Arc<GpuSpec>>,
         profile: impl Into<Arc<Profile>>,
     ) -> Result<Self, String> {
+        let gpu = gpu.into();
         let profile = profile.into();
         if profile.gpu != gpu.name {
             return Err(format!(
@@ -446,7 +448,7 @@ impl ComputeModel {
         if let Some(seconds) = self
             .profile
             .as_ref()
-            .and_then(|p| p.seconds(self.gpu, kernel))
+            .and_then(|p| p.seconds(&self.gpu, kernel))
         {
             // Measured at the rated clock: slowed as the roofline is by a power limit.
             let slowdown = match self.power_limit_watts {
@@ -559,7 +561,7 @@ impl ComputeModel {
         } else {
             1.0
         };
-        let sustained = super::clock::sustained(self.gpu, held, limit_watts, |clock| {
+        let sustained = super::clock::sustained(&self.gpu, held, limit_watts, |clock| {
             let t = seconds(compute_s / clock);
             // A launch with no work (an empty grid) loads nothing.
             let busy = |s: f64| if t > 0.0 { share * s / t } else { 0.0 };
@@ -729,10 +731,10 @@ mod tests {
         };
         assert_eq!(attention.nonlinear_ops(), 32.0 * 2048.0 * 2048.0 / 2.0);
         let gpu = gpu::find("H100").unwrap();
-        let slow: &'static GpuSpec = Box::leak(Box::new(GpuSpec {
+        let slow = GpuSpec {
             nonlinear_rate: Some(1e11),
             ..gpu.clone()
-        }));
+        };
         let plain = ComputeModel::new(gpu);
         let with_unit = ComputeModel::new(slow);
         let t = with_unit.cost(&attention).unwrap().seconds;
@@ -751,10 +753,10 @@ mod tests {
             gemm_half_dim: 1.0,
             ..Efficiency::DEFAULT
         };
-        let own: &'static GpuSpec = Box::leak(Box::new(GpuSpec {
+        let own = GpuSpec {
             efficiency: Some(matrix_vector),
             ..gpu.clone()
-        }));
+        };
         assert_eq!(ComputeModel::new(own).efficiency, matrix_vector);
         assert_eq!(ComputeModel::new(gpu).efficiency, Efficiency::DEFAULT);
     }

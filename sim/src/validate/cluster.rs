@@ -45,7 +45,7 @@ pub(super) fn cluster_table(
     }
     let mut cluster = format!(
         "[cluster]\ngpu = {}\nnodes = {nodes}\ngpus_per_node = {gpus_per_node}\n",
-        quote(gpu.name)
+        quote(&gpu.name)
     );
     if let Some(watts) = power_limit_in(gpu_name) {
         let _ = writeln!(cluster, "power_limit = \"{watts} W\"");

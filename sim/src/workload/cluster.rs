@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// A cluster, resolved.
 #[derive(Clone, Debug)]
 pub struct ClusterSetup {
-    pub gpu: &'static GpuSpec,
+    pub gpu: Arc<GpuSpec>,
     pub nodes: u32,
     pub gpus_per_node: u32,
     pub fabric: Fabric,

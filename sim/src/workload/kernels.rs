@@ -103,7 +103,7 @@ pub struct KernelsConfig {
 /// Prices the launches both ways: the report, and a graph with a lane for each.
 pub fn simulate(c: &KernelsConfig) -> (Value, Graph) {
     let compute = &c.compute;
-    let gpu = compute.gpu;
+    let gpu = &compute.gpu;
     let (flops, overhead) = (c.flops, Some(c.launch_overhead));
     let mut assumptions = c.assumptions.clone();
     assumptions.push("launches one after another on one stream".into());

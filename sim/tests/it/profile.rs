@@ -210,7 +210,7 @@ fn the_profile_prices_what_it_measured_and_the_roofline_the_rest() {
     // Formats the GPU lacks stay refused.
     let a100 = gpu::find("A100").unwrap();
     let mut a100_profile = small();
-    a100_profile.gpu = a100.name;
+    a100_profile.gpu = &a100.name;
     let model = ComputeModel::with_profile(a100, a100_profile).unwrap();
     assert!(model.cost(&gemm(256, 4096, 4096, Dtype::Fp8)).is_none());
 }

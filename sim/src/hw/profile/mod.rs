@@ -230,7 +230,7 @@ impl Profile {
             ));
         }
         let profile = Profile {
-            gpu: spec.name,
+            gpu: &spec.name,
             provenance: file.provenance,
             gemm: file.gemm,
             memory: file.memory,

@@ -197,7 +197,7 @@ pub fn from_vidur_mlp_csv(
         .collect();
     let models: Vec<&str> = tables.iter().map(|(model, _)| *model).collect();
     let profile = Profile {
-        gpu: spec.name,
+        gpu: &spec.name,
         provenance: Provenance {
             device: format!(
                 "{} (as Vidur labels its profiles; the device string was not recorded)",

@@ -7,6 +7,7 @@ use crate::hw::{Efficiency, GpuSpec};
 use crate::scenario::Scenario;
 use crate::scenario::cluster::AcceleratorSection;
 use crate::scenario::error::ScenarioError;
+use std::sync::Arc;
 
 /// PCIe Gen3 x16 per direction, bytes/s: the host link a device gets when none is stated.
 pub const DEFAULT_HOST_BANDWIDTH: f64 = 16e9;
@@ -16,7 +17,7 @@ pub fn resolve(
     s: &Scenario,
     a: &AcceleratorSection,
     assumptions: &mut Vec<String>,
-) -> Result<&'static GpuSpec, ScenarioError> {
+) -> Result<Arc<GpuSpec>, ScenarioError> {
     let at = |key: &str| format!("cluster.accelerator.{key}");
     let fp16 = a.peak.fp16.ok_or_else(|| {
         s.error_at(&at("peak"), "the accelerator needs an fp16 peak")
@@ -114,7 +115,7 @@ pub fn resolve(
         efficiency,
         source,
     };
-    Ok(device.spec())
+    Ok(Arc::new(device.spec()))
 }
 
 /// The GPU constants with the section's replacements, each checked; the rest recorded.

@@ -48,7 +48,7 @@ pub(crate) fn positive(s: &Scenario, value: u32, path: &str) -> Result<u32, Scen
 /// within a node, so nothing between nodes is modelled); `tier` prices its transfers.
 pub fn datasheet_node(
     s: &Scenario,
-    gpu: &'static GpuSpec,
+    gpu: Arc<GpuSpec>,
     gpus_per_node: u32,
     tier: Tier,
 ) -> Result<ClusterSetup, ScenarioError> {
@@ -70,12 +70,12 @@ pub fn datasheet_node(
 /// at `spec_key`.
 fn build(
     s: &Scenario,
-    gpu: &'static GpuSpec,
+    gpu: Arc<GpuSpec>,
     (nodes, fabric): (u32, Fabric),
     tier: Tier,
     spec_key: &str,
 ) -> Result<ClusterSetup, ScenarioError> {
-    let spec = super::topology::spec(&s.file.cluster, &fabric, gpu, s.source.path.parent())
+    let spec = super::topology::spec(&s.file.cluster, &fabric, &gpu, s.source.path.parent())
         .map_err(|e| match e {
             SpecError::Key(e) => s.error_at(spec_key, e),
             SpecError::File(e) => s.error_at("cluster", e),
@@ -159,10 +159,7 @@ pub fn resolve(
 
 /// The device of `[cluster]`: the catalog GPU `gpu` names, or the accelerator
 /// `[cluster.accelerator]` defines (`workload::accelerator`); not both.
-pub fn device(
-    s: &Scenario,
-    assumptions: &mut Vec<String>,
-) -> Result<&'static GpuSpec, ScenarioError> {
+pub fn device(s: &Scenario, assumptions: &mut Vec<String>) -> Result<Arc<GpuSpec>, ScenarioError> {
     let f = &s.file;
     if let Some(a) = &f.cluster.accelerator {
         if f.cluster.gpu.is_some() {
@@ -182,13 +179,15 @@ pub fn device(
                  in [cluster.accelerator]",
             )
     })?;
-    gpu::find(&gpu_name).map_err(|close| {
-        s.error_at("cluster.gpu", format!("unknown GPU \"{gpu_name}\""))
-            .with_help(format!(
-                "closest catalog names: {}; `clustersim list gpus` shows them all",
-                close.join(", ")
-            ))
-    })
+    gpu::find(&gpu_name)
+        .map(|g| Arc::new(g.clone()))
+        .map_err(|close| {
+            s.error_at("cluster.gpu", format!("unknown GPU \"{gpu_name}\""))
+                .with_help(format!(
+                    "closest catalog names: {}; `clustersim list gpus` shows them all",
+                    close.join(", ")
+                ))
+        })
 }
 
 /// The network between the servers of a fleet placed layer by layer (`serving.placement`): one
@@ -197,7 +196,7 @@ pub fn device(
 /// unused inside of a node.
 pub fn server_network(
     s: &Scenario,
-    gpu: &'static GpuSpec,
+    gpu: Arc<GpuSpec>,
     servers: u32,
     tier: Tier,
     assumptions: &mut Vec<String>,
@@ -213,7 +212,7 @@ pub fn server_network(
 /// network tier when already resolved, else `[sim] network`'s.
 fn wire(
     s: &Scenario,
-    gpu: &'static GpuSpec,
+    gpu: Arc<GpuSpec>,
     (nodes, gpus_per_node): (u32, u32),
     (inter_node, tier): (bool, Option<Tier>),
     assumptions: &mut Vec<String>,
@@ -355,7 +354,7 @@ pub fn apply_attention_kernel(
 /// Without it the roofline prices every kernel, and the assumptions say so.
 pub fn resolve_profile(
     s: &Scenario,
-    gpu: &'static GpuSpec,
+    gpu: &GpuSpec,
     dtype: Dtype,
     assumptions: &mut Vec<String>,
 ) -> Result<Option<ComputeProfile>, ScenarioError> {

@@ -151,7 +151,7 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
         inter_node: world > f.cluster.gpus_per_node.unwrap_or(8),
     };
     let setup = cluster::resolve(s, &mut assumptions, needs)?;
-    let gpu = setup.gpu;
+    let gpu = setup.gpu.clone();
     let total_gpus = setup.nodes * setup.gpus_per_node;
     if world > total_gpus {
         return Err(s
@@ -169,7 +169,7 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
             )
             .with_help("choose a model.dtype the GPU supports (fp16 on V100 and T4)"));
     }
-    let profile = cluster::resolve_profile(s, gpu, act, &mut assumptions)?;
+    let profile = cluster::resolve_profile(s, &gpu, act, &mut assumptions)?;
     let mut compute = match &profile {
         Some(p) => ComputeModel::with_profile(gpu, p.profile.clone())
             .map_err(|e| s.error_at("cluster.profile", e))?,

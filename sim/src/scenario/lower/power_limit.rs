@@ -21,7 +21,7 @@ pub fn apply(
     sustained: bool,
     assumptions: &mut Vec<String>,
 ) -> Result<(), ScenarioError> {
-    let gpu = compute.gpu;
+    let gpu = compute.gpu.clone();
     compute.sustained_load = sustained;
     let Some(limit) = s.file.cluster.power_limit else {
         assumptions.push(if gpu.sustained_clock < 1.0 && sustained {
@@ -48,7 +48,7 @@ pub fn apply(
         return Ok(());
     };
     let watts = limit.0;
-    let lowest = clock::lowest_limit(gpu);
+    let lowest = clock::lowest_limit(&gpu);
     if !(lowest..=gpu.tdp_watts).contains(&watts) {
         return Err(s
             .error_at(

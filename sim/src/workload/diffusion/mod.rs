@@ -238,7 +238,7 @@ impl Plan<'_> {
         let model = model.clone();
         let blocks = model.blocks();
         let world = layout.world();
-        let gpu = compute.gpu;
+        let gpu = &compute.gpu;
         // Memory.
         let tokens = model.tokens(video);
         let branches: u64 = if guidance { 2 } else { 1 };

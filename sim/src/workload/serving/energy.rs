@@ -11,10 +11,11 @@
 
 use crate::hw::{GpuSpec, power};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// One kind of device in the fleet and what it did.
 pub struct Use {
-    pub gpu: &'static GpuSpec,
+    pub gpu: Arc<GpuSpec>,
     /// Devices of this kind.
     pub gpus: u32,
     /// Device-seconds its replicas' iterations kept busy.
@@ -29,7 +30,7 @@ pub fn report(uses: &[Use], span_s: f64, output_tokens: u64, pue: f64) -> Value 
     let board_joules: f64 = uses
         .iter()
         .map(|u| {
-            let idle = power::idle_watts(u.gpu);
+            let idle = power::idle_watts(&u.gpu);
             let busy = u.busy_gpu_seconds.min(u.gpus as f64 * span_s);
             let top = u.power_limit_watts.unwrap_or(u.gpu.tdp_watts);
             idle * u.gpus as f64 * span_s + (top - idle) * busy
@@ -63,7 +64,7 @@ mod tests {
         // `gpus` H100s busy `busy` device-seconds of a 10 s run that produced `tokens`.
         let run = |gpus: u32, busy: f64, limit: Option<f64>, tokens: u64, pue: f64| {
             let uses = [Use {
-                gpu: h100,
+                gpu: h100.into(),
                 gpus,
                 busy_gpu_seconds: busy,
                 power_limit_watts: limit,

@@ -30,6 +30,7 @@ use crate::hw::{ComputeModel, Dtype, GpuSpec};
 use crate::model::Transformer;
 use crate::net::Topology;
 use crate::net::tier::Tier;
+use std::sync::Arc;
 
 /// Memory an engine keeps aside for activations and workspaces, bytes a GPU (vLLM profiles a
 /// forward pass to size it; 1 GiB is typical for 8-70B models at a few thousand batched tokens).
@@ -53,7 +54,7 @@ pub struct MemoryPolicy {
 /// One kind of replica, sized and priced.
 #[derive(Clone)]
 pub struct ReplicaKind {
-    pub gpu: &'static GpuSpec,
+    pub gpu: Arc<GpuSpec>,
     pub tp: u32,
     /// Pipeline stages, and engines, of a replica.
     pub pp: u32,
@@ -96,7 +97,7 @@ impl ReplicaKind {
     /// in-network.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        gpu: &'static GpuSpec,
+        gpu: Arc<GpuSpec>,
         (tp, pp): (u32, u32),
         replicas: u32,
         model: &Transformer,
@@ -120,7 +121,7 @@ impl ReplicaKind {
     /// heterogeneous fleet): its layers' weights, the embedding table when it holds the first
     /// layer and the output projection when it holds the last; it samples tokens only then.
     pub fn stage(
-        gpu: &'static GpuSpec,
+        gpu: Arc<GpuSpec>,
         tp: u32,
         model: &Transformer,
         (start, end): (u32, u32),
@@ -152,7 +153,7 @@ impl ReplicaKind {
     /// `model` is what one engine computes, `weights` the bytes of a replica's weights (before
     /// offload), `samples` whether its iterations end by sampling tokens.
     fn build(
-        gpu: &'static GpuSpec,
+        gpu: Arc<GpuSpec>,
         (tp, pp): (u32, u32),
         replicas: u32,
         (model, weights, samples): (&Transformer, f64, bool),

@@ -446,7 +446,7 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> ServingRun {
             "fits": fits,
         },
         "cluster": {
-            "gpu": single.map_or("mixed", |k| k.gpu.name),
+            "gpu": single.map_or("mixed", |k| &*k.gpu.name),
             "gpus": (0..fleet.kind_of.len()).map(|i| kind(i).tp * kind(i).pp).sum::<u32>(),
             "nodes": nodes,
             "replicas": replicas,
@@ -582,7 +582,7 @@ fn energy_report(fleet: &Fleet, done: &[usize], outputs: &[u32], r: &Replicas) -
         .iter()
         .zip(busy)
         .map(|(k, busy_gpu_seconds)| energy::Use {
-            gpu: k.gpu,
+            gpu: k.gpu.clone(),
             gpus: k.replicas * k.tp * k.pp,
             busy_gpu_seconds,
             power_limit_watts: r.power_limit_watts,

@@ -37,6 +37,7 @@ use crate::net::Topology;
 use crate::net::tier::Tier;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// The most servers a fleet's layers are placed over: the placement weighs the link between every
 /// pair of them and its search grows faster than their square (on the development machine, 80
@@ -45,7 +46,7 @@ pub const MAX_PLACED_SERVERS: u32 = 512;
 
 /// One group of servers: `servers` servers of `tp` GPUs of type `gpu`, each a node of its own.
 pub struct ServerGroup {
-    pub gpu: &'static GpuSpec,
+    pub gpu: Arc<GpuSpec>,
     pub tp: u32,
     pub servers: u32,
     /// The node a server's GPUs sit in (for its tensor-parallel all-reduces), the tier that
@@ -67,12 +68,12 @@ pub struct Engine {
 impl Engine {
     fn kind(&self, g: &ServerGroup, range: (u32, u32)) -> ReplicaKind {
         ReplicaKind::stage(
-            g.gpu,
+            g.gpu.clone(),
             g.tp,
             &self.model,
             range,
             self.memory,
-            ComputeModel::new(g.gpu),
+            ComputeModel::new(g.gpu.clone()),
             g.network.clone(),
         )
     }
@@ -614,7 +615,7 @@ pub(super) fn run(c: &ServingConfig, p: &PlacedFleet) -> ServingRun {
     };
     let (done, latency) = lives.report(&c.slo);
     let block_tokens = memory.block_tokens;
-    let gpu_names: Vec<&str> = groups.iter().map(|g| g.gpu.name).collect();
+    let gpu_names: Vec<&str> = groups.iter().map(|g| &*g.gpu.name).collect();
     let mut served = vec![0u64; groups.len()];
     let server_rows: Vec<Value> = placed
         .servers
@@ -665,7 +666,7 @@ pub(super) fn run(c: &ServingConfig, p: &PlacedFleet) -> ServingRun {
         .iter()
         .map(|(m, _, v)| (m.name().to_string(), json!(v)))
         .collect();
-    let single = (groups.len() == 1).then(|| groups[0].gpu.name);
+    let single = (groups.len() == 1).then(|| &*groups[0].gpu.name);
     let (graph, timeline) =
         trace::build(&trace::of_placed(&placed, &gpu_names, &lives, &done), tier);
     let mut report = json!({

@@ -222,7 +222,7 @@ fn tensors(s: &TrainingConfig, compute: &ComputeModel) -> (f64, Vec<Tensor>) {
 /// The plan for `s` under its memory cap, with its activation compression (see the module docs).
 pub fn plan(s: &TrainingConfig) -> ActivationPlan {
     let (compression, cap) = (s.activation_compression, s.memory_cap);
-    let compute = ComputeModel::new(s.gpu);
+    let compute = ComputeModel::new(s.gpu.clone());
     let (input_bytes, tensors) = tensors(s, &compute);
     let mut plan = ActivationPlan {
         input_bytes,

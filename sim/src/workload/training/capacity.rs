@@ -27,7 +27,7 @@ pub struct Step {
 /// The report sections `energy`, and when asked for, `reliability`, `capacity` and `cost`.
 pub fn report(s: &TrainingConfig, step: &Step, report: &mut Value) {
     let gpus = s.gpus();
-    let idle_watts = power::idle_watts(s.gpu);
+    let idle_watts = power::idle_watts(&s.gpu);
     let watts = step.board_watts;
     let pue = s.prices.map_or(1.0, |p| p.pue);
     let joules = watts * gpus as f64 * step.seconds * pue;

@@ -63,7 +63,7 @@ pub fn report(
     let section = json!({
         "limit_watts": limit,
         "tdp_watts": setup.gpu.tdp_watts,
-        "idle_watts": power::idle_watts(setup.gpu),
+        "idle_watts": power::idle_watts(&setup.gpu),
         "limited": compute.power_limit_watts.is_some(),
         "gemm_clock": gemm.clock,
         "gemm_watts": gemm.watts,
@@ -83,7 +83,7 @@ pub fn report(
              system's; a compute-bound GEMM draws the TDP at the clock the board holds under \
              sustained load (gemm_clock at the TDP), a memory-bound kernel {:.0}% of it; under \
              a limit a kernel runs at the highest clock that fits (hw::clock); no thermal model",
-            power::idle_watts(setup.gpu),
+            power::idle_watts(&setup.gpu),
             crate::hw::clock::MEMORY_BOUND_FRACTION * 100.0
         ),
     });

@@ -16,13 +16,14 @@ use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::workload::cluster::ComputeProfile;
 use crate::workload::cost::Prices;
+use std::sync::Arc;
 
 /// A training run, fully specified.
 #[derive(Clone, Debug)]
 pub struct TrainingConfig {
     /// The scenario's name, for the report.
     pub scenario: String,
-    pub gpu: &'static GpuSpec,
+    pub gpu: Arc<GpuSpec>,
     /// Measured kernel times that price kernels before the roofline (`cluster.profile`).
     pub profile: Option<ComputeProfile>,
     pub fabric: Fabric,
@@ -162,7 +163,7 @@ impl TrainingConfig {
     /// The blocks a collective holds on each GPU of its servers, and the rate the kernels beside
     /// it keep (`collective::contention`).
     pub fn contention(&self) -> (u32, Option<crate::exec::Contention>) {
-        crate::collective::contention(self.topology.spec.intra, self.gpu)
+        crate::collective::contention(self.topology.spec.intra, &self.gpu)
     }
 
     pub fn gpus(&self) -> u32 {

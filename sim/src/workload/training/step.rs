@@ -194,7 +194,7 @@ impl<'a> StepBuilder<'a> {
                 name: "board power",
                 unit: "W",
                 lane: stage.compute,
-                base: crate::hw::power::idle_watts(setup.gpu),
+                base: crate::hw::power::idle_watts(&setup.gpu),
                 values: Vec::new(),
             });
         }

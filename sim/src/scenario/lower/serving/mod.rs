@@ -14,6 +14,7 @@ use crate::scenario::serving::{GroupSection, ServingSection};
 use crate::workload::serving::config::{FleetConfig, Replicas, ServingConfig, Slo};
 use crate::workload::serving::kind::{MemoryPolicy, ReplicaKind};
 use crate::workload::serving::policy::{OffloadMode, Preemption, RouterKind, SchedulerKind};
+use std::sync::Arc;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -97,7 +98,7 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
             };
             let cluster = cluster::resolve(s, &mut assumptions, needs)?;
             let g = cluster.gpu;
-            supports(g, "model.dtype")?;
+            supports(&g, "model.dtype")?;
             let gpus_per_node = cluster.gpus_per_node;
             if tp > gpus_per_node {
                 return Err(s.error_at(
@@ -137,11 +138,11 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
                     .with_help("raise cluster.nodes, or lower serving.replicas"));
             }
             tier = cluster.tier;
-            let profile = cluster::resolve_profile(s, g, model.dtype, &mut assumptions)?;
+            let profile = cluster::resolve_profile(s, &g, model.dtype, &mut assumptions)?;
             let mut compute = match &profile {
-                Some(p) => ComputeModel::with_profile(g, p.profile.clone())
+                Some(p) => ComputeModel::with_profile(g.clone(), p.profile.clone())
                     .map_err(|e| s.error_at("cluster.profile", e))?,
-                None => ComputeModel::new(g),
+                None => ComputeModel::new(g.clone()),
             };
             cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
             super::power_limit::apply(s, &mut compute, false, &mut assumptions)?;
@@ -186,7 +187,7 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
             for g in setups {
                 group_nodes += (g.replicas * g.tp * g.pp).div_ceil(g.gpus_per_node);
                 kinds.push(ReplicaKind::new(
-                    g.gpu,
+                    g.gpu.clone(),
                     (g.tp, g.pp),
                     g.replicas,
                     &model,
@@ -412,7 +413,7 @@ pub(super) fn slo(s: &Scenario) -> Slo {
 
 /// One `[[serving.group]]`, checked: its GPU, degrees, replicas and the node they sit in.
 struct GroupSetup {
-    pub gpu: &'static GpuSpec,
+    pub gpu: Arc<GpuSpec>,
     pub tp: u32,
     pub pp: u32,
     pub replicas: u32,
@@ -434,13 +435,15 @@ fn group_setup(
         s.error_at("serving.group", format!("group {} has no `gpu`", i + 1))
             .with_help("e.g. gpu = \"A100-80GB\" (see `clustersim list gpus`)")
     })?;
-    let g = gpu::find(name).map_err(|close| {
-        s.error_at(
-            &at("gpu"),
-            format!("unknown GPU \"{name}\" in group {}", i + 1),
-        )
-        .with_help(format!("closest catalog names: {}", close.join(", ")))
-    })?;
+    let g = gpu::find(name)
+        .map(|g| Arc::new(g.clone()))
+        .map_err(|close| {
+            s.error_at(
+                &at("gpu"),
+                format!("unknown GPU \"{name}\" in group {}", i + 1),
+            )
+            .with_help(format!("closest catalog names: {}", close.join(", ")))
+        })?;
     if g.peak_flops(dtype).is_none() {
         return Err(s
             .error_at(&at("gpu"), format!("{} has no {dtype} arithmetic", g.name))
@@ -482,7 +485,7 @@ fn group_setup(
             ),
         ));
     }
-    let node = cluster::datasheet_node(s, g, gpus_per_node, tier)?;
+    let node = cluster::datasheet_node(s, g.clone(), gpus_per_node, tier)?;
     assumptions.push(format!(
         "group {}: intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
         i + 1,

@@ -109,7 +109,8 @@ pub(super) fn lower(
             ));
     }
     let servers = servers as u32;
-    let between = cluster::server_network(s, groups[0].gpu, servers, tier, &mut assumptions)?;
+    let between =
+        cluster::server_network(s, groups[0].gpu.clone(), servers, tier, &mut assumptions)?;
     let seed = f.sim.seed.unwrap_or(1);
     let requests = super::super::traffic::generate(&workload, seed, s.source.path.parent())
         .map_err(|e| e.locate(s))?;

@@ -49,8 +49,8 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         ..
     } = cluster;
 
-    let mut model = resolve_model(s, gpu, &mut assumptions)?;
-    let profile = resolve_profile(s, gpu, model.dtype, &mut assumptions)?;
+    let mut model = resolve_model(s, &gpu, &mut assumptions)?;
+    let profile = resolve_profile(s, &gpu, model.dtype, &mut assumptions)?;
     let gemm_dtype = model.dtype;
     if gemm_dtype == Dtype::Fp8 {
         model.dtype = Dtype::Bf16;
@@ -142,7 +142,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         tp_comm_overlap: p.tp_comm_overlap.unwrap_or(false),
         tp_dgrad_overlap: p.tp_dgrad_overlap.unwrap_or(false),
         cp_algorithm,
-        gpu,
+        gpu: gpu.clone(),
         profile,
         fabric,
         topology,
@@ -178,7 +178,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
             layout.recompute,
             &mut assumptions,
         )?,
-        memory_cap: resolve_memory_cap(s, gpu, layout.recompute, &mut assumptions)?,
+        memory_cap: resolve_memory_cap(s, &gpu, layout.recompute, &mut assumptions)?,
         sites,
         local_steps,
         outer_overlap,
@@ -206,7 +206,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
 
 fn resolve_model(
     s: &Scenario,
-    gpu: &'static GpuSpec,
+    gpu: &GpuSpec,
     assumptions: &mut Vec<String>,
 ) -> Result<Transformer, ScenarioError> {
     let m = &s.file.model;
@@ -255,9 +255,9 @@ pub fn compute_model(
     setup: &mut TrainingConfig,
 ) -> Result<ComputeModel, ScenarioError> {
     let mut compute = match &setup.profile {
-        Some(p) => ComputeModel::with_profile(setup.gpu, p.profile.clone())
+        Some(p) => ComputeModel::with_profile(setup.gpu.clone(), p.profile.clone())
             .expect("the set-up checked that the profile was measured on the cluster's GPU"),
-        None => ComputeModel::new(setup.gpu),
+        None => ComputeModel::new(setup.gpu.clone()),
     };
     super::cluster::apply_attention_kernel(scenario, &mut compute, &mut setup.assumptions)?;
     super::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
