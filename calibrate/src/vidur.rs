@@ -318,7 +318,7 @@ fn errors(cases: Vec<(String, u64, u64, u64, f64)>) -> Errors {
 /// simulator's profile tier and compares (see the module docs).
 pub fn read_back(profile: Profile, tables: &[ModelTable]) -> Result<ReadBack, String> {
     let spec = gpu::find(profile.gpu).map_err(|_| format!("unknown GPU {}", profile.gpu))?;
-    let model = ComputeModel::with_profile(spec, profile)?;
+    let model = ComputeModel::with_profile(spec, profile).map_err(|e| e.to_string())?;
     let (mut by_profile, mut total) = (0, 0);
     let mut price = |m: u64, n: u64, k: u64| -> Result<f64, String> {
         let cost = model

@@ -288,7 +288,7 @@ pub fn run(a: &CollectiveArgs) -> Result<String, String> {
     };
     let started = std::time::Instant::now();
     let spec = spec(a, g)?;
-    let topo = Topology::build(&spec)?;
+    let topo = Topology::build(&spec).map_err(|e| e.message)?;
     let gpus = a.nodes * a.gpus_per_node;
     let n = a.ranks.unwrap_or(gpus);
     if n < 2 || n > gpus {
@@ -315,7 +315,7 @@ pub fn run(a: &CollectiveArgs) -> Result<String, String> {
             bytes: size as f64,
             compression,
         };
-        rows.push((size, cost(&topo, &c, &options)?));
+        rows.push((size, cost(&topo, &c, &options).map_err(|e| e.to_string())?));
     }
     if a.json {
         let results: Vec<_> = rows

@@ -16,6 +16,7 @@ use super::buffer_copy;
 use super::group::Group;
 use super::op::CollectiveOp;
 use super::protocol::Protocol;
+use super::refusal::Refusal;
 use super::routing::{Routing, route};
 use super::schedule::{Endpoint, Phase, Schedule, Transfer};
 use crate::net::tier::{self, Efficiency, Placed, Tier, price};
@@ -105,7 +106,7 @@ fn price_schedule(
     routing: &Routing,
     options: &Options,
     tier: Tier,
-) -> Result<CollectiveCost, String> {
+) -> Result<CollectiveCost, Refusal> {
     let wire = c.compression.map_or(1.0, |z| z.wire_factor()) / protocol.bandwidth_factor(c.op);
     let scale = algorithm
         .reduces_in_switch()
@@ -242,7 +243,7 @@ fn best_protocol(
     routing: &Routing,
     options: &Options,
     tier: Tier,
-) -> Result<CollectiveCost, String> {
+) -> Result<CollectiveCost, Refusal> {
     let mut best: Option<CollectiveCost> = None;
     for protocol in protocols(topo, algorithm, routing, options) {
         let priced = price_schedule(topo, c, algorithm, protocol, routing, options, tier)?;
@@ -250,7 +251,7 @@ fn best_protocol(
             best = Some(priced);
         }
     }
-    best.ok_or_else(|| "no protocol applies".to_string())
+    best.ok_or(Refusal::NoProtocol)
 }
 
 /// The algorithms `Auto` chooses among: NCCL's own (ring, tree, in-switch reduction), direct
@@ -268,7 +269,7 @@ pub const AUTO_CANDIDATES: [Algorithm; 6] = [
 
 /// Prices `c` on `topo`. `Auto` compares the algorithms NCCL would consider with the analytical
 /// tier and prices the fastest with the chosen tier.
-pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<CollectiveCost, String> {
+pub fn cost(topo: &Topology, c: &Collective, options: &Options) -> Result<CollectiveCost, Refusal> {
     cost_beside(topo, c, options, &[])
 }
 
@@ -281,16 +282,16 @@ pub fn cost_beside(
     c: &Collective,
     options: &Options,
     offsets: &[u32],
-) -> Result<CollectiveCost, String> {
+) -> Result<CollectiveCost, Refusal> {
     if let Some(r) = offsets
         .iter()
         .flat_map(|&o| c.group.ranks.iter().map(move |&r| r + o))
         .find(|&r| r as usize >= topo.gpus.len())
     {
-        return Err(format!(
-            "a shifted copy reaches rank {r}, outside the cluster's {} GPUs",
-            topo.gpus.len()
-        ));
+        return Err(Refusal::CopyOutside {
+            rank: r,
+            gpus: topo.gpus.len(),
+        });
     }
     let beside = |schedule: Schedule| beside(schedule, offsets, topo.gpus_per_node);
     // The torus algorithm's rows: a torus's first dimension, when its nodes are single chips.
@@ -304,22 +305,19 @@ pub fn cost_beside(
         .iter()
         .find(|&&r| r as usize >= topo.gpus.len())
     {
-        return Err(format!(
-            "rank {r} is outside the cluster's {} GPUs",
-            topo.gpus.len()
-        ));
+        return Err(Refusal::RankOutside {
+            rank: r,
+            gpus: topo.gpus.len(),
+        });
     }
     if c.algorithm != Algorithm::Auto {
         let schedule = c
             .algorithm
             .lower_on(c.op, &c.group, c.bytes, torus_row)
-            .ok_or_else(|| {
-                format!(
-                    "the {} algorithm does not apply to {} over these {} ranks",
-                    c.algorithm.name(),
-                    c.op,
-                    c.group.size()
-                )
+            .ok_or(Refusal::AlgorithmDoesNotApply {
+                algorithm: c.algorithm,
+                op: c.op,
+                ranks: c.group.size(),
             })?;
         let schedule = beside(schedule);
         return best_protocol(
@@ -345,12 +343,9 @@ pub fn cost_beside(
             best = Some((estimate.seconds, *algorithm, estimate.protocol, routing));
         }
     }
-    let (_, algorithm, protocol, routing) = best.ok_or_else(|| {
-        format!(
-            "no algorithm applies to {} over {} ranks",
-            c.op,
-            c.group.size()
-        )
+    let (_, algorithm, protocol, routing) = best.ok_or(Refusal::NoAlgorithm {
+        op: c.op,
+        ranks: c.group.size(),
     })?;
     price_schedule(
         topo,

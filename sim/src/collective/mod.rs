@@ -13,6 +13,7 @@ pub mod cost;
 pub mod group;
 pub mod op;
 pub mod protocol;
+pub mod refusal;
 mod routing;
 pub mod schedule;
 
@@ -58,4 +59,5 @@ pub use algorithm::Algorithm;
 pub use group::Group;
 pub use op::CollectiveOp;
 pub use protocol::Protocol;
+pub use refusal::Refusal;
 pub use schedule::{Endpoint, Phase, Schedule, Transfer};

@@ -2,6 +2,7 @@
 //! between servers spread over its NICs' lanes), its route's latency and the slowest kind of
 //! link it crosses; in-switch reduction endpoints resolve to their node's NVSwitch.
 
+use super::refusal::Refusal;
 use super::schedule::{Endpoint, Phase, Schedule};
 use crate::net::tier::switch_of;
 use crate::net::topology::{LinkKind, Route, Topology};
@@ -48,31 +49,31 @@ pub(super) struct Routing<'a> {
 }
 
 /// Routes every transfer and path hop of `schedule` (the part of pricing no protocol changes).
-pub(super) fn route<'a>(topo: &Topology, schedule: &'a Schedule) -> Result<Routing<'a>, String> {
-    let vertex = |e: Endpoint| -> Result<petgraph::graph::NodeIndex, String> {
+pub(super) fn route<'a>(topo: &Topology, schedule: &'a Schedule) -> Result<Routing<'a>, Refusal> {
+    let vertex = |e: Endpoint| -> Result<petgraph::graph::NodeIndex, Refusal> {
         match e {
-            Endpoint::Gpu(r) => topo.gpus.get(r as usize).copied().ok_or_else(|| {
-                format!("rank {r} is outside the cluster's {} GPUs", topo.gpus.len())
-            }),
+            Endpoint::Gpu(r) => topo
+                .gpus
+                .get(r as usize)
+                .copied()
+                .ok_or(Refusal::RankOutside {
+                    rank: r,
+                    gpus: topo.gpus.len(),
+                }),
             Endpoint::NodeSwitch(node) => {
                 let first = topo.gpus[(node * topo.gpus_per_node) as usize];
-                switch_of(topo, first)
-                    .ok_or_else(|| format!("node {node} has no NVSwitch for in-switch reduction"))
+                switch_of(topo, first).ok_or(Refusal::NoSwitch { node })
             }
         }
     };
     // Lane `lane` of a transfer (`Topology::lanes`: a GPU's traffic between servers spreads
     // evenly over its NICs), carrying `bytes`.
-    let one = |src: Endpoint, dst: Endpoint, lane: u32, bytes: f64| -> Result<Routed, String> {
+    let one = |src: Endpoint, dst: Endpoint, lane: u32, bytes: f64| -> Result<Routed, Refusal> {
         let links = match (src, dst) {
             (Endpoint::Gpu(a), Endpoint::Gpu(b)) => topo.route_lane(a, b, lane).links,
             (a, b) => {
                 let (va, vb) = (vertex(a)?, vertex(b)?);
-                vec![
-                    topo.graph
-                        .find_edge(va, vb)
-                        .ok_or_else(|| "a GPU is not attached to its NVSwitch".to_string())?,
-                ]
+                vec![topo.graph.find_edge(va, vb).ok_or(Refusal::NotAttached)?]
             }
         };
         let route = Route { links };
@@ -101,14 +102,14 @@ pub(super) fn route<'a>(topo: &Topology, schedule: &'a Schedule) -> Result<Routi
                         let lanes = lanes(t.src, t.dst);
                         (0..lanes).map(move |l| one(t.src, t.dst, l, t.bytes / lanes as f64))
                     })
-                    .collect::<Result<_, String>>()?,
+                    .collect::<Result<_, Refusal>>()?,
                 path: phase
                     .path
                     .iter()
                     .map(|&(a, b)| one(a, b, 0, 0.0))
-                    .collect::<Result<_, String>>()?,
+                    .collect::<Result<_, Refusal>>()?,
             })
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_, Refusal>>()?;
     Ok(Routing { schedule, phases })
 }

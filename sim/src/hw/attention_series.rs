@@ -22,8 +22,8 @@
 //! and sliding windows.
 
 use super::dtype::Dtype;
-use super::roofline::Kernel;
-pub use super::roofline::Pass;
+use super::kernel::Kernel;
+pub use super::kernel::Pass;
 use serde::Deserialize;
 
 /// Calls with at most this many queries per sequence are priced as decode (bandwidth-bound).
@@ -93,7 +93,7 @@ impl AttentionSeries {
     }
 
     /// Checks what serde cannot: lengths, positive sizes and times. `what` names the table.
-    pub fn check(&self, what: &str) -> Result<(), String> {
+    pub(crate) fn check(&self, what: &str) -> Result<(), String> {
         let n = self.time_s.len();
         if n == 0 {
             return Err(format!("{what}: no points"));

@@ -8,13 +8,13 @@ pub mod clock;
 pub mod dtype;
 pub mod gpu;
 pub mod host;
+pub mod kernel;
 pub mod power;
 pub mod profile;
 pub mod roofline;
 
 pub use dtype::Dtype;
 pub use gpu::{GpuSpec, IntraLinkKind};
+pub use kernel::{ElementwiseOp, Kernel, Pass};
 pub use profile::{Profile, ProfileError};
-pub use roofline::{
-    ComputeModel, ComputeTier, Efficiency, ElementwiseOp, Kernel, KernelCost, Pass,
-};
+pub use roofline::{ComputeModel, ComputeTier, Efficiency, KernelCost, ProfileMismatch};

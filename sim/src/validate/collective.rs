@@ -189,7 +189,7 @@ pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
             Refusal::failed(format!("NCCL_PROTO \"{name}\" is not a protocol"), &a)
         })?);
     }
-    let topo = Topology::build(&spec).map_err(|e| Refusal::failed(e, &a))?;
+    let topo = Topology::build(&spec).map_err(|e| Refusal::failed(e.message, &a))?;
     let priced = cost(
         &topo,
         &Collective {
@@ -201,7 +201,7 @@ pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
         },
         &options,
     )
-    .map_err(|e| Refusal::failed(e, &a))?;
+    .map_err(|e| Refusal::failed(e.to_string(), &a))?;
     a.push(format!(
         "flow network tier; {} algorithm, {} protocol",
         priced.algorithm.name(),

@@ -91,7 +91,8 @@ pub fn simulate(c: &CollectiveConfig) -> Result<(Value, Graph), KeyError> {
             bytes: c.bytes as f64,
             compression,
         };
-        cost(&setup.topology, &one, &options).map_err(|e| KeyError::new("collective.algorithm", e))
+        cost(&setup.topology, &one, &options)
+            .map_err(|e| KeyError::new("collective.algorithm", e.to_string()))
     };
     let priced = price(compression)?;
     let mut report = json!({

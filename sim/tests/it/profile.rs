@@ -218,9 +218,11 @@ fn the_profile_prices_what_it_measured_and_the_roofline_the_rest() {
 #[test]
 fn a_profile_of_another_gpu_is_refused() {
     let e = ComputeModel::with_profile(gpu::find("A100").unwrap(), small()).unwrap_err();
-    assert!(
-        e.contains("H100-SXM5-80GB") && e.contains("A100-SXM4-80GB"),
-        "{e}"
+    assert_eq!(e.measured_on, "H100-SXM5-80GB");
+    assert_eq!(e.gpu, "A100-SXM4-80GB");
+    assert_eq!(
+        e.to_string(),
+        "the profile was measured on H100-SXM5-80GB, not on A100-SXM4-80GB"
     );
 }
 

@@ -361,7 +361,7 @@ fn torus_dims_must_fit_the_cluster() {
         ..spec(12, 8, InterKind::Torus2d)
     };
     assert_eq!(
-        Topology::build(&s).unwrap_err(),
+        Topology::build(&s).unwrap_err().message,
         "a 2-D torus of 4 x 4 needs 16 nodes, the cluster has 12"
     );
 }
@@ -514,7 +514,7 @@ fn graph_files_good_and_bad() {
         "bad.toml",
         &GOOD_GRAPH.replace("b = \"tor\"", "b = \"torr\""),
     );
-    let e = Topology::build(&graph_spec(&bad)).unwrap_err();
+    let e = Topology::build(&graph_spec(&bad)).unwrap_err().message;
     assert!(e.contains("bad.toml"), "{e}");
     assert!(
         e.contains("link 7") && e.contains("no device is named `torr`") && e.contains("`tor`"),
@@ -522,21 +522,22 @@ fn graph_files_good_and_bad() {
     );
     // A bandwidth without its unit.
     let bad = temp_file("unit.toml", &GOOD_GRAPH.replacen("\"450 GB/s\"", "450", 1));
-    let e = Topology::build(&graph_spec(&bad)).unwrap_err();
+    let e = Topology::build(&graph_spec(&bad)).unwrap_err().message;
     assert!(e.contains("line") && e.contains("unit"), "{e}");
     // A kind that does not exist.
     let bad = temp_file(
         "kind.toml",
         &GOOD_GRAPH.replace("\"leaf\"", "\"tor-switch\""),
     );
-    let e = Topology::build(&graph_spec(&bad)).unwrap_err();
+    let e = Topology::build(&graph_spec(&bad)).unwrap_err().message;
     assert!(e.contains("tor-switch") && e.contains("leaf"), "{e}");
     // The wrong number of GPUs for the cluster.
     let e = Topology::build(&TopologySpec {
         nodes: 3,
         ..graph_spec(&good)
     })
-    .unwrap_err();
+    .unwrap_err()
+    .message;
     assert!(
         e.contains("4 GPUs") && e.contains("3 nodes x 2 GPUs = 6"),
         "{e}"
@@ -600,15 +601,19 @@ fn impossible_specs_say_why() {
         pods: 5,
         ..spec(4, 8, InterKind::FatTree)
     })
-    .unwrap_err();
+    .unwrap_err()
+    .message;
     assert!(e.contains("5 pods") && e.contains("4"), "{e}");
-    let e = Topology::build(&TopologySpec::new(0, 8)).unwrap_err();
+    let e = Topology::build(&TopologySpec::new(0, 8))
+        .unwrap_err()
+        .message;
     assert!(e.contains("at least one node"), "{e}");
     let e = Topology::build(&TopologySpec {
         oversubscription: 0.5,
         ..spec(4, 8, InterKind::FatTree)
     })
-    .unwrap_err();
+    .unwrap_err()
+    .message;
     assert!(e.contains("oversubscription"), "{e}");
     let _: NodeIndex = Topology::build(&spec(2, 2, InterKind::FatTree))
         .unwrap()

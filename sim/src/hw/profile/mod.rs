@@ -22,7 +22,7 @@ pub use vidur::{VIDUR_GEMM_OPS, VIDUR_SHIPPED, VidurGemm, from_vidur_mlp_csv, vi
 use super::attention_series::{self, AttentionSeries};
 use super::dtype::Dtype;
 use super::gpu::{self, GpuSpec};
-use super::roofline::{ElementwiseOp, Kernel, Pass};
+use super::kernel::{ElementwiseOp, Kernel, Pass};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};

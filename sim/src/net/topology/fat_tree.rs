@@ -17,19 +17,11 @@ use super::nic::Nics;
 use super::spec::TopologySpec;
 use super::{Builder, multi_pod};
 
-pub(crate) fn build(b: &mut Builder, spec: &TopologySpec, nics: &Nics) -> Result<Clos, String> {
+pub(crate) fn build(b: &mut Builder, spec: &TopologySpec, nics: &Nics) -> Clos {
     if spec.pods > 1 {
         return multi_pod::build(b, spec, nics, Placement::NodeMajor);
     }
-    Ok(clos::build(
-        b,
-        spec,
-        nics,
-        Placement::NodeMajor,
-        1,
-        "",
-        false,
-    ))
+    clos::build(b, spec, nics, Placement::NodeMajor, 1, "", false)
 }
 
 #[cfg(test)]

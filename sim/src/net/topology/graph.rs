@@ -34,6 +34,7 @@
 //! its first route and cached. Bandwidths and latencies play no part in the choice. Every GPU must
 //! reach every other (checked when building). Units: bytes/s per direction, seconds.
 
+use super::refusal::Refusal;
 use super::spec::{GraphSource, TopologySpec};
 use super::{Builder, DeviceKind, LinkKind};
 use crate::quantity::{Bandwidth, Duration};
@@ -104,7 +105,7 @@ pub enum LinkKindName {
 }
 
 /// Parses a graph file's text (no checks beyond its form).
-pub fn parse(text: &str) -> Result<GraphFile, String> {
+fn parse(text: &str) -> Result<GraphFile, String> {
     toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
 }
 
@@ -222,16 +223,16 @@ impl GraphRoutes {
     }
 }
 
-pub(crate) fn build(b: &mut Builder, spec: &TopologySpec) -> Result<GraphRoutes, String> {
+pub(crate) fn build(b: &mut Builder, spec: &TopologySpec) -> Result<GraphRoutes, Refusal> {
     let (text, what) = match &spec.graph {
         Some(GraphSource::File { path, text }) => {
             (text, format!("graph file `{}`", path.display()))
         }
         Some(GraphSource::Inline(text)) => (text, "graph".to_string()),
-        None => return Err("a graph topology needs a graph file".to_string()),
+        None => return Err(Refusal::graph("a graph topology needs a graph file")),
     };
-    let file = parse(text).map_err(|e| format!("{what}: {e}"))?;
-    add(b, spec, &file).map_err(|e| format!("{what}: {e}"))
+    let file = parse(text).map_err(|e| Refusal::graph(format!("{what}: {e}")))?;
+    add(b, spec, &file).map_err(|e| Refusal::graph(format!("{what}: {e}")))
 }
 
 /// Checks `file` against `spec` and adds its devices and links to the graph.
@@ -449,7 +450,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_problem() {
-        let err = |text: &str| Topology::build(&spec(text)).unwrap_err();
+        let err = |text: &str| {
+            let e = Topology::build(&spec(text)).unwrap_err();
+            assert_eq!(e.part, super::super::Part::Graph);
+            e.message
+        };
         let e = err(&SQUARE.replace("b = \"c\"", "b = \"cc\""));
         assert!(e.contains("link 2") && e.contains("`cc`"), "{e}");
         let e = err(&SQUARE.replace("\"50 GB/s\"", "50"));

@@ -46,12 +46,14 @@ pub mod nvlink_mesh;
 pub mod nvswitch;
 pub mod pcie;
 pub mod rail_optimized;
+pub mod refusal;
 mod routing;
 pub mod spec;
 pub mod torus;
 pub mod wan;
 
 pub use catalog::{CatalogEntry, catalog};
+pub use refusal::{Part, Refusal};
 pub use spec::{GraphSource, InterKind, IntraKind, TopologySpec};
 
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
@@ -173,7 +175,7 @@ impl Topology {
     }
 
     /// Builds the graph `spec` describes, or says why it cannot be built.
-    pub fn build(spec: &TopologySpec) -> Result<Topology, String> {
+    pub fn build(spec: &TopologySpec) -> Result<Topology, Refusal> {
         spec.validate()?;
         let mut b = Builder::with_capacity(spec);
         let routing = if spec.inter == InterKind::Graph {
@@ -189,15 +191,15 @@ impl Topology {
                 let nics = nic::build(&mut b, spec);
                 let inter = match spec.inter {
                     InterKind::FatTree => {
-                        routing::Inter::Clos(fat_tree::build(&mut b, spec, &nics)?)
+                        routing::Inter::Clos(fat_tree::build(&mut b, spec, &nics))
                     }
                     InterKind::RailOptimized => {
-                        routing::Inter::Clos(rail_optimized::build(&mut b, spec, &nics)?)
+                        routing::Inter::Clos(rail_optimized::build(&mut b, spec, &nics))
                     }
                     InterKind::Torus2d | InterKind::Torus3d => {
                         routing::Inter::Torus(torus::build(&mut b, spec, &nics)?)
                     }
-                    InterKind::Wan => routing::Inter::Clos(wan::build(&mut b, spec, &nics)?),
+                    InterKind::Wan => routing::Inter::Clos(wan::build(&mut b, spec, &nics)),
                     InterKind::Graph => unreachable!("handled above"),
                 };
                 (Some(nics), inter)

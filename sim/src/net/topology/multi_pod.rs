@@ -54,7 +54,7 @@ pub(crate) fn build(
     spec: &TopologySpec,
     nics: &Nics,
     placement: Placement,
-) -> Result<Clos, String> {
+) -> Clos {
     let mut c = clos::build(b, spec, nics, placement, spec.pods, "pod", true);
     let cores = c.spines;
     let bandwidth = c.spine_down_bandwidth / spec.pod_oversubscription / cores as f64;
@@ -77,7 +77,7 @@ pub(crate) fn build(
         }
     }
     c.upper = Upper::Core(Core { cores, up, down });
-    Ok(c)
+    c
 }
 
 #[cfg(test)]

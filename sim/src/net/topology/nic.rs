@@ -13,6 +13,7 @@
 //! latency 0: the NIC's share of the latency is inside `inter_latency`, put on the NIC's network
 //! link). Ignored: the PCIe switch itself, GPUDirect RDMA versus bounce buffers.
 
+use super::refusal::Refusal;
 use super::spec::TopologySpec;
 use super::{Builder, DeviceKind, LinkKind};
 use petgraph::graph::{EdgeIndex, NodeIndex};
@@ -52,7 +53,7 @@ pub fn lanes(gpus_per_node: u32, nics_per_node: u32) -> u32 {
 
 /// Why `nics_per_node` NICs cannot be shared among `gpus_per_node` GPUs, if they cannot: one
 /// count must divide the other, so that every GPU has the same share.
-pub fn check(gpus_per_node: u32, nics_per_node: u32) -> Result<(), String> {
+pub fn check(gpus_per_node: u32, nics_per_node: u32) -> Result<(), Refusal> {
     let (g, k) = (gpus_per_node.max(1), nics_per_node);
     if k == 0 || (k >= g && k % g == 0) || (k < g && g % k == 0) {
         return Ok(());
@@ -60,11 +61,11 @@ pub fn check(gpus_per_node: u32, nics_per_node: u32) -> Result<(), String> {
     let mut valid: Vec<u32> = (1..=g).filter(|d| g % d == 0).collect();
     valid.extend([2 * g, 4 * g]);
     let valid: Vec<String> = valid.iter().map(u32::to_string).collect();
-    Err(format!(
+    Err(Refusal::nics(format!(
         "{k} NICs do not divide among {g} GPUs a node (each GPU uses the NICs its PCIe switch \
          holds, so one count must divide the other): valid counts are {}, ...",
         valid.join(", ")
-    ))
+    )))
 }
 
 pub(crate) fn build(b: &mut Builder, spec: &TopologySpec) -> Nics {
@@ -128,11 +129,18 @@ mod tests {
         }
         for (g, k) in [(8, 12), (8, 3), (8, 6), (4, 6)] {
             let e = check(g, k).unwrap_err();
+            assert_eq!(e.part, super::super::Part::Nics);
+            let e = e.message;
             assert!(
                 e.contains(&format!("{k} NICs")) && e.contains("valid counts"),
                 "{e}"
             );
         }
-        assert!(check(8, 12).unwrap_err().contains("1, 2, 4, 8, 16, 32"));
+        assert!(
+            check(8, 12)
+                .unwrap_err()
+                .message
+                .contains("1, 2, 4, 8, 16, 32")
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! describe an H100 HGX server (NVSwitch, 450 GB/s per GPU, 8 NICs of 400 Gb/s) on a
 //! non-blocking fat-tree.
 
+use super::refusal::Refusal;
 use crate::net::{Fabric, Transport};
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -243,53 +244,59 @@ impl TopologySpec {
     }
 
     /// Checks what every builder relies on; each builder checks its own shape.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Refusal> {
         if self.nodes == 0 || self.gpus_per_node == 0 {
-            return Err(format!(
+            return Err(Refusal::shape(format!(
                 "a cluster needs at least one node of at least one GPU, not {} x {}",
                 self.nodes, self.gpus_per_node
-            ));
+            )));
         }
         if self.gpus_per_node > MAX_GPUS_PER_NODE {
-            return Err(format!(
+            return Err(Refusal::shape(format!(
                 "{} GPUs in a node; a node holds at most {MAX_GPUS_PER_NODE}",
                 self.gpus_per_node
-            ));
+            )));
         }
         let gpus = self.nodes as u64 * self.gpus_per_node as u64;
         if gpus > MAX_GPUS {
-            return Err(format!(
+            return Err(Refusal::shape(format!(
                 "{gpus} GPUs ({} x {}); the topology is built device by device, for at most \
                  {MAX_GPUS} GPUs",
                 self.nodes, self.gpus_per_node
-            ));
+            )));
         }
         let nics = self.nodes as u64 * self.nics_per_node as u64;
         if self.nodes > 1 && nics > MAX_GPUS {
-            return Err(format!(
+            return Err(Refusal::shape(format!(
                 "{nics} NICs ({} x {}); the topology is built device by device, for at most \
                  {MAX_GPUS} NICs",
                 self.nodes, self.nics_per_node
-            ));
+            )));
         }
         if self.inter == InterKind::Graph {
             return match self.graph {
                 Some(_) => Ok(()),
-                None => Err("a graph topology needs a graph file".to_string()),
+                None => Err(Refusal::shape(
+                    "a graph topology needs a graph file".to_string(),
+                )),
             };
         }
         let positive = |what: &str, v: f64| {
             if v > 0.0 && v.is_finite() {
                 Ok(())
             } else {
-                Err(format!("{what} must be positive and finite, not {v}"))
+                Err(Refusal::shape(format!(
+                    "{what} must be positive and finite, not {v}"
+                )))
             }
         };
         let non_negative = |what: &str, v: f64| {
             if v >= 0.0 && v.is_finite() {
                 Ok(())
             } else {
-                Err(format!("{what} must be non-negative and finite, not {v}"))
+                Err(Refusal::shape(format!(
+                    "{what} must be non-negative and finite, not {v}"
+                )))
             }
         };
         if self.gpus_per_node > 1 {
@@ -304,47 +311,56 @@ impl TopologySpec {
         }
         positive("the NIC bandwidth", self.nic_bandwidth)?;
         if self.nics_per_node == 0 {
-            return Err("a cluster of several nodes needs at least one NIC per node".to_string());
+            return Err(Refusal::shape(
+                "a cluster of several nodes needs at least one NIC per node".to_string(),
+            ));
         }
         super::nic::check(self.gpus_per_node, self.nics_per_node)?;
         if !(self.oversubscription >= 1.0 && self.oversubscription.is_finite()) {
-            return Err(format!(
+            return Err(Refusal::shape(format!(
                 "oversubscription {} must be 1.0 (non-blocking) or more",
                 self.oversubscription
-            ));
+            )));
         }
         if !(self.pod_oversubscription >= 1.0 && self.pod_oversubscription.is_finite()) {
-            return Err(format!(
+            return Err(Refusal::shape(format!(
                 "pod_oversubscription {} must be 1.0 (non-blocking) or more",
                 self.pod_oversubscription
-            ));
+            )));
         }
         non_negative("the inter-node latency", self.inter_latency)?;
         non_negative("the switch latency", self.switch_latency)?;
         if self.leaf_downlinks == 0 {
-            return Err("a leaf switch needs at least one downlink".to_string());
+            return Err(Refusal::shape(
+                "a leaf switch needs at least one downlink".to_string(),
+            ));
         }
         if self.spines == Some(0) {
-            return Err("spines = 0: a pod of several leaves needs at least one spine".to_string());
+            return Err(Refusal::shape(
+                "spines = 0: a pod of several leaves needs at least one spine".to_string(),
+            ));
         }
         if self.pods == 0 {
-            return Err("pods must be at least 1".to_string());
+            return Err(Refusal::shape("pods must be at least 1".to_string()));
         }
         if self.inter.is_clos() && self.pods > self.nodes {
-            return Err(format!(
+            return Err(Refusal::shape(format!(
                 "{} pods need at least {} nodes, the cluster has {}",
                 self.pods, self.pods, self.nodes
-            ));
+            )));
         }
         if self.inter == InterKind::Wan {
             if self.sites < 2 {
-                return Err(format!("a WAN needs at least 2 sites, not {}", self.sites));
+                return Err(Refusal::shape(format!(
+                    "a WAN needs at least 2 sites, not {}",
+                    self.sites
+                )));
             }
             if self.sites > self.nodes {
-                return Err(format!(
+                return Err(Refusal::shape(format!(
                     "{} sites need at least {} nodes, the cluster has {}",
                     self.sites, self.sites, self.nodes
-                ));
+                )));
             }
             positive("the WAN bandwidth", self.wan_bandwidth)?;
             non_negative("the WAN latency", self.wan_latency)?;

@@ -19,6 +19,7 @@
 //! seconds.
 
 use super::nic::Nics;
+use super::refusal::Refusal;
 use super::spec::{InterKind, TopologySpec};
 use super::{Builder, DeviceKind, LinkKind};
 use petgraph::graph::{EdgeIndex, NodeIndex};
@@ -117,7 +118,7 @@ pub fn default_dims(n: u32, parts: u32) -> Vec<u32> {
 }
 
 /// The torus dimensions of `spec`, checked against its node count.
-pub fn dims(spec: &TopologySpec) -> Result<Vec<u32>, String> {
+pub fn dims(spec: &TopologySpec) -> Result<Vec<u32>, Refusal> {
     let parts = if spec.inter == InterKind::Torus3d {
         3
     } else {
@@ -132,25 +133,27 @@ pub fn dims(spec: &TopologySpec) -> Result<Vec<u32>, String> {
         .collect::<Vec<_>>()
         .join(" x ");
     if dims.len() != parts as usize {
-        return Err(format!(
+        return Err(Refusal::torus(format!(
             "a {parts}-D torus needs {parts} dimensions, torus_dims has {} ({shown})",
             dims.len()
-        ));
+        )));
     }
     if dims.contains(&0) {
-        return Err(format!("torus dimensions must be at least 1, not {shown}"));
+        return Err(Refusal::torus(format!(
+            "torus dimensions must be at least 1, not {shown}"
+        )));
     }
     let product: u64 = dims.iter().map(|&d| d as u64).product();
     if product != spec.nodes as u64 {
-        return Err(format!(
+        return Err(Refusal::torus(format!(
             "a {parts}-D torus of {shown} needs {product} nodes, the cluster has {}",
             spec.nodes
-        ));
+        )));
     }
     Ok(dims.clone())
 }
 
-pub(crate) fn build(b: &mut Builder, spec: &TopologySpec, nics: &Nics) -> Result<Torus, String> {
+pub(crate) fn build(b: &mut Builder, spec: &TopologySpec, nics: &Nics) -> Result<Torus, Refusal> {
     let dims = dims(spec)?;
     let nd = dims.len() as u32;
     let link_bw = spec
@@ -247,9 +250,13 @@ mod tests {
     #[test]
     fn wrong_dims_are_refused() {
         let e = Topology::build(&spec(12, InterKind::Torus2d, Some(vec![4, 4]))).unwrap_err();
-        assert_eq!(e, "a 2-D torus of 4 x 4 needs 16 nodes, the cluster has 12");
+        assert_eq!(e.part, super::super::Part::Torus);
+        assert_eq!(
+            e.message,
+            "a 2-D torus of 4 x 4 needs 16 nodes, the cluster has 12"
+        );
         let e = Topology::build(&spec(12, InterKind::Torus3d, Some(vec![3, 4]))).unwrap_err();
-        assert!(e.contains("3 dimensions"), "{e}");
+        assert!(e.message.contains("3 dimensions"), "{e}");
     }
 
     #[test]

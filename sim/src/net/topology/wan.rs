@@ -38,7 +38,7 @@ impl Sites {
     }
 }
 
-pub(crate) fn build(b: &mut Builder, spec: &TopologySpec, nics: &Nics) -> Result<Clos, String> {
+pub(crate) fn build(b: &mut Builder, spec: &TopologySpec, nics: &Nics) -> Clos {
     let n = spec.sites;
     let mut c = clos::build(b, spec, nics, Placement::NodeMajor, n, "site", true);
     let routers: Vec<NodeIndex> = (0..n)
@@ -79,7 +79,7 @@ pub(crate) fn build(b: &mut Builder, spec: &TopologySpec, nics: &Nics) -> Result
         down,
         mesh,
     });
-    Ok(c)
+    c
 }
 
 #[cfg(test)]
@@ -134,6 +134,7 @@ mod tests {
             ..TopologySpec::new(4, 8)
         };
         let e = Topology::build(&spec).unwrap_err();
-        assert!(e.contains("at least 2 sites"), "{e}");
+        assert_eq!(e.part, super::super::Part::Shape);
+        assert!(e.message.contains("at least 2 sites"), "{e}");
     }
 }

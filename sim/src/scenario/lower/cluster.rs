@@ -80,7 +80,7 @@ fn build(
             SpecError::Key(e) => s.error_at(spec_key, e),
             SpecError::File(e) => s.error_at("cluster", e),
         })?;
-    let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e))?;
+    let topology = Topology::build(&spec).map_err(|e| s.error_at("cluster", e.message))?;
     let in_switch_reduction = gpu.in_switch_reduction && spec.intra == IntraKind::NvSwitch;
     Ok(ClusterSetup {
         gpu,
@@ -273,7 +273,7 @@ fn wire(
             let n = positive(s, n, key)?;
             if nodes > 1 {
                 crate::net::topology::nic::check(gpus_per_node, n)
-                    .map_err(|e| s.error_at(key, e))?;
+                    .map_err(|e| s.error_at(key, e.message))?;
             }
             n
         }
@@ -347,6 +347,20 @@ pub fn apply_attention_kernel(
                  Hopper (it runs there only), unfused runs anywhere; remove the key to use the \
                  roofline's default",
             )),
+    }
+}
+
+/// The compute model of `gpu`: `profile`'s measurements first when there is one, the roofline
+/// for the rest.
+pub fn compute_model(
+    s: &Scenario,
+    gpu: Arc<GpuSpec>,
+    profile: Option<&ComputeProfile>,
+) -> Result<crate::hw::ComputeModel, ScenarioError> {
+    match profile {
+        Some(p) => crate::hw::ComputeModel::with_profile(gpu, p.profile.clone())
+            .map_err(|e| s.error_at("cluster.profile", e.to_string())),
+        None => Ok(crate::hw::ComputeModel::new(gpu)),
     }
 }
 

@@ -2,7 +2,7 @@
 //! the xDiT layout and its checks, the cluster and the compute model (profile, attention kernel,
 //! power limit), each refusal at its key and each default recorded.
 
-use crate::hw::{ComputeModel, Dtype};
+use crate::hw::Dtype;
 use crate::model::dit::{Video, VideoDit};
 use crate::model::dit_preset;
 use crate::scenario::Scenario;
@@ -170,11 +170,7 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
             .with_help("choose a model.dtype the GPU supports (fp16 on V100 and T4)"));
     }
     let profile = cluster::resolve_profile(s, &gpu, act, &mut assumptions)?;
-    let mut compute = match &profile {
-        Some(p) => ComputeModel::with_profile(gpu, p.profile.clone())
-            .map_err(|e| s.error_at("cluster.profile", e))?,
-        None => ComputeModel::new(gpu),
-    };
+    let mut compute = cluster::compute_model(s, gpu, profile.as_ref())?;
     cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
     super::power_limit::apply(s, &mut compute, true, &mut assumptions)?;
     assumptions.push("text encoders priced as one GEMM of 2 x params x tokens FLOPs each".into());

@@ -116,7 +116,7 @@ pub fn spec(
         })?;
         spec.graph = Some(GraphSource::File { path, text });
     }
-    spec.validate().map_err(SpecError::Key)?;
+    spec.validate().map_err(|e| SpecError::Key(e.message))?;
     Ok(spec)
 }
 

@@ -139,11 +139,7 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
             }
             tier = cluster.tier;
             let profile = cluster::resolve_profile(s, &g, model.dtype, &mut assumptions)?;
-            let mut compute = match &profile {
-                Some(p) => ComputeModel::with_profile(g.clone(), p.profile.clone())
-                    .map_err(|e| s.error_at("cluster.profile", e))?,
-                None => ComputeModel::new(g.clone()),
-            };
+            let mut compute = cluster::compute_model(s, g.clone(), profile.as_ref())?;
             cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
             super::power_limit::apply(s, &mut compute, false, &mut assumptions)?;
             profile_name = profile.map(|p| p.name);

@@ -254,11 +254,8 @@ pub fn compute_model(
     scenario: &Scenario,
     setup: &mut TrainingConfig,
 ) -> Result<ComputeModel, ScenarioError> {
-    let mut compute = match &setup.profile {
-        Some(p) => ComputeModel::with_profile(setup.gpu.clone(), p.profile.clone())
-            .expect("the set-up checked that the profile was measured on the cluster's GPU"),
-        None => ComputeModel::new(setup.gpu.clone()),
-    };
+    let mut compute =
+        super::cluster::compute_model(scenario, setup.gpu.clone(), setup.profile.as_ref())?;
     super::cluster::apply_attention_kernel(scenario, &mut compute, &mut setup.assumptions)?;
     super::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
     if let (blocks, Some(c)) = setup.contention() {
