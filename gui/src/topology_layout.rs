@@ -497,7 +497,6 @@ pub struct Built {
 
 /// Builds the scenario's topology as its workload does, and places it (worker thread).
 pub fn from_scenario(scenario: &Scenario) -> Built {
-    use clustersim::scenario::lower::cluster::{self, Needs};
     let located = |e: clustersim::scenario::error::ScenarioError| e.to_string();
     let (topology, stands) = match scenario.kind {
         Kind::Training => match clustersim::scenario::lower::training::resolve(scenario) {
@@ -515,22 +514,7 @@ pub fn from_scenario(scenario: &Scenario) -> Built {
                 Kind::Serving => Stands::NotPerGpu,
                 _ => Stands::RankZero,
             };
-            // The whole cluster when it states its network; one node's worth of it otherwise.
-            let mut notes = Vec::new();
-            let whole = Needs {
-                sizes: false,
-                inter_node: true,
-            };
-            let topology = cluster::resolve(scenario, &mut notes, whole)
-                .or_else(|_| {
-                    let one = Needs {
-                        inter_node: false,
-                        ..whole
-                    };
-                    cluster::resolve(scenario, &mut notes, one)
-                })
-                .map(|c| c.topology)
-                .map_err(located);
+            let topology = clustersim::scenario::lower::cluster_topology(scenario).map_err(located);
             (topology, stands)
         }
     };

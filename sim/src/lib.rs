@@ -1,6 +1,12 @@
 //! clustersim: a discrete-event simulator of GPU clusters running large-model work.
 //!
-//! See ARCHITECTURE.md at the repository root for the map of modules and their invariants.
+//! The public API is what the front ends (the CLI, the viewer, the calibrator, scripts) need:
+//! parsing a scenario ([`scenario`]), lowering it to plain configurations ([`scenario::lower`]),
+//! running it ([`run()`]) and its report ([`report`]); the catalogs (`hw::gpu`, `model::preset`,
+//! `model::dit_preset`, `net::topology::catalog`); the pricing a script may call alone (a kernel
+//! on a GPU, `hw`; a collective on a topology, `collective::cost`); sweeps, plans, checks and
+//! validation. Everything else is `pub(crate)`. See ARCHITECTURE.md at the repository root for
+//! the map of modules and their invariants.
 
 pub mod check;
 pub mod collective;

@@ -7,15 +7,15 @@
 //! local pass over one chunk that ends a ring collective (`buffer_copy`).
 
 pub mod algorithm;
-pub mod buffer_copy;
-pub mod compression;
+pub(crate) mod buffer_copy;
+pub(crate) mod compression;
 pub mod cost;
-pub mod group;
-pub mod op;
-pub mod protocol;
+pub(crate) mod group;
+pub(crate) mod op;
+pub(crate) mod protocol;
 pub mod refusal;
 mod routing;
-pub mod schedule;
+pub(crate) mod schedule;
 
 /// Thread blocks a collective kernel holds on each GPU while it runs (one per NCCL channel), which
 /// the kernels beside it cannot use (`exec::Contention`), on servers whose GPUs talk over NVLink:

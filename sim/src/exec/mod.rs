@@ -1,9 +1,9 @@
 //! Execution: runs graphs of operations on the engine and records what ran when.
 
-pub mod counter;
-pub mod executor;
-pub mod graph;
-pub mod timeline;
+pub(crate) mod counter;
+pub(crate) mod executor;
+pub(crate) mod graph;
+pub(crate) mod timeline;
 
 pub use counter::Counter;
 pub use executor::execute;

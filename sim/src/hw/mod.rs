@@ -4,12 +4,12 @@
 pub mod accelerator;
 pub mod attention_kernel;
 pub mod attention_series;
-pub mod clock;
+pub(crate) mod clock;
 pub mod dtype;
 pub mod gpu;
-pub mod host;
+pub(crate) mod host;
 pub mod kernel;
-pub mod power;
+pub(crate) mod power;
 pub mod profile;
 pub mod roofline;
 

@@ -65,10 +65,6 @@ impl FlowModel {
         }
     }
 
-    pub fn now(&self) -> SimTime {
-        self.now
-    }
-
     /// Starts flows at `now` (each a route and a byte count) and returns their ids. Flows with an
     /// empty route or no bytes finish at once.
     pub fn start(
@@ -146,6 +142,7 @@ impl FlowModel {
     }
 
     /// Bytes each link has carried.
+    #[cfg(test)]
     pub fn carried(&self) -> &[f64] {
         &self.carried
     }
@@ -156,6 +153,7 @@ impl FlowModel {
     }
 
     /// How many times rates were recomputed.
+    #[cfg(test)]
     pub fn recomputations(&self) -> u64 {
         self.recomputations
     }

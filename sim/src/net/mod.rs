@@ -3,11 +3,11 @@
 //! `fabric` is the two-level summary the training workload's closed-form pricing reads;
 //! `transport` the link profile between servers (InfiniBand, RoCE, EFA, TCPX).
 
-pub mod fabric;
-pub mod flow;
+pub(crate) mod fabric;
+pub(crate) mod flow;
 pub mod tier;
 pub mod topology;
-pub mod transport;
+pub(crate) mod transport;
 
 pub use fabric::Fabric;
 pub use topology::Topology;

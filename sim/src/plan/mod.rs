@@ -11,14 +11,15 @@
 //! estimate; serving (`serving`) and diffusion (`diffusion`) simulate every valid candidate,
 //! each the scenario with `--set` options (`candidate`). What to rank by is the `objective`.
 
-pub mod candidate;
-pub mod diffusion;
-pub mod objective;
-pub mod serving;
-pub mod space;
-pub mod training;
+pub(crate) mod candidate;
+pub(crate) mod diffusion;
+pub(crate) mod objective;
+pub(crate) mod serving;
+pub(crate) mod space;
+pub(crate) mod training;
 
 pub use objective::Objective;
+pub use space::Space;
 
 use crate::scenario::error::ScenarioError;
 use crate::scenario::{Kind, Scenario};

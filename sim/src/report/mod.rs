@@ -1,6 +1,6 @@
 //! Reports: the JSON every run prints, and the traces it can write.
 
-pub mod links;
+pub(crate) mod links;
 pub mod trace;
 
 pub use trace::write_chrome_trace;

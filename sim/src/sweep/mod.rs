@@ -15,11 +15,11 @@
 //! `[expect]` (a sweep reports, it does not judge).
 
 pub mod format;
-pub mod grid;
-pub mod merge;
-pub mod metrics;
-pub mod row;
-pub mod shard;
+pub(crate) mod grid;
+pub(crate) mod merge;
+pub(crate) mod metrics;
+pub(crate) mod row;
+pub(crate) mod shard;
 
 pub use format::Format;
 pub use grid::{Axis, Grid};

@@ -4,8 +4,7 @@ use crate::common;
 
 use common::count;
 
-use clustersim::plan::space::Space;
-use clustersim::plan::{self, Options};
+use clustersim::plan::{self, Options, Space};
 use clustersim::workload::training::Layout;
 use serde_json::Value;
 

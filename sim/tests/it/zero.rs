@@ -123,7 +123,7 @@ fn on_demand_gathers_block_compute_per_matrix_and_cost_more_with_more_ranks() {
 /// all-gather starts only after it.
 #[test]
 fn on_demand_gathers_wait_for_the_hosts_loop_over_the_ranks() {
-    use clustersim::workload::training::step::HOST_LOOP_PER_RANK_S;
+    use clustersim::workload::training::HOST_LOOP_PER_RANK_S;
     for dp in [16, 256] {
         let out = gathered("on-demand", dp);
         let ops = &out.graph.ops;

@@ -2,14 +2,14 @@
 //! One file per algorithm; `Auto` picks the fastest that applies, as NCCL's tuner does from its
 //! own cost model.
 
-pub mod direct;
-pub mod halving_doubling;
-pub mod hierarchical;
-pub mod nvls;
-pub mod nvls_tree;
-pub mod ring;
-pub mod torus;
-pub mod tree;
+pub(crate) mod direct;
+pub(crate) mod halving_doubling;
+pub(crate) mod hierarchical;
+pub(crate) mod nvls;
+pub(crate) mod nvls_tree;
+pub(crate) mod ring;
+pub(crate) mod torus;
+pub(crate) mod tree;
 
 use super::group::Group;
 use super::op::CollectiveOp;

@@ -6,11 +6,11 @@
 //!
 //! A topology is built from a [`TopologySpec`] by [`Topology::build`] in two parts:
 //!
-//! - the **intra-node** part, one per server: [`nvswitch`], [`nvlink_mesh`] (full mesh or NVLink
-//!   pairs) or [`pcie`];
-//! - the **inter-node** part: [`nic`] vertices hang off the GPUs, and the NICs are wired by
-//!   [`fat_tree`], [`rail_optimized`], [`multi_pod`] (either of those two with `pods` > 1),
-//!   [`torus`] or [`wan`]. A [`graph`] file replaces both parts with an explicit graph.
+//! - the **intra-node** part, one per server: `nvswitch`, `nvlink_mesh` (full mesh or NVLink
+//!   pairs) or `pcie`;
+//! - the **inter-node** part: `nic` vertices hang off the GPUs, and the NICs are wired by
+//!   `fat_tree`, `rail_optimized`, `multi_pod` (either of those two with `pods` > 1),
+//!   `torus` or `wan`. A `graph` file replaces both parts with an explicit graph.
 //!
 //! Routing ([`Topology::route`]) follows the structure: inside a server through its NVSwitch, mesh
 //! link or PCIe tree; between servers GPU -> NIC -> leaf -> [spine -> [core | WAN] -> spine ->]
@@ -37,20 +37,20 @@
 //! NIC hangs directly off its GPUs), and cross-rail forwarding over NVLink (PXN).
 
 pub mod catalog;
-pub mod clos;
-pub mod fat_tree;
-pub mod graph;
-pub mod multi_pod;
-pub mod nic;
-pub mod nvlink_mesh;
-pub mod nvswitch;
-pub mod pcie;
-pub mod rail_optimized;
+pub(crate) mod clos;
+pub(crate) mod fat_tree;
+pub(crate) mod graph;
+pub(crate) mod multi_pod;
+pub(crate) mod nic;
+pub(crate) mod nvlink_mesh;
+pub(crate) mod nvswitch;
+pub(crate) mod pcie;
+pub(crate) mod rail_optimized;
 pub mod refusal;
 mod routing;
 pub mod spec;
-pub mod torus;
-pub mod wan;
+pub(crate) mod torus;
+pub(crate) mod wan;
 
 pub use catalog::{CatalogEntry, catalog};
 pub use refusal::{Part, Refusal};
@@ -376,7 +376,7 @@ impl Builder {
 
 /// Shared checks for the unit tests of every builder.
 #[cfg(test)]
-pub(crate) mod testing {
+pub mod testing {
     use super::*;
 
     /// Every route between every pair of GPUs starts at the source, ends at the destination and

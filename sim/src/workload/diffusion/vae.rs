@@ -52,6 +52,7 @@ pub struct Conv {
 }
 
 impl Conv {
+    #[cfg(test)]
     pub fn flops(&self) -> f64 {
         2.0 * self.voxels as f64
             * self.c_in as f64

@@ -16,10 +16,10 @@
 //! performance model: how much a smaller update costs in convergence is the paper's question,
 //! not ours).
 
-pub mod local;
-pub mod population;
-pub mod round;
-pub mod update;
+pub(crate) mod local;
+pub(crate) mod population;
+pub(crate) mod round;
+pub(crate) mod update;
 
 use crate::engine::{RngStreams, SimTime, Simulation};
 use crate::exec::{Graph, Op, OpKind, Timeline};

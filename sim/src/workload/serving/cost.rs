@@ -75,10 +75,6 @@ impl Sends {
         }
     }
 
-    pub fn topology(&self) -> &Topology {
-        &self.topology
-    }
-
     /// Seconds to send `bytes` from GPU `from` to GPU `to`.
     pub fn seconds(&mut self, from: u32, to: u32, bytes: u64) -> f64 {
         if let Some(&s) = self.cache.get(&(from, to, bytes)) {

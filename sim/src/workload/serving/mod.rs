@@ -43,15 +43,15 @@
 //! mixed replicas. They are refused with a clear message.
 
 pub mod config;
-pub mod cost;
-pub mod energy;
-pub mod kind;
-pub mod offload;
-pub mod pipelines;
-pub mod placement;
+pub(crate) mod cost;
+pub(crate) mod energy;
+pub(crate) mod kind;
+pub(crate) mod offload;
+pub(crate) mod pipelines;
+pub(crate) mod placement;
 pub mod policy;
-pub mod replica;
-pub mod request;
+pub(crate) mod replica;
+pub(crate) mod request;
 mod trace;
 
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};

@@ -15,25 +15,25 @@
 //! Eq. 3 and PaLM's MFU do), and the backward pass as twice the forward; hardware FLOPs add the
 //! recomputed forward passes. Time is priced on the work really done (causal attention is half).
 
-pub mod activation_plan;
-pub mod capacity;
-pub mod comm;
-pub mod eager;
+pub(crate) mod activation_plan;
+pub(crate) mod capacity;
+pub(crate) mod comm;
+pub(crate) mod eager;
 pub mod estimate;
-pub mod layer;
-pub mod layout;
-pub mod links;
-pub mod local_sgd;
+pub(crate) mod layer;
+pub(crate) mod layout;
+pub(crate) mod links;
+pub(crate) mod local_sgd;
 pub mod memory;
-pub mod op_checkpoint;
-pub mod optimizer;
+pub(crate) mod op_checkpoint;
+pub(crate) mod optimizer;
 pub mod policy;
-pub mod power;
-pub mod reliability;
-pub mod schedule;
-pub mod sequences;
-pub mod setup;
-pub mod step;
+pub(crate) mod power;
+pub(crate) mod reliability;
+pub(crate) mod schedule;
+pub(crate) mod sequences;
+pub(crate) mod setup;
+pub(crate) mod step;
 
 use crate::engine::SimTime;
 use crate::exec::{Graph, LaneId, OpKind, Timeline, execute};
@@ -43,6 +43,7 @@ use policy::{Recompute, Schedule};
 use serde_json::{Value, json};
 pub use setup::TrainingConfig;
 use std::collections::BTreeMap;
+pub use step::HOST_LOOP_PER_RANK_S;
 
 /// What a simulated training step produced.
 pub struct TrainingRun {
