@@ -15,8 +15,11 @@
 //! its MLP taken as gated when the activation is SiLU, and a note says so. What is absent stays
 //! absent, so that `[model]` keys can supply it; errors name the JSON key that is wrong.
 
+mod experts;
+
 use super::transformer::{Activation, Mla};
 use crate::key_error::KeyError;
+use experts::Experts;
 use serde_json::{Map, Value};
 
 /// The key a config is named by.
@@ -285,86 +288,17 @@ pub fn read(top: &Map<String, Value>, shown: &str) -> Result<Imported, KeyError>
         object: top,
         file: shown,
     };
-    // Multimodal configs keep the language model's shape under "text_config".
-    let nested = match top.get("text_config") {
-        Some(Value::Object(inner)) if top_reader.find(LAYERS).is_none() => {
-            notes.push(format!(
-                "{shown}: the language model's shape read from its \"text_config\""
-            ));
-            Some(inner)
-        }
-        _ => None,
-    };
-    let object = nested.unwrap_or(top);
-    let r = Reader {
-        object,
-        file: shown,
-    };
-
-    let architecture = match top_reader.find(&["architectures"]) {
-        Some((_, Value::Array(a))) => a.first().and_then(Value::as_str).map(str::to_string),
-        Some((k, v)) => return Err(top_reader.wrong(k, v, "a list of class names")),
-        None => None,
-    };
-    let model_type = r
-        .string(&["model_type"])?
-        .or(top_reader.string(&["model_type"])?)
-        .map(|(_, s)| s.to_string());
-    let fam = architecture
-        .as_deref()
-        .map(family)
-        .or(model_type.as_deref().map(squash));
-    let described = architecture
-        .clone()
-        .or(model_type.clone())
-        .unwrap_or_else(|| "no architecture named".into());
-
+    let r = language_model(&top_reader, &mut notes);
+    let (fam, described) = architecture(&top_reader, &r)?;
     let hidden = r.uint(HIDDEN)?;
     let heads = r.uint(HEADS)?;
-    let mut ffn = r.uint(FFN)?;
-    if ffn.is_none()
-        && let Some((k, v)) = r.find(&["expansion_ratio", "mlp_ratio"])
-    {
-        let ratio = v
-            .as_f64()
-            .filter(|f| *f > 0.0)
-            .ok_or_else(|| r.wrong(k, v, "a number above 0"))?;
-        if let Some(h) = hidden {
-            ffn = Some((ratio * h as f64).round() as u32);
-        }
-    }
-    let activation = match r.string(ACTIVATION)? {
-        Some((k, name)) => match activation_of(name) {
-            Some(a) => Some(a),
-            None => {
-                notes.push(format!(
-                    "{shown}: {k} = \"{name}\" is not an activation this reader knows; no effect \
-                     on sizes"
-                ));
-                None
-            }
-        },
-        None => None,
-    };
+    let ffn = ffn(&r, hidden)?;
+    let activation = activation(&r, &mut notes)?;
     let gated = match &fam {
         Some(f) if is_in(GATED, f) => Some(true),
         Some(f) if is_in(PLAIN, f) => Some(false),
-        _ => {
-            let guess = activation == Some(Activation::Silu);
-            notes.push(format!(
-                "{shown}: architecture {described} is not one this reader knows; its fields read \
-                 as written, its MLP taken as {} ({})",
-                if guess { "gated" } else { "plain" },
-                if guess {
-                    "SiLU activation"
-                } else {
-                    "no SiLU activation"
-                }
-            ));
-            Some(guess)
-        }
+        _ => Some(guess_gated(shown, &described, activation, &mut notes)),
     };
-
     let mut head_dim = r.uint(&["head_dim"])?;
     if let (Some(d), Some(h), Some(n)) = (head_dim, hidden, heads)
         && n > 0
@@ -373,76 +307,13 @@ pub fn read(top: &Map<String, Value>, shown: &str) -> Result<Imported, KeyError>
     {
         head_dim = None; // the usual width: nothing to set apart
     }
-
-    let mla = match r.find(&["kv_lora_rank"]) {
-        None => None,
-        Some((k, v)) => {
-            let kv_lora_rank = r.whole(k, v)?;
-            let q_lora_rank = r.uint(&["q_lora_rank"])?.filter(|q| *q > 0);
-            Some(Mla {
-                q_lora_rank,
-                kv_lora_rank,
-                qk_nope_head_dim: r.needed("qk_nope_head_dim", "kv_lora_rank")?,
-                qk_rope_head_dim: r.needed("qk_rope_head_dim", "kv_lora_rank")?,
-                v_head_dim: r.needed("v_head_dim", "kv_lora_rank")?,
-            })
-        }
-    };
-
+    let mla = mla(&r)?;
     let layers = r.uint(LAYERS)?;
     let experts = r.uint(EXPERTS)?.filter(|e| *e > 0);
-    let (mut top_k, mut shared, mut expert_ffn, mut dense_layers) = (None, None, None, None);
-    if experts.is_some() {
-        top_k = r.uint(TOP_K)?;
-        expert_ffn = r.uint(&["moe_intermediate_size"])?.or(ffn);
-        shared = match r.uint(&["n_shared_experts"])? {
-            Some(n) => Some(n),
-            None => match (r.uint(&["shared_expert_intermediate_size"])?, expert_ffn) {
-                (Some(0), _) | (None, _) => Some(0),
-                (Some(width), Some(e)) if e > 0 && width.is_multiple_of(e) => Some(width / e),
-                (Some(width), Some(e)) if e > 0 => {
-                    let n = (width as f64 / e as f64).round().max(1.0) as u32;
-                    notes.push(format!(
-                        "{shown}: shared_expert_intermediate_size = {width} taken as {n} shared \
-                         experts of width {e}"
-                    ));
-                    Some(n)
-                }
-                _ => Some(0),
-            },
-        };
-        if let Some(layers) = layers {
-            let first_dense = r.uint(&["first_k_dense_replace"])?.unwrap_or(0);
-            let freq = r.uint(&["moe_layer_freq"])?.filter(|f| *f > 0).unwrap_or(1);
-            let step = r
-                .uint(&["decoder_sparse_step"])?
-                .filter(|s| *s > 0)
-                .unwrap_or(1);
-            let mlp_only = r.indices("mlp_only_layers")?;
-            let sparse = |i: u32| {
-                i >= first_dense
-                    && i.is_multiple_of(freq)
-                    && (i + 1).is_multiple_of(step)
-                    && !mlp_only.contains(&i)
-            };
-            let dense: Vec<u32> = (0..layers).filter(|i| !sparse(*i)).collect();
-            let n = dense.len() as u32;
-            if dense.iter().enumerate().any(|(at, i)| *i != at as u32) {
-                notes.push(format!(
-                    "{shown}: its {n} dense layers are not all at the start; modelled as the \
-                     first {n}"
-                ));
-            }
-            dense_layers = Some(n);
-        }
-        if let Some(k) = r.uint(&["num_nextn_predict_layers"])?.filter(|k| *k > 0) {
-            notes.push(format!(
-                "{shown}: {k} multi-token-prediction layer(s) (num_nextn_predict_layers) not \
-                 modelled"
-            ));
-        }
-    }
-
+    let moe = match experts {
+        Some(_) => Experts::read(&r, layers, ffn, &mut notes)?,
+        None => Experts::default(),
+    };
     // Falcon-7B and GPTBigCode say multi-query attention with a flag rather than a head count.
     let kv_heads = match r.uint(KV_HEADS)? {
         Some(n) => Some(n),
@@ -473,12 +344,127 @@ pub fn read(top: &Map<String, Value>, shown: &str) -> Result<Imported, KeyError>
         head_dim,
         mla,
         experts,
-        top_k,
-        shared_experts: shared,
-        expert_ffn,
-        dense_layers,
+        top_k: moe.top_k,
+        shared_experts: moe.shared,
+        expert_ffn: moe.expert_ffn,
+        dense_layers: moe.dense_layers,
         notes,
     })
+}
+
+/// The object that holds the language model's shape: the config's own, or its "text_config"
+/// (multimodal configs) when the top level has no layer count.
+fn language_model<'a>(top: &Reader<'a>, notes: &mut Vec<String>) -> Reader<'a> {
+    let nested = match top.object.get("text_config") {
+        Some(Value::Object(inner)) if top.find(LAYERS).is_none() => {
+            notes.push(format!(
+                "{}: the language model's shape read from its \"text_config\"",
+                top.file
+            ));
+            Some(inner)
+        }
+        _ => None,
+    };
+    Reader {
+        object: nested.unwrap_or(top.object),
+        file: top.file,
+    }
+}
+
+/// The model's family (from its architecture, else its `model_type`), and how to name it in
+/// notes.
+fn architecture(top: &Reader, r: &Reader) -> Result<(Option<String>, String), KeyError> {
+    let architecture = match top.find(&["architectures"]) {
+        Some((_, Value::Array(a))) => a.first().and_then(Value::as_str).map(str::to_string),
+        Some((k, v)) => return Err(top.wrong(k, v, "a list of class names")),
+        None => None,
+    };
+    let model_type = r
+        .string(&["model_type"])?
+        .or(top.string(&["model_type"])?)
+        .map(|(_, s)| s.to_string());
+    let fam = architecture
+        .as_deref()
+        .map(family)
+        .or(model_type.as_deref().map(squash));
+    let described = architecture
+        .clone()
+        .or(model_type.clone())
+        .unwrap_or_else(|| "no architecture named".into());
+    Ok((fam, described))
+}
+
+/// The MLP width: given, or the hidden size times an expansion ratio.
+fn ffn(r: &Reader, hidden: Option<u32>) -> Result<Option<u32>, KeyError> {
+    let mut ffn = r.uint(FFN)?;
+    if ffn.is_none()
+        && let Some((k, v)) = r.find(&["expansion_ratio", "mlp_ratio"])
+    {
+        let ratio = v
+            .as_f64()
+            .filter(|f| *f > 0.0)
+            .ok_or_else(|| r.wrong(k, v, "a number above 0"))?;
+        if let Some(h) = hidden {
+            ffn = Some((ratio * h as f64).round() as u32);
+        }
+    }
+    Ok(ffn)
+}
+
+/// The MLP's activation; one this reader does not know is noted and left out.
+fn activation(r: &Reader, notes: &mut Vec<String>) -> Result<Option<Activation>, KeyError> {
+    Ok(match r.string(ACTIVATION)? {
+        Some((k, name)) => match activation_of(name) {
+            Some(a) => Some(a),
+            None => {
+                notes.push(format!(
+                    "{}: {k} = \"{name}\" is not an activation this reader knows; no effect \
+                     on sizes",
+                    r.file
+                ));
+                None
+            }
+        },
+        None => None,
+    })
+}
+
+/// Whether the MLP of an architecture this reader does not know is gated: when its activation
+/// is SiLU, as noted.
+fn guess_gated(
+    shown: &str,
+    described: &str,
+    activation: Option<Activation>,
+    notes: &mut Vec<String>,
+) -> bool {
+    let guess = activation == Some(Activation::Silu);
+    notes.push(format!(
+        "{shown}: architecture {described} is not one this reader knows; its fields read \
+         as written, its MLP taken as {} ({})",
+        if guess { "gated" } else { "plain" },
+        if guess {
+            "SiLU activation"
+        } else {
+            "no SiLU activation"
+        }
+    ));
+    guess
+}
+
+/// Multi-head latent attention's ranks and widths, when `kv_lora_rank` is given.
+fn mla(r: &Reader) -> Result<Option<Mla>, KeyError> {
+    let Some((k, v)) = r.find(&["kv_lora_rank"]) else {
+        return Ok(None);
+    };
+    let kv_lora_rank = r.whole(k, v)?;
+    let q_lora_rank = r.uint(&["q_lora_rank"])?.filter(|q| *q > 0);
+    Ok(Some(Mla {
+        q_lora_rank,
+        kv_lora_rank,
+        qk_nope_head_dim: r.needed("qk_nope_head_dim", "kv_lora_rank")?,
+        qk_rope_head_dim: r.needed("qk_rope_head_dim", "kv_lora_rank")?,
+        v_head_dim: r.needed("v_head_dim", "kv_lora_rank")?,
+    }))
 }
 
 #[cfg(test)]

@@ -21,11 +21,11 @@
 //! DSP (spatial-temporal models) and latent parallelism are priced in `ops`; latent parallelism
 //! is modelled alone or with cfg and tp.
 
-pub(crate) mod layout;
-pub(crate) mod ops;
+pub mod layout;
+pub mod ops;
 pub mod policy;
-pub(crate) mod queue;
-pub(crate) mod vae;
+pub mod queue;
+pub mod vae;
 
 use crate::exec::{Graph, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, Dtype};
@@ -223,25 +223,34 @@ pub(crate) struct VideoRun {
 impl Plan<'_> {
     /// Simulates one `video`.
     pub fn video(&self, video: Video) -> VideoRun {
-        let Plan {
-            model,
-            layout,
-            compute,
-            net,
-            act,
-            steps,
-            guidance,
-            warmup_steps,
-            vae_parallel,
-            total_gpus,
-        } = *self;
-        let model = model.clone();
-        let blocks = model.blocks();
-        let world = layout.world();
-        let gpu = &compute.gpu;
-        // Memory.
+        let memory = self.memory(video);
+        let generation = Generation {
+            model: self.model,
+            video,
+            steps: self.steps,
+            guidance: self.guidance,
+            warmup_steps: self.warmup_steps,
+            vae_parallel: self.vae_parallel,
+        };
+        let (graph, parts) = ops::build(&generation, self.layout, self.compute, self.net, self.act);
+        let (timeline, stats) = execute(&graph);
+        let times = Times::of(&graph, &timeline, &parts);
+        let sim = json!({ "events": stats.events, "ops": graph.ops.len() });
+        let report = self.report(video, &memory, &times, parts.step_flops, sim);
+        VideoRun {
+            report,
+            graph,
+            timeline,
+            latency: times.latency,
+        }
+    }
+
+    /// What a GPU holds for one `video`, bytes: its share of the transformer's weights, the text
+    /// encoders and VAE, and the larger of the denoising's and the VAE decoder's activations.
+    fn memory(&self, video: Video) -> Memory {
+        let (model, layout, act) = (self.model, self.layout, self.act);
         let tokens = model.tokens(video);
-        let branches: u64 = if guidance { 2 } else { 1 };
+        let branches: u64 = if self.guidance { 2 } else { 1 };
         let batch = (branches / layout.cfg as u64).max(1);
         let weights = model.params as f64 * act.bytes() / (layout.tp * layout.pipefusion) as f64;
         let others: f64 = model
@@ -256,9 +265,9 @@ impl Plan<'_> {
         } else {
             0
         };
-        let activations = denoise_activation_bytes(&model, layout, tokens + joint, batch, act);
+        let activations = denoise_activation_bytes(model, layout, tokens + joint, batch, act);
         let stale_kv = if layout.pipefusion > 1 {
-            let stage_blocks = blocks.div_ceil(layout.pipefusion) as u64;
+            let stage_blocks = model.blocks().div_ceil(layout.pipefusion) as u64;
             (stage_blocks
                 * 2
                 * batch
@@ -269,8 +278,12 @@ impl Plan<'_> {
         } else {
             0.0
         };
-        let vae_share = if vae_parallel { world as u64 } else { 1 };
-        let vae_act = vae::levels(&model, video)
+        let vae_share = if self.vae_parallel {
+            layout.world() as u64
+        } else {
+            1
+        };
+        let vae_act = vae::levels(model, video)
             .iter()
             .map(|&(c, voxels, _)| {
                 let frames_pixels = voxels.div_ceil(vae_share);
@@ -280,20 +293,141 @@ impl Plan<'_> {
             .fold(0.0, f64::max);
         let denoise_peak = activations + stale_kv;
         let peak = weights + others + denoise_peak.max(vae_act);
-        let capacity = gpu.memory_bytes as f64;
-        let fits = peak <= capacity;
+        Memory {
+            weights,
+            others,
+            denoise_peak,
+            vae_act,
+            peak,
+            fits: peak <= self.compute.gpu.memory_bytes as f64,
+        }
+    }
 
-        // The run.
-        let generation = Generation {
-            model: &model,
-            video,
-            steps,
-            guidance,
-            warmup_steps,
-            vae_parallel,
+    /// The per-video keys of the report: latency, throughput, the time breakdown, memory, and
+    /// the video, layout and model simulated; `sim` is the engine's counts.
+    fn report(
+        &self,
+        video: Video,
+        memory: &Memory,
+        times: &Times,
+        step_flops: f64,
+        sim: Value,
+    ) -> Value {
+        let (model, layout, steps) = (self.model, self.layout, self.steps);
+        let world = layout.world();
+        let latency = times.latency;
+        let denoise_span = times.denoise_span;
+        let denoise_step = denoise_span / steps as f64;
+        let videos_at_once = self.total_gpus / world;
+        let videos_per_hour = if latency > 0.0 {
+            3600.0 / latency * videos_at_once as f64
+        } else {
+            0.0
         };
-        let (graph, parts) = ops::build(&generation, layout, compute, net, act);
-        let (timeline, stats) = execute(&graph);
+        let step_flops_all = step_flops * world as f64;
+        let (lf, lh, lw) = model.latent(video);
+        json!({
+            "kind": "diffusion",
+            "scenario": null,
+            "latency_s": latency,
+            "denoise_step_s": denoise_step,
+            "videos_per_hour": videos_per_hour,
+            "tflops_per_gpu": if denoise_span > 0.0 { step_flops * steps as f64 / denoise_span / 1e12 } else { 0.0 },
+            "breakdown_s": {
+                "text_encode": times.text_encode,
+                "denoise": denoise_span,
+                "denoise_compute": times.denoise_compute,
+                "communication": times.communication,
+                "exposed_communication": times.exposed,
+                "pipeline_wait": times.pipeline_wait,
+                "vae_decode": times.vae_decode,
+            },
+            "communication_bytes_per_gpu": times.communication_bytes,
+            "memory": {
+                "peak_bytes_per_gpu": memory.peak.round(),
+                "weights_bytes_per_gpu": memory.weights.round(),
+                "encoder_and_vae_weights_bytes_per_gpu": memory.others.round(),
+                "denoise_activation_bytes_per_gpu": memory.denoise_peak.round(),
+                "vae_activation_bytes_per_gpu": memory.vae_act.round(),
+                "capacity_bytes": self.compute.gpu.memory_bytes,
+                "fits": memory.fits,
+            },
+            "video": {
+                "width": video.width,
+                "height": video.height,
+                "frames": video.frames,
+                "steps": steps,
+                "guidance": self.guidance,
+                "latent": [lf, lh, lw],
+                "tokens": model.tokens(video),
+                "text_tokens": model.text_tokens,
+            },
+            "parallel": {
+                "gpus_per_video": world,
+                "tp": layout.tp,
+                "ulysses": layout.ulysses,
+                "ring": layout.ring,
+                "pipefusion": layout.pipefusion,
+                "pipefusion_patches": layout.patches,
+                "cfg": layout.cfg,
+                "dsp": layout.dsp,
+                "latent": layout.latent,
+                "vae_parallel": self.vae_parallel,
+                "videos_at_once": videos_at_once,
+            },
+            "flops": {
+                "per_step": step_flops_all,
+                "per_video": step_flops_all * steps as f64,
+            },
+            "model": {
+                "name": model.name,
+                "params": model.params,
+                "blocks": model.blocks(),
+                "hidden": model.hidden,
+                "heads": model.heads,
+                "dtype": self.act.name(),
+            },
+
+            "sim": sim,
+        })
+    }
+}
+
+/// What a GPU holds for one video, bytes.
+struct Memory {
+    /// Its share of the transformer's weights.
+    weights: f64,
+    /// The text encoders' and the VAE's weights.
+    others: f64,
+    /// Denoising activations, with PipeFusion's stale keys and values.
+    denoise_peak: f64,
+    /// The VAE decoder's activations.
+    vae_act: f64,
+    peak: f64,
+    fits: bool,
+}
+
+/// Where one video's time went on rank 0, seconds.
+struct Times {
+    text_encode: f64,
+    /// From the first denoising operation's start to the last one's end.
+    denoise_span: f64,
+    /// Denoising kernels, as they ran.
+    denoise_compute: f64,
+    /// Denoising collectives and sends (PipeFusion's waits apart).
+    communication: f64,
+    /// Denoising time neither computing nor waiting for the pipeline.
+    exposed: f64,
+    pipeline_wait: f64,
+    vae_decode: f64,
+    /// The whole video: the end of its last part.
+    latency: f64,
+    /// Bytes rank 0 moves in its denoising collectives and sends.
+    communication_bytes: f64,
+}
+
+impl Times {
+    fn of(graph: &Graph, timeline: &Timeline, parts: &ops::Parts) -> Self {
         let span = |r: &std::ops::Range<usize>| -> (f64, f64) {
             if r.is_empty() {
                 return (0.0, 0.0);
@@ -327,92 +461,23 @@ impl Plan<'_> {
         let denoise_span = d1 - d0;
         let exposed = (denoise_span - denoise_compute - pipeline_wait).max(0.0);
         let communication = busy(OpKind::Communication, None) - pipeline_wait;
-        // Bytes rank 0 moves in its denoising collectives and sends (PipeFusion's waits move
-        // nothing).
+        // (PipeFusion's waits move nothing)
         let communication_bytes: f64 = parts
             .denoise
             .clone()
             .filter(|&i| graph.ops[i].kind == OpKind::Communication)
             .map(|i| graph.ops[i].bytes)
             .sum();
-        let denoise_step = denoise_span / steps as f64;
-        let videos_at_once = total_gpus / world;
-        let videos_per_hour = if latency > 0.0 {
-            3600.0 / latency * videos_at_once as f64
-        } else {
-            0.0
-        };
-        let step_flops_all = parts.step_flops * world as f64;
-        let (lf, lh, lw) = model.latent(video);
-        let report = json!({
-            "kind": "diffusion",
-            "scenario": null,
-            "latency_s": latency,
-            "denoise_step_s": denoise_step,
-            "videos_per_hour": videos_per_hour,
-            "tflops_per_gpu": if denoise_span > 0.0 { parts.step_flops * steps as f64 / denoise_span / 1e12 } else { 0.0 },
-            "breakdown_s": {
-                "text_encode": te1 - te0,
-                "denoise": denoise_span,
-                "denoise_compute": denoise_compute,
-                "communication": communication,
-                "exposed_communication": exposed,
-                "pipeline_wait": pipeline_wait,
-                "vae_decode": v1 - v0,
-            },
-            "communication_bytes_per_gpu": communication_bytes,
-            "memory": {
-                "peak_bytes_per_gpu": peak.round(),
-                "weights_bytes_per_gpu": weights.round(),
-                "encoder_and_vae_weights_bytes_per_gpu": others.round(),
-                "denoise_activation_bytes_per_gpu": denoise_peak.round(),
-                "vae_activation_bytes_per_gpu": vae_act.round(),
-                "capacity_bytes": gpu.memory_bytes,
-                "fits": fits,
-            },
-            "video": {
-                "width": video.width,
-                "height": video.height,
-                "frames": video.frames,
-                "steps": steps,
-                "guidance": guidance,
-                "latent": [lf, lh, lw],
-                "tokens": tokens,
-                "text_tokens": model.text_tokens,
-            },
-            "parallel": {
-                "gpus_per_video": world,
-                "tp": layout.tp,
-                "ulysses": layout.ulysses,
-                "ring": layout.ring,
-                "pipefusion": layout.pipefusion,
-                "pipefusion_patches": layout.patches,
-                "cfg": layout.cfg,
-                "dsp": layout.dsp,
-                "latent": layout.latent,
-                "vae_parallel": vae_parallel,
-                "videos_at_once": videos_at_once,
-            },
-            "flops": {
-                "per_step": step_flops_all,
-                "per_video": step_flops_all * steps as f64,
-            },
-            "model": {
-                "name": model.name,
-                "params": model.params,
-                "blocks": blocks,
-                "hidden": model.hidden,
-                "heads": model.heads,
-                "dtype": act.name(),
-            },
-
-            "sim": { "events": stats.events, "ops": graph.ops.len() },
-        });
-        VideoRun {
-            report,
-            graph,
-            timeline,
+        Times {
+            text_encode: te1 - te0,
+            denoise_span,
+            denoise_compute,
+            communication,
+            exposed,
+            pipeline_wait,
+            vae_decode: v1 - v0,
             latency,
+            communication_bytes,
         }
     }
 }

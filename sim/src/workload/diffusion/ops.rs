@@ -37,6 +37,8 @@
 //! Units: seconds, bytes, FLOPs. Ignored: timestep embeddings, the scheduler's update of the
 //! latent, CUDA launch gaps between blocks, the norms of the cross-attention's queries and keys.
 
+mod denoising;
+
 use super::layout::{Dim, Layout};
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
@@ -515,22 +517,6 @@ enum BlockKind {
     Cross,
 }
 
-/// This GPU's blocks (its PipeFusion stage's share: the first stage's, the largest).
-fn stage_blocks(m: &VideoDit, stages: u32) -> Vec<BlockKind> {
-    let all: Vec<BlockKind> = std::iter::repeat_n(BlockKind::Dual, m.dual_stream_blocks as usize)
-        .chain(std::iter::repeat_n(
-            BlockKind::Single,
-            m.single_stream_blocks as usize,
-        ))
-        .chain(std::iter::repeat_n(
-            BlockKind::Cross,
-            m.cross_attention_blocks as usize,
-        ))
-        .collect();
-    let per = all.len().div_ceil(stages as usize);
-    all.into_iter().take(per).collect()
-}
-
 /// The graph of one video on rank 0, and where its parts lie.
 pub fn build(
     v: &Generation,
@@ -558,190 +544,41 @@ pub fn build(
         flops: 0.0,
         pending: Vec::new(),
     };
-    let m = v.model;
     let mut parts = Parts::default();
-    let branches: u64 = if v.guidance { 2 } else { 1 };
 
     // Text encoders: the prompt, and the negative prompt with guidance.
-    for enc in m.text_encoders {
+    let branches: u64 = if v.guidance { 2 } else { 1 };
+    for enc in v.model.text_encoders {
         let tokens = enc.tokens as u64 * branches;
         b.gemm("text_encoder", tokens, (enc.params / 4096).max(1), 4096);
     }
     parts.text_encode = 0..b.graph.ops.len();
 
-    // Denoising.
     let start = b.graph.ops.len();
-    let batch = (branches / layout.cfg as u64).max(1);
-    let sp = layout.sp() as u64;
-    let video = m.tokens(v.video);
-    let text = m.text_tokens as u64;
-    let joint = match (m.dual_stream_blocks + m.single_stream_blocks) > 0 {
-        true => text,
-        false => 0,
-    };
-    let (tf, th, tw) = m.token_grid(v.video);
-    let factorised = m.factorised_attention.then_some((th * tw, tf));
-    let blocks = stage_blocks(m, layout.pipefusion);
-    let patches = if layout.pipefusion > 1 {
-        layout.patches as u64
-    } else {
-        1
-    };
-    // Sequence parallelism splits the video tokens only: every GPU of the Ulysses and Ring groups
-    // keeps the whole text and appends it to its queries before the all-to-all, so the text is
-    // projected on every GPU and attends `ulysses` times (HunyuanVideo's hyvideo/inference.py
-    // `parallelize_transformer` chunks only the latent; `parallel_attention` hands the text to
-    // xFuserLongContextAttention as joint tensors, `joint_strategy` "rear").
-    let share = |patches: u64| {
-        let text = joint.div_ceil(patches);
-        Share {
-            batch,
-            video: video.div_ceil(sp * patches),
-            text,
-            queries: (video.div_ceil(sp * patches) + text) * layout.ulysses as u64,
-            keys: (video + joint).div_ceil(layout.ring as u64),
-        }
-    };
-    let patch_bytes = |patches: u64| {
-        (batch * video.div_ceil(sp * patches) * m.hidden as u64) as f64 * act.bytes()
-    };
-    let final_layer = |b: &mut Builder, n: u64| {
-        let (pt, ph, pw) = m.patch;
-        b.gemm(
-            "final_layer",
-            batch * n,
-            (pt * ph * pw * m.vae.latent_channels) as u64,
-            m.hidden as u64,
-        );
-    };
-    let p = layout.pipefusion;
-    for step in 0..v.steps {
-        let flops_before = b.flops;
-        let synchronous = p == 1 || step < v.warmup_steps;
-        if layout.latent > 1 {
-            // This step's region: the latent split along frames, height or width in turn (a
-            // dimension too short for every GPU is passed over), with the overlap each side.
-            let k = layout.latent as u64;
-            let grid = [tf, th, tw];
-            let splittable: Vec<usize> = (0..3).filter(|&d| grid[d] >= k).collect();
-            let mut region = grid;
-            if let Some(&d) = splittable.get(step as usize % splittable.len().max(1)) {
-                region[d] = (grid[d].div_ceil(k) + 2 * layout.latent_overlap as u64).min(grid[d]);
-            }
-            let local = region[0] * region[1] * region[2];
-            let sh = Share {
-                batch,
-                video: local,
-                text: joint,
-                queries: local + joint,
-                keys: local + joint,
-            };
-            let axis = factorised.map(|_| (region[1] * region[2], region[0]));
-            for &kind in &blocks {
-                block(&mut b, m, kind, sh, axis);
-            }
-            final_layer(&mut b, local);
-            // The regions' denoised latents meet to form the whole one.
-            let (f, hh, ww) = m.latent(v.video);
-            let bytes = (f as u64 * hh as u64 * ww as u64 * m.vae.latent_channels as u64) as f64
-                * act.bytes();
-            b.blocking(
-                "latent_all_gather",
-                Dim::Latent,
-                CollectiveOp::AllGather,
-                bytes,
-            );
-        } else if synchronous {
-            let stage_start = b.graph.ops.len();
-            for &k in &blocks {
-                block(&mut b, m, k, share(1), factorised);
-            }
-            final_layer(&mut b, share(1).video);
-            if p > 1 {
-                // The rest of the pipeline runs its stages on the whole latent after this one.
-                let stage: f64 = b.graph.ops[stage_start..]
-                    .iter()
-                    .filter(|o| o.lane == compute_lane)
-                    .map(|o| o.duration.as_secs_f64())
-                    .sum();
-                let hop = b.collective_seconds(Dim::Pipe, CollectiveOp::SendRecv, patch_bytes(1));
-                b.wait("pipefusion_wait", (p - 1) as f64 * (stage + hop) + hop);
-            }
-        } else {
-            let mut patch_time = 0.0;
-            for _ in 0..patches {
-                let patch_start = b.graph.ops.len();
-                for &k in &blocks {
-                    block(&mut b, m, k, share(patches), factorised);
-                }
-                patch_time = b.graph.ops[patch_start..]
-                    .iter()
-                    .filter(|o| o.lane == compute_lane)
-                    .map(|o| o.duration.as_secs_f64())
-                    .sum();
-                let bytes = patch_bytes(patches);
-                let s = b.collective_seconds(Dim::Pipe, CollectiveOp::SendRecv, bytes);
-                let deps: Vec<OpId> = b.last.into_iter().collect();
-                b.op(
-                    comm,
-                    (Cow::Borrowed("pipefusion_send"), OpKind::Communication),
-                    (s, 0.0, bytes),
-                    &deps,
-                );
-            }
-            // The first pipelined step fills the pipeline; with fewer patches than stages every
-            // step waits for its first patch to come round.
-            let fill = if step == v.warmup_steps {
-                (p - 1) as f64
-            } else {
-                0.0
-            };
-            let short = (p as f64 - patches as f64).max(0.0);
-            if fill + short > 0.0 {
-                b.wait("pipefusion_wait", (fill + short) * patch_time);
-            }
-        }
-        if layout.cfg > 1 {
-            // The branches' noise predictions meet to form the guided one.
-            let bytes = (video.div_ceil(sp)
-                * (m.patch.0 * m.patch.1 * m.patch.2 * m.vae.latent_channels) as u64)
-                as f64
-                * act.bytes()
-                * layout.cfg as f64;
-            b.blocking("cfg_all_gather", Dim::Cfg, CollectiveOp::AllGather, bytes);
-        }
-        if step == 0 {
-            parts.step_flops = b.flops - flops_before;
-        }
-    }
-    if sp > 1 {
-        let (f, hh, ww) = m.latent(v.video);
-        let bytes =
-            (f as u64 * hh as u64 * ww as u64 * m.vae.latent_channels as u64) as f64 * act.bytes();
-        b.blocking(
-            "latent_all_gather",
-            Dim::Ulysses,
-            CollectiveOp::AllGather,
-            bytes,
-        );
-    }
+    parts.step_flops = denoising::denoise(&mut b, v);
     parts.denoise = start..b.graph.ops.len();
 
-    // The VAE decoder, level by level (its share of the tiles with the parallel VAE).
     let start = b.graph.ops.len();
+    vae_decoder(&mut b, v);
+    parts.vae = start..b.graph.ops.len();
+    (b.graph, parts)
+}
+
+/// The VAE decoder, level by level (its share of the tiles with the parallel VAE).
+fn vae_decoder(b: &mut Builder, v: &Generation) {
     let share_of = if v.vae_parallel {
-        layout.world() as u64
+        b.layout.world() as u64
     } else {
         1
     };
-    for conv in super::vae::convs(m, v.video) {
+    for conv in super::vae::convs(v.model, v.video) {
         let vox = conv.voxels.div_ceil(share_of);
         let gemm = Kernel::Gemm {
             m: vox,
             n: conv.c_out,
             k: conv.c_in * conv.taps,
             batch: conv.count,
-            dtype: act,
+            dtype: b.act,
         };
         if conv.taps == 27 {
             b.conv3d(gemm);
@@ -758,6 +595,4 @@ pub fn build(
             );
         }
     }
-    parts.vae = start..b.graph.ops.len();
-    (b.graph, parts)
 }

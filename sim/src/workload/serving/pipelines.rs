@@ -23,19 +23,23 @@
 //! Deliberately ignored: the coordinator's own time, contention between hand-offs on shared
 //! links (each is priced alone), and re-routing a running request.
 
+mod problem;
+mod report;
+
+use super::ServingRun;
 use super::config::{Placed as PlacedFleet, ServingConfig};
 use super::cost::{Batch, Sends};
 use super::kind::{MemoryPolicy, ReplicaKind};
 use super::placement::{Flow, Method, Placement, Problem};
 use super::policy::SchedulerKind;
 use super::request::Request;
-use super::{Lives, ServingRun, merge, trace};
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::hw::{ComputeModel, GpuSpec};
 use crate::model::Transformer;
 use crate::net::Topology;
 use crate::net::tier::Tier;
-use serde_json::{Value, json};
+pub use problem::{Lengths, problem};
+use report::Outcome;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -76,114 +80,6 @@ impl Engine {
             ComputeModel::new(g.gpu.clone()),
             g.network.clone(),
         )
-    }
-}
-
-/// The requests' lengths, as the placement sees them.
-#[derive(Clone, Copy, Debug)]
-pub struct Lengths {
-    pub mean_prompt: f64,
-    pub mean_output: f64,
-    /// The longest request, prompt and output tokens.
-    pub longest: u32,
-}
-
-impl Lengths {
-    pub fn of(requests: &[Request]) -> Lengths {
-        let n = requests.len().max(1) as f64;
-        Lengths {
-            mean_prompt: requests.iter().map(|r| r.prompt_tokens as f64).sum::<f64>() / n,
-            mean_output: requests
-                .iter()
-                .map(|r| r.output_tokens.max(1) as f64)
-                .sum::<f64>()
-                / n,
-            longest: requests
-                .iter()
-                .map(|r| r.prompt_tokens + r.output_tokens.max(1))
-                .max()
-                .unwrap_or(1),
-        }
-    }
-}
-
-/// A server's steady iteration for the traffic's lengths: as many requests as its KV cache
-/// holds at their mean length (at most the batch size) each decode a token at half their output
-/// generated, beside the prompt tokens that keep the mix (mean prompt over mean output prefill
-/// tokens for every decode, within the token budget). None when not one request fits.
-fn steady_batch(kv_tokens: f64, engine: &Engine, l: Lengths) -> Option<Batch> {
-    let length = l.mean_prompt + l.mean_output;
-    let resident = ((kv_tokens / length).floor() as u32).min(engine.max_batch_size);
-    if resident == 0 {
-        return None;
-    }
-    let context = l.mean_prompt + l.mean_output / 2.0;
-    let prefill = ((resident as f64 * l.mean_prompt / l.mean_output).round() as u32)
-        .min(engine.max_batch_tokens.saturating_sub(resident));
-    Some(Batch {
-        prefill: if prefill > 0 {
-            vec![(prefill, 0)]
-        } else {
-            Vec::new()
-        },
-        decodes: resident,
-        decode_context: (resident as f64 * context) as u64,
-        sampling: 0,
-    })
-}
-
-/// A transfer large enough that its rate is the route's sustained bandwidth (latency a rounding
-/// error), bytes.
-const BULK_BYTES: u64 = 1 << 30;
-
-/// The placement problem of `groups` on `engine` for traffic of `lengths`: each server's speed
-/// by layer count (tokens a second of its steady iteration, [`steady_batch`], on those layers)
-/// up to the most layers it can hold with room for the longest request's KV cache, and the
-/// links between servers: the rate `between` (server i at GPU i) sends a bulk transfer at.
-pub fn problem(
-    groups: &[ServerGroup],
-    engine: &Engine,
-    between: &mut Sends,
-    lengths: Lengths,
-) -> Problem {
-    let layers = engine.model.layers;
-    let mut speed = Vec::new();
-    let mut group = Vec::new();
-    for (gi, g) in groups.iter().enumerate() {
-        let mut by_count = Vec::new();
-        for k in 1..=layers {
-            // Priced as layers 1..=k, past the embedding table (0..k when k is every layer).
-            let start = u32::from(k < layers);
-            let mut kind = engine.kind(g, (start, start + k));
-            let kv_tokens = kind.blocks as f64 * engine.memory.block_tokens as f64;
-            let Some(batch) = steady_batch(kv_tokens, engine, lengths)
-                .filter(|_| kv_tokens >= lengths.longest as f64)
-            else {
-                break;
-            };
-            by_count.push(batch.tokens() as f64 / kind.iteration(&batch));
-        }
-        for _ in 0..g.servers {
-            speed.push(by_count.clone());
-            group.push(gi);
-        }
-    }
-    let n = speed.len();
-    let token_bytes = engine.model.hidden as f64 * 2.0;
-    let mut link = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..n {
-            if i != j {
-                let rate = BULK_BYTES as f64 / between.seconds(i as u32, j as u32, BULK_BYTES);
-                link[i * n + j] = rate / token_bytes;
-            }
-        }
-    }
-    Problem {
-        layers,
-        speed,
-        group,
-        link,
     }
 }
 
@@ -559,7 +455,6 @@ impl Process for Placed {
 pub(super) fn run(c: &ServingConfig, p: &PlacedFleet) -> ServingRun {
     let (tier, memory, seed) = (c.tier, c.memory, c.seed);
     let groups = &p.groups;
-    let servers = groups.iter().map(|g| g.servers).sum::<u32>();
     let engine = Engine {
         model: c.model.clone(),
         memory,
@@ -570,23 +465,13 @@ pub(super) fn run(c: &ServingConfig, p: &PlacedFleet) -> ServingRun {
     let requests = c.requests.clone();
     let mut sends = Sends::new(p.between.clone(), tier);
     let problem = problem(groups, &engine, &mut sends, Lengths::of(&requests));
-    let streams = RngStreams::new(seed);
-    let placements: Vec<(Method, Placement, f64)> = Method::ALL
-        .iter()
-        .map(|&m| {
-            let p = problem.place(m, &mut streams.stream("placement"));
-            let v = problem.flow(&p).tokens_per_s;
-            (m, p, v)
-        })
-        .collect();
+    let placements = place_all(&problem, seed);
     let (_, placement, _) = placements
         .iter()
         .find(|x| x.0 == p.method)
         .expect("every method placed");
     let flow = problem.flow(placement);
     let max_flow = flow.tokens_per_s;
-    let model_name = engine.model.name.clone();
-    let (params, dtype) = (engine.model.params(), engine.model.dtype);
     let placed = Placed::new(groups, engine, (placement, flow.clone()), sends, requests);
     let fits = max_flow > 0.0
         && placed
@@ -599,131 +484,27 @@ pub(super) fn run(c: &ServingConfig, p: &PlacedFleet) -> ServingRun {
     } else {
         sim.run_until(SimTime::ZERO)
     };
-    let placed = sim.process;
-
-    let outputs: Vec<u32> = placed
-        .requests
-        .iter()
-        .map(|r| r.output_tokens.max(1))
-        .collect();
-    let lives = Lives {
-        requests: &placed.requests,
-        outputs: &outputs,
-        admitted: &placed.admitted,
-        first_token: &placed.first_token,
-        finished: &placed.finished,
+    let outcome = Outcome {
+        c,
+        p,
+        problem: &problem,
+        placements: &placements,
+        flow: &flow,
+        fits,
     };
-    let (done, latency) = lives.report(&c.slo);
-    let block_tokens = memory.block_tokens;
-    let gpu_names: Vec<&str> = groups.iter().map(|g| &*g.gpu.name).collect();
-    let mut served = vec![0u64; groups.len()];
-    let server_rows: Vec<Value> = placed
-        .servers
+    report::report(&outcome, sim.process, stats.events)
+}
+
+/// Every placement method's placement of `problem`, with the max-flow it reaches (tokens per
+/// second), in `Method::ALL`'s order, each drawing from the seed's "placement" stream.
+fn place_all(problem: &Problem, seed: u64) -> Vec<(Method, Placement, f64)> {
+    let streams = RngStreams::new(seed);
+    Method::ALL
         .iter()
-        .enumerate()
-        .map(|(i, sv)| {
-            served[sv.group] += sv.requests;
-            let through = flow.next[i].iter().fold(0.0, |a, e| a + e.1);
-            json!({
-                "group": sv.group,
-                "gpu": gpu_names[sv.group],
-                "layers": sv.placed().then(|| vec![sv.range.0, sv.range.1]),
-                "capacity_tokens_per_s": sv.placed().then(|| problem.speed[i][(sv.range.1 - sv.range.0 - 1) as usize]),
-                "flow_tokens_per_s": through,
-                "requests": sv.requests,
-                "kv_blocks": if sv.placed() { sv.kind.blocks } else { 0 },
-                "weights_bytes_per_gpu": if sv.placed() { sv.kind.weights_per_gpu.round() } else { 0.0 },
-                "kv_bytes_per_gpu": if sv.placed() {
-                    (sv.kind.blocks as f64 * block_tokens as f64 * sv.kind.kv_per_token).round()
-                } else {
-                    0.0
-                },
-            })
+        .map(|&m| {
+            let p = problem.place(m, &mut streams.stream("placement"));
+            let v = problem.flow(&p).tokens_per_s;
+            (m, p, v)
         })
-        .collect();
-    let group_rows: Vec<Value> = groups
-        .iter()
-        .enumerate()
-        .map(|(gi, g)| {
-            json!({
-                "gpu": g.gpu.name,
-                "replicas": g.servers,
-                "tp": g.tp,
-                "pp": null,
-                "max_layers_per_server": problem.speed[problem.group.iter().position(|&x| x == gi).expect("a server per group")].len(),
-                "capacity_bytes": g.gpu.memory_bytes,
-                "requests_routed": served[gi],
-            })
-        })
-        .collect();
-    let peak_kv = placed
-        .servers
-        .iter()
-        .filter(|sv| sv.placed())
-        .map(|sv| sv.peak_blocks_used as f64 / sv.kind.blocks.max(1) as f64)
-        .fold(0.0, f64::max);
-    let compared: serde_json::Map<String, Value> = placements
-        .iter()
-        .map(|(m, _, v)| (m.name().to_string(), json!(v)))
-        .collect();
-    let single = (groups.len() == 1).then(|| &*groups[0].gpu.name);
-    let (graph, timeline) =
-        trace::build(&trace::of_placed(&placed, &gpu_names, &lives, &done), tier);
-    let mut report = json!({
-        "kind": "serving",
-        "scenario": c.scenario,
-        "kv_cache": {
-            "blocks_per_replica": null,
-            "block_tokens": block_tokens,
-            "peak_use": peak_kv,
-            "preemptions": 0,
-            "preemption": "none (whole length reserved at admission)",
-            "swapped_bytes": 0.0,
-        },
-        "memory": {
-            "weights_bytes_per_gpu": null,
-            "weights_offload_bytes_per_gpu": 0.0,
-            "kv_bytes_per_gpu": null,
-            "capacity_bytes": null,
-            "fits": fits,
-        },
-        "cluster": {
-            "gpu": single.unwrap_or("mixed"),
-            "gpus": groups.iter().map(|g| g.servers * g.tp).sum::<u32>(),
-            "nodes": servers,
-            "replicas": servers,
-            "tp": null,
-            "pp": null,
-            "groups": group_rows,
-            "profile": null,
-        },
-        "placement": {
-            "method": p.method.name(),
-            "max_flow_tokens_per_s": max_flow,
-            "compared_tokens_per_s": compared,
-            "servers_used": placed.servers.iter().filter(|sv| sv.placed()).count(),
-            "servers": server_rows,
-            "refused_requests": placed.refused,
-        },
-        "disaggregation": null,
-        "model": { "name": model_name, "params": params, "dtype": dtype.name() },
-        "serving": {
-            "scheduler": match c.scheduler { SchedulerKind::Sarathi => "sarathi", _ => "vllm" },
-            "max_batch_size": c.max_batch_size,
-            "max_batch_tokens": c.max_batch_tokens,
-        },
-        "fidelity": {
-            "compute": "roofline",
-            "network": tier.name(),
-            "symmetry": "none: every server and request simulated",
-        },
-        "assumptions": c.assumptions,
-        "sim": { "events": stats.events, "iterations": placed.iterations.len() },
-    });
-    merge(&mut report, latency);
-    ServingRun {
-        report,
-        graph,
-        timeline,
-    }
+        .collect()
 }

@@ -363,6 +363,40 @@ impl<'a> Estimator<'a> {
     /// The estimate of a step with layout `s`.
     pub fn estimate(&mut self, s: &TrainingConfig) -> Estimate {
         self.contended = s.contention().1.map_or(1.0, |c| c.rate());
+        let (compute, comm) = self.stage_work(s);
+        let round = compute + comm;
+        let micro = s.accumulation as f64;
+        let (bubble_rounds, hand_offs) = self.pipeline_overhead(s);
+        let pipeline = micro * round + bubble_rounds * round + hand_offs;
+        // Gradient reduction of the busiest stage, overlapping its last backward but the last
+        // bucket.
+        let busiest = (0..s.pp)
+            .max_by(|a, b| s.stage_params(*a).total_cmp(&s.stage_params(*b)))
+            .expect("a stage");
+        let params = s.stage_params(busiest);
+        let data = self.gradient_sync(s, params, round);
+        let optimizer = self.optimizer_seconds(s, busiest, params);
+        // Asynchronous pipelines update (and reduce) after every micro-batch.
+        let (data, optimizer) = if s.schedule == Schedule::Async1F1B {
+            (micro * data, micro * optimizer)
+        } else {
+            (data, optimizer)
+        };
+        let (_, mem) = memory::memory(s);
+        let peak = mem.peak();
+        Estimate {
+            iteration_s: pipeline + data + optimizer,
+            compute_s: micro * compute + optimizer,
+            bubble_s: bubble_rounds * round + hand_offs,
+            exposed_communication_s: micro * comm + data,
+            peak_bytes: peak,
+            fits: peak <= s.gpu.memory_bytes as f64,
+        }
+    }
+
+    /// Per micro-batch work of the first or last stage, whichever is longer (all its chunks),
+    /// seconds: compute, and communication with ZeRO-3's unhidden gathers.
+    fn stage_work(&mut self, s: &TrainingConfig) -> (f64, f64) {
         let m = &s.model;
         let dense = self.layer(s, false, true);
         let moe = if m.moe.is_some() {
@@ -421,8 +455,14 @@ impl<'a> Estimator<'a> {
             } else {
                 0.0
             };
-        let round = compute + comm;
-        let micro = s.accumulation as f64;
+        (compute, comm)
+    }
+
+    /// The pipeline's fill and drain, in rounds of a micro-batch's work, and the seconds of the
+    /// hand-offs between stages on the way.
+    fn pipeline_overhead(&mut self, s: &TrainingConfig) -> (f64, f64) {
+        let m = &s.model;
+        let pp = s.pp;
         let v = s.virtual_stages as f64;
         let tokens = (s.micro_batch * m.seq_len / s.cp) as f64;
         let hand_off = if pp > 1 {
@@ -445,15 +485,15 @@ impl<'a> Estimator<'a> {
         } else {
             0.0
         };
-        let pipeline = micro * round + bubble_rounds * round + hand_offs;
-        // Gradient reduction of the busiest stage, overlapping its last backward but the last
-        // bucket.
-        let busiest = (0..pp)
-            .max_by(|a, b| s.stage_params(*a).total_cmp(&s.stage_params(*b)))
-            .expect("a stage");
-        let params = s.stage_params(busiest);
+        (bubble_rounds, hand_offs)
+    }
+
+    /// Exposed seconds of the gradient reduction of a stage of `params` parameters whose
+    /// micro-batch takes `round` seconds, and of ZeRO 1/2's all-gather of the updated weights.
+    fn gradient_sync(&mut self, s: &TrainingConfig, params: f64, round: f64) -> f64 {
         let mut data = 0.0;
         if s.gradient_ranks() > 1 {
+            let micro = s.accumulation as f64;
             let op = if s.zero >= 1 {
                 CollectiveOp::ReduceScatter
             } else {
@@ -480,10 +520,16 @@ impl<'a> Estimator<'a> {
                     s,
                     Comm::Data,
                     CollectiveOp::AllGather,
-                    params * m.dtype.bytes(),
+                    params * s.model.dtype.bytes(),
                 );
             }
         }
+        data
+    }
+
+    /// Seconds of the optimizer step of stage `busiest` (`params` parameters), on the GPU or
+    /// offloaded.
+    fn optimizer_seconds(&mut self, s: &TrainingConfig, busiest: u32, params: f64) -> f64 {
         let shards = if s.zero >= 1 {
             s.gradient_ranks() as f64
         } else {
@@ -495,7 +541,7 @@ impl<'a> Estimator<'a> {
         );
         // An offloaded optimizer: the host step and the weights' return after the backward (the
         // gradient copies overlap it); the optimizer node's updates hide behind it.
-        let optimizer = match s.optimizer_offload {
+        match s.optimizer_offload {
             OptimizerOffload::Gpu => {
                 self.seconds(&step)
                     + s.optimizer
@@ -509,25 +555,9 @@ impl<'a> Estimator<'a> {
                 let state = s.optimizer.state_bytes(s, busiest) / shards;
                 s.optimizer.host_step(&host, params / shards, state).0
                     + s.topology
-                        .host_copy_seconds(params / shards * m.dtype.bytes())
+                        .host_copy_seconds(params / shards * s.model.dtype.bytes())
             }
             OptimizerOffload::Network => 0.0,
-        };
-        // Asynchronous pipelines update (and reduce) after every micro-batch.
-        let (data, optimizer) = if asynchronous {
-            (micro * data, micro * optimizer)
-        } else {
-            (data, optimizer)
-        };
-        let (_, mem) = memory::memory(s);
-        let peak = mem.peak();
-        Estimate {
-            iteration_s: pipeline + data + optimizer,
-            compute_s: micro * compute + optimizer,
-            bubble_s: bubble_rounds * round + hand_offs,
-            exposed_communication_s: micro * comm + data,
-            peak_bytes: peak,
-            fits: peak <= s.gpu.memory_bytes as f64,
         }
     }
 }

@@ -65,9 +65,20 @@ impl Layout {
     /// Checks the degrees against the cluster's `gpus` and the model's shape, in the order a
     /// reader would fix them (tensor, pipeline, context, data, expert, batch).
     pub fn check(&self, model: &Transformer, gpus: u32) -> Result<(), Refusal> {
-        let Layout {
-            tp, pp, cp, dp, ep, ..
-        } = *self;
+        self.check_recompute(model)?;
+        self.check_gpu_split(model, gpus)?;
+        self.check_pipeline(model)?;
+        self.check_tensor_widths(model)?;
+        self.check_data(gpus)?;
+        self.check_experts(model)?;
+        self.check_batch()?;
+        self.check_zero()
+    }
+
+    /// Adaptive recomputation: dense layers with attention, without tensor or context
+    /// parallelism.
+    fn check_recompute(&self, model: &Transformer) -> Result<(), Refusal> {
+        let Layout { tp, cp, .. } = *self;
         if self.recompute == Recompute::Adaptive
             && (tp > 1 || cp > 1 || model.is_moe() || model.attention_layers() < model.layers)
         {
@@ -78,6 +89,13 @@ impl Layout {
             )
             .help("use recompute = \"full\" or \"selective\", or tp = 1 and cp = 1"));
         }
+        Ok(())
+    }
+
+    /// The tensor, pipeline and context degrees divide the GPUs; the sequence splits into
+    /// 2 x cp chunks.
+    fn check_gpu_split(&self, model: &Transformer, gpus: u32) -> Result<(), Refusal> {
+        let Layout { tp, pp, cp, .. } = *self;
         if !gpus.is_multiple_of(tp) {
             return Err(Refusal::new(
                 "parallel.tp",
@@ -113,6 +131,13 @@ impl Layout {
             )
             .help("context parallelism gives each rank two chunks (one early, one late) so that causal attention is balanced"));
         }
+        Ok(())
+    }
+
+    /// The pipeline schedule suits the virtual stages, and the chunks are no more than the
+    /// layers.
+    fn check_pipeline(&self, model: &Transformer) -> Result<(), Refusal> {
+        let Layout { pp, .. } = *self;
         let v = self.virtual_stages;
         if self.schedule == Schedule::Interleaved1F1B && v < 2 {
             return Err(Refusal::new(
@@ -145,6 +170,12 @@ impl Layout {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The tensor-parallel degree divides the model's heads and widths.
+    fn check_tensor_widths(&self, model: &Transformer) -> Result<(), Refusal> {
+        let Layout { tp, .. } = *self;
         for (what, count) in [
             ("heads", model.heads),
             ("kv_heads", model.kv_heads),
@@ -160,6 +191,12 @@ impl Layout {
                 .help("Megatron-LM splits heads, KV heads, the MLP width and the vocabulary evenly over tensor-parallel ranks"));
             }
         }
+        Ok(())
+    }
+
+    /// The data-parallel degree makes up the GPU count with the others.
+    fn check_data(&self, gpus: u32) -> Result<(), Refusal> {
+        let Layout { tp, pp, cp, dp, .. } = *self;
         if dp * tp * pp * cp != gpus {
             return Err(Refusal::new(
                 "parallel.dp",
@@ -168,6 +205,13 @@ impl Layout {
             )
             .help(format!("dp x tp x pp x cp must be nodes x gpus_per_node = {gpus}: dp = {}; or remove dp to derive it", gpus / (tp * pp * cp))));
         }
+        Ok(())
+    }
+
+    /// Expert parallelism: a mixture-of-experts model whose experts and data-parallel
+    /// replicas it divides, and expert widths the tensor-parallel degree divides.
+    fn check_experts(&self, model: &Transformer) -> Result<(), Refusal> {
+        let Layout { tp, dp, ep, .. } = *self;
         match &model.moe {
             None if ep > 1 => {
                 return Err(Refusal::new(
@@ -214,6 +258,13 @@ impl Layout {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The global batch divides into micro-batches, not too many to simulate, and into a
+    /// multiple of pp with the interleaved schedule.
+    fn check_batch(&self) -> Result<(), Refusal> {
+        let Layout { pp, dp, .. } = *self;
         let (mb, global) = (self.micro_batch, self.global_batch);
         if !global.is_multiple_of(mb * dp) {
             return Err(Refusal::new(
@@ -258,6 +309,11 @@ impl Layout {
                 mb * dp * pp
             )));
         }
+        Ok(())
+    }
+
+    /// ZeRO's stage is 0 to 3.
+    fn check_zero(&self) -> Result<(), Refusal> {
         if self.zero > 3 {
             return Err(Refusal::new(
                 "parallel.zero",

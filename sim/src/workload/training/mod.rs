@@ -259,96 +259,176 @@ pub fn simulate(setup: TrainingConfig, compute: &ComputeModel) -> TrainingRun {
     // Under local SGD a step's time includes its share of the outer synchronisation.
     let round = local_sgd::round(&setup, inner);
     let iteration = round.map_or(inner, |r| r.step_s);
-    let busy = |lane: Option<crate::exec::LaneId>, kind: Option<OpKind>| {
-        lane.map_or(0.0, |l| timeline.busy(&graph, l, kind).as_secs_f64())
+    let lanes = Breakdown::of(&setup, &graph, &timeline, &stages, &uses, iteration);
+    let tokens = match &setup.sequences {
+        Some(q) => sequences::tokens(&setup, q),
+        None => setup.global_batch as f64 * setup.model.seq_len as f64,
     };
-    // The stage that computes longest sets the breakdown.
-    let critical = stages
-        .iter()
-        .max_by(|a, b| busy(Some(a.compute), None).total_cmp(&busy(Some(b.compute), None)))
-        .expect("at least one stage");
-    let compute_busy = busy(Some(critical.compute), None);
-    // What the collectives beside it added to its kernels (`exec::Contention`).
-    let priced: f64 = graph.lane_ops[critical.compute as usize]
-        .iter()
-        .map(|&op| graph.ops[op as usize].duration.as_secs_f64())
-        .sum();
-    let contention = json!({
-        "compute_s": (compute_busy - priced).max(0.0),
-        "network_s": links::sharing_seconds(&setup, &uses),
-        "kernel_rate": graph.contention.map_or(1.0, |c| c.rate()),
-        "collective_blocks": setup.contention().0,
-    });
-    let tensor_communication = busy(critical.tensor, Some(OpKind::Communication));
-    let pipeline_communication = busy(critical.send, Some(OpKind::Communication));
-    let expert_communication = busy(critical.expert, Some(OpKind::Communication));
-    let context_communication = busy(critical.context, Some(OpKind::Communication));
-    let communication = stages
-        .iter()
-        .map(|st| busy(Some(st.data), Some(OpKind::Communication)))
-        .fold(0.0, f64::max);
-    let (exposed, bubble, offload_tail) = idle_time(&graph, &timeline, critical);
-    // An asynchronous pipeline's fill and drain are not part of its steady-state step: what is
-    // left idle is the step less the busiest stage's work.
-    let bubble = if setup.schedule == Schedule::Async1F1B {
-        // (to the picosecond, so that float rounding leaves no residue)
-        ((iteration - compute_busy - exposed) * 1e12)
-            .round()
-            .max(0.0)
-            / 1e12
-    } else {
-        bubble
+    let step_time = StepTime {
+        iteration,
+        tokens,
+        round,
     };
+    let mut report = step_report(&setup, &graph, &lanes, &step_time, stats.events);
+    optional_reports(&mut report, &setup, &lanes, &step_time, &uses);
+    let (power, board_watts) = power::report(&setup, compute, &graph, &timeline, lanes.critical);
+    report["power"] = power;
+    let step = capacity::Step {
+        seconds: iteration,
+        tokens,
+        busy: lanes.compute_busy / iteration,
+        board_watts,
+    };
+    capacity::report(&setup, &step, &mut report);
+    TrainingRun {
+        setup,
+        graph,
+        timeline,
+        report,
+    }
+}
+
+/// A simulated step's length, seconds, and the tokens it trains on.
+struct StepTime {
+    iteration: f64,
+    tokens: f64,
+    /// Local SGD: the outer round the step's time includes its share of.
+    round: Option<local_sgd::Round>,
+}
+
+/// Where a simulated step's time went: busy seconds of the lanes of the stage that computes
+/// longest (the critical stage), and what its compute stream waited for.
+struct Breakdown {
+    /// Index of the critical stage.
+    critical: usize,
+    compute_busy: f64,
+    /// What contention for SMs and links added (the report's `contention`).
+    contention: Value,
+    tensor: f64,
+    pipeline: f64,
+    expert: f64,
+    context: f64,
+    /// The longest data-parallel communication of any stage.
+    data_parallel: f64,
+    exposed: f64,
+    bubble: f64,
+    offload_tail: f64,
+    /// Optimizer offload: the critical stage's host copies and optimizer work.
+    host_copies: f64,
+    offload: f64,
+}
+
+impl Breakdown {
+    fn of(
+        setup: &TrainingConfig,
+        graph: &Graph,
+        timeline: &Timeline,
+        stages: &[step::Stage],
+        uses: &[links::CommUse],
+        iteration: f64,
+    ) -> Self {
+        let busy = |lane: Option<LaneId>, kind: Option<OpKind>| {
+            lane.map_or(0.0, |l| timeline.busy(graph, l, kind).as_secs_f64())
+        };
+        // The stage that computes longest sets the breakdown.
+        let critical = stages
+            .iter()
+            .max_by(|a, b| busy(Some(a.compute), None).total_cmp(&busy(Some(b.compute), None)))
+            .expect("at least one stage");
+        let compute_busy = busy(Some(critical.compute), None);
+        // What the collectives beside it added to its kernels (`exec::Contention`).
+        let priced: f64 = graph.lane_ops[critical.compute as usize]
+            .iter()
+            .map(|&op| graph.ops[op as usize].duration.as_secs_f64())
+            .sum();
+        let contention = json!({
+            "compute_s": (compute_busy - priced).max(0.0),
+            "network_s": links::sharing_seconds(setup, uses),
+            "kernel_rate": graph.contention.map_or(1.0, |c| c.rate()),
+            "collective_blocks": setup.contention().0,
+        });
+        let comm = Some(OpKind::Communication);
+        let (tensor, pipeline) = (busy(critical.tensor, comm), busy(critical.send, comm));
+        let (expert, context) = (busy(critical.expert, comm), busy(critical.context, comm));
+        let data_parallel = stages
+            .iter()
+            .map(|st| busy(Some(st.data), comm))
+            .fold(0.0, f64::max);
+        let (exposed, bubble, offload_tail) = idle_time(graph, timeline, critical);
+        // An asynchronous pipeline's fill and drain are not part of its steady-state step: what is
+        // left idle is the step less the busiest stage's work.
+        let bubble = if setup.schedule == Schedule::Async1F1B {
+            // (to the picosecond, so that float rounding leaves no residue)
+            ((iteration - compute_busy - exposed) * 1e12)
+                .round()
+                .max(0.0)
+                / 1e12
+        } else {
+            bubble
+        };
+        Breakdown {
+            critical: stages
+                .iter()
+                .position(|st| st.compute == critical.compute)
+                .expect("the critical stage is a stage"),
+            compute_busy,
+            contention,
+            tensor,
+            pipeline,
+            expert,
+            context,
+            data_parallel,
+            exposed,
+            bubble,
+            offload_tail,
+            host_copies: busy(critical.host_link, None),
+            offload: busy(critical.offload, None),
+        }
+    }
+}
+
+/// The report of a simulated step: throughput and utilisation, the time breakdown, memory,
+/// FLOPs, and the cluster, model and layout it ran.
+fn step_report(
+    setup: &TrainingConfig,
+    graph: &Graph,
+    lanes: &Breakdown,
+    time: &StepTime,
+    events: u64,
+) -> Value {
+    let (iteration, round) = (time.iteration, time.round);
     let gpus = setup.gpus() as f64;
-    let model = model_flops(&setup);
-    let hardware = hardware_flops(&setup);
+    let model = model_flops(setup);
+    let hardware = hardware_flops(setup);
     let peak = setup
         .gpu
         .peak_flops(setup.gemm_dtype)
         .expect("checked in set-up");
     let tflops = model / iteration / gpus / 1e12;
     let hardware_tflops = hardware / iteration / gpus / 1e12;
-    let tokens = match &setup.sequences {
-        Some(q) => sequences::tokens(&setup, q),
-        None => setup.global_batch as f64 * setup.model.seq_len as f64,
-    };
-    let (memory_stage, mem) = memory::memory(&setup);
-    let mut memory_report = mem.report(setup.gpu.memory_bytes);
-    memory_report["stage"] = json!(memory_stage);
-    if setup.recompute == Recompute::Adaptive {
-        memory_report["activation_plan"] = activation_plan::plan(&setup).report();
-    }
-    // (micro-batches of unlike shapes have no one size to grow)
-    memory_report["largest_micro_batch"] = match setup.sequences {
-        Some(_) => Value::Null,
-        None => json!(memory::largest_micro_batch(
-            &setup,
-            setup.gpu.memory_bytes as f64
-        )),
-    };
-    let mut report = json!({
+    json!({
         "kind": "training",
         "scenario": setup.scenario.clone(),
         "iteration_time_s": iteration,
-        "tokens_per_s": tokens / iteration,
+        "tokens_per_s": time.tokens / iteration,
         "tflops_per_gpu": tflops,
         "hardware_tflops_per_gpu": hardware_tflops,
         "mfu": tflops * 1e12 / peak,
         "hfu": hardware_tflops * 1e12 / peak,
         "breakdown_s": {
-            "compute": compute_busy,
-            "exposed_communication": exposed + round.map_or(0.0, |r| r.step_s - r.inner_step_s),
-            "pipeline_bubble": bubble,
+            "compute": lanes.compute_busy,
+            "exposed_communication": lanes.exposed + round.map_or(0.0, |r| r.step_s - r.inner_step_s),
+            "pipeline_bubble": lanes.bubble,
         },
-        "contention": contention,
+        "contention": lanes.contention,
         "communication_s": {
-            "data_parallel": communication,
-            "tensor_parallel": tensor_communication,
-            "pipeline": pipeline_communication,
-            "expert_parallel": expert_communication,
-            "context_parallel": context_communication,
+            "data_parallel": lanes.data_parallel,
+            "tensor_parallel": lanes.tensor,
+            "pipeline": lanes.pipeline,
+            "expert_parallel": lanes.expert,
+            "context_parallel": lanes.context,
         },
-        "memory": memory_report,
+        "memory": memory_report(setup),
         "flops": {
             "model_per_step": model,
             "hardware_per_step": hardware,
@@ -371,53 +451,94 @@ pub fn simulate(setup: TrainingConfig, compute: &ComputeModel) -> TrainingRun {
             "seq_len": setup.model.seq_len,
             "dtype": setup.gemm_dtype.name(),
         },
-        "parallel": {
-            "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": setup.cp, "ep": setup.ep,
-            "cp_algorithm": match setup.cp_algorithm {
-                policy::ContextAlgorithm::Ring => "ring",
-                policy::ContextAlgorithm::AllGather => "all-gather",
-            },
-            "schedule": setup.schedule.name(),
-            "virtual_stages": setup.virtual_stages,
-            "sequence_parallel": setup.sequence_parallel,
-            "micro_batch": setup.micro_batch,
-            "global_batch": setup.global_batch,
-            "accumulation_steps": setup.accumulation,
-            "recompute": setup.recompute.name(),
-            "zero": setup.zero,
-            "optimizer": setup.optimizer.report(),
-            "compression": setup.compression.report(),
-        },
-        "fidelity": {
-            "compute": compute_fidelity(&graph),
-            "network": setup.tier.name(),
-            "topology": setup.topology.name,
-            "symmetry": format!(
-                "{} GPU{} simulated (one per pipeline stage) for {} ({} tensor-parallel x {} context-parallel ranks x {} data-parallel replicas each): ranks of a stage do identical work and their collectives run in lockstep",
-                setup.pp,
-                if setup.pp == 1 { "" } else { "s" },
-                setup.gpus(),
-                setup.tp,
-                setup.cp,
-                setup.dp
-            ),
-        },
+        "parallel": parallel_report(setup),
+        "fidelity": fidelity_report(setup, graph),
         "assumptions": setup.assumptions,
-        "sim": { "events": stats.events, "operations": graph.len() },
-    });
-    if let Some(r) = &round {
-        report["local_sgd"] = local_sgd::report(&setup, r);
+        "sim": { "events": events, "operations": graph.len() },
+    })
+}
+
+/// Memory a GPU of the fullest stage holds, against its capacity.
+fn memory_report(setup: &TrainingConfig) -> Value {
+    let (memory_stage, mem) = memory::memory(setup);
+    let mut memory_report = mem.report(setup.gpu.memory_bytes);
+    memory_report["stage"] = json!(memory_stage);
+    if setup.recompute == Recompute::Adaptive {
+        memory_report["activation_plan"] = activation_plan::plan(setup).report();
+    }
+    // (micro-batches of unlike shapes have no one size to grow)
+    memory_report["largest_micro_batch"] = match setup.sequences {
+        Some(_) => Value::Null,
+        None => json!(memory::largest_micro_batch(
+            setup,
+            setup.gpu.memory_bytes as f64
+        )),
+    };
+    memory_report
+}
+
+/// The parallel layout and training policies the step ran.
+fn parallel_report(setup: &TrainingConfig) -> Value {
+    json!({
+        "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": setup.cp, "ep": setup.ep,
+        "cp_algorithm": match setup.cp_algorithm {
+            policy::ContextAlgorithm::Ring => "ring",
+            policy::ContextAlgorithm::AllGather => "all-gather",
+        },
+        "schedule": setup.schedule.name(),
+        "virtual_stages": setup.virtual_stages,
+        "sequence_parallel": setup.sequence_parallel,
+        "micro_batch": setup.micro_batch,
+        "global_batch": setup.global_batch,
+        "accumulation_steps": setup.accumulation,
+        "recompute": setup.recompute.name(),
+        "zero": setup.zero,
+        "optimizer": setup.optimizer.report(),
+        "compression": setup.compression.report(),
+    })
+}
+
+/// How the step was priced: compute tiers, network tier, topology, and the symmetry that lets
+/// one GPU a stage stand for all.
+fn fidelity_report(setup: &TrainingConfig, graph: &Graph) -> Value {
+    json!({
+        "compute": compute_fidelity(graph),
+        "network": setup.tier.name(),
+        "topology": setup.topology.name,
+        "symmetry": format!(
+            "{} GPU{} simulated (one per pipeline stage) for {} ({} tensor-parallel x {} context-parallel ranks x {} data-parallel replicas each): ranks of a stage do identical work and their collectives run in lockstep",
+            setup.pp,
+            if setup.pp == 1 { "" } else { "s" },
+            setup.gpus(),
+            setup.tp,
+            setup.cp,
+            setup.dp
+        ),
+    })
+}
+
+/// The report's sections for what only some set-ups have: local SGD, `[sequences]`, optimizer
+/// offload and per-link traffic.
+fn optional_reports(
+    report: &mut Value,
+    setup: &TrainingConfig,
+    lanes: &Breakdown,
+    time: &StepTime,
+    uses: &[links::CommUse],
+) {
+    if let Some(r) = &time.round {
+        report["local_sgd"] = local_sgd::report(setup, r);
     }
     if let Some(q) = &setup.sequences {
-        report["sequences"] = sequences::report(&setup, q);
+        report["sequences"] = sequences::report(setup, q);
     }
     if let Some(host) = setup.host {
-        report["breakdown_s"]["optimizer_offload"] = json!(offload_tail);
+        report["breakdown_s"]["optimizer_offload"] = json!(lanes.offload_tail);
         report["optimizer_offload"] = json!({
             "mode": setup.optimizer_offload.name(),
-            "host_copies_s": busy(critical.host_link, None),
-            "optimizer_s": busy(critical.offload, None),
-            "exposed_s": offload_tail,
+            "host_copies_s": lanes.host_copies,
+            "optimizer_s": lanes.offload,
+            "exposed_s": lanes.offload_tail,
             "host": {
                 "cpu_flops": host.flops,
                 "memory_bandwidth": host.memory_bandwidth,
@@ -426,26 +547,7 @@ pub fn simulate(setup: TrainingConfig, compute: &ComputeModel) -> TrainingRun {
         });
     }
     if setup.record_links {
-        let bytes = links::link_bytes(&setup, &uses);
-        report["links"] = crate::report::links::links(&setup.topology, &bytes, iteration);
-    }
-    let critical_index = stages
-        .iter()
-        .position(|st| st.compute == critical.compute)
-        .expect("the critical stage is a stage");
-    let (power, board_watts) = power::report(&setup, compute, &graph, &timeline, critical_index);
-    report["power"] = power;
-    let step = capacity::Step {
-        seconds: iteration,
-        tokens,
-        busy: compute_busy / iteration,
-        board_watts,
-    };
-    capacity::report(&setup, &step, &mut report);
-    TrainingRun {
-        setup,
-        graph,
-        timeline,
-        report,
+        let bytes = links::link_bytes(setup, uses);
+        report["links"] = crate::report::links::links(&setup.topology, &bytes, time.iteration);
     }
 }
