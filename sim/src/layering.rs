@@ -1,6 +1,7 @@
-//! A test of the layers ARCHITECTURE.md draws: the scenario file format sits at the edge, so the
-//! layers below it (engine, exec, hw, model, net, collective, workload, stats) must not name
-//! `scenario`, open files, or keep global state.
+//! A test of the layers ARCHITECTURE.md draws: a module imports only from its own layer and the
+//! layers below it; the scenario file format sits at the edge, so the layers below it (engine,
+//! exec, hw, model, net, collective, workload, stats) must not name `scenario`, open files, or
+//! keep global state.
 
 #[cfg(test)]
 mod tests {
@@ -16,6 +17,34 @@ mod tests {
         "workload",
         "stats",
     ];
+
+    /// The layers of ARCHITECTURE.md's picture, top to bottom, by the module (or file) that
+    /// starts a path under `src/`.
+    const LAYERS: [&[&str]; 12] = [
+        &["cli", "main", "check", "run", "validate", "sweep", "plan"],
+        &["scenario/lower"],
+        &["scenario", "files"],
+        &["workload"],
+        &["report"],
+        &["exec"],
+        &["collective"],
+        &["net"],
+        &["hw", "model"],
+        &["stats"],
+        &["quantity", "suggest", "key_error"],
+        &["engine"],
+    ];
+
+    /// The layer of a path under `src/` (or of a module path written `a::b`).
+    fn layer_of(path: &str) -> Option<usize> {
+        let path = path.replace("::", "/");
+        let module = if path.starts_with("scenario/lower") {
+            "scenario/lower"
+        } else {
+            path.split(['/', '.']).next().unwrap_or("")
+        };
+        LAYERS.iter().position(|l| l.contains(&module))
+    }
 
     fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).expect("source folder") {
@@ -45,6 +74,44 @@ mod tests {
             .collect();
         found.sort();
         found
+    }
+
+    #[test]
+    fn imports_point_down_the_layers() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        let mut upward = Vec::new();
+        for f in files {
+            let rel = f.strip_prefix(&src).expect("under src").to_string_lossy();
+            let rel = rel.replace('\\', "/");
+            if rel.ends_with("tests.rs") || rel.contains("/tests/") || rel == "layering.rs" {
+                continue;
+            }
+            let Some(own) = layer_of(&rel) else {
+                continue;
+            };
+            let text = std::fs::read_to_string(&f).expect("readable source");
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for (i, _) in code.match_indices("crate::") {
+                let after = &code[i + "crate::".len()..];
+                let end = after
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                    .unwrap_or(after.len());
+                let target = &after[..end];
+                if let Some(to) = layer_of(target)
+                    && to < own
+                {
+                    upward.push(format!("{rel} -> {target}"));
+                }
+            }
+        }
+        upward.sort();
+        upward.dedup();
+        assert!(
+            upward.is_empty(),
+            "imports that point up ARCHITECTURE.md's layers: {upward:?}"
+        );
     }
 
     #[test]

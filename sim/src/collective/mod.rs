@@ -42,19 +42,6 @@ pub fn collective_blocks(intra: crate::net::topology::IntraKind) -> u32 {
     }
 }
 
-/// The blocks a collective holds on each `gpu` of servers joined by `intra`, and the rate the
-/// kernels beside it keep (`exec::Contention`); `None` where the GPU has too few SMs to share.
-pub fn contention(
-    intra: crate::net::topology::IntraKind,
-    gpu: &crate::hw::GpuSpec,
-) -> (u32, Option<crate::exec::Contention>) {
-    let blocks = collective_blocks(intra);
-    (
-        blocks,
-        crate::exec::Contention::of_blocks(blocks, gpu.multiprocessors),
-    )
-}
-
 pub use algorithm::Algorithm;
 pub use group::Group;
 pub use op::CollectiveOp;

@@ -25,6 +25,20 @@ pub struct ClusterSetup {
     pub in_switch_reduction: bool,
 }
 
+/// The blocks a collective holds on each `gpu` of servers joined by `intra`
+/// (`collective::collective_blocks`), and the rate the kernels beside it keep
+/// (`exec::Contention`); `None` where the GPU has too few SMs to share.
+pub fn collective_contention(
+    intra: crate::net::topology::IntraKind,
+    gpu: &GpuSpec,
+) -> (u32, Option<crate::exec::Contention>) {
+    let blocks = crate::collective::collective_blocks(intra);
+    (
+        blocks,
+        crate::exec::Contention::of_blocks(blocks, gpu.multiprocessors),
+    )
+}
+
 /// A calibration profile and the name it was given by.
 #[derive(Clone, Debug)]
 pub struct ComputeProfile {

@@ -528,7 +528,8 @@ pub fn build(
     let mut graph = Graph::new();
     // A Ring pass or PipeFusion send beside attention holds SMs and slows it (`exec::Contention`);
     // the lane's waits and blocking collectives leave no kernel beside them to slow.
-    graph.contention = crate::collective::contention(net.topology.spec.intra, &compute.gpu).1;
+    graph.contention =
+        crate::workload::cluster::collective_contention(net.topology.spec.intra, &compute.gpu).1;
     let compute_lane = graph.add_lane_using("compute", "GPU 0", LaneUse::Kernels);
     let comm = graph.add_lane_using("communication", "GPU 0", LaneUse::Collectives);
     let mut b = Builder {

@@ -161,9 +161,9 @@ pub const DIMENSIONS: [&str; 4] = ["cp", "dp", "pp", "tp"];
 
 impl TrainingConfig {
     /// The blocks a collective holds on each GPU of its servers, and the rate the kernels beside
-    /// it keep (`collective::contention`).
+    /// it keep (`workload::cluster::collective_contention`).
     pub fn contention(&self) -> (u32, Option<crate::exec::Contention>) {
-        crate::collective::contention(self.topology.spec.intra, &self.gpu)
+        crate::workload::cluster::collective_contention(self.topology.spec.intra, &self.gpu)
     }
 
     pub fn gpus(&self) -> u32 {
