@@ -9,7 +9,7 @@
 //! workload knows its model's format. Deliberately ignored here: what runs on the GPUs.
 
 use crate::hw::profile;
-use crate::hw::{Dtype, GpuSpec, gpu};
+use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
 use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::net::topology::spec::IntraKind;
@@ -321,6 +321,26 @@ fn wire(
 
     let tier = tier.unwrap_or_else(|| network_tier(s, assumptions));
     build(s, gpu, (nodes, fabric), tier, "cluster.inter_node")
+}
+
+/// The compute model of `g` on `[cluster]`: its calibration profile (and that profile's name),
+/// attention kernel and power limit; `sustained` as `power_limit::apply` takes it.
+pub(crate) fn compute_model(
+    s: &Scenario,
+    g: &'static GpuSpec,
+    dtype: Dtype,
+    sustained: bool,
+    assumptions: &mut Vec<String>,
+) -> Result<(ComputeModel, Option<String>), ScenarioError> {
+    let profile = resolve_profile(s, g, dtype, assumptions)?;
+    let mut compute = match &profile {
+        Some(p) => ComputeModel::with_profile(g, p.profile.clone())
+            .map_err(|e| s.error_at("cluster.profile", e))?,
+        None => ComputeModel::new(g),
+    };
+    apply_attention_kernel(s, &mut compute, assumptions)?;
+    super::power_limit::apply(s, &mut compute, sustained, assumptions)?;
+    Ok((compute, profile.map(|p| p.name)))
 }
 
 /// Applies `[model] attention_kernel` to `compute` (see `hw::attention_kernel`), recording the
