@@ -121,7 +121,35 @@ impl Tally {
     }
 }
 
-/// The divisors of `n`, ascending.
+/// The space's candidates, each `item` with its simulation's `outcome`, tallied: those that ran
+/// and fit (`unfit` says why one does not) made into `entry`s in the space's order.
+pub(super) fn rank<I, R>(
+    considered: usize,
+    runs: impl IntoIterator<Item = (I, Outcome)>,
+    unfit: impl Fn(&Value) -> Option<&'static str>,
+    entry: impl Fn(I, Value) -> R,
+) -> (Vec<R>, Tally) {
+    let mut tally = Tally {
+        considered,
+        ..Tally::default()
+    };
+    let mut ranked = Vec::new();
+    for (item, outcome) in runs {
+        match outcome {
+            Outcome::Invalid(why) => *tally.invalid.entry(why).or_default() += 1,
+            Outcome::Ran(report) => {
+                tally.simulated += 1;
+                match unfit(&report) {
+                    Some(why) => *tally.does_not_fit.entry(why.to_string()).or_default() += 1,
+                    None => ranked.push(entry(item, report)),
+                }
+            }
+        }
+    }
+    tally.ranked = ranked.len();
+    (ranked, tally)
+}
+
 /// The candidates that meet `keep`, best first by `order`, and the first `n` of them as the
 /// plan's `top` rows (ranked from 1).
 pub fn best<R>(
@@ -142,6 +170,7 @@ pub fn best<R>(
     (best, top)
 }
 
+/// The divisors of `n`, ascending.
 pub fn divisors(n: u32) -> Vec<u32> {
     (1..=n).filter(|d| n.is_multiple_of(*d)).collect()
 }

@@ -15,7 +15,7 @@
 //! are ranked by one video's latency (the first of the mix), not by the queue's.
 
 use super::Options;
-use super::candidate::{self, Candidate, Outcome, Tally, divisors};
+use super::candidate::{self, Candidate, divisors};
 use super::objective::Objective;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{self, Needs};
@@ -23,6 +23,7 @@ use crate::scenario::{Kind, Scenario};
 use serde_json::{Value, json};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// The searched degrees of one video's layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +130,25 @@ struct Ranked {
 }
 
 impl Ranked {
+    /// The scenario's own configuration `own`, simulated as `report`; `outside` the space when it
+    /// uses DSP or latent parallelism.
+    fn reference(own: Degrees, outside: bool, report: Value) -> Ranked {
+        Ranked {
+            degrees: own,
+            gpus: report["parallel"]["gpus_per_video"].as_u64().unwrap_or(1) as u32,
+            sets: if outside { Vec::new() } else { own.sets(&[]) },
+            layout: if outside {
+                format!(
+                    "{} (with the scenario's DSP or latent parallelism)",
+                    own.describe()
+                )
+            } else {
+                own.describe()
+            },
+            report,
+        }
+    }
+
     fn latency(&self) -> f64 {
         self.report["latency_s"].as_f64().unwrap_or(f64::INFINITY)
     }
@@ -184,42 +204,7 @@ fn compare(objective: Objective, a: &Ranked, b: &Ranked) -> Ordering {
 /// Plans a diffusion scenario.
 pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioError> {
     let f = &scenario.file;
-    let path = &scenario.source.path;
-    if options.slo_attainment.is_some() {
-        return Err(ScenarioError::whole(
-            path,
-            "--slo-attainment is a serving plan's target; a diffusion plan's is --max-latency",
-        )
-        .with_help("use --objective fewest-gpus --max-latency \"60 s\""));
-    }
-    let bound = match (options.objective, options.max_latency_s) {
-        (Objective::FewestGpus, Some(s)) if s > 0.0 && s.is_finite() => Some(s),
-        (Objective::FewestGpus, Some(s)) => {
-            return Err(ScenarioError::whole(
-                path,
-                format!("--max-latency {s} s is not a positive duration"),
-            )
-            .with_help("e.g. --max-latency \"60 s\""));
-        }
-        (Objective::FewestGpus, None) => {
-            return Err(ScenarioError::whole(
-                path,
-                "--objective fewest-gpus needs the latency a video must meet",
-            )
-            .with_help("add --max-latency with a duration, e.g. --max-latency \"60 s\""));
-        }
-        (o @ (Objective::Fastest | Objective::Cheapest), Some(_)) => {
-            return Err(ScenarioError::whole(
-                path,
-                format!(
-                    "--max-latency is the bound of --objective fewest-gpus, not of {}",
-                    o.name()
-                ),
-            )
-            .with_help("add --objective fewest-gpus, or remove --max-latency"));
-        }
-        (Objective::Fastest | Objective::Cheapest, None) => None,
-    };
+    let bound = latency_bound(&scenario.source.path, options)?;
 
     // The scenario's own configuration: bad input ends the plan here.
     let reference = candidate::run_one(scenario, &[])?;
@@ -252,79 +237,21 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         .collect();
 
     let outcomes = candidate::run_all(scenario, &candidates);
-    let mut tally = Tally {
-        considered: space.len(),
-        ..Tally::default()
-    };
-    let mut ranked = Vec::new();
-    for ((d, c), outcome) in space.iter().zip(candidates).zip(outcomes) {
-        match outcome {
-            Outcome::Invalid(why) => *tally.invalid.entry(why).or_default() += 1,
-            Outcome::Ran(report) => {
-                tally.simulated += 1;
-                let peak = report["memory"]["peak_bytes_per_gpu"]
-                    .as_f64()
-                    .unwrap_or(f64::INFINITY);
-                let capacity = report["memory"]["capacity_bytes"].as_f64().unwrap_or(0.0);
-                if report["memory"]["fits"] != true || peak > capacity - options.headroom_bytes {
-                    *tally
-                        .does_not_fit
-                        .entry("peak memory exceeds a GPU's".into())
-                        .or_default() += 1;
-                } else {
-                    ranked.push(Ranked {
-                        degrees: *d,
-                        gpus: c.gpus,
-                        sets: c.sets,
-                        layout: c.layout,
-                        report,
-                    });
-                }
-            }
-        }
-    }
-    tally.ranked = ranked.len();
-
-    let mut by_gpus: BTreeMap<u32, (usize, f64)> = BTreeMap::new();
-    for r in &ranked {
-        let e = by_gpus.entry(r.gpus).or_insert((0, f64::INFINITY));
-        e.0 += 1;
-        e.1 = e.1.min(r.latency());
-    }
-    let by_gpus: Vec<Value> = by_gpus
-        .into_iter()
-        .map(|(g, (n, latency))| {
-            json!({
-                    "gpus": g,
-                    "memory_headroom_bytes": options.headroom_bytes,
-            "candidates": n,
-                    "best_latency_s": latency,
-                    "meets_target": bound.map(|b| latency <= b),
-                })
-        })
-        .collect();
-
+    let (ranked, tally) = candidate::rank(
+        space.len(),
+        space.iter().zip(candidates).zip(outcomes),
+        |report| unfit(report, options.headroom_bytes),
+        |(d, c), report| Ranked {
+            degrees: *d,
+            gpus: c.gpus,
+            sets: c.sets,
+            layout: c.layout,
+            report,
+        },
+    );
+    let by_gpus = by_gpus(&ranked, options.headroom_bytes, bound);
     let reference_ranked = !own_outside && ranked.iter().any(|r| r.degrees == own);
-    let reference = Ranked {
-        degrees: own,
-        gpus: reference["parallel"]["gpus_per_video"]
-            .as_u64()
-            .unwrap_or(1) as u32,
-        sets: if own_outside {
-            Vec::new()
-        } else {
-            own.sets(&[])
-        },
-        layout: if own_outside {
-            format!(
-                "{} (with the scenario's DSP or latent parallelism)",
-                own.describe()
-            )
-        } else {
-            own.describe()
-        },
-        report: reference,
-    };
+    let reference = Ranked::reference(own, own_outside, reference);
     let (best, top) = candidate::best(
         &ranked,
         |r| bound.is_none_or(|b| r.latency() <= b),
@@ -365,4 +292,80 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         out["target"] = json!({ "max_latency_s": b, "met": !best.is_empty() });
     }
     Ok(out)
+}
+
+/// The latency a video must meet: `--max-latency`, which only `--objective fewest-gpus` takes
+/// (and needs); a serving plan's `--slo-attainment` refused.
+fn latency_bound(path: &Path, options: &Options) -> Result<Option<f64>, ScenarioError> {
+    if options.slo_attainment.is_some() {
+        return Err(ScenarioError::whole(
+            path,
+            "--slo-attainment is a serving plan's target; a diffusion plan's is --max-latency",
+        )
+        .with_help("use --objective fewest-gpus --max-latency \"60 s\""));
+    }
+    Ok(match (options.objective, options.max_latency_s) {
+        (Objective::FewestGpus, Some(s)) if s > 0.0 && s.is_finite() => Some(s),
+        (Objective::FewestGpus, Some(s)) => {
+            return Err(ScenarioError::whole(
+                path,
+                format!("--max-latency {s} s is not a positive duration"),
+            )
+            .with_help("e.g. --max-latency \"60 s\""));
+        }
+        (Objective::FewestGpus, None) => {
+            return Err(ScenarioError::whole(
+                path,
+                "--objective fewest-gpus needs the latency a video must meet",
+            )
+            .with_help("add --max-latency with a duration, e.g. --max-latency \"60 s\""));
+        }
+        (o @ (Objective::Fastest | Objective::Cheapest), Some(_)) => {
+            return Err(ScenarioError::whole(
+                path,
+                format!(
+                    "--max-latency is the bound of --objective fewest-gpus, not of {}",
+                    o.name()
+                ),
+            )
+            .with_help("add --objective fewest-gpus, or remove --max-latency"));
+        }
+        (Objective::Fastest | Objective::Cheapest, None) => None,
+    })
+}
+
+/// Why a simulated configuration does not fit with `headroom` bytes to spare, if it does not.
+fn unfit(report: &Value, headroom: f64) -> Option<&'static str> {
+    let peak = report["memory"]["peak_bytes_per_gpu"]
+        .as_f64()
+        .unwrap_or(f64::INFINITY);
+    let capacity = report["memory"]["capacity_bytes"].as_f64().unwrap_or(0.0);
+    if report["memory"]["fits"] != true || peak > capacity - headroom {
+        Some("peak memory exceeds a GPU's")
+    } else {
+        None
+    }
+}
+
+/// For each GPU count, how many candidates ranked and the best latency among them (and whether
+/// it meets `bound`).
+fn by_gpus(ranked: &[Ranked], headroom: f64, bound: Option<f64>) -> Vec<Value> {
+    let mut by_gpus: BTreeMap<u32, (usize, f64)> = BTreeMap::new();
+    for r in ranked {
+        let e = by_gpus.entry(r.gpus).or_insert((0, f64::INFINITY));
+        e.0 += 1;
+        e.1 = e.1.min(r.latency());
+    }
+    by_gpus
+        .into_iter()
+        .map(|(g, (n, latency))| {
+            json!({
+                "gpus": g,
+                "memory_headroom_bytes": headroom,
+                "candidates": n,
+                "best_latency_s": latency,
+                "meets_target": bound.map(|b| latency <= b),
+            })
+        })
+        .collect()
 }

@@ -18,10 +18,11 @@
 //! candidates only when some fall behind; `fewest-gpus` is the question such traffic answers.
 
 use super::Options;
-use super::candidate::{self, Candidate, Outcome, Tally, divisors};
+use super::candidate::{self, Candidate, divisors};
 use super::objective::{Objective, gpu_hours_per_million_tokens};
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{self, Needs};
+use crate::scenario::serving::ServingSection;
 use crate::scenario::{Kind, Scenario};
 use serde_json::{Value, json};
 use std::cmp::Ordering;
@@ -209,60 +210,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     let f = &scenario.file;
     let path = &scenario.source.path;
     let serving = f.serving.clone().unwrap_or_default();
-    if serving.group.is_some() {
-        return Err(scenario
-            .error_at(
-                "serving.group",
-                "`plan` searches replicas of one GPU type (cluster.gpu); a mixed fleet \
-                 ([[serving.group]]) is not searched",
-            )
-            .with_help(
-                "compare mixed fleets with `clustersim sweep --vary KEY=V1,V2,...`, or plan a \
-                 fleet of one GPU type",
-            ));
-    }
-    if options.max_latency_s.is_some() {
-        return Err(ScenarioError::whole(
-            path,
-            "--max-latency bounds a video's latency; it applies to diffusion plans",
-        )
-        .with_help("a serving plan's target is --slo-attainment with --objective fewest-gpus"));
-    }
-    let target = match options.objective {
-        Objective::FewestGpus => {
-            if f.slo.is_none() {
-                return Err(ScenarioError::whole(
-                    path,
-                    "--objective fewest-gpus needs the scenario's [slo] to judge fleets by",
-                )
-                .with_help(
-                    "add [slo] with ttft, tpot or e2e, e.g. ttft = \"2 s\" and tpot = \"100 ms\"",
-                ));
-            }
-            let t = options.slo_attainment.unwrap_or(DEFAULT_SLO_ATTAINMENT);
-            if !(t > 0.0 && t <= 1.0) {
-                return Err(ScenarioError::whole(
-                    path,
-                    format!("--slo-attainment {t} is not a fraction in (0, 1]"),
-                )
-                .with_help("e.g. --slo-attainment 0.9 (90% of requests meet the SLO)"));
-            }
-            Some(t)
-        }
-        Objective::Fastest | Objective::Cheapest => {
-            if options.slo_attainment.is_some() {
-                return Err(ScenarioError::whole(
-                    path,
-                    format!(
-                        "--slo-attainment is the target of --objective fewest-gpus, not of {}",
-                        options.objective.name()
-                    ),
-                )
-                .with_help("add --objective fewest-gpus, or remove --slo-attainment"));
-            }
-            None
-        }
-    };
+    let target = attainment_target(scenario, &serving, options)?;
 
     // The scenario's own fleet: bad input ends the plan here, before any search.
     let reference = candidate::run_one(scenario, &[])?;
@@ -292,49 +240,16 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     let candidates: Vec<Candidate> = fleets.iter().map(Fleet::candidate).collect();
 
     let outcomes = candidate::run_all(scenario, &candidates);
-    let mut tally = Tally {
-        considered: fleets.len(),
-        ..Tally::default()
-    };
-    let mut ranked = Vec::new();
-    for (fleet, outcome) in fleets.iter().zip(outcomes) {
-        match outcome {
-            Outcome::Invalid(why) => *tally.invalid.entry(why).or_default() += 1,
-            Outcome::Ran(report) => {
-                tally.simulated += 1;
-                match unfit(&report) {
-                    Some(why) => *tally.does_not_fit.entry(why.to_string()).or_default() += 1,
-                    None => ranked.push(Ranked {
-                        fleet: *fleet,
-                        report,
-                    }),
-                }
-            }
-        }
-    }
-    tally.ranked = ranked.len();
-
-    // The best of each GPU count: what `fewest-gpus` chose from.
-    let mut by_gpus: BTreeMap<u32, (usize, f64, f64)> = BTreeMap::new();
-    for r in &ranked {
-        let e = by_gpus.entry(r.fleet.gpus()).or_insert((0, 0.0, 0.0));
-        e.0 += 1;
-        e.1 = e.1.max(r.tokens_per_s());
-        e.2 = e.2.max(r.attainment());
-    }
-    let by_gpus: Vec<Value> = by_gpus
-        .into_iter()
-        .map(|(g, (n, tokens, attainment))| {
-            json!({
-                "gpus": g,
-                "candidates": n,
-                "best_output_tokens_per_s": tokens,
-                "best_slo_attainment": attainment,
-                "meets_target": target.map(|t| attainment >= t),
-            })
-        })
-        .collect();
-
+    let (ranked, tally) = candidate::rank(
+        fleets.len(),
+        fleets.iter().zip(outcomes),
+        unfit,
+        |fleet, report| Ranked {
+            fleet: *fleet,
+            report,
+        },
+    );
+    let by_gpus = by_gpus(&ranked, target);
     let reference_ranked = ranked.iter().any(|r| r.fleet == own);
     let reference = Ranked {
         fleet: own,
@@ -382,4 +297,92 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         out["target"] = json!({ "slo_attainment": t, "met": !best.is_empty() });
     }
     Ok(out)
+}
+
+/// The SLO attainment a fleet must reach: `--slo-attainment` (its default when absent), which
+/// only `--objective fewest-gpus` takes, judged by the scenario's `[slo]`; a mixed fleet and a
+/// diffusion plan's `--max-latency` refused.
+fn attainment_target(
+    scenario: &Scenario,
+    serving: &ServingSection,
+    options: &Options,
+) -> Result<Option<f64>, ScenarioError> {
+    let path = &scenario.source.path;
+    if serving.group.is_some() {
+        return Err(scenario
+            .error_at(
+                "serving.group",
+                "`plan` searches replicas of one GPU type (cluster.gpu); a mixed fleet \
+                 ([[serving.group]]) is not searched",
+            )
+            .with_help(
+                "compare mixed fleets with `clustersim sweep --vary KEY=V1,V2,...`, or plan a \
+                 fleet of one GPU type",
+            ));
+    }
+    if options.max_latency_s.is_some() {
+        return Err(ScenarioError::whole(
+            path,
+            "--max-latency bounds a video's latency; it applies to diffusion plans",
+        )
+        .with_help("a serving plan's target is --slo-attainment with --objective fewest-gpus"));
+    }
+    Ok(match options.objective {
+        Objective::FewestGpus => {
+            if scenario.file.slo.is_none() {
+                return Err(ScenarioError::whole(
+                    path,
+                    "--objective fewest-gpus needs the scenario's [slo] to judge fleets by",
+                )
+                .with_help(
+                    "add [slo] with ttft, tpot or e2e, e.g. ttft = \"2 s\" and tpot = \"100 ms\"",
+                ));
+            }
+            let t = options.slo_attainment.unwrap_or(DEFAULT_SLO_ATTAINMENT);
+            if !(t > 0.0 && t <= 1.0) {
+                return Err(ScenarioError::whole(
+                    path,
+                    format!("--slo-attainment {t} is not a fraction in (0, 1]"),
+                )
+                .with_help("e.g. --slo-attainment 0.9 (90% of requests meet the SLO)"));
+            }
+            Some(t)
+        }
+        Objective::Fastest | Objective::Cheapest => {
+            if options.slo_attainment.is_some() {
+                return Err(ScenarioError::whole(
+                    path,
+                    format!(
+                        "--slo-attainment is the target of --objective fewest-gpus, not of {}",
+                        options.objective.name()
+                    ),
+                )
+                .with_help("add --objective fewest-gpus, or remove --slo-attainment"));
+            }
+            None
+        }
+    })
+}
+
+/// The best of each GPU count: what `fewest-gpus` chose from (and whether it meets `target`).
+fn by_gpus(ranked: &[Ranked], target: Option<f64>) -> Vec<Value> {
+    let mut by_gpus: BTreeMap<u32, (usize, f64, f64)> = BTreeMap::new();
+    for r in ranked {
+        let e = by_gpus.entry(r.fleet.gpus()).or_insert((0, 0.0, 0.0));
+        e.0 += 1;
+        e.1 = e.1.max(r.tokens_per_s());
+        e.2 = e.2.max(r.attainment());
+    }
+    by_gpus
+        .into_iter()
+        .map(|(g, (n, tokens, attainment))| {
+            json!({
+                "gpus": g,
+                "candidates": n,
+                "best_output_tokens_per_s": tokens,
+                "best_slo_attainment": attainment,
+                "meets_target": target.map(|t| attainment >= t),
+            })
+        })
+        .collect()
 }

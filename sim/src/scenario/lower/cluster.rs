@@ -9,7 +9,7 @@
 //! workload knows its model's format. Deliberately ignored here: what runs on the GPUs.
 
 use crate::hw::profile;
-use crate::hw::{Dtype, GpuSpec, gpu};
+use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
 use crate::net::Topology;
 use crate::net::tier::Tier;
 use crate::net::topology::spec::IntraKind;
@@ -322,6 +322,22 @@ fn wire(
     build(s, gpu, (nodes, fabric), tier, "cluster.inter_node")
 }
 
+/// The compute model of `g` on `[cluster]`: its calibration profile (and that profile's name),
+/// attention kernel and power limit; `sustained` as `power_limit::apply` takes it.
+pub(crate) fn compute_model(
+    s: &Scenario,
+    g: Arc<GpuSpec>,
+    dtype: Dtype,
+    sustained: bool,
+    assumptions: &mut Vec<String>,
+) -> Result<(ComputeModel, Option<String>), ScenarioError> {
+    let profile = resolve_profile(s, &g, dtype, assumptions)?;
+    let mut compute = with_profile(s, g, profile.as_ref())?;
+    apply_attention_kernel(s, &mut compute, assumptions)?;
+    super::power_limit::apply(s, &mut compute, sustained, assumptions)?;
+    Ok((compute, profile.map(|p| p.name)))
+}
+
 /// Applies `[model] attention_kernel` to `compute` (see `hw::attention_kernel`), recording the
 /// figure used; a kernel without a figure for the GPU is an error at the key.
 pub fn apply_attention_kernel(
@@ -352,15 +368,15 @@ pub fn apply_attention_kernel(
 
 /// The compute model of `gpu`: `profile`'s measurements first when there is one, the roofline
 /// for the rest.
-pub fn compute_model(
+pub fn with_profile(
     s: &Scenario,
     gpu: Arc<GpuSpec>,
     profile: Option<&ComputeProfile>,
-) -> Result<crate::hw::ComputeModel, ScenarioError> {
+) -> Result<ComputeModel, ScenarioError> {
     match profile {
-        Some(p) => crate::hw::ComputeModel::with_profile(gpu, p.profile.clone())
+        Some(p) => ComputeModel::with_profile(gpu, p.profile.clone())
             .map_err(|e| s.error_at("cluster.profile", e.to_string())),
-        None => Ok(crate::hw::ComputeModel::new(gpu)),
+        None => Ok(ComputeModel::new(gpu)),
     }
 }
 

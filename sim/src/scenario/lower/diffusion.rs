@@ -6,9 +6,11 @@ use crate::hw::Dtype;
 use crate::model::dit::{Video, VideoDit};
 use crate::model::dit_preset;
 use crate::scenario::Scenario;
+use crate::scenario::diffusion::DiffusionSection;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{self, Needs};
 use crate::scenario::serving::LengthSpec;
+use crate::workload::cluster::ClusterSetup;
 use crate::workload::diffusion::layout::Layout;
 use crate::workload::diffusion::policy::VideoScheduler;
 use crate::workload::diffusion::{DiffusionConfig, MAX_STEPS, VideoQueue};
@@ -33,19 +35,89 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
         )
         .with_help("add [diffusion] with width, height, frames and steps")
     })?;
-    let need = |v: Option<u32>, key: &str, example: &str| -> Result<u32, ScenarioError> {
-        let path = format!("diffusion.{key}");
-        match v {
-            None => Err(s
-                .error_at("diffusion", format!("missing key `{key}` in [diffusion]"))
-                .with_help(format!("add it, e.g. {key} = {example}"))),
-            Some(0) => Err(s.error_at(&path, format!("`{path}` must be at least 1"))),
-            Some(n) => Ok(n),
-        }
-    };
     // One video, or with [workload] a queue of videos of the `videos` mix.
     let serving = f.workload.is_some();
-    let videos: Vec<(Video, f64)> = match &d.videos {
+    let videos = videos(s, &d, serving)?;
+    check_video_sizes(s, &d, serving, &model, &videos)?;
+    let steps = need(s, d.steps, "steps", "50")?;
+    if steps > MAX_STEPS {
+        return Err(s
+            .error_at(
+                "diffusion.steps",
+                format!("{steps} denoising steps; every step is simulated, at most {MAX_STEPS}"),
+            )
+            .with_help("samplers run 1 to 1,000 steps; 50 is common"));
+    }
+    let guidance = d.cfg.unwrap_or_else(|| {
+        assumptions.push("no classifier-free guidance (one branch a step)".into());
+        false
+    });
+
+    let layout = layout(s, &model, &videos, guidance, &mut assumptions)?;
+    let warmup_steps = match d.warmup_steps {
+        Some(w) => w,
+        None => {
+            if layout.pipefusion > 1 {
+                assumptions.push("PipeFusion: 1 warm-up step (xDiT's default)".into());
+            }
+            1
+        }
+    }
+    .min(steps);
+    let vae_parallel = d.vae_parallel.unwrap_or_else(|| {
+        if layout.world() > 1 {
+            assumptions.push("VAE decoded on one GPU (vae_parallel = false)".into());
+        }
+        false
+    });
+
+    let setup = cluster_for(s, &layout, act, &mut assumptions)?;
+    let (compute, profile) =
+        cluster::compute_model(s, setup.gpu.clone(), act, true, &mut assumptions)?;
+    assumptions.push("text encoders priced as one GEMM of 2 x params x tokens FLOPs each".into());
+    let queue = if serving {
+        Some(queue(s, d.scheduler, &mut assumptions)?)
+    } else {
+        None
+    };
+    Ok(DiffusionConfig {
+        scenario: s.name(),
+        cluster: setup,
+        profile,
+        model,
+        layout,
+        compute,
+        act,
+        steps,
+        guidance,
+        warmup_steps,
+        vae_parallel,
+        videos,
+        queue,
+        assumptions,
+    })
+}
+
+/// A required count in `[diffusion]`, at least 1.
+fn need(s: &Scenario, v: Option<u32>, key: &str, example: &str) -> Result<u32, ScenarioError> {
+    let path = format!("diffusion.{key}");
+    match v {
+        None => Err(s
+            .error_at("diffusion", format!("missing key `{key}` in [diffusion]"))
+            .with_help(format!("add it, e.g. {key} = {example}"))),
+        Some(0) => Err(s.error_at(&path, format!("`{path}` must be at least 1"))),
+        Some(n) => Ok(n),
+    }
+}
+
+/// The videos generated, each with its share: the `videos` mix a queue serves (with
+/// `[workload]`), or the one video of width, height and frames.
+fn videos(
+    s: &Scenario,
+    d: &DiffusionSection,
+    serving: bool,
+) -> Result<Vec<(Video, f64)>, ScenarioError> {
+    Ok(match &d.videos {
         Some(mix) if serving => {
             if mix.is_empty() {
                 return Err(s
@@ -81,16 +153,25 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
         }
         None => vec![(
             Video {
-                width: need(d.width, "width", "1280")?,
-                height: need(d.height, "height", "720")?,
-                frames: need(d.frames, "frames", "129")?,
+                width: need(s, d.width, "width", "1280")?,
+                height: need(s, d.height, "height", "720")?,
+                frames: need(s, d.frames, "frames", "129")?,
             },
             1.0,
         )],
-    };
-    // A video smaller than one token across is not a video the model can generate.
+    })
+}
+
+/// Refuses a video smaller than one token across: not a video the model can generate.
+fn check_video_sizes(
+    s: &Scenario,
+    d: &DiffusionSection,
+    serving: bool,
+    model: &VideoDit,
+    videos: &[(Video, f64)],
+) -> Result<(), ScenarioError> {
     let (_, patch_h, patch_w) = model.patch;
-    for (v, _) in &videos {
+    for (v, _) in videos {
         let key = if d.videos.is_some() && serving {
             "diffusion.videos"
         } else {
@@ -112,46 +193,23 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
             }
         }
     }
-    let steps = need(d.steps, "steps", "50")?;
-    if steps > MAX_STEPS {
-        return Err(s
-            .error_at(
-                "diffusion.steps",
-                format!("{steps} denoising steps; every step is simulated, at most {MAX_STEPS}"),
-            )
-            .with_help("samplers run 1 to 1,000 steps; 50 is common"));
-    }
-    let guidance = d.cfg.unwrap_or_else(|| {
-        assumptions.push("no classifier-free guidance (one branch a step)".into());
-        false
-    });
+    Ok(())
+}
 
-    let layout = layout(s, &model, &videos, guidance, &mut assumptions)?;
-    let warmup_steps = match d.warmup_steps {
-        Some(w) => w,
-        None => {
-            if layout.pipefusion > 1 {
-                assumptions.push("PipeFusion: 1 warm-up step (xDiT's default)".into());
-            }
-            1
-        }
-    }
-    .min(steps);
-    let vae_parallel = d.vae_parallel.unwrap_or_else(|| {
-        if layout.world() > 1 {
-            assumptions.push("VAE decoded on one GPU (vae_parallel = false)".into());
-        }
-        false
-    });
-
-    // The cluster.
+/// The cluster the layout runs on: enough GPUs for it, and a GPU with the activations' arithmetic.
+fn cluster_for(
+    s: &Scenario,
+    layout: &Layout,
+    act: Dtype,
+    assumptions: &mut Vec<String>,
+) -> Result<ClusterSetup, ScenarioError> {
     let world = layout.world();
     let needs = Needs {
         sizes: false,
-        inter_node: world > f.cluster.gpus_per_node.unwrap_or(8),
+        inter_node: world > s.file.cluster.gpus_per_node.unwrap_or(8),
     };
-    let setup = cluster::resolve(s, &mut assumptions, needs)?;
-    let gpu = setup.gpu.clone();
+    let setup = cluster::resolve(s, assumptions, needs)?;
+    let gpu = &setup.gpu;
     let total_gpus = setup.nodes * setup.gpus_per_node;
     if world > total_gpus {
         return Err(s
@@ -169,32 +227,7 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
             )
             .with_help("choose a model.dtype the GPU supports (fp16 on V100 and T4)"));
     }
-    let profile = cluster::resolve_profile(s, &gpu, act, &mut assumptions)?;
-    let mut compute = cluster::compute_model(s, gpu, profile.as_ref())?;
-    cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
-    super::power_limit::apply(s, &mut compute, true, &mut assumptions)?;
-    assumptions.push("text encoders priced as one GEMM of 2 x params x tokens FLOPs each".into());
-    let queue = if serving {
-        Some(queue(s, d.scheduler, &mut assumptions)?)
-    } else {
-        None
-    };
-    Ok(DiffusionConfig {
-        scenario: s.name(),
-        cluster: setup,
-        profile: profile.map(|p| p.name),
-        model,
-        layout,
-        compute,
-        act,
-        steps,
-        guidance,
-        warmup_steps,
-        vae_parallel,
-        videos,
-        queue,
-        assumptions,
-    })
+    Ok(setup)
 }
 
 /// `[model]`: a video DiT preset (its other keys refused) and the format of its weights and

@@ -14,6 +14,67 @@ use crate::workload::federated::{Download, FederatedConfig};
 
 /// The scenario's federated run, every key checked.
 pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
+    let f = section(s)?;
+    let mut assumptions = Vec::new();
+    let model = resolve_model(s, &mut assumptions)?;
+    let devices = at_least_one(s, f.population, "population", "100000")?;
+    let cohort = at_least_one(s, f.cohort, "cohort", "1000")?;
+    if cohort > devices {
+        return Err(s
+            .error_at(
+                "federated.cohort",
+                format!("a cohort of {cohort} is larger than the population of {devices}"),
+            )
+            .with_help(format!("choose a cohort of at most {devices}")));
+    }
+    let local_steps = at_least_one(s, f.local_steps, "local_steps", "10")?;
+    let batch = at_least_one(s, f.batch, "batch", "16")?;
+    let population = population(s, &f, devices, &mut assumptions)?;
+    let policy = policy(s, &f, cohort, &mut assumptions)?;
+    let (body, rows) = trained(s, &f, &model, &mut assumptions)?;
+    let classes = classes(s, &f, &model, &mut assumptions)?;
+    let bits = update_bits(s, &f, &mut assumptions)?;
+    let download = f.download.unwrap_or_else(|| {
+        assumptions
+            .push("each selected device downloads the whole model (download = \"model\")".into());
+        Download::Model
+    });
+    let dp_noise_multiplier = match f.dp_noise_multiplier {
+        Some(z) if !z.is_finite() || z <= 0.0 => {
+            return Err(s.error_at(
+                "federated.dp_noise_multiplier",
+                format!("a noise multiplier must be positive, not {z}"),
+            ));
+        }
+        other => other,
+    };
+    let local = LocalWork {
+        batch,
+        steps: local_steps,
+        classes,
+    };
+    let update = Update::new(&model, body, rows, local.tokens(&model), bits);
+    let seed = s.file.sim.seed.unwrap_or_else(|| {
+        assumptions.push("seed 1".into());
+        1
+    });
+    Ok(FederatedConfig {
+        scenario: s.name(),
+        model,
+        population,
+        policy,
+        body,
+        local,
+        update,
+        download,
+        dp_noise_multiplier,
+        seed,
+        assumptions,
+    })
+}
+
+/// `[federated]`, refusing the sections and `[sim]` keys that describe a datacentre network.
+fn section(s: &Scenario) -> Result<FederatedSection, ScenarioError> {
     let f: FederatedSection = s.file.federated.clone().ok_or_else(|| {
         s.error_at("kind", "a federated scenario needs a [federated] section")
             .with_help(
@@ -40,48 +101,86 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
         |key| format!("`{key}` does not apply to a federated scenario"),
         "each device is limited by its own uplink and downlink; remove it",
     )?;
-    let mut assumptions = Vec::new();
-    let model = resolve_model(s, &mut assumptions)?;
-    let at_least_one = |v: Option<u32>, key: &str, example: &str| -> Result<u32, ScenarioError> {
-        match v {
-            None => Err(missing(s, key, example)),
-            Some(0) => Err(s.error_at(
+    Ok(f)
+}
+
+/// A required count in `[federated]`, at least 1.
+fn at_least_one(
+    s: &Scenario,
+    v: Option<u32>,
+    key: &str,
+    example: &str,
+) -> Result<u32, ScenarioError> {
+    match v {
+        None => Err(missing(s, key, example)),
+        Some(0) => Err(s.error_at(
+            &format!("federated.{key}"),
+            format!("`federated.{key}` must be at least 1"),
+        )),
+        Some(v) => Ok(v),
+    }
+}
+
+/// An optional probability in `[federated]`: 0 to 1, or below 1 when `open_at_one`.
+fn probability(
+    s: &Scenario,
+    v: Option<f64>,
+    key: &str,
+    open_at_one: bool,
+) -> Result<Option<f64>, ScenarioError> {
+    match v {
+        Some(p) if !(0.0..=1.0).contains(&p) || (open_at_one && p == 1.0) || p.is_nan() => {
+            let range = if open_at_one {
+                "0 to below 1"
+            } else {
+                "above 0 to 1"
+            };
+            Err(s.error_at(
                 &format!("federated.{key}"),
-                format!("`federated.{key}` must be at least 1"),
-            )),
-            Some(v) => Ok(v),
+                format!("`federated.{key}` is a probability, {range}; {p} is not"),
+            ))
+        }
+        other => Ok(other),
+    }
+}
+
+/// A required per-device median and its optional log-normal spread (`{key}_sigma`, default 0).
+fn spread(
+    s: &Scenario,
+    median: Option<f64>,
+    sigma: Option<f64>,
+    key: &str,
+    example: &str,
+    assumptions: &mut Vec<String>,
+) -> Result<Spread, ScenarioError> {
+    let median = median.ok_or_else(|| missing(s, key, example))?;
+    let sigma = match sigma {
+        Some(v) if !v.is_finite() || v < 0.0 => {
+            return Err(s
+                .error_at(
+                    &format!("federated.{key}_sigma"),
+                    format!("`federated.{key}_sigma` must be 0 or more, not {v}"),
+                )
+                .with_help("the standard deviation of the logarithm, e.g. 0.5"));
+        }
+        Some(v) => v,
+        None => {
+            assumptions.push(format!("every device has the same {key} ({key}_sigma 0)"));
+            0.0
         }
     };
-    let devices = at_least_one(f.population, "population", "100000")?;
-    let cohort = at_least_one(f.cohort, "cohort", "1000")?;
-    if cohort > devices {
-        return Err(s
-            .error_at(
-                "federated.cohort",
-                format!("a cohort of {cohort} is larger than the population of {devices}"),
-            )
-            .with_help(format!("choose a cohort of at most {devices}")));
-    }
-    let local_steps = at_least_one(f.local_steps, "local_steps", "10")?;
-    let batch = at_least_one(f.batch, "batch", "16")?;
-    let probability =
-        |v: Option<f64>, key: &str, open_at_one: bool| -> Result<Option<f64>, ScenarioError> {
-            match v {
-                Some(p) if !(0.0..=1.0).contains(&p) || (open_at_one && p == 1.0) || p.is_nan() => {
-                    let range = if open_at_one {
-                        "0 to below 1"
-                    } else {
-                        "above 0 to 1"
-                    };
-                    Err(s.error_at(
-                        &format!("federated.{key}"),
-                        format!("`federated.{key}` is a probability, {range}; {p} is not"),
-                    ))
-                }
-                other => Ok(other),
-            }
-        };
-    let availability = match probability(f.availability, "availability", false)? {
+    Ok(Spread { median, sigma })
+}
+
+/// The device population: how many, how often online, how often dropping out, and the spread of
+/// their compute, uplink and downlink.
+fn population(
+    s: &Scenario,
+    f: &FederatedSection,
+    devices: u32,
+    assumptions: &mut Vec<String>,
+) -> Result<PopulationSpec, ScenarioError> {
+    let availability = match probability(s, f.availability, "availability", false)? {
         Some(0.0) => {
             return Err(s
                 .error_at(
@@ -96,55 +195,52 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
             1.0
         }
     };
-    let dropout = probability(f.dropout, "dropout", true)?.unwrap_or_else(|| {
+    let dropout = probability(s, f.dropout, "dropout", true)?.unwrap_or_else(|| {
         assumptions.push("no selected device drops out (dropout 0)".into());
         0.0
     });
-    let spread = |median: Option<f64>,
-                  sigma: Option<f64>,
-                  key: &str,
-                  example: &str,
-                  assumptions: &mut Vec<String>|
-     -> Result<Spread, ScenarioError> {
-        let median = median.ok_or_else(|| missing(s, key, example))?;
-        let sigma = match sigma {
-            Some(v) if !v.is_finite() || v < 0.0 => {
-                return Err(s
-                    .error_at(
-                        &format!("federated.{key}_sigma"),
-                        format!("`federated.{key}_sigma` must be 0 or more, not {v}"),
-                    )
-                    .with_help("the standard deviation of the logarithm, e.g. 0.5"));
-            }
-            Some(v) => v,
-            None => {
-                assumptions.push(format!("every device has the same {key} ({key}_sigma 0)"));
-                0.0
-            }
-        };
-        Ok(Spread { median, sigma })
-    };
     let compute = spread(
+        s,
         f.compute.map(|t| t.0),
         f.compute_sigma,
         "compute",
         "\"20 GFLOP/s\"",
-        &mut assumptions,
+        assumptions,
     )?;
     let uplink = spread(
+        s,
         f.uplink.map(|b| b.0),
         f.uplink_sigma,
         "uplink",
         "\"5 Mb/s\"",
-        &mut assumptions,
+        assumptions,
     )?;
     let downlink = spread(
+        s,
         f.downlink.map(|b| b.0),
         f.downlink_sigma,
         "downlink",
         "\"20 Mb/s\"",
-        &mut assumptions,
+        assumptions,
     )?;
+    Ok(PopulationSpec {
+        devices,
+        compute,
+        uplink,
+        downlink,
+        availability,
+        dropout,
+    })
+}
+
+/// How rounds run: how many, the cohort each selects, the quorum and minimum of reports that
+/// close one, its deadline and the server's time between rounds.
+fn policy(
+    s: &Scenario,
+    f: &FederatedSection,
+    cohort: u32,
+    assumptions: &mut Vec<String>,
+) -> Result<Policy, ScenarioError> {
     let quorum = match f.quorum {
         Some(q) if q == 0 || q > cohort => {
             return Err(s
@@ -202,8 +298,25 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
         assumptions.push("the next round starts as soon as a round closes (server_time 0)".into());
         SimTime::ZERO
     });
-    let (body, rows) = trained(s, &f, &model, &mut assumptions)?;
-    let classes = match f.nce_samples {
+    Ok(Policy {
+        rounds,
+        cohort,
+        quorum,
+        min_reports,
+        deadline,
+        server_time,
+    })
+}
+
+/// The classes the output layer scores per token: the sampled `nce_samples` plus the true one, or
+/// the whole vocabulary.
+fn classes(
+    s: &Scenario,
+    f: &FederatedSection,
+    model: &Transformer,
+    assumptions: &mut Vec<String>,
+) -> Result<f64, ScenarioError> {
+    Ok(match f.nce_samples {
         Some(k) if k == 0 || k >= model.vocab => {
             return Err(s.error_at(
                 "federated.nce_samples",
@@ -219,8 +332,16 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
                 .push("the output layer scores the whole vocabulary (no nce_samples)".into());
             model.vocab as f64
         }
-    };
-    let bits = match f.update_bits {
+    })
+}
+
+/// The bits per uploaded update value, 1 to 32.
+fn update_bits(
+    s: &Scenario,
+    f: &FederatedSection,
+    assumptions: &mut Vec<String>,
+) -> Result<u32, ScenarioError> {
+    Ok(match f.update_bits {
         Some(b) if b == 0 || b > 32 => {
             return Err(s
                 .error_at(
@@ -234,57 +355,6 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
             assumptions.push("updates uploaded as fp32 (update_bits 32)".into());
             32
         }
-    };
-    let download = f.download.unwrap_or_else(|| {
-        assumptions
-            .push("each selected device downloads the whole model (download = \"model\")".into());
-        Download::Model
-    });
-    let dp_noise_multiplier = match f.dp_noise_multiplier {
-        Some(z) if !z.is_finite() || z <= 0.0 => {
-            return Err(s.error_at(
-                "federated.dp_noise_multiplier",
-                format!("a noise multiplier must be positive, not {z}"),
-            ));
-        }
-        other => other,
-    };
-    let local = LocalWork {
-        batch,
-        steps: local_steps,
-        classes,
-    };
-    let update = Update::new(&model, body, rows, local.tokens(&model), bits);
-    let seed = s.file.sim.seed.unwrap_or_else(|| {
-        assumptions.push("seed 1".into());
-        1
-    });
-    Ok(FederatedConfig {
-        scenario: s.name(),
-        model,
-        population: PopulationSpec {
-            devices,
-            compute,
-            uplink,
-            downlink,
-            availability,
-            dropout,
-        },
-        policy: Policy {
-            rounds,
-            cohort,
-            quorum,
-            min_reports,
-            deadline,
-            server_time,
-        },
-        body,
-        local,
-        update,
-        download,
-        dp_noise_multiplier,
-        seed,
-        assumptions,
     })
 }
 

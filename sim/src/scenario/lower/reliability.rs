@@ -1,6 +1,7 @@
 //! `[reliability]` read into `workload::training::reliability::Reliability`: at least one MTBF,
 //! the checkpoint write and restart times required (they dominate the answer, so no silent
-//! default), the rejoin time, regrouping stall and checkpoint interval defaulted and recorded.
+//! default), the rejoin time, regrouping stall and checkpoint interval defaulted and recorded;
+//! and its stragglers (one slow GPU, one server's slow links), 1 when absent.
 
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
@@ -87,4 +88,48 @@ pub fn reliability(
         rejoin_s,
         stall_s,
     }))
+}
+
+/// `[reliability]`'s stragglers: how many times slower one GPU of the last pipeline stage
+/// computes, and how many times slower its server's network links run (1 when absent).
+pub(crate) fn stragglers(
+    s: &Scenario,
+    assumptions: &mut Vec<String>,
+) -> Result<(f64, f64), ScenarioError> {
+    let r = s.file.reliability.as_ref();
+    let straggler_slowdown = slowdown(
+        s,
+        r.and_then(|r| r.straggler_slowdown),
+        "reliability.straggler_slowdown",
+        "a straggler is 1 or more times slower than its peers",
+        "e.g. straggler_slowdown = 1.2 for one GPU 20% slower",
+    )?;
+    let link_slowdown = slowdown(
+        s,
+        r.and_then(|r| r.straggler_link_slowdown),
+        "reliability.straggler_link_slowdown",
+        "a slow link is 1 or more times slower than the others",
+        "e.g. straggler_link_slowdown = 4 for a NIC at a quarter of its speed",
+    )?;
+    if straggler_slowdown > 1.0 {
+        assumptions.push(format!(
+            "one GPU of the last pipeline stage computes {straggler_slowdown}x slower; its stage runs at its pace"
+        ));
+    }
+    Ok((straggler_slowdown, link_slowdown))
+}
+
+/// A slowdown at `path`: 1 when absent, else finite and at least 1 (`what` says why).
+fn slowdown(
+    s: &Scenario,
+    v: Option<f64>,
+    path: &str,
+    what: &str,
+    help: &str,
+) -> Result<f64, ScenarioError> {
+    match v {
+        None => Ok(1.0),
+        Some(x) if x.is_finite() && x >= 1.0 => Ok(x),
+        Some(x) => Err(s.error_at(path, format!("{what}, not {x}")).with_help(help)),
+    }
 }

@@ -1,20 +1,22 @@
 //! `kind = "serving"` lowered: `[model]`, `[serving]`, `[workload]` and `[slo]` checked at their
 //! keys (each default recorded), the fleet's replicas sized and priced on their hardware (one
 //! kind on `[cluster]`, or a mixed fleet of `[[serving.group]]`s), the requests generated.
-//! `placed.rs` lowers a placed fleet.
+//! `group.rs` checks a mixed fleet's groups; `placed.rs` lowers a placed fleet.
 
+mod group;
 mod placed;
 
+use crate::hw::Dtype;
 use crate::hw::host::HostSpec;
-use crate::hw::{ComputeModel, Dtype, GpuSpec, gpu};
+use crate::model::Transformer;
+use crate::net::tier::Tier;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{self, Needs};
-use crate::scenario::serving::{GroupSection, ServingSection};
+use crate::scenario::serving::ServingSection;
 use crate::workload::serving::config::{FleetConfig, Replicas, ServingConfig, Slo};
 use crate::workload::serving::kind::{MemoryPolicy, ReplicaKind};
 use crate::workload::serving::policy::{OffloadMode, Preemption, RouterKind, SchedulerKind};
-use std::sync::Arc;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -43,123 +45,17 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
                 .into(),
         );
     }
-    let Engine {
-        swap,
-        pools,
-        scheduler,
-        max_batch_size,
-        max_batch_tokens,
-        router,
-        memory,
-        host,
-    } = engine(s, &serving, &mut assumptions)?;
-    let supports = |g: &GpuSpec, path: &str| -> Result<(), ScenarioError> {
-        if g.peak_flops(model.dtype).is_none() {
-            return Err(s
-                .error_at(
-                    path,
-                    format!("{} has no {} arithmetic", g.name, model.dtype),
-                )
-                .with_help("choose a model.dtype the GPU supports"));
-        }
-        Ok(())
-    };
+    let engine = engine(s, &serving, &mut assumptions)?;
 
     // The fleet's hardware: one kind of replica on `[cluster]`, or a mixed fleet of groups.
-    let mut profile_name = None;
-    let tier;
-    let nodes;
-    let kinds: Vec<ReplicaKind> = match &serving.group {
-        None => {
-            if serving.placement.is_some() {
-                return Err(s
-                    .error_at(
-                        "serving.placement",
-                        "a placement spreads layers over the servers of [[serving.group]] tables",
-                    )
-                    .with_help(
-                        "add [[serving.group]] tables (gpu, replicas = servers, tp) and remove                          cluster.gpu",
-                    ));
-            }
-            let disaggregated = pools.is_some();
-            let tp = counted(s, serving.tp, "serving.tp", 1, &mut assumptions, "")?;
-            let pp = counted(s, serving.pp, "serving.pp", 1, &mut assumptions, "")?;
-            if pp > 1 && disaggregated {
-                return Err(s.error_at(
-                    "serving.pp",
-                    "pipeline-parallel replicas in disaggregated pools are not modelled by this \
-                     version",
-                ));
-            }
-            let stages_cross_nodes = tp * pp > f.cluster.gpus_per_node.unwrap_or(8);
-            let needs = Needs {
-                sizes: false,
-                inter_node: disaggregated || stages_cross_nodes,
-            };
-            let cluster = cluster::resolve(s, &mut assumptions, needs)?;
-            let g = cluster.gpu;
-            supports(&g, "model.dtype")?;
-            let gpus_per_node = cluster.gpus_per_node;
-            if tp > gpus_per_node {
-                return Err(s.error_at(
-                    "serving.tp",
-                    format!("tp = {tp} is more than a node's {gpus_per_node} GPUs"),
-                ));
-            }
-            let replicas = match (pools, serving.replicas) {
-                (Some((p, q)), Some(r)) if r != p + q => {
-                    return Err(s
-                        .error_at(
-                            "serving.replicas",
-                            format!(
-                                "replicas = {r}, but the disaggregated pools hold {p} + {q} = {}",
-                                p + q
-                            ),
-                        )
-                        .with_help(
-                            "remove `replicas`, or make it prefill_replicas + decode_replicas",
-                        ));
-                }
-                (Some((p, q)), _) => p + q,
-                (None, r) => counted(s, r, "serving.replicas", 1, &mut assumptions, "one replica")?,
-            };
-            nodes = cluster.nodes;
-            if replicas * tp * pp > nodes * gpus_per_node {
-                return Err(s
-                    .error_at(
-                        "serving.replicas",
-                        format!(
-                            "{replicas} replicas of tp = {tp} x pp = {pp} need {} GPUs; the \
-                             cluster has {}",
-                            replicas * tp * pp,
-                            nodes * gpus_per_node
-                        ),
-                    )
-                    .with_help("raise cluster.nodes, or lower serving.replicas"));
-            }
-            tier = cluster.tier;
-            let profile = cluster::resolve_profile(s, &g, model.dtype, &mut assumptions)?;
-            let mut compute = cluster::compute_model(s, g.clone(), profile.as_ref())?;
-            cluster::apply_attention_kernel(s, &mut compute, &mut assumptions)?;
-            super::power_limit::apply(s, &mut compute, false, &mut assumptions)?;
-            profile_name = profile.map(|p| p.name);
-            let kind = ReplicaKind::new(
-                g,
-                (tp, pp),
-                replicas,
-                &model,
-                memory,
-                compute,
-                (cluster.topology, tier, cluster.in_switch_reduction),
-            );
-            vec![kind]
-        }
+    let hardware = match &serving.group {
+        None => one_kind(s, &serving, &engine, &model, &mut assumptions)?,
         Some(groups) => {
-            refuse_in_mixed_fleet(s, &serving, pools, groups)?;
-            tier = cluster::network_tier(s, &mut assumptions);
+            group::refuse_in_mixed_fleet(s, &serving, engine.pools, groups)?;
+            let tier = cluster::network_tier(s, &mut assumptions);
             let mut setups = Vec::new();
             for (i, group) in groups.iter().enumerate() {
-                setups.push(group_setup(
+                setups.push(group::group_setup(
                     s,
                     i,
                     group,
@@ -170,33 +66,18 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
             if let Some(method) = serving.placement {
                 let settings = placed::Settings {
                     method,
-                    scheduler,
-                    max_batch_size,
-                    max_batch_tokens,
-                    memory,
+                    scheduler: engine.scheduler,
+                    max_batch_size: engine.max_batch_size,
+                    max_batch_tokens: engine.max_batch_tokens,
+                    memory: engine.memory,
                     tier,
                 };
                 return placed::lower(s, model, setups, settings, assumptions);
             }
-            let mut kinds = Vec::new();
-            let mut group_nodes = 0;
-            for g in setups {
-                group_nodes += (g.replicas * g.tp * g.pp).div_ceil(g.gpus_per_node);
-                kinds.push(ReplicaKind::new(
-                    g.gpu.clone(),
-                    (g.tp, g.pp),
-                    g.replicas,
-                    &model,
-                    memory,
-                    ComputeModel::new(g.gpu),
-                    (g.node.topology, tier, g.node.in_switch_reduction),
-                ));
-            }
-            nodes = group_nodes;
-            kinds
+            group::hardware(setups, &model, engine.memory, tier)
         }
     };
-    check_offload(s, &kinds, &memory, &host)?;
+    check_offload(s, &hardware.kinds, &engine.memory, &engine.host)?;
 
     let seed = f.sim.seed.unwrap_or(1);
     let requests = super::traffic::generate(&workload, seed, s.source.path.parent())
@@ -208,22 +89,130 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
         requests,
         seed,
         slo: slo(s),
-        scheduler,
-        max_batch_size,
-        max_batch_tokens,
-        memory,
-        tier,
+        scheduler: engine.scheduler,
+        max_batch_size: engine.max_batch_size,
+        max_batch_tokens: engine.max_batch_tokens,
+        memory: engine.memory,
+        tier: hardware.tier,
         fleet: FleetConfig::Replicas(Replicas {
-            kinds,
-            router,
-            swap,
-            pools,
-            nodes,
-            profile: profile_name,
+            kinds: hardware.kinds,
+            router: engine.router,
+            swap: engine.swap,
+            pools: engine.pools,
+            nodes: hardware.nodes,
+            profile: hardware.profile,
             power_limit_watts: f.cluster.power_limit.map(|p| p.0),
             pue,
         }),
         assumptions,
+    })
+}
+
+/// A fleet of replicas: their kinds, the nodes they take, the network tier that prices their
+/// transfers and the calibration profile's name, when there is one.
+struct Hardware {
+    kinds: Vec<ReplicaKind>,
+    nodes: u32,
+    tier: Tier,
+    profile: Option<String>,
+}
+
+/// One kind of replica on `[cluster]`: its degrees and count checked against the cluster's GPUs.
+fn one_kind(
+    s: &Scenario,
+    serving: &ServingSection,
+    engine: &Engine,
+    model: &Transformer,
+    assumptions: &mut Vec<String>,
+) -> Result<Hardware, ScenarioError> {
+    if serving.placement.is_some() {
+        return Err(s
+            .error_at(
+                "serving.placement",
+                "a placement spreads layers over the servers of [[serving.group]] tables",
+            )
+            .with_help(
+                "add [[serving.group]] tables (gpu, replicas = servers, tp) and remove                          cluster.gpu",
+            ));
+    }
+    let pools = engine.pools;
+    let disaggregated = pools.is_some();
+    let tp = counted(s, serving.tp, "serving.tp", 1, assumptions, "")?;
+    let pp = counted(s, serving.pp, "serving.pp", 1, assumptions, "")?;
+    if pp > 1 && disaggregated {
+        return Err(s.error_at(
+            "serving.pp",
+            "pipeline-parallel replicas in disaggregated pools are not modelled by this \
+             version",
+        ));
+    }
+    let stages_cross_nodes = tp * pp > s.file.cluster.gpus_per_node.unwrap_or(8);
+    let needs = Needs {
+        sizes: false,
+        inter_node: disaggregated || stages_cross_nodes,
+    };
+    let cluster = cluster::resolve(s, assumptions, needs)?;
+    let g = cluster.gpu;
+    if g.peak_flops(model.dtype).is_none() {
+        return Err(s
+            .error_at(
+                "model.dtype",
+                format!("{} has no {} arithmetic", g.name, model.dtype),
+            )
+            .with_help("choose a model.dtype the GPU supports"));
+    }
+    let gpus_per_node = cluster.gpus_per_node;
+    if tp > gpus_per_node {
+        return Err(s.error_at(
+            "serving.tp",
+            format!("tp = {tp} is more than a node's {gpus_per_node} GPUs"),
+        ));
+    }
+    let replicas = match (pools, serving.replicas) {
+        (Some((p, q)), Some(r)) if r != p + q => {
+            return Err(s
+                .error_at(
+                    "serving.replicas",
+                    format!(
+                        "replicas = {r}, but the disaggregated pools hold {p} + {q} = {}",
+                        p + q
+                    ),
+                )
+                .with_help("remove `replicas`, or make it prefill_replicas + decode_replicas"));
+        }
+        (Some((p, q)), _) => p + q,
+        (None, r) => counted(s, r, "serving.replicas", 1, assumptions, "one replica")?,
+    };
+    let nodes = cluster.nodes;
+    if replicas * tp * pp > nodes * gpus_per_node {
+        return Err(s
+            .error_at(
+                "serving.replicas",
+                format!(
+                    "{replicas} replicas of tp = {tp} x pp = {pp} need {} GPUs; the \
+                     cluster has {}",
+                    replicas * tp * pp,
+                    nodes * gpus_per_node
+                ),
+            )
+            .with_help("raise cluster.nodes, or lower serving.replicas"));
+    }
+    let tier = cluster.tier;
+    let (compute, profile) = cluster::compute_model(s, g.clone(), model.dtype, false, assumptions)?;
+    let kind = ReplicaKind::new(
+        g,
+        (tp, pp),
+        replicas,
+        model,
+        engine.memory,
+        compute,
+        (cluster.topology, tier, cluster.in_switch_reduction),
+    );
+    Ok(Hardware {
+        kinds: vec![kind],
+        nodes,
+        tier,
+        profile,
     })
 }
 
@@ -405,158 +394,6 @@ pub(super) fn slo(s: &Scenario) -> Slo {
         tpot_s: slo.tpot.map(|d| d.secs()),
         e2e_s: slo.e2e.map(|d| d.secs()),
     }
-}
-
-/// One `[[serving.group]]`, checked: its GPU, degrees, replicas and the node they sit in.
-struct GroupSetup {
-    pub gpu: Arc<GpuSpec>,
-    pub tp: u32,
-    pub pp: u32,
-    pub replicas: u32,
-    pub gpus_per_node: u32,
-    pub node: crate::workload::cluster::ClusterSetup,
-}
-
-/// Group `i` of a mixed fleet, its keys checked at their places; `dtype` is the model's format,
-/// `tier` prices the node's transfers.
-fn group_setup(
-    s: &Scenario,
-    i: usize,
-    group: &GroupSection,
-    (dtype, tier): (Dtype, crate::net::tier::Tier),
-    assumptions: &mut Vec<String>,
-) -> Result<GroupSetup, ScenarioError> {
-    let at = |key: &str| format!("serving.group.{key}");
-    let name = group.gpu.as_deref().ok_or_else(|| {
-        s.error_at("serving.group", format!("group {} has no `gpu`", i + 1))
-            .with_help("e.g. gpu = \"A100-80GB\" (see `clustersim list gpus`)")
-    })?;
-    let g = gpu::find(name)
-        .map(|g| Arc::new(g.clone()))
-        .map_err(|close| {
-            s.error_at(
-                &at("gpu"),
-                format!("unknown GPU \"{name}\" in group {}", i + 1),
-            )
-            .with_help(format!("closest catalog names: {}", close.join(", ")))
-        })?;
-    if g.peak_flops(dtype).is_none() {
-        return Err(s
-            .error_at(&at("gpu"), format!("{} has no {dtype} arithmetic", g.name))
-            .with_help("choose a model.dtype the GPU supports"));
-    }
-    let positive = |v: Option<u32>, key: &str| cluster::positive(s, v.unwrap_or(1), &at(key));
-    let tp = positive(group.tp, "tp")?;
-    let pp = positive(group.pp, "pp")?;
-    let replicas = positive(group.replicas, "replicas")?;
-    let most = crate::net::topology::spec::MAX_GPUS;
-    if replicas as u64 * tp as u64 * pp as u64 > most {
-        return Err(s
-            .error_at(
-                &at("replicas"),
-                format!(
-                    "group {}: {replicas} replicas of tp x pp = {} x {pp} GPUs; a fleet holds \
-                     at most {most} GPUs",
-                    i + 1,
-                    tp
-                ),
-            )
-            .with_help("fewer replicas"));
-    }
-    let gpus_per_node = match group.gpus_per_node {
-        Some(n) => cluster::positive(s, n, &at("gpus_per_node"))?,
-        None => {
-            assumptions.push(format!("group {}: 8 GPUs per node", i + 1));
-            8
-        }
-    };
-    if tp as u64 * pp as u64 > gpus_per_node as u64 {
-        return Err(s.error_at(
-            &at("tp"),
-            format!(
-                "group {}: tp x pp = {} is more than a node's {gpus_per_node} GPUs (a group's \
-                 replicas stay within a node)",
-                i + 1,
-                tp as u64 * pp as u64
-            ),
-        ));
-    }
-    let node = cluster::datasheet_node(s, g.clone(), gpus_per_node, tier)?;
-    assumptions.push(format!(
-        "group {}: intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
-        i + 1,
-        g.intra_bandwidth / 1e9,
-        g.name
-    ));
-    Ok(GroupSetup {
-        gpu: g,
-        tp,
-        pp,
-        replicas,
-        gpus_per_node,
-        node,
-    })
-}
-
-/// Refuses the keys of `[cluster]`, `[model]` and `[serving]` that do not apply to a mixed fleet
-/// of `[[serving.group]]` tables.
-fn refuse_in_mixed_fleet(
-    s: &Scenario,
-    serving: &ServingSection,
-    pools: Option<(u32, u32)>,
-    groups: &[GroupSection],
-) -> Result<(), ScenarioError> {
-    let f = &s.file;
-    let refuse = |path: &str, what: &str| {
-        Err(s
-            .error_at(path, format!("{what} does not apply to a mixed fleet"))
-            .with_help("each [[serving.group]] names its gpu, replicas, tp and gpus_per_node"))
-    };
-    if f.cluster.gpu.is_some() {
-        return refuse("cluster.gpu", "cluster.gpu");
-    }
-    if f.cluster.accelerator.is_some() {
-        return refuse("cluster.accelerator", "[cluster.accelerator]");
-    }
-    if f.cluster.nodes.is_some() {
-        return refuse("cluster.nodes", "cluster.nodes");
-    }
-    if f.cluster.profile.is_some() {
-        return refuse("cluster.profile", "a calibration profile (one GPU's)");
-    }
-    if f.model.attention_kernel.is_some() {
-        return refuse("model.attention_kernel", "model.attention_kernel");
-    }
-    if serving.replicas.is_some() {
-        return refuse("serving.replicas", "serving.replicas");
-    }
-    if serving.tp.is_some() {
-        return refuse("serving.tp", "serving.tp");
-    }
-    if serving.pp.is_some() {
-        return refuse("serving.pp", "serving.pp");
-    }
-    if pools.is_some() {
-        return Err(s.error_at(
-            "serving.disaggregation",
-            "disaggregated pools in a mixed fleet are not modelled by this version",
-        ));
-    }
-    if s.file.cluster.power_limit.is_some() {
-        return Err(s
-            .error_at(
-                "cluster.power_limit",
-                "a power limit in watts applies to a cluster of one GPU type, not to a \
-                 mixed fleet",
-            )
-            .with_help("remove cluster.power_limit"));
-    }
-    if groups.is_empty() {
-        return Err(s
-            .error_at("serving.group", "a mixed fleet needs at least one group")
-            .with_help("add [[serving.group]] with gpu, replicas and tp"));
-    }
-    Ok(())
 }
 
 /// Refuses weights to offload beyond a GPU's share, or beyond the host memory of a server.

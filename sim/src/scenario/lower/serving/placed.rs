@@ -1,7 +1,7 @@
 //! A placed fleet (`serving.placement`) lowered: what a placed fleet does not take refused at
 //! its key, its groups' servers and the network between them.
 
-use super::GroupSetup;
+use super::group::GroupSetup;
 use crate::model::Transformer;
 use crate::net::tier::Tier;
 use crate::scenario::Scenario;

@@ -40,13 +40,28 @@ fn column_of(name: &str) -> Option<Column> {
     }
 }
 
+const KEY: &str = "workload.trace";
+
+/// The trace's header: its column names and where the time, prompt and output columns are.
+struct Header {
+    names: Vec<String>,
+    time: usize,
+    prompt: Option<usize>,
+    output: Option<usize>,
+}
+
+/// One row of the trace: its time in ps since some epoch, and its prompt and output lengths where
+/// the trace has them.
+type Row = (i128, Option<u32>, Option<u32>);
+
+/// The requests the trace `workload.trace` replays, with notes on what of `[workload]` it
+/// overrides.
 pub(super) fn from_trace(
     w: &WorkloadSection,
     streams: &RngStreams,
     base_dir: Option<&Path>,
     mut notes: Vec<String>,
 ) -> Result<(Vec<Request>, Vec<String>)> {
-    const KEY: &str = "workload.trace";
     let file = w.trace.as_deref().ok_or_else(|| {
         TrafficError::new(
             KEY,
@@ -64,16 +79,48 @@ pub(super) fn from_trace(
             ));
         }
     }
+    let mut lines = open(file, base_dir)?;
+    let header = header(file, &mut lines)?;
+    // Lengths the trace lacks come from the scenario; those it has override the scenario's.
+    let prompt_dist = scenario_lengths(
+        w,
+        &header,
+        header.prompt,
+        "prompt_tokens",
+        base_dir,
+        &mut notes,
+    )?;
+    let output_dist = scenario_lengths(
+        w,
+        &header,
+        header.output,
+        "output_tokens",
+        base_dir,
+        &mut notes,
+    )?;
+    let rows = rows(w, file, &header, &mut lines, &mut notes)?;
+    let requests = requests(file, rows, prompt_dist, output_dist, streams)?;
+    Ok((requests, notes))
+}
+
+/// The trace's lines, numbered from 1.
+fn open(
+    file: &str,
+    base_dir: Option<&Path>,
+) -> Result<impl Iterator<Item = Result<(usize, String)>>> {
     let full = resolve(file, base_dir);
     let reader = File::open(&full)
         .map(BufReader::new)
         .map_err(|e| TrafficError::new(KEY, format!("cannot read {}: {e}", full.display())))?;
-    let mut lines = reader.lines().enumerate().map(|(i, line)| {
+    Ok(reader.lines().enumerate().map(move |(i, line)| {
         line.map(|l| (i + 1, l))
             .map_err(|e| TrafficError::new(KEY, format!("cannot read {file} line {}: {e}", i + 1)))
-    });
+    }))
+}
 
-    // The header: the first non-blank line.
+/// The header, the first non-blank line: each column it names, and an arrival-time column at
+/// least.
+fn header(file: &str, lines: &mut impl Iterator<Item = Result<(usize, String)>>) -> Result<Header> {
     let (header_line, header) = loop {
         match lines.next().transpose()? {
             None => {
@@ -121,40 +168,59 @@ pub(super) fn from_trace(
         )
         .with_help(help));
     };
-    let prompt_col = index[Column::Prompt as usize];
-    let output_col = index[Column::Output as usize];
+    Ok(Header {
+        time: time_col,
+        prompt: index[Column::Prompt as usize],
+        output: index[Column::Output as usize],
+        names,
+    })
+}
 
-    // Lengths the trace lacks come from the scenario; those it has override the scenario's.
-    let mut lengths_from_scenario = |col: Option<usize>, key: &str| -> Result<Option<Lengths>> {
-        let spec = match key {
-            "prompt_tokens" => w.prompt_tokens.as_ref(),
-            _ => w.output_tokens.as_ref(),
-        };
-        match col {
-            Some(c) => {
-                if spec.is_some() {
-                    notes.push(format!(
-                        "workload.{key} is ignored: the trace gives each request's length \
-                         (column `{}`)",
-                        names[c]
-                    ));
-                }
-                Ok(None)
-            }
-            None => Lengths::required(spec, key, base_dir, &mut notes)
-                .map(Some)
-                .map_err(|e| match e.help {
-                    None => e.with_help(format!("the trace has no {key} column")),
-                    Some(_) => e,
-                }),
-        }
+/// The scenario's lengths for `key` when the trace has no column `col` for it; none, with a note
+/// that the scenario's are ignored, when it has.
+fn scenario_lengths(
+    w: &WorkloadSection,
+    header: &Header,
+    col: Option<usize>,
+    key: &str,
+    base_dir: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Result<Option<Lengths>> {
+    let spec = match key {
+        "prompt_tokens" => w.prompt_tokens.as_ref(),
+        _ => w.output_tokens.as_ref(),
     };
-    let prompt_dist = lengths_from_scenario(prompt_col, "prompt_tokens")?;
-    let output_dist = lengths_from_scenario(output_col, "output_tokens")?;
+    match col {
+        Some(c) => {
+            if spec.is_some() {
+                notes.push(format!(
+                    "workload.{key} is ignored: the trace gives each request's length \
+                     (column `{}`)",
+                    header.names[c]
+                ));
+            }
+            Ok(None)
+        }
+        None => Lengths::required(spec, key, base_dir, notes)
+            .map(Some)
+            .map_err(|e| match e.help {
+                None => e.with_help(format!("the trace has no {key} column")),
+                Some(_) => e,
+            }),
+    }
+}
 
-    // The rows: (time in ps since some epoch, prompt, output), at most `requests` of them.
+/// The rows after the header, at most `requests` of them, in time order, with zero token counts
+/// raised to 1.
+fn rows(
+    w: &WorkloadSection,
+    file: &str,
+    header: &Header,
+    lines: &mut impl Iterator<Item = Result<(usize, String)>>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Row>> {
     let limit = w.requests.map(|n| n as usize).unwrap_or(usize::MAX);
-    let mut rows: Vec<(i128, Option<u32>, Option<u32>)> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     let mut zeros = 0u64;
     while rows.len() < limit {
         let Some((lineno, line)) = lines.next().transpose()? else {
@@ -163,53 +229,7 @@ pub(super) fn from_trace(
         if line.trim().is_empty() {
             continue;
         }
-        let fields = split_csv(&line);
-        let field = |c: usize| -> Result<&str> {
-            fields.get(c).map(|s| s.as_str()).ok_or_else(|| {
-                TrafficError::new(
-                    KEY,
-                    format!(
-                        "{file} line {lineno}: {} field(s), but the header has {} (no `{}`)",
-                        fields.len(),
-                        names.len(),
-                        names[c]
-                    ),
-                )
-            })
-        };
-        let t = field(time_col)?;
-        let time = parse_seconds_ps(t)
-            .or_else(|| parse_datetime_ps(t))
-            .ok_or_else(|| {
-                TrafficError::new(
-                    KEY,
-                    format!(
-                        "{file} line {lineno}: `{t}` in `{}` is not a time",
-                        names[time_col]
-                    ),
-                )
-                .with_help("seconds (12.5) or a date and time (2023-11-16 18:15:46.6805900)")
-            })?;
-        let mut count = |col: Option<usize>| -> Result<Option<u32>> {
-            let Some(c) = col else { return Ok(None) };
-            let s = field(c)?;
-            let v = parse_count(s).ok_or_else(|| {
-                TrafficError::new(
-                    KEY,
-                    format!(
-                        "{file} line {lineno}: `{s}` in `{}` is not a token count",
-                        names[c]
-                    ),
-                )
-            })?;
-            if v == 0 {
-                zeros += 1;
-            }
-            Ok(Some(v.max(1)))
-        };
-        let prompt = count(prompt_col)?;
-        let output = count(output_col)?;
-        rows.push((time, prompt, output));
+        rows.push(row(file, header, lineno, &line, &mut zeros)?);
     }
     if rows.is_empty() {
         return Err(TrafficError::new(
@@ -252,7 +272,70 @@ pub(super) fn from_trace(
             "requests = {MAX_REQUESTS} replays the trace's first ones"
         )));
     }
+    Ok(rows)
+}
 
+/// One data line's time and token counts, counting the zero counts in `zeros`.
+fn row(file: &str, header: &Header, lineno: usize, line: &str, zeros: &mut u64) -> Result<Row> {
+    let names = &header.names;
+    let fields = split_csv(line);
+    let field = |c: usize| -> Result<&str> {
+        fields.get(c).map(|s| s.as_str()).ok_or_else(|| {
+            TrafficError::new(
+                KEY,
+                format!(
+                    "{file} line {lineno}: {} field(s), but the header has {} (no `{}`)",
+                    fields.len(),
+                    names.len(),
+                    names[c]
+                ),
+            )
+        })
+    };
+    let t = field(header.time)?;
+    let time = parse_seconds_ps(t)
+        .or_else(|| parse_datetime_ps(t))
+        .ok_or_else(|| {
+            TrafficError::new(
+                KEY,
+                format!(
+                    "{file} line {lineno}: `{t}` in `{}` is not a time",
+                    names[header.time]
+                ),
+            )
+            .with_help("seconds (12.5) or a date and time (2023-11-16 18:15:46.6805900)")
+        })?;
+    let mut count = |col: Option<usize>| -> Result<Option<u32>> {
+        let Some(c) = col else { return Ok(None) };
+        let s = field(c)?;
+        let v = parse_count(s).ok_or_else(|| {
+            TrafficError::new(
+                KEY,
+                format!(
+                    "{file} line {lineno}: `{s}` in `{}` is not a token count",
+                    names[c]
+                ),
+            )
+        })?;
+        if v == 0 {
+            *zeros += 1;
+        }
+        Ok(Some(v.max(1)))
+    };
+    let prompt = count(header.prompt)?;
+    let output = count(header.output)?;
+    Ok((time, prompt, output))
+}
+
+/// The requests: arrivals from the first row's time on, and each length from the trace or else
+/// drawn from the scenario's.
+fn requests(
+    file: &str,
+    rows: Vec<Row>,
+    prompt_dist: Option<Lengths>,
+    output_dist: Option<Lengths>,
+    streams: &RngStreams,
+) -> Result<Vec<Request>> {
     let start = rows[0].0;
     let mut prompt_rng = streams.stream("prompt-lengths");
     let mut output_rng = streams.stream("output-lengths");
@@ -282,5 +365,5 @@ pub(super) fn from_trace(
             output_tokens,
         });
     }
-    Ok((requests, notes))
+    Ok(requests)
 }

@@ -13,9 +13,8 @@ use crate::hw::{ComputeModel, Dtype, GpuSpec};
 use crate::model::Transformer;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::lower::cluster::{ClusterSetup, Needs, resolve_profile};
+use crate::scenario::lower::cluster::{Needs, resolve_profile};
 use crate::workload::training::TrainingConfig;
-use crate::workload::training::layout::Layout;
 use crate::workload::training::optimizer::Optimizer;
 use crate::workload::training::policy::ElementwiseMode;
 use crate::workload::training::setup::Strides;
@@ -38,96 +37,28 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         inter_node: true,
     };
     let cluster = crate::scenario::lower::cluster::resolve(s, &mut assumptions, needs)?;
-    let ClusterSetup {
-        gpu,
-        nodes,
-        gpus_per_node,
-        fabric,
-        topology,
-        tier,
-        in_switch_reduction,
-        ..
-    } = cluster;
-
+    let (gpu, nodes, gpus_per_node) = (cluster.gpu, cluster.nodes, cluster.gpus_per_node);
     let mut model = resolve_model(s, &gpu, &mut assumptions)?;
     let profile = resolve_profile(s, &gpu, model.dtype, &mut assumptions)?;
-    let gemm_dtype = model.dtype;
-    if gemm_dtype == Dtype::Fp8 {
-        model.dtype = Dtype::Bf16;
-        assumptions.push(
-            "fp8 training: the linear layers' GEMMs in fp8, their operands cast by a streaming \
-             pass each under dynamic scaling; attention, norms, activations, weights and \
-             communication in bf16 (as Transformer Engine and torchao's float8 run it)"
-                .into(),
-        );
-    }
-    let gpus = nodes * gpus_per_node;
-
+    let gemm_dtype = gemms_in_fp8(&mut model, &mut assumptions);
     let p = &f.parallel;
-    let (layout, cp_algorithm, sequences) =
-        layout::resolve(s, &model, (gpus, gpus_per_node), &mut assumptions)?;
-    let Layout {
-        tp,
-        pp,
-        cp,
-        dp,
-        ep,
-        micro_batch,
-        global_batch,
-        schedule,
-        virtual_stages,
-        ..
-    } = layout;
+    let gpus = (nodes * gpus_per_node, gpus_per_node);
+    let (layout, cp_algorithm, sequences) = layout::resolve(s, &model, gpus, &mut assumptions)?;
     let order = layout::order(s)?;
     let optimizer = resolve_optimizer(s, &model, &mut assumptions)?;
-    if optimizer != Optimizer::Adam {
-        // The default-format note names Adam's states; say which optimizer's they are.
-        for a in assumptions
-            .iter_mut()
-            .filter(|a| a.ends_with("and Adam states"))
-        {
-            *a = a.replace("Adam states", &format!("{} states", optimizer.name()));
-        }
-    }
+    name_optimizer_states(optimizer, &mut assumptions);
     let (optimizer_offload, host) = resolve_offload(s, &layout, optimizer, &mut assumptions)?;
     let reliability = crate::scenario::lower::reliability::reliability(s, &mut assumptions)?;
-    let straggler_slowdown = match f.reliability.as_ref().and_then(|r| r.straggler_slowdown) {
-        None => 1.0,
-        Some(x) if x.is_finite() && x >= 1.0 => x,
-        Some(x) => {
-            return Err(s
-                .error_at(
-                    "reliability.straggler_slowdown",
-                    format!("a straggler is 1 or more times slower than its peers, not {x}"),
-                )
-                .with_help("e.g. straggler_slowdown = 1.2 for one GPU 20% slower"));
-        }
-    };
-    let link_slowdown = match f
-        .reliability
-        .as_ref()
-        .and_then(|r| r.straggler_link_slowdown)
-    {
-        None => 1.0,
-        Some(x) if x.is_finite() && x >= 1.0 => x,
-        Some(x) => {
-            return Err(s
-                .error_at(
-                    "reliability.straggler_link_slowdown",
-                    format!("a slow link is 1 or more times slower than the others, not {x}"),
-                )
-                .with_help(
-                    "e.g. straggler_link_slowdown = 4 for a NIC at a quarter of its speed",
-                ));
-        }
-    };
-    if straggler_slowdown > 1.0 {
-        assumptions.push(format!(
-            "one GPU of the last pipeline stage computes {straggler_slowdown}x slower; its stage runs at its pace"
-        ));
-    }
-    let (sites, local_steps, outer_overlap) =
-        resolve_local_sgd(s, &topology, &layout, &order, nodes, &mut assumptions)?;
+    let (straggler_slowdown, link_slowdown) =
+        crate::scenario::lower::reliability::stragglers(s, &mut assumptions)?;
+    let (sites, local_steps, outer_overlap) = resolve_local_sgd(
+        s,
+        &cluster.topology,
+        &layout,
+        &order,
+        nodes,
+        &mut assumptions,
+    )?;
     let grad_bytes = resolve_grad_dtype(s, model.dtype, &mut assumptions)?;
     let param_gather = resolve_param_gather(s, &layout, &mut assumptions)?;
     let mut training = TrainingConfig {
@@ -144,22 +75,22 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         cp_algorithm,
         gpu: gpu.clone(),
         profile,
-        fabric,
-        topology,
-        tier,
-        in_switch_reduction,
+        fabric: cluster.fabric,
+        topology: cluster.topology,
+        tier: cluster.tier,
+        in_switch_reduction: cluster.in_switch_reduction,
         model,
         gemm_dtype,
-        tp,
+        tp: layout.tp,
         sequence_parallel: false,
-        pp,
-        schedule,
-        virtual_stages,
-        dp,
-        cp,
-        ep,
-        micro_batch,
-        global_batch,
+        pp: layout.pp,
+        schedule: layout.schedule,
+        virtual_stages: layout.virtual_stages,
+        dp: layout.dp,
+        cp: layout.cp,
+        ep: layout.ep,
+        micro_batch: layout.micro_batch,
+        global_batch: layout.global_batch,
         accumulation: 1,
         recompute: layout.recompute,
         eager: f.model.elementwise == Some(ElementwiseMode::Eager),
@@ -187,9 +118,53 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
     };
     training.set_layout(&layout);
     crate::workload::training::sequences::choose_recompute(&mut training);
+    slow_links(
+        &mut training,
+        layout.pp - 1,
+        link_slowdown,
+        (nodes, gpus_per_node),
+    );
+    Ok(training)
+}
+
+/// The format of the linear layers' GEMMs, the model's; fp8 training runs everything else in
+/// bf16 (recorded).
+fn gemms_in_fp8(model: &mut Transformer, assumptions: &mut Vec<String>) -> Dtype {
+    let gemm_dtype = model.dtype;
+    if gemm_dtype == Dtype::Fp8 {
+        model.dtype = Dtype::Bf16;
+        assumptions.push(
+            "fp8 training: the linear layers' GEMMs in fp8, their operands cast by a streaming \
+             pass each under dynamic scaling; attention, norms, activations, weights and \
+             communication in bf16 (as Transformer Engine and torchao's float8 run it)"
+                .into(),
+        );
+    }
+    gemm_dtype
+}
+
+/// The default-format note names Adam's states; says which optimizer's they are.
+fn name_optimizer_states(optimizer: Optimizer, assumptions: &mut [String]) {
+    if optimizer != Optimizer::Adam {
+        for a in assumptions
+            .iter_mut()
+            .filter(|a| a.ends_with("and Adam states"))
+        {
+            *a = a.replace("Adam states", &format!("{} states", optimizer.name()));
+        }
+    }
+}
+
+/// Slows the network links of the server of stage `last`'s simulated GPU `link_slowdown` times,
+/// so that its collectives cross it (recorded; no effect on one server).
+fn slow_links(
+    training: &mut TrainingConfig,
+    last: u32,
+    link_slowdown: f64,
+    (nodes, gpus_per_node): (u32, u32),
+) {
     if link_slowdown > 1.0 {
-        // The server of the last stage's simulated GPU, so that its collectives cross it.
-        let node = training.stage_rank(pp - 1) / gpus_per_node;
+        let node = training.stage_rank(last) / gpus_per_node;
         if nodes > 1 {
             training.topology.slow_node(node, link_slowdown);
             training.assumptions.push(format!(
@@ -201,7 +176,6 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
             );
         }
     }
-    Ok(training)
 }
 
 fn resolve_model(
@@ -255,7 +229,7 @@ pub fn compute_model(
     setup: &mut TrainingConfig,
 ) -> Result<ComputeModel, ScenarioError> {
     let mut compute =
-        super::cluster::compute_model(scenario, setup.gpu.clone(), setup.profile.as_ref())?;
+        super::cluster::with_profile(scenario, setup.gpu.clone(), setup.profile.as_ref())?;
     super::cluster::apply_attention_kernel(scenario, &mut compute, &mut setup.assumptions)?;
     super::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
     if let (blocks, Some(c)) = setup.contention() {
