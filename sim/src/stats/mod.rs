@@ -1,8 +1,11 @@
 //! Summary statistics of measured or simulated samples (seconds, relative errors, ...), shared by
-//! the profile builder, the calibrator and the tests; below, portable math and random variates.
+//! the profile builder, the calibrator and the tests; below, portable math, random variates and
+//! the samplers built on them (request arrivals, token lengths).
 //!
 //! Deliberately ignored: weighting, and NaN samples (they sort last by `f64::total_cmp`).
 
+pub(crate) mod arrivals;
+pub(crate) mod lengths;
 pub(crate) mod math;
 pub(crate) mod variate;
 

@@ -1,179 +1,146 @@
-//! How many tokens a request's prompt or output has: fixed, uniform (inclusive), lognormal
-//! (rounded and clamped) or drawn from a file of observed lengths, one per line, read here.
+//! `[workload]`'s length keys lowered to the distribution that draws them (`stats::lengths`):
+//! fixed, uniform (inclusive), lognormal (rounded and clamped) or drawn from a file of observed
+//! lengths, one per line, read here.
 
 use super::fields::parse_count;
 use super::{Result, TrafficError, resolve};
 use crate::scenario::serving::{DistributionKind, LengthDistribution, LengthSpec};
-use crate::stats::variate::{lognormal, lognormal_mu};
-use rand::RngExt;
-use rand::rngs::ChaCha8Rng;
+use crate::stats::lengths::Lengths;
+use crate::stats::variate::lognormal_mu;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-#[derive(Clone, Debug)]
-pub(super) enum Lengths {
-    Fixed(u32),
-    /// Inclusive.
-    Uniform {
-        min: u32,
-        max: u32,
-    },
-    /// `exp(N(mu, sigma))`, rounded and clamped to `[lo, hi]`.
-    Lognormal {
-        mu: f64,
-        sigma: f64,
-        lo: u32,
-        hi: u32,
-    },
-    /// Drawn uniformly from the observed values (already clamped).
-    Empirical(Vec<u32>),
+pub(super) fn required(
+    spec: Option<&LengthSpec>,
+    key: &str,
+    base_dir: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Result<Lengths> {
+    let path = format!("workload.{key}");
+    let Some(spec) = spec else {
+        return Err(TrafficError::new(
+            path,
+            format!("[workload] needs `{key}`: a token count or a distribution"),
+        )
+        .with_help(format!(
+            "e.g. {key} = 512, or {key} = {{ dist = \"lognormal\", mean = 512, sigma = 0.8 }}"
+        )));
+    };
+    from_spec(spec, &path, base_dir, notes)
 }
 
-impl Lengths {
-    pub(super) fn required(
-        spec: Option<&LengthSpec>,
-        key: &str,
-        base_dir: Option<&Path>,
-        notes: &mut Vec<String>,
-    ) -> Result<Self> {
-        let path = format!("workload.{key}");
-        let Some(spec) = spec else {
-            return Err(TrafficError::new(
-                path,
-                format!("[workload] needs `{key}`: a token count or a distribution"),
-            )
-            .with_help(format!(
-                "e.g. {key} = 512, or {key} = {{ dist = \"lognormal\", mean = 512, sigma = 0.8 }}"
-            )));
-        };
-        Lengths::from_spec(spec, &path, base_dir, notes)
+fn from_spec(
+    spec: &LengthSpec,
+    path: &str,
+    base_dir: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Result<Lengths> {
+    let d = match spec {
+        LengthSpec::Fixed(0) => {
+            return Err(TrafficError::new(path, "a length must be at least 1 token"));
+        }
+        LengthSpec::Fixed(n) => return Ok(Lengths::Fixed(*n)),
+        LengthSpec::Distribution(d) => d,
+    };
+    let ignored = |key: &str, given: bool, notes: &mut Vec<String>| {
+        if given {
+            notes.push(format!(
+                "{path}.{key} is ignored by dist = \"{}\"",
+                dist_name(d.dist)
+            ));
+        }
+    };
+    if let (Some(min), Some(max)) = (d.min, d.max)
+        && min > max
+    {
+        return Err(TrafficError::new(
+            format!("{path}.min"),
+            format!("min ({min}) is above max ({max})"),
+        ));
     }
-
-    fn from_spec(
-        spec: &LengthSpec,
-        path: &str,
-        base_dir: Option<&Path>,
-        notes: &mut Vec<String>,
-    ) -> Result<Self> {
-        let d = match spec {
-            LengthSpec::Fixed(0) => {
-                return Err(TrafficError::new(path, "a length must be at least 1 token"));
-            }
-            LengthSpec::Fixed(n) => return Ok(Lengths::Fixed(*n)),
-            LengthSpec::Distribution(d) => d,
-        };
-        let ignored = |key: &str, given: bool, notes: &mut Vec<String>| {
-            if given {
-                notes.push(format!(
-                    "{path}.{key} is ignored by dist = \"{}\"",
-                    dist_name(d.dist)
+    if d.max == Some(0) {
+        return Err(TrafficError::new(
+            format!("{path}.max"),
+            "max must be at least 1 token",
+        ));
+    }
+    match d.dist {
+        DistributionKind::Uniform => {
+            ignored("mean", d.mean.is_some(), notes);
+            ignored("sigma", d.sigma.is_some(), notes);
+            ignored("file", d.file.is_some(), notes);
+            let need = |v: Option<u32>, key: &str| {
+                v.ok_or_else(|| {
+                    TrafficError::new(
+                        format!("{path}.{key}"),
+                        format!("dist = \"uniform\" needs `{key}`"),
+                    )
+                    .with_help("e.g. { dist = \"uniform\", min = 128, max = 1024 } (inclusive)")
+                })
+            };
+            let min = need(d.min, "min")?;
+            let max = need(d.max, "max")?;
+            if min == 0 {
+                return Err(TrafficError::new(
+                    format!("{path}.min"),
+                    "min must be at least 1 token",
                 ));
             }
-        };
-        if let (Some(min), Some(max)) = (d.min, d.max)
-            && min > max
-        {
-            return Err(TrafficError::new(
-                format!("{path}.min"),
-                format!("min ({min}) is above max ({max})"),
-            ));
+            Ok(Lengths::Uniform { min, max })
         }
-        if d.max == Some(0) {
-            return Err(TrafficError::new(
-                format!("{path}.max"),
-                "max must be at least 1 token",
-            ));
+        DistributionKind::Lognormal => {
+            ignored("file", d.file.is_some(), notes);
+            let mean = d.mean.ok_or_else(|| {
+                TrafficError::new(
+                    format!("{path}.mean"),
+                    "dist = \"lognormal\" needs `mean`: the mean length in tokens",
+                )
+                .with_help("e.g. { dist = \"lognormal\", mean = 512, sigma = 0.8 }")
+            })?;
+            if !(mean.is_finite() && mean > 0.0) {
+                return Err(TrafficError::new(
+                    format!("{path}.mean"),
+                    format!("mean must be positive and finite, not {mean}"),
+                ));
+            }
+            let sigma = d.sigma.ok_or_else(|| {
+                TrafficError::new(
+                    format!("{path}.sigma"),
+                    "dist = \"lognormal\" needs `sigma`: the standard deviation of the \
+                     length's logarithm",
+                )
+                .with_help("0.5 to 1.5 is typical of chat traces; 0 gives `mean` every time")
+            })?;
+            if !(sigma.is_finite() && sigma >= 0.0) {
+                return Err(TrafficError::new(
+                    format!("{path}.sigma"),
+                    format!("sigma must be non-negative and finite, not {sigma}"),
+                ));
+            }
+            let (lo, hi) = clamps(d);
+            Ok(Lengths::Lognormal {
+                mu: lognormal_mu(mean, sigma),
+                sigma,
+                lo,
+                hi,
+            })
         }
-        match d.dist {
-            DistributionKind::Uniform => {
-                ignored("mean", d.mean.is_some(), notes);
-                ignored("sigma", d.sigma.is_some(), notes);
-                ignored("file", d.file.is_some(), notes);
-                let need = |v: Option<u32>, key: &str| {
-                    v.ok_or_else(|| {
-                        TrafficError::new(
-                            format!("{path}.{key}"),
-                            format!("dist = \"uniform\" needs `{key}`"),
-                        )
-                        .with_help("e.g. { dist = \"uniform\", min = 128, max = 1024 } (inclusive)")
-                    })
-                };
-                let min = need(d.min, "min")?;
-                let max = need(d.max, "max")?;
-                if min == 0 {
-                    return Err(TrafficError::new(
-                        format!("{path}.min"),
-                        "min must be at least 1 token",
-                    ));
-                }
-                Ok(Lengths::Uniform { min, max })
-            }
-            DistributionKind::Lognormal => {
-                ignored("file", d.file.is_some(), notes);
-                let mean = d.mean.ok_or_else(|| {
-                    TrafficError::new(
-                        format!("{path}.mean"),
-                        "dist = \"lognormal\" needs `mean`: the mean length in tokens",
-                    )
-                    .with_help("e.g. { dist = \"lognormal\", mean = 512, sigma = 0.8 }")
-                })?;
-                if !(mean.is_finite() && mean > 0.0) {
-                    return Err(TrafficError::new(
-                        format!("{path}.mean"),
-                        format!("mean must be positive and finite, not {mean}"),
-                    ));
-                }
-                let sigma = d.sigma.ok_or_else(|| {
-                    TrafficError::new(
-                        format!("{path}.sigma"),
-                        "dist = \"lognormal\" needs `sigma`: the standard deviation of the \
-                         length's logarithm",
-                    )
-                    .with_help("0.5 to 1.5 is typical of chat traces; 0 gives `mean` every time")
-                })?;
-                if !(sigma.is_finite() && sigma >= 0.0) {
-                    return Err(TrafficError::new(
-                        format!("{path}.sigma"),
-                        format!("sigma must be non-negative and finite, not {sigma}"),
-                    ));
-                }
-                let (lo, hi) = clamps(d);
-                Ok(Lengths::Lognormal {
-                    mu: lognormal_mu(mean, sigma),
-                    sigma,
-                    lo,
-                    hi,
-                })
-            }
-            DistributionKind::Empirical => {
-                ignored("mean", d.mean.is_some(), notes);
-                ignored("sigma", d.sigma.is_some(), notes);
-                let file = d.file.as_deref().ok_or_else(|| {
-                    TrafficError::new(
-                        format!("{path}.file"),
-                        "dist = \"empirical\" needs `file`: one length per line",
-                    )
-                    .with_help("e.g. { dist = \"empirical\", file = \"prompt-lengths.txt\" }")
-                })?;
-                let values = read_lengths(file, &format!("{path}.file"), base_dir, notes)?;
-                let (lo, hi) = clamps(d);
-                Ok(Lengths::Empirical(
-                    values.into_iter().map(|v| v.clamp(lo, hi)).collect(),
-                ))
-            }
-        }
-    }
-
-    pub(super) fn sample(&self, rng: &mut ChaCha8Rng) -> u32 {
-        match self {
-            Lengths::Fixed(n) => *n,
-            Lengths::Uniform { min, max } => rng.random_range(*min..=*max),
-            Lengths::Lognormal { mu, sigma, lo, hi } => {
-                let v = lognormal(rng, *mu, *sigma).round();
-                v.clamp(*lo as f64, *hi as f64) as u32
-            }
-            Lengths::Empirical(values) => values[rng.random_range(0..values.len() as u64) as usize],
+        DistributionKind::Empirical => {
+            ignored("mean", d.mean.is_some(), notes);
+            ignored("sigma", d.sigma.is_some(), notes);
+            let file = d.file.as_deref().ok_or_else(|| {
+                TrafficError::new(
+                    format!("{path}.file"),
+                    "dist = \"empirical\" needs `file`: one length per line",
+                )
+                .with_help("e.g. { dist = \"empirical\", file = \"prompt-lengths.txt\" }")
+            })?;
+            let values = read_lengths(file, &format!("{path}.file"), base_dir, notes)?;
+            let (lo, hi) = clamps(d);
+            Ok(Lengths::Empirical(
+                values.into_iter().map(|v| v.clamp(lo, hi)).collect(),
+            ))
         }
     }
 }

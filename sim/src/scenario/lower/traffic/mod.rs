@@ -10,8 +10,6 @@ mod trace_file;
 
 use crate::engine::{RngStreams, SimTime};
 use crate::scenario::serving::{ArrivalKind, WorkloadSection};
-use arrivals::Arrivals;
-use lengths::Lengths;
 use std::path::{Path, PathBuf};
 use trace_file::from_trace;
 
@@ -90,14 +88,14 @@ pub fn generate_with_notes(
         )
         .with_help("e.g. requests = 1000")
     })?;
-    let arrivals = Arrivals::from_section(w, kind, &mut notes)?;
-    let prompt = Lengths::required(
+    let arrivals = arrivals::from_section(w, kind, &mut notes)?;
+    let prompt = lengths::required(
         w.prompt_tokens.as_ref(),
         "prompt_tokens",
         base_dir,
         &mut notes,
     )?;
-    let output = Lengths::required(
+    let output = lengths::required(
         w.output_tokens.as_ref(),
         "output_tokens",
         base_dir,

@@ -3,10 +3,11 @@
 //! the first row on, and lengths the trace lacks come from `[workload]`.
 
 use super::fields::{parse_count, parse_datetime_ps, parse_seconds_ps, split_csv};
-use super::lengths::Lengths;
+use super::lengths;
 use super::{MAX_REQUESTS, Request, Result, TrafficError, resolve};
 use crate::engine::{RngStreams, SimTime};
 use crate::scenario::serving::WorkloadSection;
+use crate::stats::lengths::Lengths;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -201,7 +202,7 @@ fn scenario_lengths(
             }
             Ok(None)
         }
-        None => Lengths::required(spec, key, base_dir, notes)
+        None => lengths::required(spec, key, base_dir, notes)
             .map(Some)
             .map_err(|e| match e.help {
                 None => e.with_help(format!("the trace has no {key} column")),
