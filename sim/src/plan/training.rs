@@ -6,11 +6,12 @@
 use super::objective::gpu_hours_per_million_tokens;
 use super::space::Space;
 use super::{Options, layout_sets};
+use crate::hw::ComputeModel;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::{Kind, Scenario};
 use crate::workload::training::estimate::{Estimate, Estimator};
 use crate::workload::training::policy::Schedule;
-use crate::workload::training::{self, Layout, memory};
+use crate::workload::training::{self, Layout, TrainingConfig, memory};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -143,96 +144,18 @@ fn why(a: &Simulated, base: &Simulated) -> String {
 /// Plans a training scenario.
 pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioError> {
     let mut base = crate::scenario::lower::training::resolve(scenario)?;
-    if base.local_steps > 1 {
-        return Err(scenario
-            .error_at(
-                "parallel.local_steps",
-                "`plan` does not search layouts under local SGD yet",
-            )
-            .with_help(
-                "plan without local_steps, or compare layouts with `clustersim sweep --vary parallel.pp=...`",
-            ));
-    }
-    if base.sequences.is_some() {
-        return Err(scenario
-            .error_at(
-                "sequences",
-                "`plan` searches layouts of like micro-batches; [sequences] packs its own",
-            )
-            .with_help("compare layouts with `clustersim sweep --vary parallel.pp=...` instead"));
-    }
+    refuse_unsearched(scenario, &base)?;
     let compute = crate::scenario::lower::training::compute_model(scenario, &mut base)?;
     let space = Space::training(&base);
     let layouts = space.layouts();
     let considered = layouts.len();
     let capacity = base.gpu.memory_bytes as f64 - options.headroom_bytes;
-
-    // Refuse, prune and rank, one working copy of the set-up per chunk of candidates.
     let gpus = base.gpus();
-    let chunks: Vec<Pruned> = layouts
-        .par_chunks(8192)
-        .map(|chunk| {
-            let mut work = base.clone();
-            let mut estimator = Estimator::new(&compute);
-            let mut refused: BTreeMap<&'static str, usize> = BTreeMap::new();
-            let mut unfit = 0;
-            let mut ranked = Vec::new();
-            for layout in chunk {
-                if let Err(r) = layout.check(&work.model, gpus) {
-                    *refused.entry(r.reason).or_default() += 1;
-                    continue;
-                }
-                work.set_layout(layout);
-                if memory::memory(&work).1.peak() > capacity {
-                    unfit += 1;
-                    continue;
-                }
-                ranked.push((*layout, estimator.estimate(&work)));
-            }
-            (refused, unfit, ranked)
-        })
-        .collect();
-    let mut refused: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut unfit = 0;
-    let mut ranked = Vec::new();
-    for (r, u, c) in chunks {
-        for (reason, n) in r {
-            *refused.entry(reason).or_default() += n;
-        }
-        unfit += u;
-        ranked.extend(c);
-    }
-    // Stable: equal estimates keep the space's order.
-    ranked.sort_by(|a, b| a.1.iteration_s.total_cmp(&b.1.iteration_s));
+    let (refused, unfit, ranked) = estimate(&base, &compute, &layouts, capacity);
 
     // Simulate the most promising and the scenario's own layout.
     let reference_layout = base.layout();
-    let mut chosen: Vec<(Layout, Estimate)> =
-        ranked.iter().take(options.simulate).copied().collect();
-    if !chosen.iter().any(|(l, _)| *l == reference_layout) {
-        let mut work = base.clone();
-        work.set_layout(&reference_layout);
-        let estimate = Estimator::new(&compute).estimate(&work);
-        chosen.push((reference_layout, estimate));
-    }
-    let mut simulated: Vec<Simulated> = chosen
-        .par_iter()
-        .map(|(layout, estimate)| {
-            let mut setup = base.clone();
-            setup.set_layout(layout);
-            let run = training::simulate(setup, &compute);
-            Simulated {
-                layout: *layout,
-                estimate: *estimate,
-                report: run.report,
-            }
-        })
-        .collect();
-    let reference_index = simulated
-        .iter()
-        .position(|s| s.layout == reference_layout)
-        .expect("the reference was simulated");
-    let reference = simulated.remove(reference_index);
+    let (reference, simulated) = simulate(&base, &compute, &ranked, options.simulate);
     let reference_ranked = ranked.iter().any(|(l, _)| *l == reference_layout);
     let mut best: Vec<Simulated> = simulated
         .into_iter()
@@ -243,18 +166,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         })
         .collect();
     best.sort_by(|a, b| a.seconds().total_cmp(&b.seconds()));
-
-    // How well the estimate ranked what the simulation measured.
-    let mut errors: Vec<f64> = best
-        .iter()
-        .map(|s| (s.estimate.iteration_s - s.seconds()) / s.seconds())
-        .collect();
-    errors.sort_by(f64::total_cmp);
-    let median_error = errors.get(errors.len() / 2).copied();
-    let worst_error = errors
-        .iter()
-        .copied()
-        .max_by(|a, b| a.abs().total_cmp(&b.abs()));
+    let (median_error, worst_error) = estimate_errors(&best);
 
     let mut top: Vec<Value> = best
         .iter()
@@ -304,4 +216,128 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         },
         "top": top,
     }))
+}
+
+/// Refuses what the search does not cover: local SGD, and `[sequences]`' packed micro-batches.
+fn refuse_unsearched(scenario: &Scenario, base: &TrainingConfig) -> Result<(), ScenarioError> {
+    if base.local_steps > 1 {
+        return Err(scenario
+            .error_at(
+                "parallel.local_steps",
+                "`plan` does not search layouts under local SGD yet",
+            )
+            .with_help(
+                "plan without local_steps, or compare layouts with `clustersim sweep --vary parallel.pp=...`",
+            ));
+    }
+    if base.sequences.is_some() {
+        return Err(scenario
+            .error_at(
+                "sequences",
+                "`plan` searches layouts of like micro-batches; [sequences] packs its own",
+            )
+            .with_help("compare layouts with `clustersim sweep --vary parallel.pp=...` instead"));
+    }
+    Ok(())
+}
+
+/// Refuses, prunes and ranks the layouts, one working copy of the set-up per chunk of candidates:
+/// refusals by reason, how many do not fit in `capacity` bytes, and the rest by estimate, fastest
+/// first (stable: equal estimates keep the space's order).
+fn estimate(
+    base: &TrainingConfig,
+    compute: &ComputeModel,
+    layouts: &[Layout],
+    capacity: f64,
+) -> Pruned {
+    let gpus = base.gpus();
+    let chunks: Vec<Pruned> = layouts
+        .par_chunks(8192)
+        .map(|chunk| {
+            let mut work = base.clone();
+            let mut estimator = Estimator::new(compute);
+            let mut refused: BTreeMap<&'static str, usize> = BTreeMap::new();
+            let mut unfit = 0;
+            let mut ranked = Vec::new();
+            for layout in chunk {
+                if let Err(r) = layout.check(&work.model, gpus) {
+                    *refused.entry(r.reason).or_default() += 1;
+                    continue;
+                }
+                work.set_layout(layout);
+                if memory::memory(&work).1.peak() > capacity {
+                    unfit += 1;
+                    continue;
+                }
+                ranked.push((*layout, estimator.estimate(&work)));
+            }
+            (refused, unfit, ranked)
+        })
+        .collect();
+    let mut refused: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut unfit = 0;
+    let mut ranked = Vec::new();
+    for (r, u, c) in chunks {
+        for (reason, n) in r {
+            *refused.entry(reason).or_default() += n;
+        }
+        unfit += u;
+        ranked.extend(c);
+    }
+    // Stable: equal estimates keep the space's order.
+    ranked.sort_by(|a, b| a.1.iteration_s.total_cmp(&b.1.iteration_s));
+    (refused, unfit, ranked)
+}
+
+/// Simulates the first `n` of `ranked` and the scenario's own layout in full, in parallel: the
+/// scenario's own, and the others in `ranked`'s order.
+fn simulate(
+    base: &TrainingConfig,
+    compute: &ComputeModel,
+    ranked: &[(Layout, Estimate)],
+    n: usize,
+) -> (Simulated, Vec<Simulated>) {
+    let reference_layout = base.layout();
+    let mut chosen: Vec<(Layout, Estimate)> = ranked.iter().take(n).copied().collect();
+    if !chosen.iter().any(|(l, _)| *l == reference_layout) {
+        let mut work = base.clone();
+        work.set_layout(&reference_layout);
+        let estimate = Estimator::new(compute).estimate(&work);
+        chosen.push((reference_layout, estimate));
+    }
+    let mut simulated: Vec<Simulated> = chosen
+        .par_iter()
+        .map(|(layout, estimate)| {
+            let mut setup = base.clone();
+            setup.set_layout(layout);
+            let run = training::simulate(setup, compute);
+            Simulated {
+                layout: *layout,
+                estimate: *estimate,
+                report: run.report,
+            }
+        })
+        .collect();
+    let reference_index = simulated
+        .iter()
+        .position(|s| s.layout == reference_layout)
+        .expect("the reference was simulated");
+    let reference = simulated.remove(reference_index);
+    (reference, simulated)
+}
+
+/// How well the estimate ranked what the simulation measured: the median and the worst relative
+/// error.
+fn estimate_errors(best: &[Simulated]) -> (Option<f64>, Option<f64>) {
+    let mut errors: Vec<f64> = best
+        .iter()
+        .map(|s| (s.estimate.iteration_s - s.seconds()) / s.seconds())
+        .collect();
+    errors.sort_by(f64::total_cmp);
+    let median_error = errors.get(errors.len() / 2).copied();
+    let worst_error = errors
+        .iter()
+        .copied()
+        .max_by(|a, b| a.abs().total_cmp(&b.abs()));
+    (median_error, worst_error)
 }

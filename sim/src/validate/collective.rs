@@ -11,6 +11,7 @@ use super::prose::{bandwidth_in, find_gpu, text, whole};
 use super::{Case, GIB, Refusal, Status};
 use crate::collective::cost::{Collective, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group, Protocol};
+use crate::hw::GpuSpec;
 use crate::hw::gpu::IntraLinkKind;
 use crate::net::Topology;
 use crate::net::Transport;
@@ -47,41 +48,7 @@ enum Reading {
 /// The predicted value of the case's collective, in its unit, and the choices made.
 pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
     let mut a = Vec::new();
-    let gpu_name = text(c.get("hardware", "gpu"))
-        .ok_or_else(|| Refusal::failed("hardware.gpu is missing", &a))?;
-    let (g, note) = find_gpu(gpu_name).map_err(|e| Refusal::failed(e, &a))?;
-    a.extend(note);
-    let n = whole(c.get("hardware", "count"))
-        .ok_or_else(|| Refusal::failed("hardware.count is missing", &a))?;
-    let mut board = match whole(c.get("hardware", "gpus_per_node")) {
-        Some(b) => b,
-        None => {
-            a.push(format!(
-                "an 8-GPU board ({} usual server), {n} of its GPUs taking part",
-                g.name
-            ));
-            8
-        }
-    };
-    // An NVLink domain larger than a server (GB200 NVL72's rack) is one node to the network.
-    if let Some(domain) = whole(c.get("hardware", "nvlink_domain")) {
-        if n > domain {
-            return Err(not_expressible(
-                "NVLink domains of several servers joined by a network",
-                &a,
-            ));
-        }
-        a.push(format!(
-            "one NVLink domain of {domain} GPUs (its servers joined by NVLink switches)"
-        ));
-        board = n;
-    }
-    if n < 2 || board == 0 {
-        return Err(Refusal::failed(
-            format!("a collective over {n} GPUs on boards of {board}"),
-            &a,
-        ));
-    }
+    let (g, n, board) = gpus(c, &mut a)?;
     // Fewer GPUs than a board: the first n of one server take part.
     let nodes = n.div_ceil(board);
     if nodes > 1 && n % board != 0 {
@@ -90,105 +57,12 @@ pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
             &a,
         ));
     }
-    let intra = match g.intra_link {
-        IntraLinkKind::NvSwitch => IntraKind::NvSwitch,
-        IntraLinkKind::Mesh => IntraKind::NvLinkMesh,
-        IntraLinkKind::Pcie => IntraKind::Pcie,
-    };
-    a.push(format!(
-        "intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
-        g.intra_bandwidth / 1e9,
-        g.name
-    ));
-    let mut spec = TopologySpec::new(nodes, board);
-    spec.intra = intra;
-    spec.intra_bandwidth = g.intra_bandwidth;
-    spec.pcie_bandwidth = g.pcie_bandwidth;
-    spec.gpu_copy_bandwidth = g.copy_bandwidth();
-    if nodes > 1 {
-        network(c, &mut spec, &mut a)?;
-        // AWS ran first-generation EFA on its A100 and V100 servers (p4d, p4de, p3dn) and the
-        // current one from H100 (p5) on.
-        if spec.transport == Transport::Efa && !g.in_switch_reduction {
-            spec.transport = Transport::EfaV1;
-            a.push(format!(
-                "first-generation EFA ({} servers: p3dn, p4d, p4de): NCCL runs Simple only",
-                g.name
-            ));
-        }
-    }
+    let spec = topology_spec(c, g, nodes, board, &mut a)?;
     let command = text(c.get("parallel", "collective")).unwrap_or("");
-    let metric = c.metric.to_lowercase();
-    let op_word = command
-        .split_whitespace()
-        .find(|w| w.ends_with("_perf"))
-        .unwrap_or("")
-        .trim_end_matches("_perf");
-    let op = CollectiveOp::parse(op_word)
-        .or_else(|| {
-            metric
-                .split_whitespace()
-                .next()
-                .and_then(CollectiveOp::parse)
-        })
-        .ok_or_else(|| Refusal::failed(format!("no collective named in \"{command}\""), &a))?;
-    let reading = if metric.contains("busbw") {
-        Reading::BusBw
-    } else if metric.contains("time") && c.unit == "us" {
-        Reading::TimeUs
-    } else {
-        return Err(Refusal::failed(
-            format!(
-                "no reading of \"{}\" in {}: a busBW in GB/s or a time in us",
-                c.metric, c.unit
-            ),
-            &a,
-        ));
-    };
+    let (op, reading) = operation(c, command, &a)?;
     let bytes = size(c, command, &mut a)?;
-    let algorithm = match text(c.get("parallel", "NCCL_ALGO")) {
-        Some(name) if name.to_lowercase().starts_with("collnet") => {
-            return Err(not_expressible(
-                format!("NCCL_ALGO {name}: reduction inside the network's switches (SHARP)"),
-                &a,
-            ));
-        }
-        Some(name) => Algorithm::parse(name).ok_or_else(|| {
-            Refusal::failed(
-                format!("NCCL_ALGO \"{name}\" is not an algorithm the simulator has"),
-                &a,
-            )
-        })?,
-        None => {
-            a.push("NCCL's choice of algorithm (NCCL_ALGO not stated)".into());
-            Algorithm::Auto
-        }
-    };
-    let mut options = Options::new(Tier::Flow);
-    options.nvls_available = g.in_switch_reduction && intra == IntraKind::NvSwitch;
-    if text(c.get("parallel", "NCCL_NVLS_ENABLE")) == Some("0") {
-        a.push("no in-switch reduction (NCCL_NVLS_ENABLE=0)".into());
-        options.nvls_available = false;
-    }
-    // One board without a launcher is one process driving every GPU (nccl-tests' -g or -t; issue
-    // 1455's cases ran -g): NCCL's P2P direct mode, without the receive buffers of separate
-    // processes (`collective::buffer_copy`). Several servers take a process each at least.
-    options.p2p_direct = nodes == 1
-        && !["mpirun", "srun", "-np"]
-            .iter()
-            .any(|w| command.split_whitespace().any(|x| x == *w));
-    if options.p2p_direct {
-        a.push(
-            "every GPU driven by one process (no mpirun stated; nccl-tests -g): NCCL's P2P \
-             direct mode"
-                .into(),
-        );
-    }
-    if let Some(name) = text(c.get("parallel", "NCCL_PROTO")) {
-        options.protocol = Some(Protocol::parse(name).ok_or_else(|| {
-            Refusal::failed(format!("NCCL_PROTO \"{name}\" is not a protocol"), &a)
-        })?);
-    }
+    let algorithm = algorithm(c, &mut a)?;
+    let options = options(c, command, g, spec.intra, nodes, &mut a)?;
     let topo = Topology::build(&spec).map_err(|e| Refusal::failed(e.message, &a))?;
     let priced = cost(
         &topo,
@@ -211,6 +85,177 @@ pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
         Reading::BusBw => (priced.busbw / 1e9, a),
         Reading::TimeUs => (priced.seconds * 1e6, a),
     })
+}
+
+/// The case's GPU, how many take part and how many a server board holds (an NVLink domain larger
+/// than a server, GB200 NVL72's rack, being one board to the network).
+fn gpus(c: &Case, a: &mut Vec<String>) -> Result<(&'static GpuSpec, u32, u32), Refusal> {
+    let gpu_name = text(c.get("hardware", "gpu"))
+        .ok_or_else(|| Refusal::failed("hardware.gpu is missing", a))?;
+    let (g, note) = find_gpu(gpu_name).map_err(|e| Refusal::failed(e, a))?;
+    a.extend(note);
+    let n = whole(c.get("hardware", "count"))
+        .ok_or_else(|| Refusal::failed("hardware.count is missing", a))?;
+    let mut board = match whole(c.get("hardware", "gpus_per_node")) {
+        Some(b) => b,
+        None => {
+            a.push(format!(
+                "an 8-GPU board ({} usual server), {n} of its GPUs taking part",
+                g.name
+            ));
+            8
+        }
+    };
+    // An NVLink domain larger than a server (GB200 NVL72's rack) is one node to the network.
+    if let Some(domain) = whole(c.get("hardware", "nvlink_domain")) {
+        if n > domain {
+            return Err(not_expressible(
+                "NVLink domains of several servers joined by a network",
+                a,
+            ));
+        }
+        a.push(format!(
+            "one NVLink domain of {domain} GPUs (its servers joined by NVLink switches)"
+        ));
+        board = n;
+    }
+    if n < 2 || board == 0 {
+        return Err(Refusal::failed(
+            format!("a collective over {n} GPUs on boards of {board}"),
+            a,
+        ));
+    }
+    Ok((g, n, board))
+}
+
+/// The cluster of `nodes` servers of `board` GPUs `g`: the board's wiring from the GPU's
+/// datasheet, and between servers the network the case states.
+fn topology_spec(
+    c: &Case,
+    g: &'static GpuSpec,
+    nodes: u32,
+    board: u32,
+    a: &mut Vec<String>,
+) -> Result<TopologySpec, Refusal> {
+    let intra = match g.intra_link {
+        IntraLinkKind::NvSwitch => IntraKind::NvSwitch,
+        IntraLinkKind::Mesh => IntraKind::NvLinkMesh,
+        IntraLinkKind::Pcie => IntraKind::Pcie,
+    };
+    a.push(format!(
+        "intra-node bandwidth {} GB/s per GPU per direction ({} datasheet)",
+        g.intra_bandwidth / 1e9,
+        g.name
+    ));
+    let mut spec = TopologySpec::new(nodes, board);
+    spec.intra = intra;
+    spec.intra_bandwidth = g.intra_bandwidth;
+    spec.pcie_bandwidth = g.pcie_bandwidth;
+    spec.gpu_copy_bandwidth = g.copy_bandwidth();
+    if nodes > 1 {
+        network(c, &mut spec, a)?;
+        // AWS ran first-generation EFA on its A100 and V100 servers (p4d, p4de, p3dn) and the
+        // current one from H100 (p5) on.
+        if spec.transport == Transport::Efa && !g.in_switch_reduction {
+            spec.transport = Transport::EfaV1;
+            a.push(format!(
+                "first-generation EFA ({} servers: p3dn, p4d, p4de): NCCL runs Simple only",
+                g.name
+            ));
+        }
+    }
+    Ok(spec)
+}
+
+/// The collective `command` runs (else the one the metric names), and what the case measured.
+fn operation(c: &Case, command: &str, a: &[String]) -> Result<(CollectiveOp, Reading), Refusal> {
+    let metric = c.metric.to_lowercase();
+    let op_word = command
+        .split_whitespace()
+        .find(|w| w.ends_with("_perf"))
+        .unwrap_or("")
+        .trim_end_matches("_perf");
+    let op = CollectiveOp::parse(op_word)
+        .or_else(|| {
+            metric
+                .split_whitespace()
+                .next()
+                .and_then(CollectiveOp::parse)
+        })
+        .ok_or_else(|| Refusal::failed(format!("no collective named in \"{command}\""), a))?;
+    let reading = if metric.contains("busbw") {
+        Reading::BusBw
+    } else if metric.contains("time") && c.unit == "us" {
+        Reading::TimeUs
+    } else {
+        return Err(Refusal::failed(
+            format!(
+                "no reading of \"{}\" in {}: a busBW in GB/s or a time in us",
+                c.metric, c.unit
+            ),
+            a,
+        ));
+    };
+    Ok((op, reading))
+}
+
+/// `NCCL_ALGO`, or NCCL's own choice; reduction inside the switches (CollNet) not expressible.
+fn algorithm(c: &Case, a: &mut Vec<String>) -> Result<Algorithm, Refusal> {
+    Ok(match text(c.get("parallel", "NCCL_ALGO")) {
+        Some(name) if name.to_lowercase().starts_with("collnet") => {
+            return Err(not_expressible(
+                format!("NCCL_ALGO {name}: reduction inside the network's switches (SHARP)"),
+                a,
+            ));
+        }
+        Some(name) => Algorithm::parse(name).ok_or_else(|| {
+            Refusal::failed(
+                format!("NCCL_ALGO \"{name}\" is not an algorithm the simulator has"),
+                a,
+            )
+        })?,
+        None => {
+            a.push("NCCL's choice of algorithm (NCCL_ALGO not stated)".into());
+            Algorithm::Auto
+        }
+    })
+}
+
+/// NCCL's options as the case runs it: in-switch reduction, P2P direct mode and `NCCL_PROTO`.
+fn options(
+    c: &Case,
+    command: &str,
+    g: &'static GpuSpec,
+    intra: IntraKind,
+    nodes: u32,
+    a: &mut Vec<String>,
+) -> Result<Options, Refusal> {
+    let mut options = Options::new(Tier::Flow);
+    options.nvls_available = g.in_switch_reduction && intra == IntraKind::NvSwitch;
+    if text(c.get("parallel", "NCCL_NVLS_ENABLE")) == Some("0") {
+        a.push("no in-switch reduction (NCCL_NVLS_ENABLE=0)".into());
+        options.nvls_available = false;
+    }
+    // One board without a launcher is one process driving every GPU (nccl-tests' -g or -t; issue
+    // 1455's cases ran -g): NCCL's P2P direct mode, without the receive buffers of separate
+    // processes (`collective::buffer_copy`). Several servers take a process each at least.
+    options.p2p_direct = nodes == 1
+        && !["mpirun", "srun", "-np"]
+            .iter()
+            .any(|w| command.split_whitespace().any(|x| x == *w));
+    if options.p2p_direct {
+        a.push(
+            "every GPU driven by one process (no mpirun stated; nccl-tests -g): NCCL's P2P \
+             direct mode"
+                .into(),
+        );
+    }
+    if let Some(name) = text(c.get("parallel", "NCCL_PROTO")) {
+        options.protocol = Some(Protocol::parse(name).ok_or_else(|| {
+            Refusal::failed(format!("NCCL_PROTO \"{name}\" is not a protocol"), a)
+        })?);
+    }
+    Ok(options)
 }
 
 /// The servers' network as the case states it: NICs (count, line rate), transport, switches.

@@ -10,11 +10,43 @@ pub(super) fn render_diffusion(r: &Value) -> String {
         "{}  [diffusion]",
         r["scenario"].as_str().unwrap_or("scenario")
     );
+    video_rows(&mut out, r);
+    let q = &r["serving"];
+    if q.is_object() {
+        queue_rows(&mut out, r, q);
+    } else {
+        row(
+            &mut out,
+            "latency",
+            format!(
+                "{} a video, {} a denoising step, {:.1} videos/hour",
+                seconds(num(r, "latency_s")),
+                seconds(num(r, "denoise_step_s")),
+                num(r, "videos_per_hour")
+            ),
+        );
+    }
+    breakdown_rows(&mut out, r);
+    assumption_rows(&mut out, r);
+    row(
+        &mut out,
+        "simulated",
+        format!(
+            "{} operations in {}",
+            num(r, "sim.ops"),
+            seconds(num(r, "sim.wall_s"))
+        ),
+    );
+    out
+}
+
+/// The video, the model and the GPUs a video runs on.
+fn video_rows(out: &mut String, r: &Value) {
     let v = &r["video"];
     let p = &r["parallel"];
     let c = &r["cluster"];
     row(
-        &mut out,
+        out,
         "video",
         format!(
             "{} x {}, {} frames, {} steps{}: latent {} -> {} tokens",
@@ -39,7 +71,7 @@ pub(super) fn render_diffusion(r: &Value) -> String {
         ),
     );
     row(
-        &mut out,
+        out,
         "model",
         format!(
             "{} ({:.2} B parameters, {} blocks, {})",
@@ -50,7 +82,7 @@ pub(super) fn render_diffusion(r: &Value) -> String {
         ),
     );
     row(
-        &mut out,
+        out,
         "GPUs",
         format!(
             "{} a video on {}: ulysses {} x ring {} x pipefusion {} ({} patches) x cfg {} x tp {}{}; \
@@ -71,72 +103,66 @@ pub(super) fn render_diffusion(r: &Value) -> String {
             p["videos_at_once"]
         ),
     );
-    let q = &r["serving"];
-    if q.is_object() {
-        let sizes: Vec<String> = q["videos"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|v| {
-                format!(
-                    "{}x{}x{} ({} requests, {} each)",
-                    v["width"],
-                    v["height"],
-                    v["frames"],
-                    v["requests"],
-                    seconds(v["latency_s"].as_f64().unwrap_or(0.0))
-                )
-            })
-            .collect();
-        row(
-            &mut out,
-            "serving",
+}
+
+/// A queue of videos `q`: its mix, latency and queueing percentiles, and throughput.
+fn queue_rows(out: &mut String, r: &Value, q: &Value) {
+    let sizes: Vec<String> = q["videos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| {
             format!(
-                "{} requests on {} groups, {}: {}",
-                q["requests"],
-                q["groups"],
-                q["scheduler"].as_str().unwrap_or("?"),
-                sizes.join(", ")
-            ),
-        );
-        for (label, key) in [("latency", "latency_s"), ("queueing", "queueing_s")] {
-            row(
-                &mut out,
-                label,
-                format!(
-                    "mean {}, p50 {}, p90 {}, p99 {}",
-                    seconds(num(q, &format!("{key}.mean"))),
-                    seconds(num(q, &format!("{key}.p50"))),
-                    seconds(num(q, &format!("{key}.p90"))),
-                    seconds(num(q, &format!("{key}.p99")))
-                ),
-            );
-        }
+                "{}x{}x{} ({} requests, {} each)",
+                v["width"],
+                v["height"],
+                v["frames"],
+                v["requests"],
+                seconds(v["latency_s"].as_f64().unwrap_or(0.0))
+            )
+        })
+        .collect();
+    row(
+        out,
+        "serving",
+        format!(
+            "{} requests on {} groups, {}: {}",
+            q["requests"],
+            q["groups"],
+            q["scheduler"].as_str().unwrap_or("?"),
+            sizes.join(", ")
+        ),
+    );
+    for (label, key) in [("latency", "latency_s"), ("queueing", "queueing_s")] {
         row(
-            &mut out,
-            "throughput",
-            format!("{:.1} videos/hour", num(r, "videos_per_hour")),
-        );
-        row(
-            &mut out,
-            "first video",
-            format!("{} a denoising step", seconds(num(r, "denoise_step_s"))),
-        );
-    } else {
-        row(
-            &mut out,
-            "latency",
+            out,
+            label,
             format!(
-                "{} a video, {} a denoising step, {:.1} videos/hour",
-                seconds(num(r, "latency_s")),
-                seconds(num(r, "denoise_step_s")),
-                num(r, "videos_per_hour")
+                "mean {}, p50 {}, p90 {}, p99 {}",
+                seconds(num(q, &format!("{key}.mean"))),
+                seconds(num(q, &format!("{key}.p50"))),
+                seconds(num(q, &format!("{key}.p90"))),
+                seconds(num(q, &format!("{key}.p99")))
             ),
         );
     }
+    row(
+        out,
+        "throughput",
+        format!("{:.1} videos/hour", num(r, "videos_per_hour")),
+    );
+    row(
+        out,
+        "first video",
+        format!("{} a denoising step", seconds(num(r, "denoise_step_s"))),
+    );
+}
+
+/// Where a video's time goes, the denoiser's TFLOP/s and memory per GPU.
+fn breakdown_rows(out: &mut String, r: &Value) {
     let b = |k: &str| seconds(num(r, &format!("breakdown_s.{k}")));
     row(
-        &mut out,
+        out,
         "breakdown",
         format!(
             "text encode {}, denoise {} (compute {}, communication {} of which exposed {}, \
@@ -151,13 +177,13 @@ pub(super) fn render_diffusion(r: &Value) -> String {
         ),
     );
     row(
-        &mut out,
+        out,
         "TFLOP/s per GPU",
         format!("{:.1} while denoising", num(r, "tflops_per_gpu")),
     );
     let m = |k: &str| gib(num(r, &format!("memory.{k}")));
     row(
-        &mut out,
+        out,
         "memory per GPU",
         format!(
             "{} of {} ({}): denoiser weights {}, encoders and VAE {}, denoising activations {}, \
@@ -175,15 +201,4 @@ pub(super) fn render_diffusion(r: &Value) -> String {
             m("vae_activation_bytes_per_gpu")
         ),
     );
-    assumption_rows(&mut out, r);
-    row(
-        &mut out,
-        "simulated",
-        format!(
-            "{} operations in {}",
-            num(r, "sim.ops"),
-            seconds(num(r, "sim.wall_s"))
-        ),
-    );
-    out
 }

@@ -42,89 +42,8 @@ pub(super) fn render_serving(r: &Value) -> String {
         r["scenario"].as_str().unwrap_or("scenario")
     );
     let c = &r["cluster"];
-    row(
-        &mut out,
-        "fleet",
-        format!(
-            "{}, {} scheduler{}",
-            fleet_text(c, r["placement"].is_object()),
-            r["serving"]["scheduler"].as_str().unwrap_or("?"),
-            c["profile"]
-                .as_str()
-                .map(|p| format!(", kernels priced by profile {p}"))
-                .unwrap_or_default()
-        ),
-    );
-    if r["placement"].is_object() {
-        placement_rows(&mut out, r);
-    }
-    let d = &r["disaggregation"];
-    if !d.is_null() {
-        row(
-            &mut out,
-            "disaggregated",
-            format!(
-                "{} prefill + {} decode replicas; {} KV transfers of {} in all, p50 {}, p99 {}",
-                d["prefill_replicas"],
-                d["decode_replicas"],
-                d["kv_transfers"],
-                gib(num(r, "disaggregation.kv_transfer_bytes")),
-                seconds(num(r, "disaggregation.kv_transfer_s.p50")),
-                seconds(num(r, "disaggregation.kv_transfer_s.p99"))
-            ),
-        );
-    }
-    row(
-        &mut out,
-        "model",
-        format!(
-            "{} ({:.2} B parameters, {})",
-            r["model"]["name"].as_str().unwrap_or("?"),
-            num(r, "model.params") / 1e9,
-            r["model"]["dtype"].as_str().unwrap_or("?")
-        ),
-    );
-    row(
-        &mut out,
-        "requests",
-        format!("{} of {} completed", r["requests_completed"], r["requests"]),
-    );
-    row(
-        &mut out,
-        "throughput",
-        format!(
-            "{:.2} requests/s, {:.0} output tokens/s",
-            num(r, "throughput.requests_per_s"),
-            num(r, "throughput.output_tokens_per_s")
-        ),
-    );
-    for (label, key) in [
-        ("TTFT", "ttft_s"),
-        ("TPOT", "tpot_s"),
-        ("end to end", "e2e_s"),
-        ("queueing", "queueing_s"),
-    ] {
-        row(
-            &mut out,
-            label,
-            format!(
-                "mean {}, p50 {}, p90 {}, p99 {}",
-                seconds(num(r, &format!("{key}.mean"))),
-                seconds(num(r, &format!("{key}.p50"))),
-                seconds(num(r, &format!("{key}.p90"))),
-                seconds(num(r, &format!("{key}.p99")))
-            ),
-        );
-    }
-    row(
-        &mut out,
-        "SLO attainment",
-        format!(
-            "{:.1}% (goodput {:.2} requests/s)",
-            100.0 * num(r, "slo.attainment"),
-            num(r, "slo.goodput_requests_per_s")
-        ),
-    );
+    fleet_rows(&mut out, r, c);
+    latency_rows(&mut out, r);
     if r["placement"].is_object() {
         row(
             &mut out,
@@ -139,8 +58,108 @@ pub(super) fn render_serving(r: &Value) -> String {
         simulated_row(&mut out, r);
         return out;
     }
+    kv_cache_row(&mut out, r, c);
+    memory_rows(&mut out, r, c);
+    assumption_rows(&mut out, r);
+    simulated_row(&mut out, r);
+    out
+}
+
+/// The fleet `c`, its placement or disaggregated pools, and the model it serves.
+fn fleet_rows(out: &mut String, r: &Value, c: &Value) {
     row(
-        &mut out,
+        out,
+        "fleet",
+        format!(
+            "{}, {} scheduler{}",
+            fleet_text(c, r["placement"].is_object()),
+            r["serving"]["scheduler"].as_str().unwrap_or("?"),
+            c["profile"]
+                .as_str()
+                .map(|p| format!(", kernels priced by profile {p}"))
+                .unwrap_or_default()
+        ),
+    );
+    if r["placement"].is_object() {
+        placement_rows(out, r);
+    }
+    let d = &r["disaggregation"];
+    if !d.is_null() {
+        row(
+            out,
+            "disaggregated",
+            format!(
+                "{} prefill + {} decode replicas; {} KV transfers of {} in all, p50 {}, p99 {}",
+                d["prefill_replicas"],
+                d["decode_replicas"],
+                d["kv_transfers"],
+                gib(num(r, "disaggregation.kv_transfer_bytes")),
+                seconds(num(r, "disaggregation.kv_transfer_s.p50")),
+                seconds(num(r, "disaggregation.kv_transfer_s.p99"))
+            ),
+        );
+    }
+    row(
+        out,
+        "model",
+        format!(
+            "{} ({:.2} B parameters, {})",
+            r["model"]["name"].as_str().unwrap_or("?"),
+            num(r, "model.params") / 1e9,
+            r["model"]["dtype"].as_str().unwrap_or("?")
+        ),
+    );
+}
+
+/// Requests completed, throughput, the latency percentiles and SLO attainment.
+fn latency_rows(out: &mut String, r: &Value) {
+    row(
+        out,
+        "requests",
+        format!("{} of {} completed", r["requests_completed"], r["requests"]),
+    );
+    row(
+        out,
+        "throughput",
+        format!(
+            "{:.2} requests/s, {:.0} output tokens/s",
+            num(r, "throughput.requests_per_s"),
+            num(r, "throughput.output_tokens_per_s")
+        ),
+    );
+    for (label, key) in [
+        ("TTFT", "ttft_s"),
+        ("TPOT", "tpot_s"),
+        ("end to end", "e2e_s"),
+        ("queueing", "queueing_s"),
+    ] {
+        row(
+            out,
+            label,
+            format!(
+                "mean {}, p50 {}, p90 {}, p99 {}",
+                seconds(num(r, &format!("{key}.mean"))),
+                seconds(num(r, &format!("{key}.p50"))),
+                seconds(num(r, &format!("{key}.p90"))),
+                seconds(num(r, &format!("{key}.p99")))
+            ),
+        );
+    }
+    row(
+        out,
+        "SLO attainment",
+        format!(
+            "{:.1}% (goodput {:.2} requests/s)",
+            100.0 * num(r, "slo.attainment"),
+            num(r, "slo.goodput_requests_per_s")
+        ),
+    );
+}
+
+/// The KV cache of a fleet of replicas: blocks a replica, peak use and preemptions.
+fn kv_cache_row(out: &mut String, r: &Value, c: &Value) {
+    row(
+        out,
         "KV cache",
         format!(
             "{} blocks of {} tokens a replica, peak use {:.0}%, {} preemptions",
@@ -160,11 +179,15 @@ pub(super) fn render_serving(r: &Value) -> String {
             r["kv_cache"]["preemptions"]
         ),
     );
+}
+
+/// Memory per GPU: weights, KV cache and capacity (each group's in a mixed fleet).
+fn memory_rows(out: &mut String, r: &Value, c: &Value) {
     let fits = r["memory"]["fits"].as_bool().unwrap_or(false);
     if c["tp"].is_null() {
         for g in c["groups"].as_array().into_iter().flatten() {
             row(
-                &mut out,
+                out,
                 "memory per GPU",
                 format!(
                     "{}: weights {}, KV cache {} of {} ({})",
@@ -182,7 +205,7 @@ pub(super) fn render_serving(r: &Value) -> String {
         }
     } else {
         row(
-            &mut out,
+            out,
             "memory per GPU",
             format!(
                 "weights {}, KV cache {} of {} ({})",
@@ -193,9 +216,6 @@ pub(super) fn render_serving(r: &Value) -> String {
             ),
         );
     }
-    assumption_rows(&mut out, r);
-    simulated_row(&mut out, r);
-    out
 }
 
 /// The events and iterations a serving run took.
