@@ -35,6 +35,7 @@ mod parallel;
 mod prose;
 mod row;
 mod serving;
+mod serving_batch;
 mod summary;
 mod training;
 mod validation;
@@ -148,6 +149,9 @@ fn short_name(kind: &Result<CaseKind, String>, c: &Case) -> String {
         Ok(CaseKind::LayerTime) => "layer fwd+bwd ms".into(),
         Ok(CaseKind::Collective) if c.unit == "us" => "time us".into(),
         Ok(CaseKind::Collective) => "busBW GB/s".into(),
+        Ok(CaseKind::Serving) if serving_batch::is_small_batch(c) => {
+            serving_batch::short(c).unwrap_or_default()
+        }
         Ok(CaseKind::Serving) => "output tok/s".into(),
         Ok(CaseKind::Diffusion) if denoise_only(c) => "DiT latency s".into(),
         Ok(CaseKind::Diffusion) => "latency s".into(),
@@ -179,6 +183,9 @@ pub fn validate_case(c: &Case, file_name: &str) -> Vec<Row> {
     // panic message is printed on stderr as usual).
     let rows = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &kind {
         Err(e) => vec![row(Status::Failed(e.clone()), None, Vec::new())],
+        Ok(CaseKind::Serving) if serving_batch::is_small_batch(c) => {
+            vec![serving_batch::batch_row(c, file_name, &row)]
+        }
         Ok(CaseKind::Serving) => vec![serving_row(c, file_name, &row)],
         Ok(CaseKind::Diffusion) => vec![diffusion_row(c, file_name, &row)],
         Ok(CaseKind::Collective) => vec![match collective::collective(c) {

@@ -583,3 +583,66 @@ fn a_guidance_scale_that_is_not_a_number_fails_the_case() {
         "{status}"
     );
 }
+
+/// The small-batch serving file (`validation/serving-small-batch.json`): every row of a model the
+/// catalog has is set up as its benchmark ran it, and the rows that sample ShareGPT say why not.
+/// Accuracy is not asserted (docs/VALIDATION-SERVING-SMALL-BATCH.md has it).
+#[test]
+fn small_batch_serving_rows_run_as_their_benchmarks_did() {
+    let report = validate_repository_file("validation/serving-small-batch.json", 35);
+    let rows = report["rows"].as_array().unwrap();
+    let scenario = |id: &str| -> String {
+        let row = rows.iter().find(|r| r["id"] == id).expect(id);
+        row["scenario"].as_str().expect("a scenario").to_string()
+    };
+    // TensorRT-LLM's first-token table: one request of the stated prompt and one output token.
+    let s = scenario("trtllm-v05-llama2-7b-h100-fp8-tp1-bs1-ttft-isl128");
+    for key in [
+        "requests = 1\n",
+        "prompt_tokens = 128\n",
+        "output_tokens = 1\n",
+        "kv_cache_dtype = \"fp8\"",
+    ] {
+        assert!(s.contains(key), "{key} in {s}");
+    }
+    // LMDeploy's static batch of 16 in fp16.
+    let s = scenario("lmdeploy-v010a1-llama2-7b-a100-fp16-tp1-bs16-128-128");
+    for key in [
+        "scheduler = \"static\"",
+        "requests = 16\n",
+        "dtype = \"fp16\"",
+    ] {
+        assert!(s.contains(key), "{key} in {s}");
+    }
+    // SGLang's Poisson run of uniform random lengths, Llama 3.3 as Llama 3.1's shapes.
+    let s = scenario("sglang-llama33-70b-h200x4-bf16-tp4-random1024-rps1");
+    for key in [
+        "preset = \"llama-3.1-70b\"",
+        "arrival = \"poisson\"",
+        "rate = \"1/s\"",
+        "requests = 300\n",
+        "{ dist = \"uniform\", min = 1, max = 1024 }",
+    ] {
+        assert!(s.contains(key), "{key} in {s}");
+    }
+    let short = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap()["metric_short"].clone();
+    assert_eq!(
+        short("vllm-ci-build9515-llama8b-h200-tp1-bs8-32-128"),
+        "batch ms"
+    );
+    assert_eq!(
+        short("nim-180-llama33-70b-h100x2-fp8-tp2-c1-5000-500"),
+        "per token ms"
+    );
+    let sharegpt: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["id"].as_str().unwrap().contains("sharegpt"))
+        .collect();
+    assert_eq!(sharegpt.len(), 6);
+    assert!(
+        sharegpt
+            .iter()
+            .all(|r| status(r).starts_with("not expressible")),
+        "{sharegpt:?}"
+    );
+}
