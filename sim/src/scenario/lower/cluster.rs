@@ -323,29 +323,48 @@ fn wire(
 }
 
 /// The compute model of `g` on `[cluster]`: its calibration profile (and that profile's name),
-/// attention kernel and power limit; `sustained` as `power_limit::apply` takes it.
+/// attention kernel (`reference` where the scenario names none) and power limit; `sustained` as
+/// `power_limit::apply` takes it.
 pub(crate) fn compute_model(
     s: &Scenario,
     g: Arc<GpuSpec>,
     dtype: Dtype,
-    sustained: bool,
+    (sustained, reference): (bool, Option<ReferenceKernel>),
     assumptions: &mut Vec<String>,
 ) -> Result<(ComputeModel, Option<String>), ScenarioError> {
     let profile = resolve_profile(s, &g, dtype, assumptions)?;
     let mut compute = with_profile(s, g, profile.as_ref())?;
-    apply_attention_kernel(s, &mut compute, assumptions)?;
+    apply_attention_kernel(s, &mut compute, reference, assumptions)?;
     super::power_limit::apply(s, &mut compute, sustained, assumptions)?;
     Ok((compute, profile.map(|p| p.name)))
 }
 
+/// The attention kernel a workload's reference code runs where `[model] attention_kernel` is
+/// silent, and why.
+pub type ReferenceKernel = (crate::hw::attention_kernel::AttentionKernel, &'static str);
+
 /// Applies `[model] attention_kernel` to `compute` (see `hw::attention_kernel`), recording the
-/// figure used; a kernel without a figure for the GPU is an error at the key.
+/// figure used; a kernel without a figure for the GPU is an error at the key. Where the key is
+/// silent, the `reference` kernel applies when it has a figure for the GPU, else the roofline's
+/// default; either is recorded.
 pub fn apply_attention_kernel(
     s: &Scenario,
     compute: &mut crate::hw::ComputeModel,
+    reference: Option<ReferenceKernel>,
     assumptions: &mut Vec<String>,
 ) -> Result<(), ScenarioError> {
     let Some(kernel) = s.file.model.attention_kernel else {
+        if let Some((kernel, why)) = reference {
+            assumptions.push(match kernel.apply(compute) {
+                Some(source) => format!("{} (not stated; {why}): {source}", kernel.name()),
+                None => format!(
+                    "the roofline's default attention efficiency: {} (not stated; {why}) has no \
+                     figure on {}",
+                    kernel.name(),
+                    compute.gpu.name
+                ),
+            });
+        }
         return Ok(());
     };
     match kernel.apply(compute) {

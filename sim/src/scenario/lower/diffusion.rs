@@ -3,6 +3,7 @@
 //! power limit), each refusal at its key and each default recorded.
 
 use crate::hw::Dtype;
+use crate::hw::attention_kernel::AttentionKernel;
 use crate::model::dit::{Video, VideoDit};
 use crate::model::dit_preset;
 use crate::scenario::Scenario;
@@ -16,6 +17,13 @@ use crate::workload::diffusion::policy::VideoScheduler;
 use crate::workload::diffusion::{DiffusionConfig, MAX_STEPS, VideoQueue};
 
 /// What a diffusion scenario takes, for the help of a refused key.
+/// The attention kernel the reference video pipelines run where a scenario names none.
+const REFERENCE_ATTENTION: cluster::ReferenceKernel = (
+    AttentionKernel::FlashAttention2,
+    "the reference video pipelines run flash-attn 2: xDiT's USP by default, the HunyuanVideo \
+     repository requires it, Wan 2.1 unless flash-attn 3 is installed apart",
+);
+
 const DIFFUSION_KEYS: &str = "a diffusion scenario takes [cluster], [model] preset, [diffusion] and \
                               [parallel] ulysses, ring, pipefusion, pipefusion_patches, dsp, \
                               latent, cfg, tp";
@@ -72,8 +80,13 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
     });
 
     let setup = cluster_for(s, &layout, act, &mut assumptions)?;
-    let (compute, profile) =
-        cluster::compute_model(s, setup.gpu.clone(), act, true, &mut assumptions)?;
+    let (compute, profile) = cluster::compute_model(
+        s,
+        setup.gpu.clone(),
+        act,
+        (true, Some(REFERENCE_ATTENTION)),
+        &mut assumptions,
+    )?;
     assumptions.push("text encoders priced as one GEMM of 2 x params x tokens FLOPs each".into());
     let queue = if serving {
         Some(queue(s, d.scheduler, &mut assumptions)?)

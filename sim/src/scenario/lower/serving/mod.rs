@@ -198,7 +198,8 @@ fn one_kind(
             .with_help("raise cluster.nodes, or lower serving.replicas"));
     }
     let tier = cluster.tier;
-    let (compute, profile) = cluster::compute_model(s, g.clone(), model.dtype, false, assumptions)?;
+    let (compute, profile) =
+        cluster::compute_model(s, g.clone(), model.dtype, (false, None), assumptions)?;
     let kind = ReplicaKind::new(
         g,
         (tp, pp),

@@ -230,7 +230,7 @@ pub fn compute_model(
 ) -> Result<ComputeModel, ScenarioError> {
     let mut compute =
         super::cluster::with_profile(scenario, setup.gpu.clone(), setup.profile.as_ref())?;
-    super::cluster::apply_attention_kernel(scenario, &mut compute, &mut setup.assumptions)?;
+    super::cluster::apply_attention_kernel(scenario, &mut compute, None, &mut setup.assumptions)?;
     super::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
     if let (blocks, Some(c)) = setup.contention() {
         setup.assumptions.push(format!(
