@@ -20,6 +20,7 @@
 //! - `timeline`: the timeline widget (visible-range search, merging of sub-pixel operations).
 //! - `ruler`: the timeline's time axis.
 //! - `topology_layout`: the run's cluster built and placed (worker thread).
+//! - `topology_links`: the placed cluster's links, summed per server and switch, classed by kind.
 //! - `topology_view`: the Topology tab (level of detail, hover, click a GPU).
 //! - `gpu_lanes`: which timeline lanes show a GPU of the cluster.
 //! - `link_traffic`: how busy each drawn link was, from a collective run's report.
@@ -44,6 +45,7 @@ mod sweep_view;
 mod throughput;
 mod timeline;
 mod topology_layout;
+mod topology_links;
 mod topology_view;
 mod units;
 mod whatif;

@@ -23,7 +23,8 @@
 //! chosen collective, editing the topology, and per-direction bandwidths of asymmetric links.
 
 use crate::link_traffic::{Load, Traffic};
-use crate::topology_layout::{Layout, Link, Scope, Uplink, kind_name, link_name};
+use crate::topology_layout::{Layout, kind_name};
+use crate::topology_links::{Link, Scope, Uplink, link_name};
 use crate::units;
 use clustersim::net::topology::{DeviceKind, LinkKind};
 use egui::{
