@@ -24,6 +24,7 @@
 //! - `ruler`: the timeline's time axis.
 //! - `topology_layout`: the run's cluster built and placed (worker thread).
 //! - `topology_links`: the placed cluster's links, summed per server and switch, classed by kind.
+//! - `topology_scene`: the cluster as one frame draws it (what is on screen, hit testing).
 //! - `topology_view`: the Topology tab (level of detail, hover, click a GPU).
 //! - `gpu_lanes`: which timeline lanes show a GPU of the cluster.
 //! - `link_traffic`: how busy each drawn link was, from a collective run's report.
@@ -51,6 +52,7 @@ mod timeline_overview;
 mod timeline_tooltip;
 mod topology_layout;
 mod topology_links;
+mod topology_scene;
 mod topology_view;
 mod tracks;
 mod units;
