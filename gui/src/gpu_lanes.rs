@@ -7,8 +7,8 @@
 //! Serving lanes are per replica or server, not per GPU. [`locate`] turns a rank into the lanes
 //! that show it, and says when they are another GPU's.
 
-use crate::timeline::Track;
 use crate::topology_layout::Stands;
+use crate::tracks::Track;
 
 /// The lanes that show a GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,7 +12,8 @@
 //! diffusion runs (they price their communication without recording per-link bytes; the tab
 //! says so).
 
-use crate::topology_layout::{Layout, Scope};
+use crate::topology_layout::Layout;
+use crate::topology_links::Scope;
 use serde_json::Value;
 use std::collections::HashMap;
 

@@ -17,9 +17,14 @@
 //! - `compare`: the previous run against the current one, headline by headline.
 //! - `edited`: the scenario with overrides applied, as TOML to save.
 //! - `sweep_view`: a `clustersim sweep` result plotted, any metric against any varied key.
-//! - `timeline`: the timeline widget (visible-range search, merging of sub-pixel operations).
+//! - `timeline`: the timeline widget (zoom, pan, overview strip, hover).
+//! - `timeline_overview`: the timeline's strip of the whole step (click to jump).
+//! - `timeline_tooltip`: what the operation or merged block under the pointer holds.
+//! - `tracks`: a run's lanes of operations (visible-range search, merging of sub-pixel operations).
 //! - `ruler`: the timeline's time axis.
 //! - `topology_layout`: the run's cluster built and placed (worker thread).
+//! - `topology_links`: the placed cluster's links, summed per server and switch, classed by kind.
+//! - `topology_scene`: the cluster as one frame draws it (what is on screen, hit testing).
 //! - `topology_view`: the Topology tab (level of detail, hover, click a GPU).
 //! - `gpu_lanes`: which timeline lanes show a GPU of the cluster.
 //! - `link_traffic`: how busy each drawn link was, from a collective run's report.
@@ -43,8 +48,13 @@ mod saved;
 mod sweep_view;
 mod throughput;
 mod timeline;
+mod timeline_overview;
+mod timeline_tooltip;
 mod topology_layout;
+mod topology_links;
+mod topology_scene;
 mod topology_view;
+mod tracks;
 mod units;
 mod whatif;
 mod worker;

@@ -19,8 +19,8 @@
 //! to), and traces written by other tools with other categories.
 
 use crate::throughput;
-use crate::timeline::Tracks;
 use crate::topology_layout::{Built, Stands};
+use crate::tracks::Tracks;
 use crate::worker::{Loaded, RunError};
 use clustersim::engine::SimTime;
 use clustersim::exec::{Graph, Op, OpKind, Timeline};

@@ -15,15 +15,17 @@
 //!
 //! Every physical link (two directed edges) becomes one [`Link`], classed as inside a server, a
 //! server's uplink, or between shared switches; the uplinks are also summed per (server, switch)
-//! pair ([`Uplink`]) so that a server drawn as a single box has one line per switch it reaches.
+//! pair ([`Uplink`]) so that a server drawn as a single box has one line per switch it reaches
+//! (`topology_links`).
 //!
 //! Per-link traffic, when a run records it, is placed on this layout by `link_traffic`.
 //! Deliberately left out: the
 //! direction of a link (the two directions of the shipped builders are alike; the first one is
 //! kept), and graph-drawing optimisation (crossings are not minimised).
 
+use crate::topology_links::{self, Class, Link, Uplink};
 use clustersim::net::Topology;
-use clustersim::net::topology::{DeviceKind, LinkKind};
+use clustersim::net::topology::DeviceKind;
 use clustersim::scenario::{Kind, Scenario};
 use egui::{Pos2, Rect, Vec2, pos2, vec2};
 use std::collections::BTreeMap;
@@ -59,44 +61,6 @@ impl Placed {
     }
 }
 
-/// Where a link sits, which decides when it is drawn.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// Both ends in this server (NVLink, PCIe, GPU to NIC).
-    Inside(u32),
-    /// From a device of this server to a shared switch or router.
-    Up(u32),
-    /// Between shared switches and routers.
-    Shared,
-}
-
-/// One physical link (one of its two directions).
-#[derive(Clone, Debug)]
-pub struct Link {
-    /// Device indices (the graph's vertex indices), `a < b`.
-    pub a: usize,
-    pub b: usize,
-    pub kind: LinkKind,
-    /// Bytes per second, one direction.
-    pub bandwidth: f64,
-    /// Seconds, one way.
-    pub latency: f64,
-    pub scope: Scope,
-}
-
-/// A server's links to one shared switch, summed: what is drawn when the server is one box.
-#[derive(Clone, Debug)]
-pub struct Uplink {
-    pub node: u32,
-    /// The switch or router (device index).
-    pub to: usize,
-    pub kind: LinkKind,
-    pub links: u32,
-    /// Sum over the links, bytes/s per direction.
-    pub bandwidth: f64,
-    pub latency: f64,
-}
-
 /// One server box.
 #[derive(Clone, Debug)]
 pub struct Server {
@@ -115,15 +79,6 @@ pub struct Tier {
     /// World y of the row and x of its first switch's left edge (NaN: no row of its own).
     pub y: f32,
     pub x0: f32,
-}
-
-/// Links of one kind: how many, and their distinct bandwidths.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Class {
-    pub kind: LinkKind,
-    pub links: usize,
-    /// Distinct bandwidths (bytes/s), ascending.
-    pub bandwidths: Vec<f64>,
 }
 
 /// A placed topology.
@@ -161,16 +116,6 @@ pub fn kind_name(kind: &DeviceKind) -> &'static str {
     }
 }
 
-/// The kind of a link, in words.
-pub fn link_name(kind: LinkKind) -> &'static str {
-    match kind {
-        LinkKind::NvLink => "NVLink",
-        LinkKind::Pcie => "PCIe",
-        LinkKind::Network => "network",
-        LinkKind::Wan => "WAN",
-    }
-}
-
 /// Row of a shared device (bottom up) and its tier's name.
 fn tier_of(kind: &DeviceKind) -> (u8, &'static str) {
     match kind {
@@ -203,6 +148,86 @@ fn lines(n: usize) -> usize {
 impl Layout {
     /// Places every device and link of `topology`.
     pub fn new(topology: &Topology) -> Layout {
+        let g = &topology.graph;
+        let nodes = topology.nodes as usize;
+        let sorted = Sorted::of(topology);
+        let size = ServerBox::of(&sorted.inside);
+        // Servers a row: all of them up to 8, then about twice as many columns as rows, at most 16.
+        let cols = if nodes <= 8 {
+            nodes.max(1)
+        } else {
+            ((2.0 * nodes as f32).sqrt().ceil() as usize).clamp(8, 16)
+        };
+        let mut devices: Vec<Placed> = g
+            .node_indices()
+            .map(|v| Placed {
+                name: g[v].name.clone(),
+                kind: g[v].kind.clone(),
+                node: g[v].node,
+                pos: Pos2::ZERO,
+                size: SWITCH,
+            })
+            .collect();
+        let servers = place_servers(&sorted.inside, &size, cols, &mut devices);
+        let tiers = place_shared(&sorted, &servers, &size, cols, &mut devices);
+        let (links, uplinks) = topology_links::links(topology, &devices);
+        let classes = topology_links::classes(&links);
+        let bounds = bounds(&servers, &devices);
+        Layout {
+            name: topology.name.clone(),
+            gpus: topology.gpu_count(),
+            gpus_per_node: topology.gpus_per_node,
+            devices,
+            servers,
+            tiers,
+            links,
+            uplinks,
+            classes,
+            bounds,
+        }
+    }
+
+    /// "leaf 4 · spine 2", or a sentence when there is no switch between servers.
+    pub fn tiers_text(&self) -> String {
+        if self.tiers.is_empty() {
+            return if self.servers.len() <= 1 {
+                "no network switches (one server)".into()
+            } else {
+                "no switches between servers".into()
+            };
+        }
+        let parts: Vec<String> = self
+            .tiers
+            .iter()
+            .map(|t| format!("{} {}", t.label, t.count))
+            .collect();
+        format!("switch tiers: {}", parts.join(" · "))
+    }
+
+    /// "4 servers · 32 GPUs (8 per server)".
+    pub fn servers_text(&self) -> String {
+        let s = self.servers.len();
+        format!(
+            "{s} server{} · {} GPUs ({} per server)",
+            if s == 1 { "" } else { "s" },
+            self.gpus,
+            self.gpus_per_node
+        )
+    }
+}
+
+/// A topology's devices sorted by where they go.
+struct Sorted {
+    /// By node: its devices in rows (NICs, switches and host, GPUs).
+    inside: Vec<[Vec<usize>; 3]>,
+    /// By device: the server a torus router sits above.
+    beside: Vec<Option<u32>>,
+    /// By tier row, bottom up: the tier's name and its devices in build order.
+    tiers: BTreeMap<u8, (&'static str, Vec<usize>)>,
+}
+
+impl Sorted {
+    fn of(topology: &Topology) -> Sorted {
         let g = &topology.graph;
         let n_dev = g.node_count();
         let nodes = topology.nodes as usize;
@@ -241,8 +266,24 @@ impl Layout {
                 .1
                 .push(v.index());
         }
+        Sorted {
+            inside,
+            beside,
+            tiers,
+        }
+    }
+}
 
-        // Server size: the largest server's rows.
+/// The size of every server box: the largest server's rows.
+struct ServerBox {
+    w: f32,
+    h: f32,
+    /// Lines of each row in the server that needs most.
+    row_lines: [usize; 3],
+}
+
+impl ServerBox {
+    fn of(inside: &[[Vec<usize>; 3]]) -> ServerBox {
         let widest = inside
             .iter()
             .flat_map(|rows| rows.iter().map(|r| r.len().min(PER_LINE)))
@@ -257,222 +298,132 @@ impl Layout {
                 .unwrap_or(0)
         });
         let used_rows = row_lines.iter().filter(|&&l| l > 0).count();
-        let box_w = 2.0 * PAD + widest as f32 * PITCH;
-        let box_h = HEADER
+        let w = 2.0 * PAD + widest as f32 * PITCH;
+        let h = HEADER
             + PAD
             + row_lines.iter().sum::<usize>() as f32 * PITCH
             + used_rows.saturating_sub(1) as f32 * 6.0;
-
-        // Servers a row: all of them up to 8, then about twice as many columns as rows, at most 16.
-        let cols = if nodes <= 8 {
-            nodes.max(1)
-        } else {
-            ((2.0 * nodes as f32).sqrt().ceil() as usize).clamp(8, 16)
-        };
-        let mut devices: Vec<Placed> = g
-            .node_indices()
-            .map(|v| Placed {
-                name: g[v].name.clone(),
-                kind: g[v].kind.clone(),
-                node: g[v].node,
-                pos: Pos2::ZERO,
-                size: SWITCH,
-            })
-            .collect();
-        let mut servers = Vec::with_capacity(nodes);
-        for (node, rows) in inside.iter().enumerate() {
-            let (c, r) = (node % cols, node / cols);
-            let min = pos2(
-                c as f32 * (box_w + SERVER_GAP_X),
-                r as f32 * (box_h + SERVER_GAP_Y),
-            );
-            let rect = Rect::from_min_size(min, vec2(box_w, box_h));
-            let mut y = min.y + HEADER;
-            let mut list = Vec::new();
-            for (k, row) in rows.iter().enumerate() {
-                if row_lines[k] == 0 {
-                    continue;
-                }
-                let per = row.len().clamp(1, PER_LINE);
-                let x0 = rect.center().x - per as f32 * PITCH / 2.0 + PITCH / 2.0;
-                for (i, &d) in row.iter().enumerate() {
-                    let (line, col) = (i / PER_LINE, i % PER_LINE);
-                    devices[d].pos = pos2(
-                        x0 + col as f32 * PITCH,
-                        y + line as f32 * PITCH + PITCH / 2.0,
-                    );
-                    devices[d].size = match devices[d].kind {
-                        DeviceKind::Nic => vec2(DEVICE, DEVICE * 0.6),
-                        _ => vec2(DEVICE, DEVICE),
-                    };
-                    list.push(d);
-                }
-                y += row_lines[k] as f32 * PITCH + 6.0;
-            }
-            let gpus = rows[2]
-                .iter()
-                .filter(|&&d| matches!(devices[d].kind, DeviceKind::Gpu { .. }))
-                .count() as u32;
-            servers.push(Server {
-                node: node as u32,
-                rect,
-                gpus,
-                devices: list,
-            });
-        }
-        let width = if nodes == 0 {
-            box_w
-        } else {
-            cols as f32 * (box_w + SERVER_GAP_X) - SERVER_GAP_X
-        };
-        for (d, node) in beside.iter().enumerate() {
-            if let Some(n) = node {
-                let r = servers[*n as usize].rect;
-                devices[d].pos = pos2(r.center().x, r.top() - SERVER_GAP_Y / 2.0);
-            }
-        }
-        // Tiers further apart over many rows of servers, so that the lines fanning out of them
-        // stay apart.
-        let rows_of_servers = nodes.div_ceil(cols.max(1));
-        let tier_gap = (0.2 * rows_of_servers as f32 * (box_h + SERVER_GAP_Y)).max(TIER_GAP);
-        let mut tier_rows = Vec::new();
-        for (i, (_, (label, list))) in tiers.iter().enumerate() {
-            let y = -tier_gap * (i as f32 + 1.0) + if nodes == 0 { tier_gap } else { 0.0 };
-            let step = width / list.len() as f32;
-            for (k, &d) in list.iter().enumerate() {
-                devices[d].pos = pos2((k as f32 + 0.5) * step, y);
-                devices[d].size = vec2(SWITCH.x.min(step * 0.8).max(4.0), SWITCH.y);
-            }
-            tier_rows.push(Tier {
-                label,
-                count: list.len(),
-                y,
-                x0: list.first().map_or(0.0, |&d| devices[d].rect().left()),
-            });
-        }
-        let attached = beside.iter().filter(|b| b.is_some()).count();
-        if attached > 0 {
-            tier_rows.insert(
-                0,
-                Tier {
-                    label: "torus router",
-                    count: attached,
-                    y: f32::NAN,
-                    x0: f32::NAN,
-                },
-            );
-        }
-
-        // Links: one per physical link, the lower-indexed direction kept.
-        let mut links = Vec::with_capacity(g.edge_count() / 2);
-        let mut seen = std::collections::HashSet::with_capacity(g.edge_count() / 2);
-        let mut uplinks: BTreeMap<(u32, usize), Uplink> = BTreeMap::new();
-        for e in g.edge_indices() {
-            let (x, y) = g.edge_endpoints(e).expect("an edge of the graph");
-            let (a, b) = (x.index().min(y.index()), x.index().max(y.index()));
-            if a == b || !seen.insert((a, b)) {
-                continue;
-            }
-            let l = &g[e];
-            let server = |d: usize| devices[d].node.filter(|&n| (n as usize) < nodes);
-            let scope = match (server(a), server(b)) {
-                (Some(p), Some(q)) if p == q => Scope::Inside(p),
-                (Some(p), None) | (None, Some(p)) => Scope::Up(p),
-                _ => Scope::Shared,
-            };
-            if let Scope::Up(node) = scope {
-                let to = if server(a).is_some() { b } else { a };
-                let u = uplinks.entry((node, to)).or_insert(Uplink {
-                    node,
-                    to,
-                    kind: l.kind,
-                    links: 0,
-                    bandwidth: 0.0,
-                    latency: l.latency,
-                });
-                u.links += 1;
-                u.bandwidth += l.bandwidth;
-            }
-            links.push(Link {
-                a,
-                b,
-                kind: l.kind,
-                bandwidth: l.bandwidth,
-                latency: l.latency,
-                scope,
-            });
-        }
-        let mut classes: Vec<Class> = Vec::new();
-        for kind in [
-            LinkKind::NvLink,
-            LinkKind::Pcie,
-            LinkKind::Network,
-            LinkKind::Wan,
-        ] {
-            let of: Vec<&Link> = links.iter().filter(|l| l.kind == kind).collect();
-            if of.is_empty() {
-                continue;
-            }
-            let mut bandwidths: Vec<f64> = of.iter().map(|l| l.bandwidth).collect();
-            bandwidths.sort_by(f64::total_cmp);
-            bandwidths.dedup_by(|x, y| (*x - *y).abs() <= 1e-9 * y.abs());
-            classes.push(Class {
-                kind,
-                links: of.len(),
-                bandwidths,
-            });
-        }
-
-        let mut bounds = Rect::NOTHING;
-        for s in &servers {
-            bounds = bounds.union(s.rect);
-        }
-        for d in &devices {
-            bounds = bounds.union(d.rect());
-        }
-        Layout {
-            name: topology.name.clone(),
-            gpus: topology.gpu_count(),
-            gpus_per_node: topology.gpus_per_node,
-            devices,
-            servers,
-            tiers: tier_rows,
-            links,
-            uplinks: uplinks.into_values().collect(),
-            classes,
-            // Room on the left for the tiers' names.
-            bounds: bounds.expand(20.0).expand2(vec2(0.0, 10.0))
-                | Rect::from_min_size(bounds.min - vec2(LABEL_ROOM, 0.0), Vec2::ZERO),
-        }
+        ServerBox { w, h, row_lines }
     }
+}
 
-    /// "leaf 4 · spine 2", or a sentence when there is no switch between servers.
-    pub fn tiers_text(&self) -> String {
-        if self.tiers.is_empty() {
-            return if self.servers.len() <= 1 {
-                "no network switches (one server)".into()
-            } else {
-                "no switches between servers".into()
-            };
+/// Lays the server boxes out `cols` a row in node order and places their devices inside.
+fn place_servers(
+    inside: &[[Vec<usize>; 3]],
+    size: &ServerBox,
+    cols: usize,
+    devices: &mut [Placed],
+) -> Vec<Server> {
+    let mut servers = Vec::with_capacity(inside.len());
+    for (node, rows) in inside.iter().enumerate() {
+        let (c, r) = (node % cols, node / cols);
+        let min = pos2(
+            c as f32 * (size.w + SERVER_GAP_X),
+            r as f32 * (size.h + SERVER_GAP_Y),
+        );
+        let rect = Rect::from_min_size(min, vec2(size.w, size.h));
+        let mut y = min.y + HEADER;
+        let mut list = Vec::new();
+        for (k, row) in rows.iter().enumerate() {
+            if size.row_lines[k] == 0 {
+                continue;
+            }
+            let per = row.len().clamp(1, PER_LINE);
+            let x0 = rect.center().x - per as f32 * PITCH / 2.0 + PITCH / 2.0;
+            for (i, &d) in row.iter().enumerate() {
+                let (line, col) = (i / PER_LINE, i % PER_LINE);
+                devices[d].pos = pos2(
+                    x0 + col as f32 * PITCH,
+                    y + line as f32 * PITCH + PITCH / 2.0,
+                );
+                devices[d].size = match devices[d].kind {
+                    DeviceKind::Nic => vec2(DEVICE, DEVICE * 0.6),
+                    _ => vec2(DEVICE, DEVICE),
+                };
+                list.push(d);
+            }
+            y += size.row_lines[k] as f32 * PITCH + 6.0;
         }
-        let parts: Vec<String> = self
-            .tiers
+        let gpus = rows[2]
             .iter()
-            .map(|t| format!("{} {}", t.label, t.count))
-            .collect();
-        format!("switch tiers: {}", parts.join(" · "))
+            .filter(|&&d| matches!(devices[d].kind, DeviceKind::Gpu { .. }))
+            .count() as u32;
+        servers.push(Server {
+            node: node as u32,
+            rect,
+            gpus,
+            devices: list,
+        });
     }
+    servers
+}
 
-    /// "4 servers · 32 GPUs (8 per server)".
-    pub fn servers_text(&self) -> String {
-        let s = self.servers.len();
-        format!(
-            "{s} server{} · {} GPUs ({} per server)",
-            if s == 1 { "" } else { "s" },
-            self.gpus,
-            self.gpus_per_node
-        )
+/// Places the torus routers above their servers and the shared switches in tiers above all
+/// servers; returns the tiers, torus routers first.
+fn place_shared(
+    sorted: &Sorted,
+    servers: &[Server],
+    size: &ServerBox,
+    cols: usize,
+    devices: &mut [Placed],
+) -> Vec<Tier> {
+    let nodes = sorted.inside.len();
+    let width = if nodes == 0 {
+        size.w
+    } else {
+        cols as f32 * (size.w + SERVER_GAP_X) - SERVER_GAP_X
+    };
+    for (d, node) in sorted.beside.iter().enumerate() {
+        if let Some(n) = node {
+            let r = servers[*n as usize].rect;
+            devices[d].pos = pos2(r.center().x, r.top() - SERVER_GAP_Y / 2.0);
+        }
     }
+    // Tiers further apart over many rows of servers, so that the lines fanning out of them
+    // stay apart.
+    let rows_of_servers = nodes.div_ceil(cols.max(1));
+    let tier_gap = (0.2 * rows_of_servers as f32 * (size.h + SERVER_GAP_Y)).max(TIER_GAP);
+    let mut tier_rows = Vec::new();
+    for (i, (_, (label, list))) in sorted.tiers.iter().enumerate() {
+        let y = -tier_gap * (i as f32 + 1.0) + if nodes == 0 { tier_gap } else { 0.0 };
+        let step = width / list.len() as f32;
+        for (k, &d) in list.iter().enumerate() {
+            devices[d].pos = pos2((k as f32 + 0.5) * step, y);
+            devices[d].size = vec2(SWITCH.x.min(step * 0.8).max(4.0), SWITCH.y);
+        }
+        tier_rows.push(Tier {
+            label,
+            count: list.len(),
+            y,
+            x0: list.first().map_or(0.0, |&d| devices[d].rect().left()),
+        });
+    }
+    let attached = sorted.beside.iter().filter(|b| b.is_some()).count();
+    if attached > 0 {
+        tier_rows.insert(
+            0,
+            Tier {
+                label: "torus router",
+                count: attached,
+                y: f32::NAN,
+                x0: f32::NAN,
+            },
+        );
+    }
+    tier_rows
+}
+
+/// Everything drawn, with room on the left for the tiers' names.
+fn bounds(servers: &[Server], devices: &[Placed]) -> Rect {
+    let mut bounds = Rect::NOTHING;
+    for s in servers {
+        bounds = bounds.union(s.rect);
+    }
+    for d in devices {
+        bounds = bounds.union(d.rect());
+    }
+    bounds.expand(20.0).expand2(vec2(0.0, 10.0))
+        | Rect::from_min_size(bounds.min - vec2(LABEL_ROOM, 0.0), Vec2::ZERO)
 }
 
 /// Which simulated GPU's lanes stand for each GPU of the cluster.
@@ -528,6 +479,7 @@ pub fn from_scenario(scenario: &Scenario) -> Built {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology_links::Scope;
     use std::path::PathBuf;
 
     pub(crate) fn built(rel: &str) -> Built {

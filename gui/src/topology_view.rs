@@ -23,12 +23,12 @@
 //! chosen collective, editing the topology, and per-direction bandwidths of asymmetric links.
 
 use crate::link_traffic::{Load, Traffic};
-use crate::topology_layout::{Layout, Link, Scope, Uplink, kind_name, link_name};
+use crate::topology_layout::{Layout, kind_name};
+use crate::topology_links::{Link, Uplink, link_name};
+use crate::topology_scene::{Hit, Scene};
 use crate::units;
 use clustersim::net::topology::{DeviceKind, LinkKind};
-use egui::{
-    Align2, Color32, CursorIcon, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Ui, pos2, vec2,
-};
+use egui::{Align2, Color32, CursorIcon, FontId, Pos2, Rect, Response, Sense, Stroke, Ui, vec2};
 
 /// A server box at least this wide on screen (points) shows its devices.
 pub const DETAIL_PX: f32 = 120.0;
@@ -55,15 +55,15 @@ impl Camera {
         }
     }
 
-    fn to_screen(self, canvas: Rect, p: Pos2) -> Pos2 {
+    pub(crate) fn to_screen(self, canvas: Rect, p: Pos2) -> Pos2 {
         canvas.center() + (p - self.center) * self.scale
     }
 
-    fn to_world(self, canvas: Rect, p: Pos2) -> Pos2 {
+    pub(crate) fn to_world(self, canvas: Rect, p: Pos2) -> Pos2 {
         self.center + (p - canvas.center()) / self.scale
     }
 
-    fn rect(self, canvas: Rect, r: Rect) -> Rect {
+    pub(crate) fn rect(self, canvas: Rect, r: Rect) -> Rect {
         Rect::from_min_max(self.to_screen(canvas, r.min), self.to_screen(canvas, r.max))
     }
 }
@@ -90,7 +90,7 @@ pub fn link_color(kind: LinkKind) -> Color32 {
 }
 
 /// A link that carried nothing, when utilisation is shown.
-const UNUSED: Color32 = Color32::from_rgb(110, 110, 110);
+pub(crate) const UNUSED: Color32 = Color32::from_rgb(110, 110, 110);
 
 /// The colour of a utilisation (0 to 1, clamped): green, yellow at one half, red when full.
 pub fn busy_color(busy: f64) -> Color32 {
@@ -107,20 +107,6 @@ pub fn busy_color(busy: f64) -> Color32 {
     Color32::from_rgb(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
-/// A drawn link's colour: by utilisation when the run recorded it, else by kind.
-fn color_of(kind: LinkKind, traffic: Option<&Traffic>, load: Option<Option<Load>>) -> Color32 {
-    match (traffic, load.flatten()) {
-        (Some(_), Some(l)) => busy_color(l.busy),
-        (Some(_), None) => UNUSED,
-        (None, _) => link_color(kind),
-    }
-}
-
-/// Line width for a bandwidth: 1 pt at 1 GB/s and below, one more per decade, at most 4.
-fn width_for(bandwidth: f64) -> f32 {
-    (1.0 + (bandwidth / 1e9).max(1.0).log10() as f32).min(4.0)
-}
-
 /// Bytes/s as GB/s, three significant digits: `450 GB/s`, `25.0 GB/s`, `0.125 GB/s`.
 pub fn gbps(bandwidth: f64) -> String {
     let g = bandwidth / 1e9;
@@ -134,36 +120,6 @@ pub fn gbps(bandwidth: f64) -> String {
         3
     };
     format!("{g:.digits$} GB/s")
-}
-
-fn device_fill(kind: &DeviceKind) -> Color32 {
-    match kind {
-        DeviceKind::Gpu { .. } => Color32::from_rgb(60, 110, 40),
-        DeviceKind::NvSwitch => Color32::from_rgb(90, 90, 96),
-        DeviceKind::PcieSwitch => Color32::from_rgb(140, 95, 40),
-        DeviceKind::Host => Color32::from_rgb(110, 80, 60),
-        DeviceKind::Nic => Color32::from_rgb(40, 80, 140),
-        DeviceKind::Leaf => Color32::from_rgb(50, 100, 160),
-        DeviceKind::Spine => Color32::from_rgb(70, 70, 150),
-        DeviceKind::Core => Color32::from_rgb(100, 60, 140),
-        DeviceKind::Router => Color32::from_rgb(130, 60, 130),
-    }
-}
-
-/// What the pointer is over.
-#[derive(Clone, Debug, PartialEq)]
-enum Hit {
-    Device(usize),
-    Server(u32),
-    Link(usize),
-    Uplink(usize),
-}
-
-/// Distance from `p` to the segment `a`-`b`.
-fn to_segment(p: Pos2, a: Pos2, b: Pos2) -> f32 {
-    let ab = b - a;
-    let t = ((p - a).dot(ab) / ab.length_sq().max(1e-6)).clamp(0.0, 1.0);
-    p.distance(a + ab * t)
 }
 
 /// The header: sizes, tiers, link classes and the note on utilisation.
@@ -275,9 +231,61 @@ pub fn show(
         return None;
     }
     let fitted = Camera::fit(layout.bounds, canvas);
-    let mut cam = state.camera.unwrap_or(fitted);
+    let mut cam = steer(
+        ui,
+        &response,
+        canvas,
+        state.camera.unwrap_or(fitted),
+        fitted,
+    );
 
-    // Input: zoom around the pointer, drag pans, double-click fits.
+    let visuals = ui.visuals();
+    let text = visuals.text_color();
+    let painter = ui.painter_at(canvas);
+    painter.rect_filled(canvas, 0.0, visuals.extreme_bg_color);
+    let scene = Scene::new(layout, canvas, cam, traffic);
+    let pointer = response.hover_pos().filter(|_| !response.dragged());
+    let hovered = scene.paint(&painter, visuals, pointer);
+    scene.outline(&painter, hovered.as_ref(), text);
+    state.drawn = scene.lines_drawn();
+    state.detailed = scene.servers_detailed();
+    painter.text(
+        canvas.right_bottom() - vec2(4.0, 2.0),
+        Align2::RIGHT_BOTTOM,
+        format!(
+            "{} of {} servers in detail · {} lines drawn",
+            state.detailed,
+            layout.servers.len(),
+            state.drawn
+        ),
+        FontId::proportional(10.0),
+        visuals.weak_text_color(),
+    );
+
+    let mut clicked = None;
+    if response.clicked()
+        && let Some(h) = &hovered
+    {
+        clicked = click(layout, h, canvas, &mut cam);
+    }
+    if let Some(h) = &hovered {
+        let devs = &layout.devices;
+        if matches!(h, Hit::Server(_))
+            || matches!(h, Hit::Device(d) if matches!(devs[*d].kind, DeviceKind::Gpu { .. }))
+        {
+            ui.ctx().set_cursor_icon(CursorIcon::PointingHand);
+        }
+        if !response.dragged() {
+            let h = h.clone();
+            response.on_hover_ui_at_pointer(|ui| tooltip(ui, layout, &h, traffic));
+        }
+    }
+    state.camera = Some(cam);
+    clicked
+}
+
+/// Zooms `cam` around the pointer, pans it by dragging, fits it on a double-click.
+fn steer(ui: &Ui, response: &Response, canvas: Rect, mut cam: Camera, fitted: Camera) -> Camera {
     if let Some(p) = response.hover_pos() {
         let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
         let factor = zoom * (scroll.y / 200.0).exp();
@@ -295,253 +303,28 @@ pub fn show(
     if response.double_clicked() {
         cam = fitted;
     }
+    cam
+}
 
-    let visuals = ui.visuals();
-    let text = visuals.text_color();
-    let weak = visuals.weak_text_color();
-    let painter = ui.painter_at(canvas);
-    painter.rect_filled(canvas, 0.0, visuals.extreme_bg_color);
-    let world_view = Rect::from_min_max(
-        cam.to_world(canvas, canvas.min),
-        cam.to_world(canvas, canvas.max),
-    );
-    let at = |p: Pos2| cam.to_screen(canvas, p);
-
-    // Which servers are on screen, and which in detail.
-    let mut detailed = vec![false; layout.servers.len()];
-    let mut visible = vec![false; layout.servers.len()];
-    for s in &layout.servers {
-        let i = s.node as usize;
-        visible[i] = world_view.intersects(s.rect);
-        detailed[i] = visible[i] && s.rect.width() * cam.scale >= DETAIL_PX;
-    }
-
-    // Lines: collected first so the pointer can be tested against the ones drawn.
-    // (from, to, colour, width, what, drawn over the server boxes: inside a detailed server).
-    let mut lines: Vec<(Pos2, Pos2, Color32, f32, Hit, bool)> = Vec::new();
-    let seg_visible = |a: Pos2, b: Pos2| world_view.intersects(Rect::from_two_pos(a, b));
-    let devs = &layout.devices;
-    for (i, l) in layout.links.iter().enumerate() {
-        let show = match l.scope {
-            Scope::Shared => true,
-            Scope::Up(n) | Scope::Inside(n) => detailed[n as usize],
-        };
-        let (a, b) = (devs[l.a].pos, devs[l.b].pos);
-        if show && seg_visible(a, b) {
-            lines.push((
-                a,
-                b,
-                color_of(l.kind, traffic, traffic.map(|t| t.links[i])),
-                width_for(l.bandwidth),
-                Hit::Link(i),
-                l.scope != Scope::Shared,
-            ));
-        }
-    }
-    for (i, u) in layout.uplinks.iter().enumerate() {
-        if detailed[u.node as usize] {
-            continue;
-        }
-        let r = layout.servers[u.node as usize].rect;
-        let to = devs[u.to].pos;
-        let from = if to.y < r.top() {
-            r.center_top()
-        } else {
-            r.center()
-        };
-        if seg_visible(from, to) {
-            lines.push((
-                from,
-                to,
-                color_of(u.kind, traffic, traffic.map(|t| t.uplinks[i])),
-                width_for(u.bandwidth),
-                Hit::Uplink(i),
-                false,
-            ));
-        }
-    }
-    // Many lines at once (a zoomed-out large cluster): fainter and thinner, so they read as
-    // bundles.
-    let (fade, thin) = if lines.len() > 300 {
-        (0.45, 0.6)
-    } else {
-        (0.8, 1.0)
-    };
-    let paint_lines = |over: bool| {
-        for (a, b, color, w, _, o) in &lines {
-            if *o == over {
-                painter.line_segment(
-                    [at(*a), at(*b)],
-                    Stroke::new(w * thin, color.gamma_multiply(fade)),
-                );
+/// A click on `hit`: a GPU's rank is returned; a collapsed server is zoomed onto.
+fn click(layout: &Layout, hit: &Hit, canvas: Rect, cam: &mut Camera) -> Option<u32> {
+    match hit {
+        Hit::Device(d) => {
+            if let DeviceKind::Gpu { rank } = layout.devices[*d].kind {
+                return Some(rank);
             }
         }
-    };
-    paint_lines(false);
-
-    // Tier labels, at the left of their rows.
-    for t in layout.tiers.iter().filter(|t| t.y.is_finite()) {
-        let left = at(pos2(t.x0, t.y));
-        painter.text(
-            pos2(left.x - 6.0, left.y),
-            Align2::RIGHT_CENTER,
-            format!("{} ({})", t.label, t.count),
-            FontId::proportional(11.0),
-            weak,
-        );
+        Hit::Server(n) => {
+            // Zoom so that the server fills about a third of the width.
+            let r = layout.servers[*n as usize].rect;
+            *cam = Camera {
+                center: r.center(),
+                scale: (canvas.width() / 3.0 / r.width()).clamp(DETAIL_PX / r.width(), MAX_SCALE),
+            };
+        }
+        _ => {}
     }
-
-    // Server boxes, the links inside the detailed ones, then their devices.
-    let mut hovered: Option<Hit> = None;
-    let pointer = response.hover_pos().filter(|_| !response.dragged());
-    let box_stroke = Stroke::new(1.0, visuals.widgets.noninteractive.bg_stroke.color);
-    for s in &layout.servers {
-        let i = s.node as usize;
-        if !visible[i] {
-            continue;
-        }
-        let r = cam.rect(canvas, s.rect);
-        // Opaque, so that lines to other servers pass behind it.
-        painter.rect(r, 4.0, visuals.panel_fill, box_stroke, StrokeKind::Inside);
-        painter.rect_filled(r, 4.0, visuals.faint_bg_color);
-        if r.width() >= 40.0 {
-            painter.text(
-                r.left_top() + vec2(4.0, 2.0),
-                Align2::LEFT_TOP,
-                format!("node {}", s.node),
-                FontId::proportional((11.0 * cam.scale).clamp(8.0, 12.0)),
-                text,
-            );
-        }
-        if !detailed[i] {
-            if r.height() >= 30.0 {
-                painter.text(
-                    r.center() + vec2(0.0, 4.0),
-                    Align2::CENTER_CENTER,
-                    format!("{} GPUs", s.gpus),
-                    FontId::proportional(10.0),
-                    weak,
-                );
-            }
-            if pointer.is_some_and(|p| r.contains(p)) {
-                hovered = Some(Hit::Server(s.node));
-            }
-        }
-    }
-    paint_lines(true);
-    for s in layout.servers.iter().filter(|s| detailed[s.node as usize]) {
-        for &d in &s.devices {
-            let dev = &devs[d];
-            let dr = cam.rect(canvas, dev.rect());
-            painter.rect_filled(dr, 2.0, device_fill(&dev.kind));
-            if let DeviceKind::Gpu { rank } = dev.kind
-                && dr.width() >= 14.0
-            {
-                painter.text(
-                    dr.center(),
-                    Align2::CENTER_CENTER,
-                    rank.to_string(),
-                    FontId::proportional((dr.width() * 0.45).min(13.0)),
-                    Color32::WHITE,
-                );
-            }
-            if pointer.is_some_and(|p| dr.expand(1.0).contains(p)) {
-                hovered = Some(Hit::Device(d));
-            }
-        }
-    }
-    for (d, dev) in devs.iter().enumerate() {
-        if dev
-            .node
-            .is_some_and(|n| (n as usize) < layout.servers.len())
-        {
-            continue;
-        }
-        let dr = cam.rect(canvas, dev.rect());
-        let dr = Rect::from_center_size(dr.center(), dr.size().max(vec2(4.0, 4.0)));
-        if !canvas.intersects(dr) {
-            continue;
-        }
-        painter.rect_filled(dr, 3.0, device_fill(&dev.kind));
-        if pointer.is_some_and(|p| dr.expand(2.0).contains(p)) {
-            hovered = Some(Hit::Device(d));
-        }
-    }
-    if hovered.is_none()
-        && let Some(p) = pointer
-    {
-        hovered = lines
-            .iter()
-            .rev()
-            .find(|(a, b, _, w, _, _)| to_segment(p, at(*a), at(*b)) <= w / 2.0 + 3.0)
-            .map(|l| l.4.clone());
-    }
-    // The hovered thing outlined.
-    match &hovered {
-        Some(Hit::Device(d)) => {
-            let dr = cam.rect(canvas, devs[*d].rect()).expand(2.0);
-            painter.rect_stroke(dr, 2.0, Stroke::new(1.5, text), StrokeKind::Outside);
-        }
-        Some(Hit::Server(n)) => {
-            let r = cam.rect(canvas, layout.servers[*n as usize].rect);
-            painter.rect_stroke(r, 4.0, Stroke::new(1.5, text), StrokeKind::Outside);
-        }
-        Some(Hit::Link(_) | Hit::Uplink(_)) => {
-            if let Some((a, b, _, w, _, _)) = lines.iter().find(|l| Some(&l.4) == hovered.as_ref())
-            {
-                painter.line_segment([at(*a), at(*b)], Stroke::new(w + 2.0, text));
-            }
-        }
-        None => {}
-    }
-    state.drawn = lines.len();
-    state.detailed = detailed.iter().filter(|&&d| d).count();
-    painter.text(
-        canvas.right_bottom() - vec2(4.0, 2.0),
-        Align2::RIGHT_BOTTOM,
-        format!(
-            "{} of {} servers in detail · {} lines drawn",
-            state.detailed,
-            layout.servers.len(),
-            state.drawn
-        ),
-        FontId::proportional(10.0),
-        weak,
-    );
-
-    let mut clicked = None;
-    if response.clicked() {
-        match &hovered {
-            Some(Hit::Device(d)) => {
-                if let DeviceKind::Gpu { rank } = devs[*d].kind {
-                    clicked = Some(rank);
-                }
-            }
-            Some(Hit::Server(n)) => {
-                // Zoom so that the server fills about a third of the width.
-                let r = layout.servers[*n as usize].rect;
-                cam = Camera {
-                    center: r.center(),
-                    scale: (canvas.width() / 3.0 / r.width())
-                        .clamp(DETAIL_PX / r.width(), MAX_SCALE),
-                };
-            }
-            _ => {}
-        }
-    }
-    if let Some(h) = &hovered {
-        if matches!(h, Hit::Server(_))
-            || matches!(h, Hit::Device(d) if matches!(devs[*d].kind, DeviceKind::Gpu { .. }))
-        {
-            ui.ctx().set_cursor_icon(CursorIcon::PointingHand);
-        }
-        if !response.dragged() {
-            let h = h.clone();
-            response.on_hover_ui_at_pointer(|ui| tooltip(ui, layout, &h, traffic));
-        }
-    }
-    state.camera = Some(cam);
-    clicked
+    None
 }
 
 /// The links of device `d`, grouped by (kind, bandwidth, latency): "8 × NVLink 450 GB/s each

@@ -15,8 +15,8 @@
 //! pool (one run at a time is what a person asks for).
 
 use crate::throughput::{self, Throughput};
-use crate::timeline::Tracks;
 use crate::topology_layout::{self, Built};
+use crate::tracks::Tracks;
 use crate::{link_traffic, saved};
 use clustersim::exec::Graph;
 use serde_json::Value;
