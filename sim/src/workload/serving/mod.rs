@@ -67,6 +67,9 @@ use serde_json::{Value, json};
 
 enum Ev {
     Arrival(usize),
+    /// An idle replica plans its next iteration, once every request that arrived with the one
+    /// that woke it is queued: requests submitted together are batched together.
+    Wake(usize),
     Done(usize),
     /// A request's KV cache has reached the decode pool.
     KvArrived(usize),
@@ -77,6 +80,8 @@ struct Fleet {
     progress: Vec<Progress>,
     replicas: Vec<Replica>,
     plans: Vec<Option<(Plan, SimTime)>>,
+    /// Whether a replica's `Wake` is pending.
+    waking: Vec<bool>,
     /// The kinds of replica, and each replica's kind.
     kinds: Vec<ReplicaKind>,
     kind_of: Vec<usize>,
@@ -207,6 +212,13 @@ impl Process for Fleet {
                 let i = self.route(self.entry_pool());
                 self.replica_of[r] = i;
                 self.replicas[i].waiting.push_back(r);
+                if !self.replicas[i].busy && !self.waking[i] {
+                    self.waking[i] = true;
+                    sched.at(sched.now(), Ev::Wake(i));
+                }
+            }
+            Ev::Wake(i) => {
+                self.waking[i] = false;
                 self.start(i, sched);
             }
             Ev::Done(i) => {
@@ -520,6 +532,7 @@ fn new_fleet(
             .map(|&k| Replica::new(limits.clone(), kinds[k].blocks / kinds[k].pp))
             .collect(),
         plans: vec![None; engines],
+        waking: vec![false; engines],
         credit: vec![0.0; engines],
         kinds,
         kind_of,
