@@ -21,11 +21,11 @@
 //! DSP (spatial-temporal models) and latent parallelism are priced in `ops`; latent parallelism
 //! is modelled alone or with cfg and tp.
 
-pub mod layout;
-pub mod ops;
+pub(crate) mod layout;
+pub(crate) mod ops;
 pub mod policy;
-pub mod queue;
-pub mod vae;
+pub(crate) mod queue;
+pub(crate) mod vae;
 
 use crate::exec::{Graph, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, Dtype};
