@@ -54,6 +54,42 @@ fn every_request_completes_and_latencies_are_ordered() {
     }
 }
 
+/// Where `[serving]` is silent the fleet runs as current vLLM's OpenAI server does: chunked
+/// prefill with running requests first, 1,024 sequences and 8,192 tokens a step on GPUs of 70 GiB
+/// or more other than the A100, 256 and 2,048 elsewhere. Stating those defaults changes nothing.
+#[test]
+fn unstated_engine_settings_are_current_vllms() {
+    let poisson = "requests = 300\narrival = \"poisson\"\nrate = \"20/s\"\n\
+                   prompt_tokens = 3000\noutput_tokens = 200";
+    for (gpu, seqs, tokens) in [("H100", 1024, 8192), ("A100", 256, 2048)] {
+        let text = |serving: &str| {
+            format!(
+                "kind = \"serving\"\n[cluster]\ngpu = \"{gpu}\"\nnodes = 1\ngpus_per_node = 8\n\
+                 [model]\npreset = \"llama-3.1-8b\"\n[serving]\n{serving}\n[workload]\n{poisson}\n"
+            )
+        };
+        let silent = simulate("silent.toml", text("")).unwrap();
+        let stated = simulate(
+            "stated.toml",
+            text(&format!(
+                "scheduler = \"sarathi\"\nmax_batch_size = {seqs}\nmax_batch_tokens = {tokens}"
+            )),
+        )
+        .unwrap();
+        for key in ["ttft_s.p50", "tpot_s.p50", "e2e_s.p99", "sim.iterations"] {
+            assert_eq!(num(&silent, key), num(&stated, key), "{gpu} {key}");
+        }
+        assert_eq!(silent["serving"]["scheduler"], "sarathi");
+        assert_eq!(num(&silent, "serving.max_batch_size"), seqs as f64);
+        assert_eq!(num(&silent, "serving.max_batch_tokens"), tokens as f64);
+        assert!(
+            silent["assumptions"]
+                .to_string()
+                .contains("EngineArgs.get_batch_defaults")
+        );
+    }
+}
+
 /// Requests submitted together are batched together: a static batch of 16 sent at once is
 /// prefilled in one iteration and every request's first token comes with it, as the engines'
 /// batch benchmarks (TensorRT-LLM's, LMDeploy's, vLLM's `generate` on a list) run it.

@@ -260,9 +260,20 @@ fn engine(
         }
     };
     let scheduler = serving.scheduler.unwrap_or_else(|| {
-        assumptions.push("vLLM scheduler (continuous batching)".into());
-        SchedulerKind::Vllm
+        assumptions.push(
+            "vLLM's scheduler as its engine has run since 0.8 (V1): chunked prefill, running \
+             requests first (scheduler = \"sarathi\")"
+                .into(),
+        );
+        SchedulerKind::Sarathi
     });
+    let (seqs, tokens) = if large_batch_defaults(s) {
+        (1024, 8192)
+    } else {
+        (256, 2048)
+    };
+    let whose = "vLLM's OpenAI server default on these GPUs (EngineArgs.get_batch_defaults: 1024 \
+                 sequences and 8192 tokens at 70 GiB or more but A100, else 256 and 2048)";
     if pools.is_some() && scheduler == SchedulerKind::Static {
         return Err(s
             .error_at(
@@ -275,17 +286,17 @@ fn engine(
         s,
         serving.max_batch_size,
         "serving.max_batch_size",
-        256,
+        seqs,
         assumptions,
-        "max_batch_size 256 (vLLM's default)",
+        &format!("max_batch_size {seqs}: {whose}"),
     )?;
     let max_batch_tokens = counted(
         s,
         serving.max_batch_tokens,
         "serving.max_batch_tokens",
-        8192,
+        tokens,
         assumptions,
-        "max_batch_tokens 8192",
+        &format!("max_batch_tokens {tokens}: {whose}"),
     )?;
     let block_tokens = counted(
         s,
@@ -367,6 +378,25 @@ fn engine(
 
 /// A count at `path`, at least 1: `v`, or `default` when it is absent (recording `say` when
 /// that is not empty).
+/// Whether vLLM's larger batch defaults apply to the fleet's devices: at least 70 GiB of memory
+/// and not an A100, for every device of a mixed fleet. A device the catalog does not know counts
+/// as not (the set-up refuses it later).
+fn large_batch_defaults(s: &Scenario) -> bool {
+    let large = |name: &str| {
+        crate::hw::gpu::find(name)
+            .is_ok_and(|g| g.memory_bytes >= 70 << 30 && !g.name.to_lowercase().contains("a100"))
+    };
+    let f = &s.file;
+    match (
+        &f.serving.as_ref().and_then(|v| v.group.as_ref()),
+        &f.cluster.accelerator,
+    ) {
+        (Some(groups), _) => groups.iter().all(|g| g.gpu.as_deref().is_some_and(large)),
+        (None, Some(a)) => a.memory.0 >= 70 << 30,
+        (None, None) => f.cluster.gpu.as_deref().is_some_and(large),
+    }
+}
+
 fn counted(
     s: &Scenario,
     v: Option<u32>,
