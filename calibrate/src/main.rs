@@ -28,7 +28,8 @@ mod validate;
 mod vidur;
 
 use clap::{Parser, Subcommand};
-use measure::output::{self, RunInfo};
+use measure::machine::{self, RunInfo};
+use measure::output;
 use measure::plan::Plan;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -389,7 +390,7 @@ fn measure(out: &Path, quick: bool, gpu_name: Option<&str>, with_torch: bool) ->
         eprintln!("{prog}: the driver lists no device; nothing to measure on this machine.");
         return ExitCode::from(2);
     };
-    let catalog = named.or_else(|| output::catalog_gpu(&device.name));
+    let catalog = named.or_else(|| machine::catalog_gpu(&device.name));
     if catalog.is_none() {
         eprintln!(
             "{prog}: \"{}\" is not a GPU of clustersim's catalog by that name; measuring anyway, \
@@ -448,7 +449,7 @@ fn measure(out: &Path, quick: bool, gpu_name: Option<&str>, with_torch: bool) ->
         driver_api: inventory.driver_version,
         kernel_module: std::fs::read_to_string("/proc/driver/nvidia/version")
             .ok()
-            .and_then(|t| output::parse_kernel_module_version(&t)),
+            .and_then(|t| machine::parse_kernel_module_version(&t)),
         cublas: gpu.cublas_version(),
         cublaslt: gpu.cublaslt_version(),
     };

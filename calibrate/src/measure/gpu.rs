@@ -526,7 +526,7 @@ impl Gpu {
         let status =
             unsafe { cudarc::cublas::sys::cublasGetVersion_v2(*blas.handle(), &mut version) };
         let version = match status.result() {
-            Ok(()) => super::output::library_version(version as u64),
+            Ok(()) => super::machine::library_version(version as u64),
             Err(e) => format!("version not read ({:?})", e.0),
         };
         Ok((blas, version))
@@ -538,7 +538,7 @@ impl Gpu {
             .map_err(|e| format!("creating a cuBLASLt handle: {:?}", e.0))?;
         // SAFETY: no arguments; returns a number.
         let version =
-            super::output::library_version(
+            super::machine::library_version(
                 unsafe { cudarc::cublaslt::sys::cublasLtGetVersion() } as u64
             );
         // SAFETY: uninitialised bytes are fine for a workspace.

@@ -7,6 +7,7 @@
 //! - [`stats`]: warm-up, batching, repetitions, median and spread;
 //! - [`run`] (this file): the order of the sections, the time budget, and what happens when a
 //!   format is unsupported or a call fails, driving any [`Bench`];
+//! - [`machine`]: the device, driver and library versions a run records;
 //! - [`output`]: the profile (with provenance), the raw CSV and the JSON summary;
 //! - [`gpu`]: the [`Bench`] of a real GPU, through cudarc (CUDA events, cuBLAS, cuBLASLt, a
 //!   hand-written PTX module). It is the only part that has not run here: no GPU on this machine.
@@ -15,6 +16,7 @@
 //! whole layers (the `validate` subcommand is pending); docs/CALIBRATION.md lists them.
 
 pub mod gpu;
+pub mod machine;
 pub mod output;
 pub mod plan;
 pub mod stats;
