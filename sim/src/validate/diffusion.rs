@@ -2,12 +2,10 @@
 //! for the denoising steps alone, as the case's metric says.
 
 use super::prose::{find_gpu, stated_attention, text, whole};
-use super::{Case, Row, RowFn, Status, quote, with_report_notes};
+use super::{Case, Row, RowFn, Status, quote, scenario_row};
 use crate::hw::GpuSpec;
 use crate::hw::attention_kernel::AttentionKernel;
 use crate::model::dit::VideoDit;
-use crate::scenario::Scenario;
-use std::path::Path;
 
 /// A video diffusion case (xDiT's tables): the model from its architecture, the video from its
 /// resolution, frames and steps, the degrees from the parallel section, end-to-end latency read.
@@ -17,30 +15,18 @@ pub(super) fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         Ok(toml) => toml,
         Err(e) => return row(Status::Failed(e), None, a),
     };
-    let path = format!("{file_name}#{}", c.id);
-    let mut r =
-        match Scenario::parse(Path::new(&path), toml.clone(), &[]).and_then(|s| crate::run(&s)) {
-            Ok(out) => {
-                let predicted = if denoise_only(c) {
-                    a.push(
-                        "the denoising steps alone (`breakdown_s.denoise`): the source's latency \
-                         excludes the text encoders and the VAE"
-                            .into(),
-                    );
-                    out.report["breakdown_s"]["denoise"].as_f64()
-                } else {
-                    out.report["latency_s"].as_f64()
-                };
-                row(
-                    Status::Compared,
-                    predicted,
-                    with_report_notes(a, &out.report),
-                )
-            }
-            Err(e) => row(Status::Failed(e.message), None, a),
-        };
-    r.scenario = Some(toml);
-    r
+    scenario_row(toml, file_name, &c.id, a, row, |report, a| {
+        if denoise_only(c) {
+            a.push(
+                "the denoising steps alone (`breakdown_s.denoise`): the source's latency \
+                 excludes the text encoders and the VAE"
+                    .into(),
+            );
+            report["breakdown_s"]["denoise"].as_f64()
+        } else {
+            report["latency_s"].as_f64()
+        }
+    })
 }
 
 /// The case as a diffusion scenario's TOML, or why it cannot be one.

@@ -40,10 +40,12 @@ mod summary;
 mod training;
 mod validation;
 
+use crate::scenario::Scenario;
 use diffusion::{denoise_only, diffusion_row};
 use layer::layer_rows;
 use serde_json::Value;
 use serving::serving_row;
+use std::path::Path;
 use std::time::Instant;
 use training::training_rows;
 
@@ -255,6 +257,34 @@ type RowFn<'a> = dyn Fn(Status, Option<f64>, Vec<String>) -> Row + 'a;
 /// TOML for a string.
 fn quote(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
+}
+
+/// The row of a case mapped to `toml`: the scenario parsed as `{file_name}#{id}` and run, compared
+/// on the figure `read` takes from the report (it may add to the assumptions), or failed with the
+/// pipeline's refusal. The row keeps the scenario.
+fn scenario_row(
+    toml: String,
+    file_name: &str,
+    id: &str,
+    mut a: Vec<String>,
+    row: &RowFn,
+    read: impl FnOnce(&Value, &mut Vec<String>) -> Option<f64>,
+) -> Row {
+    let path = format!("{file_name}#{id}");
+    let mut r =
+        match Scenario::parse(Path::new(&path), toml.clone(), &[]).and_then(|s| crate::run(&s)) {
+            Ok(out) => {
+                let predicted = read(&out.report, &mut a);
+                row(
+                    Status::Compared,
+                    predicted,
+                    with_report_notes(a, &out.report),
+                )
+            }
+            Err(e) => row(Status::Failed(e.message), None, a),
+        };
+    r.scenario = Some(toml);
+    r
 }
 
 /// The row's assumptions: the mapping's, then the simulator's (from the report), then whether the

@@ -2,10 +2,8 @@
 //! tokens per second compared.
 
 use super::prose::{find_gpu, text, whole};
-use super::{Case, Row, RowFn, Status, quote, with_report_notes};
-use crate::scenario::Scenario;
+use super::{Case, Row, RowFn, Status, quote, scenario_row};
 use serde_json::Value;
-use std::path::Path;
 
 /// A serving throughput case (TensorRT-LLM's offline benchmark): the model on one replica of the
 /// stated TP, every request at time zero with the stated input and output lengths, output tokens
@@ -96,22 +94,7 @@ pub(super) fn serving_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         quote(&c.id),
         gpu.name
     );
-    let path = format!("{file_name}#{}", c.id);
-    match Scenario::parse(Path::new(&path), toml.clone(), &[]).and_then(|s| crate::run(&s)) {
-        Ok(out) => {
-            let predicted = out.report["throughput"]["output_tokens_per_s"].as_f64();
-            let mut r = row(
-                Status::Compared,
-                predicted,
-                with_report_notes(a, &out.report),
-            );
-            r.scenario = Some(toml);
-            r
-        }
-        Err(e) => {
-            let mut r = row(Status::Failed(e.message), None, a);
-            r.scenario = Some(toml);
-            r
-        }
-    }
+    scenario_row(toml, file_name, &c.id, a, row, |report, _| {
+        report["throughput"]["output_tokens_per_s"].as_f64()
+    })
 }

@@ -5,11 +5,9 @@
 //! conversations are not shipped, so cases that sample them are not expressible.
 
 use super::prose::{find_gpu, text, whole};
-use super::{Case, Row, RowFn, Status, quote, with_report_notes};
+use super::{Case, Row, RowFn, Status, quote, scenario_row};
 use crate::hw::gpu::GpuSpec;
-use crate::scenario::Scenario;
 use serde_json::Value;
-use std::path::Path;
 
 /// What a case measured, read from its metric.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -89,25 +87,13 @@ pub(super) fn batch_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         Err(status) => return row(status, None, a),
     };
     let measure = Measure::of(&c.metric).expect("checked by is_small_batch");
-    let path = format!("{file_name}#{}", c.id);
-    let mut r =
-        match Scenario::parse(Path::new(&path), toml.clone(), &[]).and_then(|s| crate::run(&s)) {
-            Ok(out) => {
-                let scale = match c.unit.as_str() {
-                    "ms" => 1e3,
-                    _ => 1.0,
-                };
-                let predicted = measure.read(&out.report).map(|v| v * scale);
-                row(
-                    Status::Compared,
-                    predicted,
-                    with_report_notes(a, &out.report),
-                )
-            }
-            Err(e) => row(Status::Failed(e.message), None, a),
+    scenario_row(toml, file_name, &c.id, a, row, |report, _| {
+        let scale = match c.unit.as_str() {
+            "ms" => 1e3,
+            _ => 1.0,
         };
-    r.scenario = Some(toml);
-    r
+        measure.read(report).map(|v| v * scale)
+    })
 }
 
 /// The scenario of `c`, every choice its source leaves open in `a`.
