@@ -2,6 +2,7 @@
 //! latency targets it is held to (vLLM's and Sarathi-Serve's names).
 
 use super::quantity::{Bytes, Duration, Rate};
+use crate::workload::serving::engine::EngineKind;
 use crate::workload::serving::policy::{
     OffloadMode, PlacementMethod, Preemption, RouterKind, SchedulerKind,
 };
@@ -10,6 +11,8 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServingSection {
+    /// The engine whose defaults fill what the section leaves out (vLLM's when absent).
+    pub engine: Option<EngineKind>,
     pub replicas: Option<u32>,
     pub tp: Option<u32>,
     pub pp: Option<u32>,

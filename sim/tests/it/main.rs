@@ -35,6 +35,7 @@ mod plan_serving;
 mod power_thermal;
 mod profile;
 mod serving;
+mod serving_engines;
 mod skip_attention;
 mod sweep;
 mod tensor_parallel;

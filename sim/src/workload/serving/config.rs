@@ -2,7 +2,7 @@
 //! model, the requests, the engine's limits and memory policy, the SLO, and the fleet, either
 //! replicas of one or more kinds behind a router or a placed fleet of servers (`pipelines`).
 
-use super::kind::{MemoryPolicy, ReplicaKind};
+use super::kind::{EnginePolicy, ReplicaKind};
 use super::pipelines::ServerGroup;
 use super::placement::Method;
 use super::policy::{RouterKind, SchedulerKind};
@@ -32,7 +32,7 @@ pub struct ServingConfig {
     pub scheduler: SchedulerKind,
     pub max_batch_size: u32,
     pub max_batch_tokens: u32,
-    pub memory: MemoryPolicy,
+    pub memory: EnginePolicy,
     /// The network tier that prices transfers.
     pub tier: Tier,
     pub fleet: FleetConfig,

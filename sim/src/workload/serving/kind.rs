@@ -3,9 +3,11 @@
 //! iteration costs, and what copying one token of KV cache to host memory and back costs. A
 //! fleet holds one kind, or several in a mixed fleet (`[[serving.group]]`).
 //!
-//! Memory per GPU: `kv_memory_fraction` of the GPU's memory, less the weights (split over the
-//! tp x pp GPUs) and [`ACTIVATION_RESERVE`], is KV cache, in whole blocks (a stage's GPU holds its
-//! own layers' share of every cached token).
+//! Memory per GPU: the engine's share of the GPU's memory ([`KvBudget`]: a fraction of all of it,
+//! or of what the weights leave free), less the weights (split over the tp x pp GPUs) and
+//! [`ACTIVATION_RESERVE`], is KV cache, in whole blocks (a stage's GPU holds its own layers' share
+//! of every cached token). An iteration's time is its kernels' plus the engine's time outside
+//! them ([`Overhead`]).
 //!
 //! Pipeline parallelism (as vLLM runs it): a replica of `pp` stages runs `pp` engines, each with
 //! its own scheduler and a `1/pp` share of the KV blocks, so that every stage has a batch to work
@@ -23,7 +25,9 @@
 //! the streamed modes price each stage's pipeline of its own layers and add the stages up.
 
 use super::cost::{Batch, IterationCost, kv_bytes_per_token_layer};
+use super::engine::{EngineKind, KvBudget};
 use super::offload::Offload;
+use super::overhead::Overhead;
 use super::policy::OffloadMode;
 use crate::hw::host::HostSpec;
 use crate::hw::{ComputeModel, Dtype, GpuSpec};
@@ -36,11 +40,16 @@ use std::sync::Arc;
 /// forward pass to size it; 1 GiB is typical for 8-70B models at a few thousand batched tokens).
 pub const ACTIVATION_RESERVE: f64 = 1.0 * (1u64 << 30) as f64;
 
-/// How the engine uses memory, the same for every kind of replica.
+/// How the engine uses memory and what it spends outside the kernels, the same for every kind
+/// of replica.
 #[derive(Clone, Copy, Debug)]
-pub struct MemoryPolicy {
-    /// Fraction of a GPU's memory the engine may use.
-    pub fraction: f64,
+pub struct EnginePolicy {
+    /// The engine whose defaults the run took where the scenario was silent.
+    pub engine: EngineKind,
+    /// How much of a GPU's memory the KV cache gets.
+    pub kv_budget: KvBudget,
+    /// Time an iteration spends outside the kernels.
+    pub overhead: Overhead,
     pub block_tokens: u32,
     pub kv_dtype: Dtype,
     /// Weight bytes of each GPU kept in host memory (`weights_offload`).
@@ -84,6 +93,9 @@ pub struct ReplicaKind {
     pub capacity_tokens_per_s: f64,
     /// The model's hidden size (the width of the hidden states handed between stages).
     hidden: u32,
+    /// The layers an iteration runs, and the engine's time outside the kernels.
+    layers: u32,
+    overhead: Overhead,
 }
 
 /// The iteration that measures a replica kind's speed: a 1,024-token prefill chunk beside 32
@@ -101,7 +113,7 @@ impl ReplicaKind {
         (tp, pp): (u32, u32),
         replicas: u32,
         model: &Transformer,
-        memory: MemoryPolicy,
+        memory: EnginePolicy,
         compute: ComputeModel,
         network: (Topology, Tier, bool),
     ) -> ReplicaKind {
@@ -125,7 +137,7 @@ impl ReplicaKind {
         tp: u32,
         model: &Transformer,
         (start, end): (u32, u32),
-        memory: MemoryPolicy,
+        memory: EnginePolicy,
         compute: ComputeModel,
         network: (Topology, Tier, bool),
     ) -> ReplicaKind {
@@ -157,15 +169,19 @@ impl ReplicaKind {
         (tp, pp): (u32, u32),
         replicas: u32,
         (model, weights, samples): (&Transformer, f64, bool),
-        memory: MemoryPolicy,
+        memory: EnginePolicy,
         compute: ComputeModel,
         network: (Topology, Tier, bool),
     ) -> ReplicaKind {
         let share = weights / (tp * pp) as f64;
         let offloaded = memory.offload_bytes.min(share);
         let weights_per_gpu = share - offloaded;
-        let kv_space =
-            gpu.memory_bytes as f64 * memory.fraction - weights_per_gpu - ACTIVATION_RESERVE;
+        let kv_space = memory.kv_budget.kv_bytes(
+            gpu.memory_bytes as f64,
+            weights_per_gpu,
+            ACTIVATION_RESERVE,
+            tp,
+        );
         // The stage with the most attention layers (the first: skipped ones are the last).
         let stage_layers = model.layers.div_ceil(pp).min(model.attention_layers());
         let kv_per_token =
@@ -211,6 +227,8 @@ impl ReplicaKind {
             offload_users,
             capacity_tokens_per_s: 0.0,
             hidden: model.hidden,
+            layers: model.layers,
+            overhead: memory.overhead,
         };
         kind.capacity_tokens_per_s = reference.tokens() as f64 / kind.iteration(&reference);
         kind
@@ -227,6 +245,15 @@ impl ReplicaKind {
             })
             .sum();
         let kernels = self.cost.iteration(batch);
+        let gpu = self.gpu_seconds(batch, kernels, handoffs);
+        let requests = batch.prefill.len() as u32 + batch.decodes;
+        self.overhead
+            .iteration_seconds(gpu, self.layers, requests, self.tp)
+    }
+
+    /// Seconds the GPUs are busy in an iteration whose kernels take `kernels` and whose
+    /// hand-offs between stages take `handoffs`: with the offloaded weights' reads.
+    fn gpu_seconds(&mut self, batch: &Batch, kernels: f64, handoffs: f64) -> f64 {
         match self.offload.mode {
             OffloadMode::Serial => kernels + handoffs + self.offload_seconds,
             OffloadMode::Prefetch | OffloadMode::Cpu => {

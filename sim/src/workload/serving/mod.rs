@@ -45,8 +45,10 @@
 pub mod config;
 pub(crate) mod cost;
 pub(crate) mod energy;
+pub mod engine;
 pub(crate) mod kind;
 pub(crate) mod offload;
+pub mod overhead;
 pub(crate) mod pipelines;
 pub(crate) mod placement;
 pub mod policy;
@@ -58,7 +60,7 @@ use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::exec::{Graph, Timeline};
 use config::{FleetConfig, Replicas, ServingConfig, Slo};
 use kind::ReplicaKind;
-use policy::{RouterKind, SchedulerKind};
+use policy::RouterKind;
 use rand::RngExt;
 use rand::rngs::ChaCha8Rng;
 use replica::{Limits, Plan, Progress, Replica};
@@ -470,7 +472,8 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> ServingRun {
         "disaggregation": disaggregation,
         "model": { "name": c.model.name, "params": c.model.params(), "dtype": c.model.dtype.name() },
         "serving": {
-            "scheduler": match scheduler { SchedulerKind::Vllm => "vllm", SchedulerKind::Sarathi => "sarathi", SchedulerKind::Static => "static" },
+            "engine": memory.engine.name(),
+            "scheduler": scheduler.name(),
             "max_batch_size": max_batch_size,
             "max_batch_tokens": max_batch_tokens,
         },

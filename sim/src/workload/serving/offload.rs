@@ -29,7 +29,7 @@
 //! is TwinPilots' own makespan model, an optimistic one), the KV cache and attention staying on
 //! the GPU, and pinned-memory set-up.
 
-use super::kind::{MemoryPolicy, ReplicaKind};
+use super::kind::{EnginePolicy, ReplicaKind};
 use super::policy::OffloadMode;
 use crate::hw::host::HostSpec;
 use serde_json::{Value, json};
@@ -108,7 +108,7 @@ impl Offload {
 
 /// The report's `offload` section: the mode, the host where one is used, and what a decode of
 /// one token and of a full batch costs each kind of replica's stage beside its GPU time.
-pub fn report(kinds: &[ReplicaKind], memory: &MemoryPolicy) -> Value {
+pub fn report(kinds: &[ReplicaKind], memory: &EnginePolicy) -> Value {
     let per_kind: Vec<Value> = kinds
         .iter()
         .map(|k| {

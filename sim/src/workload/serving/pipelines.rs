@@ -29,7 +29,7 @@ mod report;
 use super::ServingRun;
 use super::config::{Placed as PlacedFleet, ServingConfig};
 use super::cost::{Batch, Sends};
-use super::kind::{MemoryPolicy, ReplicaKind};
+use super::kind::{EnginePolicy, ReplicaKind};
 use super::placement::{Flow, Method, Placement, Problem};
 use super::policy::SchedulerKind;
 use super::request::Request;
@@ -62,7 +62,7 @@ pub struct ServerGroup {
 #[derive(Clone)]
 pub struct Engine {
     pub model: Transformer,
-    pub memory: MemoryPolicy,
+    pub memory: EnginePolicy,
     pub max_batch_size: u32,
     pub max_batch_tokens: u32,
     /// Cut prompts into chunks that fit the token budget (Sarathi-Serve).

@@ -63,6 +63,16 @@ pub enum SchedulerKind {
     Static,
 }
 
+impl SchedulerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedulerKind::Vllm => "vllm",
+            SchedulerKind::Sarathi => "sarathi",
+            SchedulerKind::Static => "static",
+        }
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RouterKind {

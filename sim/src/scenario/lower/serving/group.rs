@@ -9,7 +9,7 @@ use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster;
 use crate::scenario::serving::{GroupSection, ServingSection};
-use crate::workload::serving::kind::{MemoryPolicy, ReplicaKind};
+use crate::workload::serving::kind::{EnginePolicy, ReplicaKind};
 use std::sync::Arc;
 
 /// One `[[serving.group]]`, checked: its GPU, degrees, replicas and the node they sit in.
@@ -166,7 +166,7 @@ pub(super) fn refuse_in_mixed_fleet(
 pub(super) fn hardware(
     setups: Vec<GroupSetup>,
     model: &Transformer,
-    memory: MemoryPolicy,
+    memory: EnginePolicy,
     tier: Tier,
 ) -> Hardware {
     let mut kinds = Vec::new();

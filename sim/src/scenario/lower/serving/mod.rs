@@ -3,10 +3,12 @@
 //! kind on `[cluster]`, or a mixed fleet of `[[serving.group]]`s), the requests generated.
 //! `group.rs` checks a mixed fleet's groups; `placed.rs` lowers a placed fleet.
 
+mod engine;
 mod group;
 mod placed;
 
-use crate::hw::Dtype;
+use engine::{Engine, engine};
+
 use crate::hw::host::HostSpec;
 use crate::model::Transformer;
 use crate::net::tier::Tier;
@@ -15,8 +17,7 @@ use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{self, Needs};
 use crate::scenario::serving::ServingSection;
 use crate::workload::serving::config::{FleetConfig, Replicas, ServingConfig, Slo};
-use crate::workload::serving::kind::{MemoryPolicy, ReplicaKind};
-use crate::workload::serving::policy::{OffloadMode, Preemption, RouterKind, SchedulerKind};
+use crate::workload::serving::kind::{EnginePolicy, ReplicaKind};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -45,7 +46,7 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
                 .into(),
         );
     }
-    let engine = engine(s, &serving, &mut assumptions)?;
+    let engine = engine(s, &serving, model.dtype, &mut assumptions)?;
 
     // The fleet's hardware: one kind of replica on `[cluster]`, or a mixed fleet of groups.
     let hardware = match &serving.group {
@@ -217,187 +218,9 @@ fn one_kind(
     })
 }
 
-/// What every replica's engine takes from `[serving]`: preemption, disaggregated pools, the
-/// scheduler and its batch limits, the router, the KV cache and weight offload (and the host
-/// that keeps offloaded weights).
-struct Engine {
-    swap: bool,
-    pools: Option<(u32, u32)>,
-    scheduler: SchedulerKind,
-    max_batch_size: u32,
-    max_batch_tokens: u32,
-    router: RouterKind,
-    memory: MemoryPolicy,
-    host: Option<HostSpec>,
-}
-
-fn engine(
-    s: &Scenario,
-    serving: &ServingSection,
-    assumptions: &mut Vec<String>,
-) -> Result<Engine, ScenarioError> {
-    let swap = serving.preemption == Some(Preemption::Swap);
-    let pools = match &serving.disaggregation {
-        None => None,
-        Some(d) => {
-            let pool = |v: Option<u32>, key: &str| -> Result<u32, ScenarioError> {
-                let path = format!("serving.disaggregation.{key}");
-                match v {
-                    None => Err(s
-                        .error_at(
-                            "serving.disaggregation",
-                            format!("missing key `{key}` in [serving.disaggregation]"),
-                        )
-                        .with_help("a disaggregated fleet names both pools, e.g. prefill_replicas = 2 and decode_replicas = 6")),
-                    Some(0) => Err(s.error_at(&path, format!("`{path}` must be at least 1"))),
-                    Some(n) => Ok(n),
-                }
-            };
-            Some((
-                pool(d.prefill_replicas, "prefill_replicas")?,
-                pool(d.decode_replicas, "decode_replicas")?,
-            ))
-        }
-    };
-    let scheduler = serving.scheduler.unwrap_or_else(|| {
-        assumptions.push(
-            "vLLM's scheduler as its engine has run since 0.8 (V1): chunked prefill, running \
-             requests first (scheduler = \"sarathi\")"
-                .into(),
-        );
-        SchedulerKind::Sarathi
-    });
-    let (seqs, tokens) = if large_batch_defaults(s) {
-        (1024, 8192)
-    } else {
-        (256, 2048)
-    };
-    let whose = "vLLM's OpenAI server default on these GPUs (EngineArgs.get_batch_defaults: 1024 \
-                 sequences and 8192 tokens at 70 GiB or more but A100, else 256 and 2048)";
-    if pools.is_some() && scheduler == SchedulerKind::Static {
-        return Err(s
-            .error_at(
-                "serving.scheduler",
-                "static batching with disaggregated pools is not modelled",
-            )
-            .with_help("use scheduler = \"vllm\" or \"sarathi\""));
-    }
-    let max_batch_size = counted(
-        s,
-        serving.max_batch_size,
-        "serving.max_batch_size",
-        seqs,
-        assumptions,
-        &format!("max_batch_size {seqs}: {whose}"),
-    )?;
-    let max_batch_tokens = counted(
-        s,
-        serving.max_batch_tokens,
-        "serving.max_batch_tokens",
-        tokens,
-        assumptions,
-        &format!("max_batch_tokens {tokens}: {whose}"),
-    )?;
-    let block_tokens = counted(
-        s,
-        serving.kv_block_tokens,
-        "serving.kv_block_tokens",
-        16,
-        assumptions,
-        "",
-    )?;
-    let fraction = serving.kv_memory_fraction.unwrap_or(0.9);
-    if !(fraction > 0.0 && fraction <= 1.0) {
-        return Err(s.error_at(
-            "serving.kv_memory_fraction",
-            "kv_memory_fraction must be in (0, 1]",
-        ));
-    }
-    let router = serving.router.unwrap_or(RouterKind::LeastLoaded);
-    let kv_dtype = match serving.kv_cache_dtype {
-        Some(d @ (Dtype::Bf16 | Dtype::Fp16 | Dtype::Fp8)) => d,
-        Some(other) => {
-            return Err(s
-                .error_at(
-                    "serving.kv_cache_dtype",
-                    format!("a KV cache in {other} is not modelled"),
-                )
-                .with_help("use \"bf16\", \"fp16\" or \"fp8\""));
-        }
-        None => {
-            assumptions.push("KV cache in bf16".into());
-            Dtype::Bf16
-        }
-    };
-    let offload_mode = match (serving.weights_offload_mode, serving.weights_offload) {
-        (Some(mode), None) => {
-            return Err(s
-                .error_at(
-                    "serving.weights_offload_mode",
-                    format!(
-                        "weights_offload_mode = \"{}\" with no weights offloaded",
-                        mode.name()
-                    ),
-                )
-                .with_help("add weights_offload = \"<bytes per GPU>\", or remove the mode"));
-        }
-        (Some(mode), Some(_)) => mode,
-        (None, Some(_)) => {
-            assumptions.push(
-                "offloaded weights read over PCIe before each iteration's kernels (serial, as vLLM)"
-                    .into(),
-            );
-            OffloadMode::Serial
-        }
-        (None, None) => OffloadMode::Serial,
-    };
-    // The host is resolved only where something is computed on it or its capacity matters.
-    let host = match offload_mode {
-        OffloadMode::Serial => None,
-        OffloadMode::Prefetch | OffloadMode::Cpu => Some(super::host::resolve(s, assumptions)?),
-    };
-    let memory = MemoryPolicy {
-        fraction,
-        block_tokens,
-        kv_dtype,
-        offload_bytes: serving.weights_offload.map_or(0.0, |b| b.0 as f64),
-        offload_mode,
-        host: host.filter(|_| offload_mode == OffloadMode::Cpu),
-    };
-    Ok(Engine {
-        swap,
-        pools,
-        scheduler,
-        max_batch_size,
-        max_batch_tokens,
-        router,
-        memory,
-        host,
-    })
-}
-
 /// A count at `path`, at least 1: `v`, or `default` when it is absent (recording `say` when
 /// that is not empty).
-/// Whether vLLM's larger batch defaults apply to the fleet's devices: at least 70 GiB of memory
-/// and not an A100, for every device of a mixed fleet. A device the catalog does not know counts
-/// as not (the set-up refuses it later).
-fn large_batch_defaults(s: &Scenario) -> bool {
-    let large = |name: &str| {
-        crate::hw::gpu::find(name)
-            .is_ok_and(|g| g.memory_bytes >= 70 << 30 && !g.name.to_lowercase().contains("a100"))
-    };
-    let f = &s.file;
-    match (
-        &f.serving.as_ref().and_then(|v| v.group.as_ref()),
-        &f.cluster.accelerator,
-    ) {
-        (Some(groups), _) => groups.iter().all(|g| g.gpu.as_deref().is_some_and(large)),
-        (None, Some(a)) => a.memory.0 >= 70 << 30,
-        (None, None) => f.cluster.gpu.as_deref().is_some_and(large),
-    }
-}
-
-fn counted(
+pub(super) fn counted(
     s: &Scenario,
     v: Option<u32>,
     path: &str,
@@ -431,7 +254,7 @@ pub(super) fn slo(s: &Scenario) -> Slo {
 fn check_offload(
     s: &Scenario,
     kinds: &[ReplicaKind],
-    memory: &MemoryPolicy,
+    memory: &EnginePolicy,
     host: &Option<HostSpec>,
 ) -> Result<(), ScenarioError> {
     if let Some(k) = kinds

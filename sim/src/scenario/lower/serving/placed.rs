@@ -8,7 +8,7 @@ use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster;
 use crate::workload::serving::config::{FleetConfig, Placed, ServingConfig};
-use crate::workload::serving::kind::MemoryPolicy;
+use crate::workload::serving::kind::EnginePolicy;
 use crate::workload::serving::pipelines::{MAX_PLACED_SERVERS, ServerGroup};
 use crate::workload::serving::placement::Method;
 use crate::workload::serving::policy::SchedulerKind;
@@ -19,7 +19,7 @@ pub(super) struct Settings {
     pub scheduler: SchedulerKind,
     pub max_batch_size: u32,
     pub max_batch_tokens: u32,
-    pub memory: MemoryPolicy,
+    pub memory: EnginePolicy,
     pub tier: Tier,
 }
 

@@ -3,7 +3,6 @@
 
 use super::super::config::{Placed as PlacedFleet, ServingConfig};
 use super::super::placement::{Flow, Method, Placement, Problem};
-use super::super::policy::SchedulerKind;
 use super::super::{Lives, ServingRun, merge, trace};
 use super::{Placed, ServerGroup};
 use serde_json::{Value, json};
@@ -97,7 +96,8 @@ pub(super) fn report(o: &Outcome, placed: Placed, events: u64) -> ServingRun {
         "disaggregation": null,
         "model": { "name": model.name.clone(), "params": model.params(), "dtype": model.dtype.name() },
         "serving": {
-            "scheduler": match c.scheduler { SchedulerKind::Sarathi => "sarathi", _ => "vllm" },
+            "engine": c.memory.engine.name(),
+            "scheduler": c.scheduler.name(),
             "max_batch_size": c.max_batch_size,
             "max_batch_tokens": c.max_batch_tokens,
         },

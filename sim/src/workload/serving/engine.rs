@@ -1,0 +1,269 @@
+//! Serving engines as data: what each engine does where a scenario does not say, one table per
+//! engine (`[serving] engine`). A table gives the scheduler, the batch limits, how the KV cache's
+//! memory is sized, the KV cache's format for an fp8 checkpoint, and the engine's time outside
+//! the kernels ([`Overhead`]). Each figure names its source; validation/serving-engines.md and
+//! validation/serving-fixed-costs.md hold the notes behind them.
+//!
+//! A table describes the engine's current release as its OpenAI-compatible server runs with no
+//! flags. What the scenario states wins over the table.
+
+use super::overhead::Overhead;
+use super::policy::SchedulerKind;
+use crate::hw::Dtype;
+use serde::Deserialize;
+
+/// An engine a scenario may name (`[serving] engine`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineKind {
+    Vllm,
+    TensorrtLlm,
+    Sglang,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Vllm => "vllm",
+            EngineKind::TensorrtLlm => "tensorrt-llm",
+            EngineKind::Sglang => "sglang",
+        }
+    }
+
+    /// The engine's table.
+    pub fn stack(self) -> &'static Stack {
+        match self {
+            EngineKind::Vllm => &VLLM,
+            EngineKind::TensorrtLlm => &TENSORRT_LLM,
+            EngineKind::Sglang => &SGLANG,
+        }
+    }
+}
+
+/// What an engine does by default.
+#[derive(Debug)]
+pub struct Stack {
+    pub kind: EngineKind,
+    /// How the engine and release are named in assumptions ("vLLM 0.8+ (V1)").
+    pub label: &'static str,
+    pub scheduler: SchedulerKind,
+    /// The scheduler, in the engine's words, and where that is documented.
+    pub scheduler_source: &'static str,
+    pub limits: BatchLimits,
+    pub kv_budget: KvBudget,
+    /// The KV cache's format when the weights are fp8: fp8 where the engine keeps the
+    /// checkpoint's, else the 16-bit activation format.
+    pub fp8_checkpoint_kv: Dtype,
+    pub kv_source: &'static str,
+    pub overhead: Overhead,
+    pub overhead_source: &'static str,
+}
+
+/// Most requests and most tokens in one iteration: the large pair on devices with at least
+/// `large_from_bytes` of memory whose names contain none of `not_on`, the small pair elsewhere.
+#[derive(Debug)]
+pub struct BatchLimits {
+    pub large: (u32, u32),
+    pub small: (u32, u32),
+    pub large_from_bytes: u64,
+    pub not_on: &'static [&'static str],
+    pub source: &'static str,
+}
+
+impl BatchLimits {
+    /// The limits for a fleet whose devices have these names and memories: the large pair only
+    /// if every device qualifies.
+    pub fn for_devices<'a>(&self, devices: impl IntoIterator<Item = (&'a str, u64)>) -> (u32, u32) {
+        let mut any = false;
+        let large = devices.into_iter().all(|(name, bytes)| {
+            any = true;
+            let name = name.to_lowercase();
+            bytes >= self.large_from_bytes && !self.not_on.iter().any(|n| name.contains(n))
+        });
+        if large && any { self.large } else { self.small }
+    }
+}
+
+/// How much of a GPU's memory the KV cache gets, from the engine's memory fraction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KvBudget {
+    /// The fraction of the GPU's whole memory the engine may use, less the weights and the
+    /// activation reserve (vLLM's `gpu_memory_utilization`, SGLang's `mem_fraction_static`).
+    Total(f64),
+    /// The fraction of what is free once the weights and the activation reserve are in place
+    /// (TensorRT-LLM's `kv_cache_free_gpu_memory_fraction`).
+    Free(f64),
+    /// As `Total`, the fraction chosen by the tensor-parallel degree: the entry of the largest
+    /// degree not above the replica's (SGLang).
+    TotalByTp(&'static [(u32, f64)]),
+}
+
+impl KvBudget {
+    /// The same kind of budget at another fraction (a scenario's `kv_memory_fraction`).
+    pub fn with_fraction(self, fraction: f64) -> KvBudget {
+        match self {
+            KvBudget::Free(_) => KvBudget::Free(fraction),
+            KvBudget::Total(_) | KvBudget::TotalByTp(_) => KvBudget::Total(fraction),
+        }
+    }
+
+    /// The fraction for a replica of `tp` GPUs.
+    pub fn fraction(&self, tp: u32) -> f64 {
+        match *self {
+            KvBudget::Total(f) | KvBudget::Free(f) => f,
+            KvBudget::TotalByTp(table) => table
+                .iter()
+                .filter(|&&(t, _)| t <= tp)
+                .map(|&(_, f)| f)
+                .next_back()
+                .unwrap_or(table[0].1),
+        }
+    }
+
+    /// Bytes of KV cache on a GPU of `memory` bytes holding `weights` bytes of weights and
+    /// `reserve` bytes of activations, in a replica of `tp` GPUs (negative: nothing fits).
+    pub fn kv_bytes(&self, memory: f64, weights: f64, reserve: f64, tp: u32) -> f64 {
+        let f = self.fraction(tp);
+        match self {
+            KvBudget::Free(_) => f * (memory - weights - reserve),
+            KvBudget::Total(_) | KvBudget::TotalByTp(_) => memory * f - weights - reserve,
+        }
+    }
+
+    /// In words, for assumptions.
+    pub fn describe(&self) -> String {
+        match self {
+            KvBudget::Total(f) => {
+                format!("{f} of GPU memory for weights, activations and KV cache")
+            }
+            KvBudget::Free(f) => format!("{f} of the memory left free by weights and activations"),
+            KvBudget::TotalByTp(t) => format!(
+                "a fraction of GPU memory by tensor-parallel degree ({})",
+                t.iter()
+                    .map(|(tp, f)| format!("TP{tp} {f}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
+const GIB: u64 = 1 << 30;
+
+/// vLLM's OpenAI server, V1 engine (the default engine since 0.8).
+pub static VLLM: Stack = Stack {
+    kind: EngineKind::Vllm,
+    label: "vLLM 0.8+ (V1 engine)",
+    scheduler: SchedulerKind::Sarathi,
+    scheduler_source: "chunked prefill, running requests first (V1 always chunks; \
+                       vllm/v1/core/sched/scheduler.py)",
+    limits: BatchLimits {
+        large: (1024, 8192),
+        small: (256, 2048),
+        large_from_bytes: 70 * GIB,
+        not_on: &["a100"],
+        source: "EngineArgs.get_batch_defaults, OpenAI server: 1024 sequences and 8192 tokens at \
+                 70 GiB or more but A100, else 256 and 2048",
+    },
+    kv_budget: KvBudget::Total(0.9),
+    fp8_checkpoint_kv: Dtype::Bf16,
+    kv_source: "gpu_memory_utilization 0.9; kv_cache_dtype \"auto\" keeps the model's 16-bit \
+                format",
+    overhead: Overhead::NONE,
+    overhead_source: "",
+};
+
+/// SGLang's server (0.4 and later: overlap scheduler on).
+pub static SGLANG: Stack = Stack {
+    kind: EngineKind::Sglang,
+    label: "SGLang 0.4+",
+    scheduler: SchedulerKind::Vllm,
+    scheduler_source: "prefill batches ahead of decode batches, prompts chunked at \
+                       chunked_prefill_size (sglang/srt/server_args.py; mixed chunks off)",
+    limits: BatchLimits {
+        large: (4096, 8192),
+        small: (4096, 2048),
+        large_from_bytes: 35 * GIB,
+        not_on: &[],
+        source: "chunked_prefill_size 8192 (2048 below 35 GB of memory); max_running_requests \
+                 follows the KV pool (half its tokens, at most the 4096 requests of its request \
+                 pool)",
+    },
+    kv_budget: KvBudget::TotalByTp(&[(1, 0.88), (2, 0.87), (4, 0.85), (8, 0.83), (16, 0.79)]),
+    fp8_checkpoint_kv: Dtype::Bf16,
+    kv_source: "mem_fraction_static by TP (server_args.py); kv_cache_dtype \"auto\" keeps the \
+                model's 16-bit format",
+    overhead: Overhead::NONE,
+    overhead_source: "",
+};
+
+/// TensorRT-LLM's `trtllm-serve` (in-flight batching).
+pub static TENSORRT_LLM: Stack = Stack {
+    kind: EngineKind::TensorrtLlm,
+    label: "TensorRT-LLM (trtllm-serve)",
+    scheduler: SchedulerKind::Sarathi,
+    scheduler_source: "in-flight batching, context and generation requests in one step under \
+                       max_num_tokens (chunked context is opt-in: a prompt over the budget is \
+                       refused there, chunked here)",
+    limits: BatchLimits {
+        large: (2048, 8192),
+        small: (2048, 8192),
+        large_from_bytes: 0,
+        not_on: &[],
+        source: "BuildConfig defaults, taken by trtllm-serve: max_batch_size 2048, \
+                 max_num_tokens 8192 (docs/source/performance/perf-best-practices.md)",
+    },
+    kv_budget: KvBudget::Free(0.9),
+    fp8_checkpoint_kv: Dtype::Fp8,
+    kv_source: "kv_cache_free_gpu_memory_fraction 0.9 of the memory free after loading; the KV \
+                cache follows an fp8 checkpoint's kv_cache_quant_algo (features/quantization)",
+    overhead: Overhead::NONE,
+    overhead_source: "",
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vllm_takes_its_large_limits_on_large_devices_other_than_the_a100() {
+        let l = &VLLM.limits;
+        assert_eq!(l.for_devices([("H100-SXM5-80GB", 80 * GIB)]), (1024, 8192));
+        assert_eq!(l.for_devices([("A100-SXM4-80GB", 80 * GIB)]), (256, 2048));
+        assert_eq!(l.for_devices([("L40S", 48 * GIB)]), (256, 2048));
+        // A mixed fleet takes the large ones only if every device qualifies.
+        assert_eq!(
+            l.for_devices([("H100-SXM5-80GB", 80 * GIB), ("L4", 24 * GIB)]),
+            (256, 2048)
+        );
+    }
+
+    #[test]
+    fn budgets_differ_in_what_the_fraction_is_of() {
+        let (m, w, r) = (80.0, 16.0, 1.0);
+        assert!((KvBudget::Total(0.9).kv_bytes(m, w, r, 1) - 55.0).abs() < 1e-9);
+        assert!((KvBudget::Free(0.9).kv_bytes(m, w, r, 1) - 0.9 * 63.0).abs() < 1e-9);
+        let sglang = SGLANG.kv_budget;
+        assert_eq!(sglang.fraction(1), 0.88);
+        assert_eq!(sglang.fraction(4), 0.85);
+        assert_eq!(sglang.fraction(6), 0.85);
+        assert_eq!(sglang.fraction(32), 0.79);
+        assert_eq!(sglang.with_fraction(0.5), KvBudget::Total(0.5));
+        assert_eq!(KvBudget::Free(0.9).with_fraction(0.5), KvBudget::Free(0.5));
+    }
+
+    #[test]
+    fn every_engine_names_its_sources() {
+        for kind in [
+            EngineKind::Vllm,
+            EngineKind::TensorrtLlm,
+            EngineKind::Sglang,
+        ] {
+            let s = kind.stack();
+            assert_eq!(s.kind, kind);
+            for text in [s.scheduler_source, s.limits.source, s.kv_source] {
+                assert!(!text.is_empty(), "{}", kind.name());
+            }
+        }
+    }
+}
