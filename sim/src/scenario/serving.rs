@@ -13,6 +13,8 @@ use serde::Deserialize;
 pub struct ServingSection {
     /// The engine whose defaults fill what the section leaves out (vLLM's when absent).
     pub engine: Option<EngineKind>,
+    /// The engine's release ("0.11"), for its time outside the kernels (the newest when absent).
+    pub engine_version: Option<String>,
     pub replicas: Option<u32>,
     pub tp: Option<u32>,
     pub pp: Option<u32>,

@@ -4,6 +4,7 @@
 use super::GIB;
 use crate::hw::attention_kernel::AttentionKernel;
 use crate::hw::gpu::{self, GpuSpec};
+use crate::workload::serving::engine::{EngineKind, parse_version};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -158,6 +159,68 @@ pub(super) fn stated_attention(stated: &str) -> Option<(AttentionKernel, &'stati
     }
 }
 
+/// The `[serving]` lines for the engine a source names ("TensorRT-LLM v0.5", "vLLM 0.9.0",
+/// "SGLang"), and why: its table, at the release it states. A release older than the engine's
+/// tables takes the oldest table; a source naming no modelled engine (LMDeploy, a NIM of unstated
+/// backend) leaves the lines out, so the simulator's default engine runs.
+pub(super) fn stated_engine(stated: &str, a: &mut Vec<String>) -> String {
+    let lower = stated.to_lowercase();
+    let names: [(&str, EngineKind); 6] = [
+        ("tensorrt-llm", EngineKind::TensorrtLlm),
+        ("tensorrt llm", EngineKind::TensorrtLlm),
+        ("trt-llm", EngineKind::TensorrtLlm),
+        ("trtllm", EngineKind::TensorrtLlm),
+        ("sglang", EngineKind::Sglang),
+        ("vllm", EngineKind::Vllm),
+    ];
+    let Some((at, name, kind)) = names
+        .iter()
+        .filter_map(|&(n, k)| lower.find(n).map(|at| (at, n, k)))
+        .min_by_key(|&(at, _, _)| at)
+    else {
+        if !lower.is_empty() {
+            a.push(format!(
+                "engine \"{stated}\" has no table here: the simulator's default engine"
+            ));
+        }
+        return String::new();
+    };
+    let stack = kind.stack();
+    let after = &lower[at + name.len()..];
+    let version = after
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | ':'))
+        .take(3)
+        .find_map(|t| parse_version(t).ok());
+    let mut lines = format!("engine = \"{}\"\n", kind.name());
+    match version {
+        None => a.push(format!(
+            "{} release not stated: the newest table",
+            kind.name()
+        )),
+        Some(v) => match stack.era(Some(v)) {
+            Ok(_) => {
+                let _ = writeln!(lines, "engine_version = \"{}.{}\"", v.0, v.1);
+            }
+            Err(_) => {
+                let oldest = &stack.eras[0];
+                a.push(format!(
+                    "{} {}.{} predates the tables: the oldest, {}",
+                    kind.name(),
+                    v.0,
+                    v.1,
+                    oldest.label
+                ));
+                let _ = writeln!(
+                    lines,
+                    "engine_version = \"{}.{}\"",
+                    oldest.from.0, oldest.from.1
+                );
+            }
+        },
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +264,32 @@ mod tests {
         assert_eq!(g.name, "H100-SXM5-80GB");
         assert!(note.unwrap().contains("94 GB"));
         assert!(find_gpu("Z9000").is_err());
+    }
+
+    #[test]
+    fn engines_are_read_with_their_release() {
+        let mut a = Vec::new();
+        assert_eq!(
+            stated_engine(
+                "TensorRT-LLM v0.5 (TensorRT 9.1), gptSessionBenchmark",
+                &mut a
+            ),
+            "engine = \"tensorrt-llm\"\nengine_version = \"0.5\"\n"
+        );
+        assert_eq!(
+            stated_engine("vLLM v0.9.0; client genai-bench", &mut a),
+            "engine = \"vllm\"\nengine_version = \"0.9\"\n"
+        );
+        assert_eq!(
+            stated_engine("vLLM 0.6.0 OpenAI server", &mut a),
+            "engine = \"vllm\"\nengine_version = \"0.8\"\n"
+        );
+        assert!(a.last().unwrap().contains("predates"));
+        assert_eq!(
+            stated_engine("SGLang (version not stated)", &mut a),
+            "engine = \"sglang\"\n"
+        );
+        assert_eq!(stated_engine("LMDeploy TurboMind v0.1.0a1", &mut a), "");
+        assert!(a.last().unwrap().contains("no table"));
     }
 }

@@ -82,12 +82,13 @@ pub(super) fn serving_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         "chunked-prefill scheduler (sarathi), 8192-token budget, 512 requests a batch (not stated)"
             .into(),
     );
+    let engine_lines = super::prose::stated_engine(text(par("engine")).unwrap_or(""), &mut a);
     let dtype = if fp8 { "fp8" } else { "bf16" };
     let kv = if fp8 { "fp8" } else { "bf16" };
     let toml = format!(
         "name = {}\nkind = \"serving\"\n[cluster]\ngpu = \"{}\"\nnodes = 1\ngpus_per_node = 8\n\
          [model]\npreset = \"{preset}\"\ndtype = \"{dtype}\"\n\
-         [serving]\nreplicas = 1\ntp = {tp}\nscheduler = \"sarathi\"\nmax_batch_size = 512\n\
+         [serving]\n{engine_lines}replicas = 1\ntp = {tp}\nscheduler = \"sarathi\"\nmax_batch_size = 512\n\
          max_batch_tokens = 8192\nkv_memory_fraction = 0.9\nkv_cache_dtype = \"{kv}\"\n\
          [workload]\nrequests = {requests}\narrival = \"offline\"\nprompt_tokens = {isl}\n\
          output_tokens = {osl}\n",

@@ -4,7 +4,7 @@
 //! latency or output throughput are compared in the case's own unit. Traces of ShareGPT
 //! conversations are not shipped, so cases that sample them are not expressible.
 
-use super::prose::{find_gpu, text, whole};
+use super::prose::{find_gpu, stated_engine, text, whole};
 use super::{Case, Row, RowFn, Status, quote, scenario_row};
 use crate::hw::gpu::GpuSpec;
 use serde_json::Value;
@@ -112,13 +112,15 @@ fn scenario_text(c: &Case, a: &mut Vec<String>) -> Result<String, Status> {
             count
         }
     };
-    let engine = text(par("engine")).unwrap_or("").to_lowercase();
+    let stated = text(par("engine")).unwrap_or("");
+    let engine = stated.to_lowercase();
     let scheduler = if engine.contains("static") || engine.contains("lmdeploy") {
         a.push("static batching, as the engine's benchmark runs".into());
-        "static"
+        "scheduler = \"static\"\n"
     } else {
-        "vllm"
+        ""
     };
+    let engine_lines = stated_engine(stated, a);
     let workload = workload(c, a)?;
     let batch_limit = match whole(par("batch")) {
         Some(b) => format!("max_batch_size = {b}\n"),
@@ -127,7 +129,7 @@ fn scenario_text(c: &Case, a: &mut Vec<String>) -> Result<String, Status> {
     Ok(format!(
         "name = {}\nkind = \"serving\"\n[cluster]\ngpu = \"{}\"\nnodes = 1\ngpus_per_node = {}\n\
          [model]\npreset = \"{preset}\"\ndtype = \"{dtype}\"\n\
-         [serving]\nreplicas = 1\ntp = {tp}\nscheduler = \"{scheduler}\"\n{batch_limit}\
+         [serving]\n{engine_lines}replicas = 1\ntp = {tp}\n{scheduler}{batch_limit}\
          kv_cache_dtype = \"{kv}\"\n[workload]\n{workload}",
         quote(&c.id),
         gpu.name,

@@ -118,7 +118,14 @@ fn an_unknown_engine_is_refused_with_the_choices() {
     let text = "kind = \"serving\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"llama-3.1-8b\"\n\
                 [serving]\nengine = \"triton\"\n[workload]\nrequests = 10\n";
     let e = common::outcome("bad-engine.toml", text).unwrap_err();
-    for needle in ["bad-engine.toml", "7", "triton", "vllm", "tensorrt-llm", "sglang"] {
+    for needle in [
+        "bad-engine.toml",
+        "7",
+        "triton",
+        "vllm",
+        "tensorrt-llm",
+        "sglang",
+    ] {
         assert!(e.contains(needle), "{needle} not in {e}");
     }
 }

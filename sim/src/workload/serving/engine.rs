@@ -7,7 +7,7 @@
 //! A table describes the engine's current release as its OpenAI-compatible server runs with no
 //! flags. What the scenario states wins over the table.
 
-use super::overhead::Overhead;
+use super::overhead::{Overhead, Overlap};
 use super::policy::SchedulerKind;
 use crate::hw::Dtype;
 use serde::Deserialize;
@@ -55,8 +55,53 @@ pub struct Stack {
     /// checkpoint's, else the 16-bit activation format.
     pub fp8_checkpoint_kv: Dtype,
     pub kv_source: &'static str,
+    /// The engine's releases that differ in their time outside the kernels, oldest first.
+    pub eras: &'static [Era],
+}
+
+/// Releases of an engine from `from` (major, minor) on, until the next era.
+#[derive(Debug)]
+pub struct Era {
+    pub from: (u32, u32),
+    /// The releases, as assumptions name them.
+    pub label: &'static str,
     pub overhead: Overhead,
-    pub overhead_source: &'static str,
+    pub source: &'static str,
+}
+
+impl Stack {
+    /// The era of release `version` (the newest era when `None`), or why there is none.
+    pub fn era(&self, version: Option<(u32, u32)>) -> Result<&Era, String> {
+        let newest = self.eras.last().expect("every engine has an era");
+        let Some(v) = version else {
+            return Ok(newest);
+        };
+        self.eras.iter().rev().find(|e| e.from <= v).ok_or_else(|| {
+            let (major, minor) = self.eras[0].from;
+            format!(
+                "{} before {major}.{minor} has no table here; the tables cover {}",
+                self.kind.name(),
+                self.eras
+                    .iter()
+                    .map(|e| e.label)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+}
+
+/// A release as "major.minor[.patch...]" ("0.9", "0.14.1", "v1.0"), or why it is not one.
+pub fn parse_version(text: &str) -> Result<(u32, u32), String> {
+    let t = text.trim().trim_start_matches(['v', 'V']);
+    let mut parts = t.split('.');
+    let number = |p: Option<&str>| p.and_then(|p| p.parse::<u32>().ok());
+    match (number(parts.next()), number(parts.next())) {
+        (Some(major), Some(minor)) => Ok((major, minor)),
+        _ => Err(format!(
+            "\"{text}\" is not a release number; write major.minor, e.g. \"0.11\""
+        )),
+    }
 }
 
 /// Most requests and most tokens in one iteration: the large pair on devices with at least
@@ -150,6 +195,40 @@ impl KvBudget {
 
 const GIB: u64 = 1 << 30;
 
+/// GPU idle between the kernels of one decoder layer, seconds: about 11 kernels a layer (vLLM's
+/// Llama layer) at about 0.5 us between graph nodes or stream launches. Weak: no trace of a data
+/// centre GPU isolates it (validation/serving-fixed-costs.md, section 3).
+const KERNEL_GAPS_PER_LAYER_S: f64 = 5e-6;
+
+/// Host time to launch one layer's kernels from Python (eager PyTorch, or attention launched
+/// between graph pieces), seconds: vLLM PR #1440 (47 us a layer, Llama-2-7B), SGLang #1401 (28 to
+/// 69 us a layer, Llama-3-8B eager decode), vLLM PR #25444 (129 us a layer, a 48-layer MoE).
+const PYTHON_LAUNCH_PER_LAYER_S: f64 = 60e-6;
+
+/// vLLM V1's host work per step, synchronous: schedule, update the persistent batch, prepare
+/// inputs, process outputs. PR #25444 (async scheduling hides 0.46 ms a step with full graphs,
+/// 1xH100, batch 10), PR #42131 (0.2 + 0.18 + 0.05 ms of parts, B200), PR #17866 (0.27 ms of input
+/// preparation).
+const VLLM_STEP_S: f64 = 0.5e-3;
+
+/// Host work per request per step, seconds: vLLM's update_from_output 1.1 us a request (PR
+/// #46112), TensorRT-LLM's samplers 3.4 to 11 us (PRs #15920, #11983).
+const PER_REQUEST_S: f64 = 5e-6;
+
+/// The step handed to the other workers of a tensor-parallel replica (one shared-memory
+/// broadcast in vLLM V1, RFC #9856), seconds. An estimate: no timing found.
+const TP_BROADCAST_S: f64 = 0.1e-3;
+
+const VLLM_PIECEWISE: Overhead = Overhead {
+    per_layer_s: KERNEL_GAPS_PER_LAYER_S,
+    launch_per_layer_s: PYTHON_LAUNCH_PER_LAYER_S,
+    decode_graph: false,
+    per_iteration_s: VLLM_STEP_S,
+    per_request_s: PER_REQUEST_S,
+    tensor_parallel_s: TP_BROADCAST_S,
+    overlap: Overlap::None,
+};
+
 /// vLLM's OpenAI server, V1 engine (the default engine since 0.8).
 pub static VLLM: Stack = Stack {
     kind: EngineKind::Vllm,
@@ -169,8 +248,37 @@ pub static VLLM: Stack = Stack {
     fp8_checkpoint_kv: Dtype::Bf16,
     kv_source: "gpu_memory_utilization 0.9; kv_cache_dtype \"auto\" keeps the model's 16-bit \
                 format",
-    overhead: Overhead::NONE,
-    overhead_source: "",
+    eras: &[
+        Era {
+            from: (0, 8),
+            label: "vLLM 0.8-0.10",
+            overhead: VLLM_PIECEWISE,
+            source: "V1 engine, piecewise CUDA graphs (attention launched from Python every \
+                     layer), synchronous scheduling: about 0.5 ms of host work a step \
+                     (PRs #25444, #42131, #17866) and 5 us a request (PR #46112)",
+        },
+        Era {
+            from: (0, 11),
+            label: "vLLM 0.11-0.13",
+            overhead: Overhead {
+                decode_graph: true,
+                ..VLLM_PIECEWISE
+            },
+            source: "decode steps as one CUDA graph (FULL_AND_PIECEWISE, PR #25444), prefills \
+                     piecewise; synchronous scheduling, about 0.5 ms of host work a step",
+        },
+        Era {
+            from: (0, 14),
+            label: "vLLM 0.14+",
+            overhead: Overhead {
+                decode_graph: true,
+                overlap: Overlap::Decode,
+                ..VLLM_PIECEWISE
+            },
+            source: "async scheduling on by default (PR #27614): a decode step's host work \
+                     overlaps the previous step's GPU work; prefills stay synchronous (PR #27914)",
+        },
+    ],
 };
 
 /// SGLang's server (0.4 and later: overlap scheduler on).
@@ -193,8 +301,22 @@ pub static SGLANG: Stack = Stack {
     fp8_checkpoint_kv: Dtype::Bf16,
     kv_source: "mem_fraction_static by TP (server_args.py); kv_cache_dtype \"auto\" keeps the \
                 model's 16-bit format",
-    overhead: Overhead::NONE,
-    overhead_source: "",
+    eras: &[Era {
+        from: (0, 4),
+        label: "SGLang 0.4+",
+        overhead: Overhead {
+            per_layer_s: KERNEL_GAPS_PER_LAYER_S,
+            launch_per_layer_s: PYTHON_LAUNCH_PER_LAYER_S,
+            decode_graph: true,
+            per_iteration_s: 0.75e-3,
+            per_request_s: PER_REQUEST_S,
+            tensor_parallel_s: 0.15e-3,
+            overlap: Overlap::All,
+        },
+        source: "overlap scheduler on (PR #2067): host work runs one batch ahead; 0.74 ms of it \
+                 exposed at batch 1 without overlap (PR #38131); decode CUDA graphs, prefills \
+                 eager; 0.15 ms a step to reach the other tensor-parallel workers (#30511)",
+    }],
 };
 
 /// TensorRT-LLM's `trtllm-serve` (in-flight batching).
@@ -217,8 +339,39 @@ pub static TENSORRT_LLM: Stack = Stack {
     fp8_checkpoint_kv: Dtype::Fp8,
     kv_source: "kv_cache_free_gpu_memory_fraction 0.9 of the memory free after loading; the KV \
                 cache follows an fp8 checkpoint's kv_cache_quant_algo (features/quantization)",
-    overhead: Overhead::NONE,
-    overhead_source: "",
+    eras: &[
+        Era {
+            from: (0, 5),
+            label: "TensorRT-LLM before 1.0",
+            overhead: Overhead {
+                per_layer_s: KERNEL_GAPS_PER_LAYER_S,
+                launch_per_layer_s: 30e-6,
+                decode_graph: false,
+                per_iteration_s: 0.15e-3,
+                per_request_s: 2e-6,
+                tensor_parallel_s: 0.05e-3,
+                overlap: Overlap::None,
+            },
+            source: "C++ runtime over TensorRT engines: no CUDA graphs with in-flight batching \
+                     (issue #402), kernels launched from C++ (about 11 a layer at 2.7 us), \
+                     synchronous; host work a step estimated at 0.15 ms (no published profile)",
+        },
+        Era {
+            from: (1, 0),
+            label: "TensorRT-LLM 1.0+",
+            overhead: Overhead {
+                per_layer_s: KERNEL_GAPS_PER_LAYER_S,
+                launch_per_layer_s: PYTHON_LAUNCH_PER_LAYER_S,
+                decode_graph: true,
+                per_iteration_s: 0.5e-3,
+                per_request_s: 6e-6,
+                tensor_parallel_s: TP_BROADCAST_S,
+                overlap: Overlap::All,
+            },
+            source: "PyTorch backend: overlap scheduler on (PR #4174), decode CUDA graphs (PR \
+                     #5480); host work about 0.5 ms a step and 6 us a request (PRs #11983, #15920)",
+        },
+    ],
 };
 
 #[cfg(test)]
@@ -264,6 +417,32 @@ mod tests {
             for text in [s.scheduler_source, s.limits.source, s.kv_source] {
                 assert!(!text.is_empty(), "{}", kind.name());
             }
+            assert!(s.eras.windows(2).all(|w| w[0].from < w[1].from));
+            for era in s.eras {
+                assert!(!era.source.is_empty() && era.overhead != Overhead::NONE);
+            }
+        }
+    }
+
+    #[test]
+    fn a_release_picks_its_era_and_an_older_one_is_refused() {
+        let era = |v: &str| VLLM.era(Some(parse_version(v).unwrap())).map(|e| e.label);
+        assert_eq!(era("0.9.2"), Ok("vLLM 0.8-0.10"));
+        assert_eq!(era("0.11"), Ok("vLLM 0.11-0.13"));
+        assert_eq!(era("v0.14.1"), Ok("vLLM 0.14+"));
+        assert_eq!(era("1.2"), Ok("vLLM 0.14+"));
+        assert_eq!(VLLM.era(None).unwrap().label, "vLLM 0.14+");
+        let old = era("0.6.0").unwrap_err();
+        assert!(
+            old.contains("before 0.8") && old.contains("vLLM 0.8-0.10"),
+            "{old}"
+        );
+        assert_eq!(
+            TENSORRT_LLM.era(Some((0, 9))).unwrap().label,
+            "TensorRT-LLM before 1.0"
+        );
+        for bad in ["", "latest", "0", "x.1"] {
+            assert!(parse_version(bad).is_err(), "{bad}");
         }
     }
 }

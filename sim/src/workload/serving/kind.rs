@@ -247,8 +247,9 @@ impl ReplicaKind {
         let kernels = self.cost.iteration(batch);
         let gpu = self.gpu_seconds(batch, kernels, handoffs);
         let requests = batch.prefill.len() as u32 + batch.decodes;
+        let decode_only = batch.prefill.is_empty();
         self.overhead
-            .iteration_seconds(gpu, self.layers, requests, self.tp)
+            .iteration_seconds(gpu, self.layers, (requests, decode_only), self.tp)
     }
 
     /// Seconds the GPUs are busy in an iteration whose kernels take `kernels` and whose

@@ -9,7 +9,7 @@ use crate::hw::host::HostSpec;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::serving::ServingSection;
-use crate::workload::serving::engine::VLLM;
+use crate::workload::serving::engine::{VLLM, parse_version};
 use crate::workload::serving::kind::EnginePolicy;
 use crate::workload::serving::overhead::Overhead;
 use crate::workload::serving::policy::{OffloadMode, Preemption, RouterKind, SchedulerKind};
@@ -186,16 +186,43 @@ pub(super) fn engine(
             Some(crate::scenario::lower::host::resolve(s, assumptions)?)
         }
     };
-    if stack.overhead != Overhead::NONE {
+    let version = match &serving.engine_version {
+        None => None,
+        Some(text) => Some(parse_version(text).map_err(|e| {
+            s.error_at("serving.engine_version", e)
+                .with_help("a release number such as \"0.11\", or remove the key for the newest")
+        })?),
+    };
+    let era = stack.era(version).map_err(|e| {
+        s.error_at("serving.engine_version", e)
+            .with_help("name a release the tables cover, or remove the key for the newest")
+    })?;
+    // A device defined by its own figures runs no known engine's software: no CUDA graphs, no
+    // Python loop whose costs the tables hold, unless the scenario names an engine.
+    let overhead = if s.file.cluster.accelerator.is_some() && serving.engine.is_none() {
+        assumptions.push(
+            "time outside the kernels: none (a custom accelerator runs its own software; name \
+             serving.engine to add an engine's)"
+                .into(),
+        );
+        Overhead::NONE
+    } else {
         assumptions.push(format!(
-            "time outside the kernels: {by}'s ({})",
-            stack.overhead_source
+            "time outside the kernels: {}{} ({})",
+            era.label,
+            if version.is_none() {
+                " (no serving.engine_version: the newest release)"
+            } else {
+                ""
+            },
+            era.source
         ));
-    }
+        era.overhead
+    };
     let memory = EnginePolicy {
         engine: stack.kind,
         kv_budget,
-        overhead: stack.overhead,
+        overhead,
         block_tokens,
         kv_dtype,
         offload_bytes: serving.weights_offload.map_or(0.0, |b| b.0 as f64),
