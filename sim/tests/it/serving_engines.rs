@@ -129,3 +129,74 @@ fn an_unknown_engine_is_refused_with_the_choices() {
         assert!(e.contains(needle), "{needle} not in {e}");
     }
 }
+
+/// Unstated, the release is the engine's newest; stating it changes nothing.
+#[test]
+fn the_newest_release_is_the_default() {
+    for (engine, newest) in [("vllm", "0.14"), ("sglang", "0.4"), ("tensorrt-llm", "1.0")] {
+        let silent = run("H100", "bf16", &format!("engine = \"{engine}\""));
+        let stated = run(
+            "H100",
+            "bf16",
+            &format!("engine = \"{engine}\"\nengine_version = \"{newest}\""),
+        );
+        same(&silent, &stated, engine);
+    }
+}
+
+/// At batch 1 a decode step is short, so the host's work between steps shows: vLLM's
+/// synchronous releases take longer per token than 0.14+, which overlaps it; 0.8-0.10, whose
+/// attention is launched from Python every layer, longer still on a fast GPU.
+#[test]
+fn older_releases_pay_their_host_work_at_small_batches() {
+    let tpot = |version: &str| {
+        let text = format!(
+            "kind = \"serving\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"llama-3.1-8b\"\n\
+             [serving]\nengine = \"vllm\"\nengine_version = \"{version}\"\n\
+             [workload]\nrequests = 1\narrival = \"offline\"\nprompt_tokens = 32\n\
+             output_tokens = 64\n"
+        );
+        num(
+            &common::outcome("release.toml", &text).unwrap(),
+            "tpot_s.p50",
+        )
+    };
+    let (v8, v11, v14) = (tpot("0.8"), tpot("0.11"), tpot("0.14"));
+    assert!(v11 > v14 + 0.3e-3, "{v11} {v14}");
+    assert!(v8 >= v11, "{v8} {v11}");
+}
+
+#[test]
+fn releases_the_tables_do_not_cover_are_refused_at_the_key() {
+    for (version, needle) in [("0.6.0", "before 0.8"), ("latest", "not a release number")] {
+        let text = format!(
+            "kind = \"serving\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"llama-3.1-8b\"\n\
+             [serving]\nengine = \"vllm\"\nengine_version = \"{version}\"\n\
+             [workload]\nrequests = 10\n"
+        );
+        let e = common::outcome("old.toml", &text).unwrap_err();
+        for n in ["old.toml:8", "engine_version", needle] {
+            assert!(e.contains(n), "{n} not in {e}");
+        }
+    }
+}
+
+/// A device defined by its own figures runs no engine's software unless one is named.
+#[test]
+fn a_custom_accelerator_pays_no_engines_time_unless_named() {
+    let text = |serving: &str| {
+        format!(
+            "kind = \"serving\"\n[cluster]\nnodes = 1\ngpus_per_node = 1\n\
+             [cluster.accelerator]\nname = \"dev\"\nmemory = \"80 GB\"\n\
+             memory_bandwidth = \"3 TB/s\"\ntdp = \"700 W\"\npeak = {{ bf16 = \"900 TFLOP/s\", fp16 = \"900 TFLOP/s\" }}\n\
+             [model]\npreset = \"llama-3.1-8b\"\n[serving]\n{serving}\n\
+             [workload]\nrequests = 1\narrival = \"offline\"\nprompt_tokens = 32\n\
+             output_tokens = 64\n"
+        )
+    };
+    let silent = common::outcome("dev.toml", &text("")).unwrap();
+    let named = common::outcome("dev.toml", &text("engine = \"vllm\"")).unwrap();
+    assert!(num(&named, "tpot_s.p50") > num(&silent, "tpot_s.p50"));
+    let said = silent["assumptions"].to_string();
+    assert!(said.contains("time outside the kernels: none"), "{said}");
+}
