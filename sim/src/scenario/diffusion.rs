@@ -17,6 +17,9 @@ pub struct DiffusionSection {
     /// Decode the latent on every GPU of the video at once, split into tiles (xDiT's parallel
     /// VAE), instead of on one GPU.
     pub vae_parallel: Option<bool>,
+    /// Where the pipeline keeps the models it is not running: "none", "model", "encoders" or
+    /// "sequential" (default: the model's reference pipeline's).
+    pub offload: Option<crate::workload::diffusion::policy::Offload>,
     /// PipeFusion: leading steps run synchronously, without stale activations (default 1).
     pub warmup_steps: Option<u32>,
     /// Serving (with `[workload]`): the videos requests ask for, each drawn with its share.

@@ -2,7 +2,7 @@
 //! for the denoising steps alone, as the case's metric says.
 
 use super::prose::{find_gpu, stated_attention, text, whole};
-use super::{Case, Row, RowFn, Status, quote, scenario_row};
+use super::{Case, GIB, Row, RowFn, Status, quote, scenario_row};
 use crate::hw::GpuSpec;
 use crate::hw::attention_kernel::AttentionKernel;
 use crate::model::dit::VideoDit;
@@ -16,7 +16,12 @@ pub(super) fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         Err(e) => return row(Status::Failed(e), None, a),
     };
     scenario_row(toml, file_name, &c.id, a, row, |report, a| {
-        if denoise_only(c) {
+        if let Some(bytes) = memory_unit(c) {
+            a.push("the peak memory of a GPU (`memory.peak_bytes_per_gpu`)".into());
+            report["memory"]["peak_bytes_per_gpu"]
+                .as_f64()
+                .map(|b| b / bytes)
+        } else if denoise_only(c) {
             a.push(
                 "the denoising steps alone (`breakdown_s.denoise`): the source's latency \
                  excludes the text encoders and the VAE"
@@ -37,12 +42,19 @@ fn scenario_toml(c: &Case, a: &mut Vec<String>) -> Result<String, String> {
     let (width, height, frames, steps) = video(c)?;
     let (ulysses, ring, cfg) = degrees(c)?;
     let guided = guidance(c, cfg, a)?;
-    a.push("VAE decoded on one GPU; text encoders and VAE resident on every GPU".into());
+    let source = c.raw["source"].as_str().unwrap_or("").to_lowercase();
+    let offload = if source.contains("xdit") {
+        a.push("VAE decoded on one GPU; text encoders and VAE resident on every GPU (xDiT)".into());
+        "offload = \"none\"\n"
+    } else {
+        a.push("VAE decoded on one GPU".into());
+        ""
+    };
     let kernel_line = attention_line(c, gpu, a);
     Ok(format!(
         "name = {}\nkind = \"diffusion\"\n[cluster]\ngpu = \"{}\"\nnodes = 1\ngpus_per_node = 8\n\
          [model]\npreset = \"{}\"\n{kernel_line}\
-         [diffusion]\nwidth = {width}\nheight = {height}\nframes = {frames}\nsteps = {steps}\ncfg = {}\n\
+         [diffusion]\nwidth = {width}\nheight = {height}\nframes = {frames}\nsteps = {steps}\ncfg = {}\n{offload}\
          [parallel]\nulysses = {ulysses}\nring = {ring}\ncfg = {cfg}\n",
         quote(&c.id),
         gpu.name,
@@ -163,6 +175,18 @@ fn attention_line(c: &Case, gpu: &'static GpuSpec, a: &mut Vec<String>) -> Strin
 
 /// Whether a diffusion case's latency leaves out the text encoders and the VAE (the
 /// transformer's denoising steps alone), as its metric says.
+/// Bytes in the unit of a peak-memory case ("GB": 1e9, "GiB": 2^30), or None for a latency.
+fn memory_unit(c: &Case) -> Option<f64> {
+    if !c.metric.to_lowercase().contains("memory") {
+        return None;
+    }
+    match c.unit.trim() {
+        "GB" => Some(1e9),
+        "GiB" => Some(GIB),
+        _ => None,
+    }
+}
+
 pub(super) fn denoise_only(c: &Case) -> bool {
     let m = c.metric.to_lowercase();
     m.contains("excluding") && m.contains("vae")

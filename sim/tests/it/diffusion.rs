@@ -142,7 +142,11 @@ fn every_preset_runs_and_chunked_vaes_count_their_latent_frames() {
     ] {
         let r = video(preset, v, "").unwrap_or_else(|e| panic!("{preset}: {e}"));
         assert!(num(&r, "latency_s") > 0.0, "{preset}");
-        assert!(num(&r, "memory.peak_bytes_per_gpu") > num(&r, "memory.weights_bytes_per_gpu"));
+        // The peak holds the transformer's weights, unless the pipeline streams them (CogVideoX's
+        // reference script on one GPU).
+        let resident = r["memory"]["offload"] != "sequential";
+        let above = num(&r, "memory.peak_bytes_per_gpu") > num(&r, "memory.weights_bytes_per_gpu");
+        assert!(above || !resident, "{preset}");
     }
     // Step-Video's VAE makes 3 latent frames of every 17: 204 frames, 36 latent frames.
     let step = video(

@@ -13,6 +13,7 @@ mod collective_scenario;
 mod collective_validation;
 mod context;
 mod diffusion;
+mod diffusion_offload;
 mod eager_and_op_recompute;
 mod federated;
 mod fp8_training;

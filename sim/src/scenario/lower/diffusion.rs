@@ -13,7 +13,7 @@ use crate::scenario::lower::cluster::{self, Needs};
 use crate::scenario::serving::LengthSpec;
 use crate::workload::cluster::ClusterSetup;
 use crate::workload::diffusion::layout::Layout;
-use crate::workload::diffusion::policy::VideoScheduler;
+use crate::workload::diffusion::policy::{VideoScheduler, reference_offload};
 use crate::workload::diffusion::{DiffusionConfig, MAX_STEPS, VideoQueue};
 
 /// What a diffusion scenario takes, for the help of a refused key.
@@ -79,6 +79,11 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
         false
     });
 
+    let offload = d.offload.unwrap_or_else(|| {
+        let (offload, why) = reference_offload(model.name, layout.world());
+        assumptions.push(format!("offload = \"{}\": {why}", offload.name()));
+        offload
+    });
     let setup = cluster_for(s, &layout, act, &mut assumptions)?;
     let (compute, profile) = cluster::compute_model(
         s,
@@ -105,6 +110,7 @@ pub fn lower(s: &Scenario) -> Result<DiffusionConfig, ScenarioError> {
         guidance,
         warmup_steps,
         vae_parallel,
+        offload,
         videos,
         queue,
         assumptions,

@@ -8,12 +8,9 @@
 //! When the cluster has more GPUs than a video uses, the others make videos of their own at the
 //! same pace (`videos_per_hour` counts them all).
 //!
-//! Memory per GPU: the denoiser's weights over tp x pipefusion GPUs, the text encoders' and the
-//! VAE's weights whole on every GPU (xDiT keeps them resident), and the larger of the denoising
-//! activations (a block's widest tensors on this GPU's tokens, the Ulysses buffers, and with
-//! PipeFusion the stale keys and values of its blocks for the whole sequence) and the VAE
-//! decoder's (three tensors of its widest level, decoded in tiles of at most 256 x 256 pixels and
-//! all frames, as the official pipelines tile it).
+//! Memory per GPU, phase by phase, and the weights an offloading pipeline moves over PCIe:
+//! `memory`. The moves are operations of the video's graph on the compute stream (the pipelines
+//! copy synchronously).
 //!
 //! With `[workload]`, `queue` serves a stream of requests for a mix of video sizes on groups of
 //! the cluster's GPUs.
@@ -22,6 +19,7 @@
 //! is modelled alone or with cfg and tp.
 
 pub(crate) mod layout;
+pub(crate) mod memory;
 pub(crate) mod ops;
 pub mod policy;
 pub(crate) mod queue;
@@ -49,21 +47,6 @@ pub struct DiffusionRun {
     pub timeline: Timeline,
 }
 
-/// Tile edge of the VAE decoder, pixels.
-const VAE_TILE: u64 = 256;
-
-/// Bytes of the largest activations a block makes on one GPU: the MLP's intermediate beside the
-/// residual stream, the queries, keys and values after the Ulysses exchange and the attention's
-/// output.
-fn denoise_activation_bytes(m: &VideoDit, l: Layout, tokens: u64, batch: u64, act: Dtype) -> f64 {
-    let local = tokens.div_ceil((l.sp() * l.latent) as u64);
-    let a = m.attention_width();
-    let mlp = local
-        * (m.ffn as u64 * if m.gated_mlp { 3 } else { 2 } / l.tp as u64 + 2 * m.hidden as u64);
-    let attention = tokens.div_ceil((l.ring * l.latent) as u64) * 4 * a / (l.tp * l.ulysses) as u64;
-    (batch * mlp.max(attention)) as f64 * act.bytes()
-}
-
 /// A diffusion run, fully specified (`scenario/lower/diffusion.rs` builds it).
 #[derive(Clone, Debug)]
 pub struct DiffusionConfig {
@@ -80,6 +63,8 @@ pub struct DiffusionConfig {
     pub guidance: bool,
     pub warmup_steps: u32,
     pub vae_parallel: bool,
+    /// Where the pipeline keeps the models it is not running.
+    pub offload: policy::Offload,
     /// The videos made, each with its share of the requests (one video, share 1, without a
     /// queue).
     pub videos: Vec<(Video, f64)>,
@@ -117,6 +102,7 @@ pub fn simulate(c: &DiffusionConfig) -> Result<DiffusionRun, KeyError> {
         guidance: c.guidance,
         warmup_steps: c.warmup_steps,
         vae_parallel: c.vae_parallel,
+        offload: c.offload,
         total_gpus,
     };
     let first = plan.video(c.videos[0].0);
@@ -209,6 +195,7 @@ pub(crate) struct Plan<'a> {
     pub guidance: bool,
     pub warmup_steps: u32,
     pub vae_parallel: bool,
+    pub offload: policy::Offload,
     pub total_gpus: u32,
 }
 
@@ -223,7 +210,17 @@ pub(crate) struct VideoRun {
 impl Plan<'_> {
     /// Simulates one `video`.
     pub fn video(&self, video: Video) -> VideoRun {
-        let memory = self.memory(video);
+        let memory = memory::Sizing {
+            model: self.model,
+            layout: self.layout,
+            act: self.act,
+            guidance: self.guidance,
+            vae_parallel: self.vae_parallel,
+            steps: self.steps,
+            offload: self.offload,
+            capacity: self.compute.gpu.memory_bytes,
+        }
+        .memory(video);
         let generation = Generation {
             model: self.model,
             video,
@@ -231,6 +228,7 @@ impl Plan<'_> {
             guidance: self.guidance,
             warmup_steps: self.warmup_steps,
             vae_parallel: self.vae_parallel,
+            moves: memory.moved,
         };
         let (graph, parts) = ops::build(&generation, self.layout, self.compute, self.net, self.act);
         let (timeline, stats) = execute(&graph);
@@ -245,70 +243,12 @@ impl Plan<'_> {
         }
     }
 
-    /// What a GPU holds for one `video`, bytes: its share of the transformer's weights, the text
-    /// encoders and VAE, and the larger of the denoising's and the VAE decoder's activations.
-    fn memory(&self, video: Video) -> Memory {
-        let (model, layout, act) = (self.model, self.layout, self.act);
-        let tokens = model.tokens(video);
-        let branches: u64 = if self.guidance { 2 } else { 1 };
-        let batch = (branches / layout.cfg as u64).max(1);
-        let weights = model.params as f64 * act.bytes() / (layout.tp * layout.pipefusion) as f64;
-        let others: f64 = model
-            .text_encoders
-            .iter()
-            .map(|e| e.params as f64)
-            .sum::<f64>()
-            * act.bytes()
-            + model.vae.params as f64 * act.bytes();
-        let joint = if model.dual_stream_blocks + model.single_stream_blocks > 0 {
-            model.text_tokens as u64
-        } else {
-            0
-        };
-        let activations = denoise_activation_bytes(model, layout, tokens + joint, batch, act);
-        let stale_kv = if layout.pipefusion > 1 {
-            let stage_blocks = model.blocks().div_ceil(layout.pipefusion) as u64;
-            (stage_blocks
-                * 2
-                * batch
-                * (tokens + joint).div_ceil(layout.ring as u64)
-                * model.attention_width()
-                / (layout.tp * layout.ulysses) as u64) as f64
-                * act.bytes()
-        } else {
-            0.0
-        };
-        let vae_share = if self.vae_parallel {
-            layout.world() as u64
-        } else {
-            1
-        };
-        let vae_act = vae::levels(model, video)
-            .iter()
-            .map(|&(c, voxels, _)| {
-                let frames_pixels = voxels.div_ceil(vae_share);
-                let tile = frames_pixels.min(video.frames as u64 * VAE_TILE * VAE_TILE);
-                3.0 * (tile * c) as f64 * act.bytes()
-            })
-            .fold(0.0, f64::max);
-        let denoise_peak = activations + stale_kv;
-        let peak = weights + others + denoise_peak.max(vae_act);
-        Memory {
-            weights,
-            others,
-            denoise_peak,
-            vae_act,
-            peak,
-            fits: peak <= self.compute.gpu.memory_bytes as f64,
-        }
-    }
-
     /// The per-video keys of the report: latency, throughput, the time breakdown, memory, and
     /// the video, layout and model simulated; `sim` is the engine's counts.
     fn report(
         &self,
         video: Video,
-        memory: &Memory,
+        memory: &memory::Memory,
         times: &Times,
         step_flops: f64,
         sim: Value,
@@ -341,16 +281,24 @@ impl Plan<'_> {
                 "exposed_communication": times.exposed,
                 "pipeline_wait": times.pipeline_wait,
                 "vae_decode": times.vae_decode,
+                "offload": times.offload,
             },
             "communication_bytes_per_gpu": times.communication_bytes,
             "memory": {
                 "peak_bytes_per_gpu": memory.peak.round(),
                 "weights_bytes_per_gpu": memory.weights.round(),
-                "encoder_and_vae_weights_bytes_per_gpu": memory.others.round(),
-                "denoise_activation_bytes_per_gpu": memory.denoise_peak.round(),
+                "encoder_and_vae_weights_bytes_per_gpu": (memory.encoders + memory.vae).round(),
+                "denoise_activation_bytes_per_gpu": memory.denoise_act.round(),
                 "vae_activation_bytes_per_gpu": memory.vae_act.round(),
                 "capacity_bytes": self.compute.gpu.memory_bytes,
                 "fits": memory.fits,
+                "offload": memory.offload.name(),
+                "phase_bytes_per_gpu": {
+                    "encode": memory.phases[0].round(),
+                    "denoise": memory.phases[1].round(),
+                    "decode": memory.phases[2].round(),
+                },
+                "offload_bytes_per_video": memory.moved.total().round(),
             },
             "video": {
                 "width": video.width,
@@ -393,20 +341,6 @@ impl Plan<'_> {
     }
 }
 
-/// What a GPU holds for one video, bytes.
-struct Memory {
-    /// Its share of the transformer's weights.
-    weights: f64,
-    /// The text encoders' and the VAE's weights.
-    others: f64,
-    /// Denoising activations, with PipeFusion's stale keys and values.
-    denoise_peak: f64,
-    /// The VAE decoder's activations.
-    vae_act: f64,
-    peak: f64,
-    fits: bool,
-}
-
 /// Where one video's time went on rank 0, seconds.
 struct Times {
     text_encode: f64,
@@ -420,6 +354,8 @@ struct Times {
     exposed: f64,
     pipeline_wait: f64,
     vae_decode: f64,
+    /// Weights moved between host memory and the GPU (an offloading pipeline's copies).
+    offload: f64,
     /// The whole video: the end of its last part.
     latency: f64,
     /// Bytes rank 0 moves in its denoising collectives and sends.
@@ -476,6 +412,11 @@ impl Times {
             exposed,
             pipeline_wait,
             vae_decode: v1 - v0,
+            offload: parts
+                .offload
+                .iter()
+                .map(|&i| (timeline.end[i] - timeline.start[i]).as_secs_f64())
+                .fold(0.0, |a, b| a + b),
             latency,
             communication_bytes,
         }

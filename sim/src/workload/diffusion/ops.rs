@@ -1,6 +1,7 @@
 //! The operations of one video on one GPU (rank 0 of `layout`), as a dependency graph on a
 //! compute stream and a communication stream: the text encoders, every denoising step's blocks
-//! with their collectives, and the VAE decoder (its convolutions from `vae`, the 3-D ones at
+//! with their collectives, the offloading pipeline's copies of weights over PCIe, and the VAE
+//! decoder (its convolutions from `vae`, the 3-D ones at
 //! `vae::CONV3D_PEAK_FRACTION` of the GPU's peak).
 //!
 //! Per block and stream of tokens: the QKV projection, a Ulysses all-to-all of queries, keys
@@ -64,6 +65,8 @@ pub struct Parts {
     pub text_encode: std::ops::Range<usize>,
     pub denoise: std::ops::Range<usize>,
     pub vae: std::ops::Range<usize>,
+    /// The copies of weights between host memory and the GPU.
+    pub offload: Vec<usize>,
     /// Model FLOPs of one denoising step on this GPU.
     pub step_flops: f64,
 }
@@ -76,6 +79,8 @@ pub struct Generation<'a> {
     pub guidance: bool,
     pub warmup_steps: u32,
     pub vae_parallel: bool,
+    /// Weights the pipeline's offload moves over PCIe, by where they fall.
+    pub moves: super::memory::Moves,
 }
 
 struct Builder<'a> {
@@ -177,6 +182,24 @@ impl Builder<'_> {
         );
         self.last = Some(id);
         id
+    }
+
+    /// `bytes` of weights copied between host memory and the GPU over its PCIe link, on the
+    /// compute stream (the pipelines copy synchronously); nothing when there are none.
+    fn host_copy(&mut self, name: &'static str, bytes: f64, parts: &mut Parts) {
+        if bytes <= 0.0 {
+            return;
+        }
+        let seconds = self.net.topology.host_copy_seconds(bytes);
+        let deps = self.chain();
+        let id = self.op(
+            self.compute,
+            (Cow::Borrowed(name), OpKind::Memory),
+            (seconds, 0.0, bytes),
+            &deps,
+        );
+        self.last = Some(id);
+        parts.offload.push(id as usize);
     }
 
     fn gemm(&mut self, name: &'static str, m: u64, n: u64, k: u64) -> OpId {
@@ -548,17 +571,31 @@ pub fn build(
     let mut parts = Parts::default();
 
     // Text encoders: the prompt, and the negative prompt with guidance.
+    let moves = v.moves;
+    b.host_copy("offload_encoders_in", moves.before_encode, &mut parts);
+    let start = b.graph.ops.len();
     let branches: u64 = if v.guidance { 2 } else { 1 };
     for enc in v.model.text_encoders {
         let tokens = enc.tokens as u64 * branches;
         b.gemm("text_encoder", tokens, (enc.params / 4096).max(1), 4096);
     }
-    parts.text_encode = 0..b.graph.ops.len();
+    parts.text_encode = start..b.graph.ops.len();
 
+    b.host_copy(
+        "offload_swap_to_transformer",
+        moves.before_denoise,
+        &mut parts,
+    );
+    b.host_copy(
+        "offload_transformer_streamed",
+        moves.during_denoise,
+        &mut parts,
+    );
     let start = b.graph.ops.len();
     parts.step_flops = denoising::denoise(&mut b, v);
     parts.denoise = start..b.graph.ops.len();
 
+    b.host_copy("offload_before_decode", moves.before_decode, &mut parts);
     let start = b.graph.ops.len();
     vae_decoder(&mut b, v);
     parts.vae = start..b.graph.ops.len();
