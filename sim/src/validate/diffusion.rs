@@ -11,6 +11,17 @@ use crate::model::dit::VideoDit;
 /// resolution, frames and steps, the degrees from the parallel section, end-to-end latency read.
 pub(super) fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
     let mut a: Vec<String> = Vec::new();
+    let stated = text(c.get("model", "attn")).unwrap_or("");
+    if !stated.is_empty() && stated_attention(stated).is_none() {
+        return row(
+            Status::NotExpressible(format!(
+                "attention \"{stated}\" is none of the kernels modelled (FlashAttention 1, 2 \
+                 and 3, unfused)"
+            )),
+            None,
+            a,
+        );
+    }
     let toml = match scenario_toml(c, &mut a) {
         Ok(toml) => toml,
         Err(e) => return row(Status::Failed(e), None, a),
@@ -173,8 +184,6 @@ fn attention_line(c: &Case, gpu: &'static GpuSpec, a: &mut Vec<String>) -> Strin
     }
 }
 
-/// Whether a diffusion case's latency leaves out the text encoders and the VAE (the
-/// transformer's denoising steps alone), as its metric says.
 /// Bytes in the unit of a peak-memory case ("GB": 1e9, "GiB": 2^30), or None for a latency.
 fn memory_unit(c: &Case) -> Option<f64> {
     if !c.metric.to_lowercase().contains("memory") {
@@ -187,6 +196,8 @@ fn memory_unit(c: &Case) -> Option<f64> {
     }
 }
 
+/// Whether a diffusion case's latency leaves out the text encoders and the VAE (the
+/// transformer's denoising steps alone), as its metric says.
 pub(super) fn denoise_only(c: &Case) -> bool {
     let m = c.metric.to_lowercase();
     m.contains("excluding") && m.contains("vae")
