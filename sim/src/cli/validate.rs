@@ -512,6 +512,12 @@ the schedule orders them. Its errors follow the software stack more than the mod
   35-89% fast; NIM's output throughput at concurrency 1 with 7,000-token prompts is predicted
   50-130% above the measured, which latency alone does not explain (the benchmark's definition
   of the figure is not matched). Every engine constant is shared by all models and GPUs.
+- **Long videos** (81 to 408 frames; `validation/video-long.json`, docs/VALIDATION-VIDEO-LONG.md;
+  held out: `validation/holdout/video-long.json`): HunyuanVideo at 125-129 frames on H100 and
+  L20 within 8%; Wan 2.1 14B on one H200 within 3% at 480p and 52% slow at 720p (the measured
+  time grows 2.7 times for 2.3 times the tokens, the modelled 4.1 times; with FlashAttention 3
+  the 720p row comes within 12% and the 480p row 35% fast, so the kernel alone does not explain
+  it); Open-Sora 1.2 58% fast at every length and resolution of its table (not investigated).
 - **Collectives between servers** (nccl-tests on clouds, `validation/nccl-tests-multinode.json`,
   docs/VALIDATION-NCCL-TESTS-MULTINODE.md; held out: docs/VALIDATION-NCCL-TESTS-HOLDOUT.md): a
   median |error| of about 20% on each, a known gap. Messages of 1 GiB and more are mostly within
