@@ -31,7 +31,7 @@ mod tests {
         &["net"],
         &["hw", "model"],
         &["stats"],
-        &["quantity", "suggest", "key_error"],
+        &["quantity", "suggest", "key_error", "release"],
         &["engine"],
     ];
 

@@ -20,6 +20,7 @@ pub mod model;
 pub mod net;
 pub mod plan;
 pub mod quantity;
+pub mod release;
 pub mod report;
 pub mod run;
 pub mod scenario;

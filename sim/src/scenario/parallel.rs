@@ -9,6 +9,10 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParallelSection {
+    /// The training framework whose defaults fill what the section leaves out.
+    pub framework: Option<crate::workload::training::framework::FrameworkName>,
+    /// The framework's release ("3.0"), where its defaults changed between releases.
+    pub framework_version: Option<String>,
     pub tp: Option<u32>,
     pub pp: Option<u32>,
     pub dp: Option<u32>,
@@ -102,6 +106,8 @@ impl ParallelSection {
     /// The keys of training's parallelisms that are set.
     pub fn training_keys(&self) -> Vec<&'static str> {
         [
+            (self.framework.is_some(), "framework"),
+            (self.framework_version.is_some(), "framework_version"),
             (self.pp.is_some(), "pp"),
             (self.dp.is_some(), "dp"),
             (self.cp.is_some(), "cp"),

@@ -28,7 +28,6 @@ mod case;
 mod cluster;
 mod collective;
 mod diffusion;
-mod framework;
 mod layer;
 mod model;
 mod parallel;

@@ -1,10 +1,10 @@
 //! The `[model]` table of a training case: its shape, the attention kernel, dtype and
 //! elementwise fusion it states, or its framework's where it is silent.
 
-use super::framework::Framework;
 use super::prose::{number, stated_attention, text, whole};
 use super::{Case, Refusal};
 use crate::hw::gpu::GpuSpec;
+use crate::workload::training::framework::Framework;
 use std::fmt::Write as _;
 
 /// The `[model]` table of a training case, and the dtype it runs in (when stated).
@@ -103,9 +103,10 @@ fn attention(
         .filter(|_| attention.is_empty())
         .and_then(|f| Some((f, f.attention_kernel()?)))
     {
-        let _ = writeln!(model, "attention_kernel = \"{kernel}\"");
+        let _ = writeln!(model, "attention_kernel = \"{}\"", kernel.name());
         a.push(format!(
-            "{kernel} attention (not stated; {}'s: {why})",
+            "{} attention (not stated; {}'s: {why})",
+            kernel.name(),
             f.name()
         ));
     }

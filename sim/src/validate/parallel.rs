@@ -1,9 +1,9 @@
 //! The `[parallel]` table of a training case: degrees, batch, pipeline schedule, recomputation,
 //! sequence parallelism and sharding as the source states them, or its framework's defaults.
 
-use super::framework::Framework;
 use super::prose::{not_stated, text, whole};
 use super::{Case, Refusal};
+use crate::workload::training::framework::Framework;
 use serde_json::Value;
 use std::fmt::Write as _;
 

@@ -4,7 +4,8 @@
 use super::GIB;
 use crate::hw::attention_kernel::AttentionKernel;
 use crate::hw::gpu::{self, GpuSpec};
-use crate::workload::serving::engine::{EngineKind, parse_version};
+use crate::release::parse as parse_version;
+use crate::workload::serving::engine::EngineKind;
 use serde_json::Value;
 use std::fmt::Write as _;
 

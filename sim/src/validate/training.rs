@@ -3,12 +3,12 @@
 //! the metric read in the case's convention.
 
 use super::cluster::cluster_table;
-use super::framework::Framework;
 use super::model::model_table;
 use super::parallel::parallel_table;
 use super::prose::{number, text};
 use super::{Case, GIB, Refusal, Row, RowFn, Status, TrainingMetric, quote, with_report_notes};
 use crate::scenario::Scenario;
+use crate::workload::training::framework::Framework;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;

@@ -43,6 +43,7 @@ mod tensor_parallel;
 mod topology;
 mod traffic;
 mod training_compression;
+mod training_frameworks;
 mod training_links;
 mod unfused_attention;
 mod validate;

@@ -91,19 +91,6 @@ impl Stack {
     }
 }
 
-/// A release as "major.minor[.patch...]" ("0.9", "0.14.1", "v1.0"), or why it is not one.
-pub fn parse_version(text: &str) -> Result<(u32, u32), String> {
-    let t = text.trim().trim_start_matches(['v', 'V']);
-    let mut parts = t.split('.');
-    let number = |p: Option<&str>| p.and_then(|p| p.parse::<u32>().ok());
-    match (number(parts.next()), number(parts.next())) {
-        (Some(major), Some(minor)) => Ok((major, minor)),
-        _ => Err(format!(
-            "\"{text}\" is not a release number; write major.minor, e.g. \"0.11\""
-        )),
-    }
-}
-
 /// Most requests and most tokens in one iteration: the large pair on devices with at least
 /// `large_from_bytes` of memory whose names contain none of `not_on`, the small pair elsewhere.
 #[derive(Debug)]
@@ -426,7 +413,10 @@ mod tests {
 
     #[test]
     fn a_release_picks_its_era_and_an_older_one_is_refused() {
-        let era = |v: &str| VLLM.era(Some(parse_version(v).unwrap())).map(|e| e.label);
+        let era = |v: &str| {
+            VLLM.era(Some(crate::release::parse(v).unwrap()))
+                .map(|e| e.label)
+        };
         assert_eq!(era("0.9.2"), Ok("vLLM 0.8-0.10"));
         assert_eq!(era("0.11"), Ok("vLLM 0.11-0.13"));
         assert_eq!(era("v0.14.1"), Ok("vLLM 0.14+"));
@@ -442,7 +432,7 @@ mod tests {
             "TensorRT-LLM before 1.0"
         );
         for bad in ["", "latest", "0", "x.1"] {
-            assert!(parse_version(bad).is_err(), "{bad}");
+            assert!(crate::release::parse(bad).is_err(), "{bad}");
         }
     }
 }

@@ -20,6 +20,7 @@ pub(crate) mod capacity;
 pub(crate) mod comm;
 pub(crate) mod eager;
 pub mod estimate;
+pub mod framework;
 pub(crate) mod layer;
 pub(crate) mod layout;
 pub(crate) mod links;

@@ -6,10 +6,11 @@
 use super::counted;
 use crate::hw::Dtype;
 use crate::hw::host::HostSpec;
+use crate::release::parse as parse_version;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::serving::ServingSection;
-use crate::workload::serving::engine::{VLLM, parse_version};
+use crate::workload::serving::engine::VLLM;
 use crate::workload::serving::kind::EnginePolicy;
 use crate::workload::serving::overhead::Overhead;
 use crate::workload::serving::policy::{OffloadMode, Preemption, RouterKind, SchedulerKind};

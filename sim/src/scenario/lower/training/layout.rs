@@ -7,6 +7,8 @@ use crate::model::Transformer;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::positive;
+use crate::scenario::parallel::ParallelSection;
+use crate::workload::training::framework::Framework;
 use crate::workload::training::layout::Layout;
 use crate::workload::training::policy::{ContextAlgorithm, Recompute, Schedule};
 use crate::workload::training::sequences::Sequences;
@@ -18,6 +20,7 @@ pub(super) fn resolve(
     s: &Scenario,
     model: &Transformer,
     (gpus, gpus_per_node): (u32, u32),
+    framework: Option<Framework>,
     assumptions: &mut Vec<String>,
 ) -> Result<(Layout, ContextAlgorithm, Option<Sequences>), ScenarioError> {
     let p = &s.file.parallel;
@@ -72,7 +75,7 @@ pub(super) fn resolve(
             micro_batch * dp
         }
     };
-    let layout = Layout {
+    let mut layout = Layout {
         tp,
         pp,
         cp,
@@ -86,6 +89,9 @@ pub(super) fn resolve(
         recompute: p.recompute.unwrap_or(Recompute::None),
         zero: p.zero.unwrap_or(0),
     };
+    if let Some(f) = framework {
+        framework_defaults(p, f, &mut layout, assumptions);
+    }
     layout.check(model, gpus).map_err(|r| {
         // The batch is the packing's: say so where the sequences are.
         if sequences.is_some() && r.key == "parallel.global_batch" {
@@ -149,4 +155,42 @@ pub(super) fn order(s: &Scenario) -> Result<[&'static str; 4], ScenarioError> {
             .expect("checked to be a dimension");
     }
     Ok(order)
+}
+
+/// What the framework turns on where `[parallel]` is silent: sequence parallelism with tensor
+/// parallelism, its optimizer sharding, what its "selective" recomputation means, and FSDP's
+/// whole parameters under pipeline parallelism.
+fn framework_defaults(
+    p: &ParallelSection,
+    f: Framework,
+    layout: &mut Layout,
+    assumptions: &mut Vec<String>,
+) {
+    let name = f.name();
+    if p.sequence_parallel.is_none() && layout.tp > 1 && f.sequence_parallel() {
+        layout.sequence_parallel = true;
+        assumptions.push(format!(
+            "sequence parallelism with tensor parallelism ({name}'s default)"
+        ));
+    }
+    if p.zero.is_none() && f.distributed_optimizer() {
+        layout.zero = 1;
+        assumptions.push(format!(
+            "optimizer states sharded over the data-parallel ranks, zero = 1 ({name}'s \
+             distributed optimizer)"
+        ));
+    }
+    if layout.recompute == Recompute::Selective && f.selective_recompute() == "op" {
+        layout.recompute = Recompute::Op;
+        assumptions.push(format!(
+            "recompute = \"selective\" as {name} means it: its per-operator policy (\"op\")"
+        ));
+    }
+    if layout.zero == 3 && layout.pp > 1 && f.fsdp_keeps_params_with_pp() {
+        layout.zero = 1;
+        assumptions.push(format!(
+            "FSDP with pipeline parallelism keeps whole parameters and gradients for the step \
+             ({name} does not reshard after forward under PP): ZeRO-1's traffic and memory"
+        ));
+    }
 }

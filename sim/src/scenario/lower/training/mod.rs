@@ -5,6 +5,7 @@
 //! the optional features (offload, optimizer, compression, parameter gathering, memory cap,
 //! local SGD).
 
+mod framework;
 mod layout;
 mod options;
 mod sequences;
@@ -43,7 +44,9 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
     let gemm_dtype = gemms_in_fp8(&mut model, &mut assumptions);
     let p = &f.parallel;
     let gpus = (nodes * gpus_per_node, gpus_per_node);
-    let (layout, cp_algorithm, sequences) = layout::resolve(s, &model, gpus, &mut assumptions)?;
+    let framework = framework::resolve(s)?;
+    let (layout, cp_algorithm, sequences) =
+        layout::resolve(s, &model, gpus, framework, &mut assumptions)?;
     let order = layout::order(s)?;
     let optimizer = resolve_optimizer(s, &model, &mut assumptions)?;
     name_optimizer_states(optimizer, &mut assumptions);
@@ -59,8 +62,33 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         nodes,
         &mut assumptions,
     )?;
-    let grad_bytes = resolve_grad_dtype(s, model.dtype, &mut assumptions)?;
-    let param_gather = resolve_param_gather(s, &layout, &mut assumptions)?;
+    let grad_bytes = resolve_grad_dtype(s, model.dtype, framework, &mut assumptions)?;
+    let param_gather = resolve_param_gather(s, &layout, framework, &mut assumptions)?;
+    let tp_dgrad_overlap = p.tp_dgrad_overlap.unwrap_or_else(|| {
+        let on = layout.tp > 1 && framework.is_some_and(|f| f.tp_dgrad_overlap());
+        if let (true, Some(f)) = (on, framework) {
+            assumptions.push(format!(
+                "each input-gradient collective beside its weight-gradient GEMM \
+                 (tp_dgrad_overlap, {}'s default)",
+                f.name()
+            ));
+        }
+        on
+    });
+    let eager = f.model.elementwise.map_or_else(
+        || {
+            let on = model.gated && framework.is_some_and(|f| f.runs_eager(""));
+            if let (true, Some(f)) = (on, framework) {
+                assumptions.push(format!(
+                    "elementwise operations as eager PyTorch runs them ({}'s model code without \
+                     torch.compile)",
+                    f.name()
+                ));
+            }
+            on
+        },
+        |m| m == ElementwiseMode::Eager,
+    );
     let mut training = TrainingConfig {
         scenario: s.name(),
         param_gather,
@@ -71,7 +99,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         optimizer_offload,
         host,
         tp_comm_overlap: p.tp_comm_overlap.unwrap_or(false),
-        tp_dgrad_overlap: p.tp_dgrad_overlap.unwrap_or(false),
+        tp_dgrad_overlap,
         cp_algorithm,
         gpu: gpu.clone(),
         profile,
@@ -93,8 +121,11 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         global_batch: layout.global_batch,
         accumulation: 1,
         recompute: layout.recompute,
-        eager: f.model.elementwise == Some(ElementwiseMode::Eager),
-        unfused_attention: f.model.attention_kernel
+        eager,
+        unfused_attention: f
+            .model
+            .attention_kernel
+            .or(framework.and_then(|f| f.attention_kernel()).map(|(k, _)| k))
             == Some(crate::hw::attention_kernel::AttentionKernel::Unfused),
         zero: layout.zero,
         seed: f.sim.seed.unwrap_or(1),
@@ -230,7 +261,13 @@ pub fn compute_model(
 ) -> Result<ComputeModel, ScenarioError> {
     let mut compute =
         super::cluster::with_profile(scenario, setup.gpu.clone(), setup.profile.as_ref())?;
-    super::cluster::apply_attention_kernel(scenario, &mut compute, None, &mut setup.assumptions)?;
+    let reference = framework::resolve(scenario)?.and_then(|f| f.attention_kernel());
+    super::cluster::apply_attention_kernel(
+        scenario,
+        &mut compute,
+        reference,
+        &mut setup.assumptions,
+    )?;
     super::power_limit::apply(scenario, &mut compute, true, &mut setup.assumptions)?;
     if let (blocks, Some(c)) = setup.contention() {
         setup.assumptions.push(format!(

@@ -11,6 +11,7 @@ use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::positive;
 use crate::workload::training::comm::Compressions;
+use crate::workload::training::framework::Framework;
 use crate::workload::training::layout::Layout;
 use crate::workload::training::optimizer::Optimizer;
 use crate::workload::training::policy::{
@@ -168,9 +169,17 @@ pub(super) fn resolve_compression(
 pub(super) fn resolve_param_gather(
     s: &Scenario,
     layout: &Layout,
+    framework: Option<Framework>,
     assumptions: &mut Vec<String>,
 ) -> Result<ParamGather, ScenarioError> {
     let stated = s.file.parallel.param_gather;
+    let framework_gather = framework
+        .and_then(|f| f.param_gather())
+        .filter(|_| layout.zero == 3);
+    let stated = match (stated, framework_gather) {
+        (None, Some("on-demand")) => Some(ParamGather::OnDemand),
+        _ => stated,
+    };
     if layout.zero != 3 {
         return match stated {
             None => Ok(ParamGather::Prefetch),
@@ -216,9 +225,19 @@ pub(super) fn resolve_param_gather(
 pub(super) fn resolve_grad_dtype(
     s: &Scenario,
     model: Dtype,
+    framework: Option<Framework>,
     assumptions: &mut Vec<String>,
 ) -> Result<f64, ScenarioError> {
-    match s.file.parallel.grad_dtype {
+    let half = framework.filter(|f| f.half_precision_gradients() && model.bytes() == 2.0);
+    let stated = s.file.parallel.grad_dtype.or(half.map(|_| model));
+    if let (None, Some(f)) = (s.file.parallel.grad_dtype, half) {
+        assumptions.push(format!(
+            "gradients in the model's {} ({}'s default)",
+            model.name(),
+            f.name()
+        ));
+    }
+    match stated {
         None => {
             assumptions.push(
                 "gradients kept and reduced across data-parallel ranks in fp32 (Megatron-LM's default)"

@@ -1,12 +1,51 @@
-//! The training framework a published case ran on, read from its `source`, and that framework's
-//! documented defaults for the choices the case leaves unstated.
+//! Training frameworks as data: what each one turns on by itself where a scenario (or a
+//! published case) does not say (`[parallel] framework` and `framework_version`).
 //!
-//! A case states its parallel degrees, but rarely the switches a framework turns on by itself;
-//! they decide whether a layout fits (a sharded optimizer) and what its activations cost
-//! (sequence parallelism). Only defaults written in the framework's own recipes are listed here,
-//! and each applies to every case of that framework, never to one case. Frameworks whose
-//! defaults match the simulator's (LLM Foundry: its cases state their sharding and attention)
-//! have no entry.
+//! A scenario states its parallel degrees, but rarely the switches a framework turns on by
+//! itself; they decide whether a layout fits (a sharded optimizer) and what its activations cost
+//! (sequence parallelism). Only defaults written in the framework's own code or recipes are
+//! listed here, one table per framework and era, each with its source. The validation reads a
+//! case's framework from its `source` ([`Framework::of`]); frameworks whose defaults match the
+//! simulator's (LLM Foundry, current DeepSpeed) change nothing.
+
+use crate::hw::attention_kernel::AttentionKernel;
+use serde::Deserialize;
+
+/// A framework a scenario may name (`[parallel] framework`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FrameworkName {
+    Megatron,
+    Nemo,
+    Deepspeed,
+    Torchtitan,
+}
+
+impl FrameworkName {
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameworkName::Megatron => "megatron",
+            FrameworkName::Nemo => "nemo",
+            FrameworkName::Deepspeed => "deepspeed",
+            FrameworkName::Torchtitan => "torchtitan",
+        }
+    }
+
+    /// The framework's table at release `version` (major, minor; the newest when `None`):
+    /// Megatron-LM before 3.0 is its 2021 code, 3.x its 2022 code, later Megatron-Core;
+    /// DeepSpeed before 0.4 its first ZeRO-3 release.
+    pub fn at(self, version: Option<(u32, u32)>) -> Framework {
+        match (self, version) {
+            (FrameworkName::Megatron, Some(v)) if v < (3, 0) => Framework::MegatronLm2021,
+            (FrameworkName::Megatron, Some(v)) if v < (4, 0) => Framework::MegatronLm2022,
+            (FrameworkName::Megatron, _) => Framework::MegatronCore,
+            (FrameworkName::Nemo, _) => Framework::NeMo,
+            (FrameworkName::Deepspeed, Some(v)) if v < (0, 4) => Framework::DeepSpeed2021,
+            (FrameworkName::Deepspeed, _) => Framework::DeepSpeed,
+            (FrameworkName::Torchtitan, _) => Framework::Torchtitan,
+        }
+    }
+}
 
 /// A framework with defaults worth applying.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +63,13 @@ pub enum Framework {
     /// DeepSpeed as a 2021 source ran it (the ZeRO-3 baseline of Narayanan et al. SC21, on
     /// Megatron-LM's model code): v0.3, the first release of ZeRO stage 3.
     DeepSpeed2021,
+    /// Megatron-LM with Megatron-Core (2023 on): as in 2022 for the switches here; its
+    /// distributed optimizer and sequence parallelism stay opt-in (`--use-distributed-optimizer`,
+    /// `--sequence-parallel`).
+    MegatronCore,
+    /// DeepSpeed after 0.3: its defaults here are the simulator's (prefetched ZeRO-3 gathers, fp32
+    /// gradient reduction).
+    DeepSpeed,
 }
 
 impl Framework {
@@ -54,6 +100,8 @@ impl Framework {
             Framework::MegatronLm2022 => "Megatron-LM (2022)",
             Framework::DeepSpeed2021 => "DeepSpeed (v0.3, 2021)",
             Framework::Torchtitan => "torchtitan",
+            Framework::MegatronCore => "Megatron-LM (Megatron-Core)",
+            Framework::DeepSpeed => "DeepSpeed",
         }
     }
 
@@ -64,17 +112,17 @@ impl Framework {
     /// calls PyTorch's `scaled_dot_product_attention`, whose flash backend is FlashAttention 2;
     /// its cuDNN backend was made opt-in after the 2.5 release (pytorch/pytorch#138522), and a
     /// December 2024 nightly still chose the flash backend on H100 (pytorch/pytorch#142132).
-    pub fn attention_kernel(self) -> Option<(&'static str, &'static str)> {
+    pub fn attention_kernel(self) -> Option<(AttentionKernel, &'static str)> {
         match self {
-            Framework::NeMo => None,
+            Framework::NeMo | Framework::MegatronCore | Framework::DeepSpeed => None,
             Framework::Torchtitan => Some((
-                "flash-attention-2",
+                AttentionKernel::FlashAttention2,
                 "PyTorch's scaled_dot_product_attention, whose flash backend is FlashAttention 2 \
                  (its cuDNN backend opt-in since PyTorch 2.5.1)",
             )),
             Framework::MegatronLm2021 | Framework::MegatronLm2022 | Framework::DeepSpeed2021 => {
                 Some((
-                    "unfused",
+                    AttentionKernel::Unfused,
                     "scores materialised around a fused softmax, before FlashAttention",
                 ))
             }
@@ -144,7 +192,10 @@ impl Framework {
     /// NeMo) starts the all-reduce, or with sequence parallelism the reduce-scatter, of the input
     /// gradient asynchronously and computes the weight gradient meanwhile.
     pub fn tp_dgrad_overlap(self) -> bool {
-        matches!(self, Framework::NeMo | Framework::MegatronLm2022)
+        matches!(
+            self,
+            Framework::NeMo | Framework::MegatronLm2022 | Framework::MegatronCore
+        )
     }
 
     /// Whether FSDP keeps the gathered parameters for the whole step when pipeline parallelism
@@ -185,7 +236,10 @@ mod tests {
         let megatron = Framework::of("Narayanan et al., SC21 (arXiv:2104.04473)", "").unwrap();
         assert!(!megatron.distributed_optimizer());
         assert!(!megatron.tp_dgrad_overlap());
-        assert_eq!(megatron.attention_kernel().map(|(k, _)| k), Some("unfused"));
+        assert_eq!(
+            megatron.attention_kernel().map(|(k, _)| k),
+            Some(AttentionKernel::Unfused)
+        );
         let megatron_2022 = Framework::of("Korthikanti et al. 2022", "").unwrap();
         assert_eq!(megatron_2022, Framework::MegatronLm2022);
         assert!(megatron_2022.tp_dgrad_overlap());
@@ -209,5 +263,29 @@ mod tests {
         assert_eq!(deepspeed.param_gather(), Some("on-demand"));
         assert!(deepspeed.half_precision_gradients());
         assert_eq!(Framework::of("a 2024 report", "DeepSpeed ZeRO-3"), None);
+    }
+
+    #[test]
+    fn a_name_and_release_pick_the_table() {
+        let at = |n: FrameworkName, v: Option<(u32, u32)>| n.at(v);
+        assert_eq!(
+            at(FrameworkName::Megatron, Some((2, 5))),
+            Framework::MegatronLm2021
+        );
+        assert_eq!(
+            at(FrameworkName::Megatron, Some((3, 0))),
+            Framework::MegatronLm2022
+        );
+        assert_eq!(at(FrameworkName::Megatron, None), Framework::MegatronCore);
+        assert_eq!(
+            at(FrameworkName::Deepspeed, Some((0, 3))),
+            Framework::DeepSpeed2021
+        );
+        assert_eq!(
+            at(FrameworkName::Deepspeed, Some((0, 16))),
+            Framework::DeepSpeed
+        );
+        assert_eq!(at(FrameworkName::Nemo, None), Framework::NeMo);
+        assert_eq!(at(FrameworkName::Torchtitan, None), Framework::Torchtitan);
     }
 }

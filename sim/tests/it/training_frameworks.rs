@@ -1,0 +1,102 @@
+//! `[parallel] framework`: each framework's table fills what the scenario leaves out, and stating
+//! a table's values changes nothing.
+
+use crate::common;
+
+use common::number as num;
+use serde_json::Value;
+
+fn run(parallel: &str, model: &str) -> Result<Value, String> {
+    let text = format!(
+        "kind = \"training\"\n[cluster]\ngpu = \"H100\"\nnodes = 2\ngpus_per_node = 8\n\
+         [cluster.inter_node]\nnic_bandwidth = \"400 Gb/s\"\n\
+         [model]\npreset = \"llama-3.1-8b\"\nseq_len = 4096\n{model}\n\
+         [parallel]\n{parallel}\nglobal_batch = 64\nmicro_batch = 1\n"
+    );
+    common::outcome("framework.toml", &text)
+}
+
+const KEYS: [&str; 4] = [
+    "iteration_time_s",
+    "memory.peak_bytes_per_gpu",
+    "breakdown_s.exposed_communication",
+    "hardware_tflops_per_gpu",
+];
+
+fn same(silent: &Value, stated: &Value, what: &str) {
+    for key in KEYS {
+        assert_eq!(num(silent, key), num(stated, key), "{what}: {key}");
+    }
+}
+
+#[test]
+fn stating_a_frameworks_defaults_changes_nothing() {
+    let cases = [
+        (
+            "framework = \"nemo\"\ntp = 4",
+            "tp = 4\nsequence_parallel = true\nzero = 1\ntp_dgrad_overlap = true",
+            "",
+        ),
+        (
+            "framework = \"torchtitan\"\ntp = 2\nrecompute = \"selective\"",
+            "tp = 2\nsequence_parallel = true\nrecompute = \"op\"",
+            "attention_kernel = \"flash-attention-2\"\nelementwise = \"eager\"",
+        ),
+        (
+            "framework = \"megatron\"\nframework_version = \"2.0\"\ntp = 2",
+            "tp = 2",
+            "attention_kernel = \"unfused\"",
+        ),
+        (
+            "framework = \"megatron\"\ntp = 2",
+            "tp = 2\ntp_dgrad_overlap = true",
+            "",
+        ),
+        (
+            "framework = \"deepspeed\"\nframework_version = \"0.3\"\nzero = 3",
+            "zero = 3\nparam_gather = \"on-demand\"\ngrad_dtype = \"bf16\"",
+            "attention_kernel = \"unfused\"",
+        ),
+        ("framework = \"deepspeed\"\nzero = 3", "zero = 3", ""),
+    ];
+    for (named, stated, model) in cases {
+        let silent = run(named, "").unwrap_or_else(|e| panic!("{named}: {e}"));
+        let full = run(stated, model).unwrap_or_else(|e| panic!("{stated}: {e}"));
+        same(&silent, &full, named);
+        let said = silent["assumptions"].to_string();
+        assert!(!said.is_empty(), "{named}");
+    }
+}
+
+/// The frameworks differ where their defaults differ: NeMo's distributed optimizer and sequence
+/// parallelism take memory off every GPU.
+#[test]
+fn frameworks_move_the_result_where_their_defaults_differ() {
+    let plain = run("tp = 4", "").unwrap();
+    let nemo = run("framework = \"nemo\"\ntp = 4", "").unwrap();
+    assert!(num(&nemo, "memory.peak_bytes_per_gpu") < num(&plain, "memory.peak_bytes_per_gpu"));
+    let said = nemo["assumptions"].to_string();
+    assert!(said.contains("NeMo"), "{said}");
+}
+
+#[test]
+fn framework_errors_name_the_key() {
+    let e = run("framework = \"jax\"", "").unwrap_err();
+    for needle in [
+        "framework.toml",
+        "jax",
+        "megatron",
+        "nemo",
+        "deepspeed",
+        "torchtitan",
+    ] {
+        assert!(e.contains(needle), "{needle} not in {e}");
+    }
+    let e = run("framework_version = \"3.0\"", "").unwrap_err();
+    assert!(e.contains("without a framework"), "{e}");
+    let e = run("framework = \"megatron\"\nframework_version = \"core\"", "").unwrap_err();
+    assert!(
+        e.contains("framework_version") && e.contains("not a release"),
+        "{e}"
+    );
+}
