@@ -49,6 +49,8 @@ pub struct ParallelSection {
     /// ZeRO-3: how each layer's parameters are gathered before it runs (`prefetch`, the default,
     /// or `on-demand`; see [`ParamGather`]).
     pub param_gather: Option<ParamGather>,
+    /// fp8 runs: "per-call" (torchao) or "transformer-engine" (weights cast once a step).
+    pub fp8_casts: Option<crate::workload::training::policy::Fp8Casts>,
     /// Memory per GPU that adaptive recomputation must fit within (default: the GPU's memory).
     pub memory_cap: Option<Bytes>,
     /// Overlap tensor-parallel collectives with the neighbouring GEMMs (as TransformerEngine's
@@ -128,6 +130,7 @@ impl ParallelSection {
             (self.optimizer_offload.is_some(), "optimizer_offload"),
             (self.grad_dtype.is_some(), "grad_dtype"),
             (self.param_gather.is_some(), "param_gather"),
+            (self.fp8_casts.is_some(), "fp8_casts"),
             (self.tp_comm_overlap.is_some(), "tp_comm_overlap"),
             (self.tp_dgrad_overlap.is_some(), "tp_dgrad_overlap"),
             (self.local_steps.is_some(), "local_steps"),

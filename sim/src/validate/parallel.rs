@@ -369,6 +369,15 @@ fn param_and_grad_switches(
             f.name()
         ));
     }
+    let te = Some(crate::workload::training::policy::Fp8Casts::TransformerEngine);
+    if let Some(f) = framework.filter(|f| dtype == Some("fp8") && f.fp8_casts() == te) {
+        let _ = writeln!(p, "fp8_casts = \"transformer-engine\"");
+        a.push(format!(
+            "fp8 weights cast once a step and reused by its micro-batches (not stated; {}'s \
+             Transformer Engine layers)",
+            f.name()
+        ));
+    }
     if let Some(f) = framework.filter(|f| f.half_precision_gradients()) {
         let d = dtype.unwrap_or("bf16");
         let _ = writeln!(p, "grad_dtype = \"{d}\"");

@@ -100,3 +100,34 @@ fn framework_errors_name_the_key() {
         "{e}"
     );
 }
+
+fn fp8(parallel: &str) -> Value {
+    let text = format!(
+        "kind = \"training\"\n[cluster]\ngpu = \"H100\"\nnodes = 8\ngpus_per_node = 8\n\
+         [cluster.inter_node]\nnic_bandwidth = \"400 Gb/s\"\n\
+         [model]\npreset = \"llama-3.1-70b\"\nseq_len = 8192\ndtype = \"fp8\"\n\
+         [parallel]\ntp = 4\npp = 4\nglobal_batch = 128\nmicro_batch = 1\n{parallel}\n"
+    );
+    common::outcome("fp8.toml", &text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Unstated, every fp8 GEMM call casts its weight; NeMo's and Megatron-Core's Transformer Engine
+/// casts each weight once a step, which shortens a step of many micro-batches.
+#[test]
+fn fp8_weight_casts_follow_the_framework() {
+    let silent = fp8("");
+    let per_call = fp8("fp8_casts = \"per-call\"");
+    same(&silent, &per_call, "no framework");
+    let te = fp8("fp8_casts = \"transformer-engine\"");
+    assert!(num(&te, "iteration_time_s") < 0.97 * num(&silent, "iteration_time_s"));
+    for framework in ["nemo", "megatron"] {
+        let named = fp8(&format!("framework = \"{framework}\""));
+        let stated = fp8(&format!(
+            "framework = \"{framework}\"\nfp8_casts = \"transformer-engine\""
+        ));
+        same(&named, &stated, framework);
+    }
+    let titan = fp8("framework = \"torchtitan\"");
+    let titan_stated = fp8("framework = \"torchtitan\"\nfp8_casts = \"per-call\"");
+    same(&titan, &titan_stated, "torchtitan");
+}

@@ -208,6 +208,18 @@ impl Framework {
         matches!(self, Framework::Torchtitan)
     }
 
+    /// How fp8 GEMMs get their operands: Transformer Engine's cached weight casts under NeMo and
+    /// Megatron-Core (their fp8 recipes run through TE's `Linear` layers, which Megatron-Core
+    /// calls with `is_first_microbatch`), torchao's casts at every call under torchtitan.
+    pub fn fp8_casts(self) -> Option<crate::workload::training::policy::Fp8Casts> {
+        use crate::workload::training::policy::Fp8Casts;
+        match self {
+            Framework::NeMo | Framework::MegatronCore => Some(Fp8Casts::TransformerEngine),
+            Framework::Torchtitan => Some(Fp8Casts::PerCall),
+            _ => None,
+        }
+    }
+
     /// Whether gradients are kept and reduced in the model's 16-bit format rather than fp32:
     /// DeepSpeed's fp16 engine reduces the fp16 gradients (its communication type defaults to
     /// the model's).

@@ -248,13 +248,14 @@ pub(super) fn moe_layer_forward(
 
 /// The casts that put an fp8 GEMM's operands into fp8 under dynamic (per-tensor) scaling, as
 /// Transformer Engine and torchao's float8 run them: each operand of `batch` products, the
-/// activation (rows x k) and
-/// the weight (k x n), read once for its absolute maximum and once more to be written in fp8
-/// (`2 e + 1` bytes an element from a format of `e` bytes), one streaming pass. Its backward
-/// (twice the bytes, `backward`) stands for the output gradient's cast and the transposed copies
-/// the weight-gradient GEMM needs.
-fn fp8_cast((rows, n, k, batch): (u64, u64, u64, u64), from: Dtype) -> Item {
-    let elements = (batch * k * (rows + n)) as f64;
+/// activation (rows x k) and `weights` of the weight (k x n: 1 when every call casts it, one
+/// over the step's micro-batches when the cast is reused), read once for its absolute maximum
+/// and once more to be written in fp8 (`2 e + 1` bytes an element from a format of `e` bytes),
+/// one streaming pass. Its backward (twice the bytes, `backward`) stands for the output
+/// gradient's cast and the transposed copies the weight-gradient GEMM needs. Not modelled:
+/// Transformer Engine's casts fused into the layer norm and the activation before a GEMM.
+fn fp8_cast((rows, n, k, batch): (u64, u64, u64, u64), from: Dtype, weights: f64) -> Item {
+    let elements = (batch * k) as f64 * (rows as f64 + n as f64 * weights);
     Item::Kernel(Step {
         name: "fp8_cast",
         kernel: Kernel::Memory {
@@ -294,7 +295,7 @@ impl LayerKinds {
         micro_batch: u64,
         (cp, tp, ep): (u64, u64, u64),
         sequence_parallel: bool,
-        gemm: Dtype,
+        (gemm, weight_casts): (Dtype, f64),
         eager: bool,
     ) -> Self {
         let retype = |mut items: Vec<Item>| {
@@ -318,7 +319,7 @@ impl LayerKinds {
                 {
                     *dtype = gemm;
                     if gemm == Dtype::Fp8 && m.dtype != Dtype::Fp8 {
-                        out.push(fp8_cast((*rows, *n, *k, *batch), m.dtype));
+                        out.push(fp8_cast((*rows, *n, *k, *batch), m.dtype, weight_casts));
                     }
                 }
                 out.push(item);
@@ -359,7 +360,7 @@ impl LayerKinds {
             s.micro_batch as u64,
             (s.cp as u64, s.tp as u64, s.ep as u64),
             s.sequence_parallel,
-            s.gemm_dtype,
+            (s.gemm_dtype, s.weight_casts()),
             s.eager,
         )
     }

@@ -5,6 +5,19 @@
 
 use serde::Deserialize;
 
+/// How an fp8 run puts its GEMMs' operands into fp8 (`parallel.fp8_casts`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fp8Casts {
+    /// Every GEMM call casts its activation and its weight (torchao's float8 with dynamic
+    /// scaling).
+    PerCall,
+    /// Transformer Engine: the fp8 copy of each weight (and its transpose) is made on a step's
+    /// first micro-batch and reused by the others (`is_first_microbatch`); activations are cast
+    /// at every call.
+    TransformerEngine,
+}
+
 /// ZeRO-3: how a layer's sharded parameters come together before it runs
 /// (`parallel.param_gather`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]

@@ -39,6 +39,8 @@ pub struct TrainingConfig {
     /// GEMMs run in fp8 and the rest in bf16, as fp8 training recipes (Transformer Engine,
     /// torchao's float8) run them; each fp8 GEMM's operands are cast first (`layer::fp8_cast`).
     pub gemm_dtype: Dtype,
+    /// How fp8 GEMMs' operands are cast (fp8 runs only).
+    pub fp8_casts: super::policy::Fp8Casts,
     /// Tensor-parallel degree (Megatron-LM's column/row split), innermost in rank order.
     pub tp: u32,
     /// Sequence parallelism: layer norms and dropout split over the tensor-parallel ranks by
@@ -160,6 +162,19 @@ impl Strides {
 pub const DIMENSIONS: [&str; 4] = ["cp", "dp", "pp", "tp"];
 
 impl TrainingConfig {
+    /// The share of an fp8 GEMM's weight cast each micro-batch pays: all of it when every call
+    /// casts, one over the step's micro-batches a replica runs when Transformer Engine reuses
+    /// the first micro-batch's.
+    pub fn weight_casts(&self) -> f64 {
+        match self.fp8_casts {
+            super::policy::Fp8Casts::PerCall => 1.0,
+            super::policy::Fp8Casts::TransformerEngine => {
+                let micro_batches = self.global_batch / (self.micro_batch * self.dp).max(1);
+                1.0 / micro_batches.max(1) as f64
+            }
+        }
+    }
+
     /// The blocks a collective holds on each GPU of its servers, and the rate the kernels beside
     /// it keep (`workload::cluster::collective_contention`).
     pub fn contention(&self) -> (u32, Option<crate::exec::Contention>) {

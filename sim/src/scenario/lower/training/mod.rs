@@ -17,7 +17,7 @@ use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{Needs, resolve_profile};
 use crate::workload::training::TrainingConfig;
 use crate::workload::training::optimizer::Optimizer;
-use crate::workload::training::policy::ElementwiseMode;
+use crate::workload::training::policy::{ElementwiseMode, Fp8Casts};
 use crate::workload::training::setup::Strides;
 use options::*;
 
@@ -109,6 +109,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         in_switch_reduction: cluster.in_switch_reduction,
         model,
         gemm_dtype,
+        fp8_casts: resolve_fp8_casts(s, gemm_dtype, framework, &mut assumptions),
         tp: layout.tp,
         sequence_parallel: false,
         pp: layout.pp,
@@ -279,4 +280,34 @@ pub fn compute_model(
         ));
     }
     Ok(compute)
+}
+
+/// How an fp8 run casts its GEMMs' operands: as stated, else its framework's, else at every call
+/// (torchao's dynamic scaling), recorded when the GEMMs are fp8.
+fn resolve_fp8_casts(
+    s: &Scenario,
+    gemm: crate::hw::Dtype,
+    framework: Option<crate::workload::training::framework::Framework>,
+    assumptions: &mut Vec<String>,
+) -> Fp8Casts {
+    if let Some(c) = s.file.parallel.fp8_casts {
+        return c;
+    }
+    let from_framework = framework.and_then(|f| f.fp8_casts().map(|c| (c, f.name())));
+    let (casts, why) = match from_framework {
+        Some((c, name)) => (c, format!("{name}'s")),
+        None => (Fp8Casts::PerCall, "no framework named".to_string()),
+    };
+    if gemm == crate::hw::Dtype::Fp8 {
+        assumptions.push(match casts {
+            Fp8Casts::PerCall => {
+                format!("fp8 GEMMs cast their activation and weight at every call ({why})")
+            }
+            Fp8Casts::TransformerEngine => format!(
+                "fp8 weights cast once a step and reused by its micro-batches, as Transformer \
+                 Engine does ({why})"
+            ),
+        });
+    }
+    casts
 }

@@ -85,7 +85,7 @@ impl Shape {
             mb,
             (cp, tp, s.ep as u64),
             s.sequence_parallel,
-            s.gemm_dtype,
+            (s.gemm_dtype, s.weight_casts()),
             s.eager,
         );
         Shape {
