@@ -35,13 +35,7 @@ fn the_reference_pipelines_offload_is_the_default() {
     ] {
         let silent = run(preset, gpus, "");
         let stated = run(preset, gpus, &format!("offload = \"{offload}\""));
-        for key in KEYS {
-            assert_eq!(
-                num(&silent, key),
-                num(&stated, key),
-                "{preset} x{gpus} {key}"
-            );
-        }
+        common::same_at(&silent, &stated, &KEYS, &format!("{preset} x{gpus}"));
         assert_eq!(silent["memory"]["offload"], offload, "{preset} x{gpus}");
         let said = silent["assumptions"].to_string();
         assert!(

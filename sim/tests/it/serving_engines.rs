@@ -26,9 +26,7 @@ const KEYS: [&str; 6] = [
 ];
 
 fn same(silent: &Value, stated: &Value, what: &str) {
-    for key in KEYS {
-        assert_eq!(num(silent, key), num(stated, key), "{what}: {key}");
-    }
+    common::same_at(silent, stated, &KEYS, what);
 }
 
 /// Each engine's defaults, stated: the scheduler, the batch limits, the memory fraction (with

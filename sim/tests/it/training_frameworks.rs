@@ -24,9 +24,7 @@ const KEYS: [&str; 4] = [
 ];
 
 fn same(silent: &Value, stated: &Value, what: &str) {
-    for key in KEYS {
-        assert_eq!(num(silent, key), num(stated, key), "{what}: {key}");
-    }
+    common::same_at(silent, stated, &KEYS, what);
 }
 
 #[test]

@@ -70,6 +70,14 @@ pub fn count_ops(out: &RunOutput, name: &str) -> usize {
 }
 
 /// The number at a dotted path of a report, e.g. `memory.breakdown_bytes.activations`.
+/// Asserts that two reports agree at every one of `keys` (dotted paths), naming `what` and the
+/// key that differs: a scenario that states a default against one that leaves it out.
+pub fn same_at(a: &Value, b: &Value, keys: &[&str], what: &str) {
+    for key in keys {
+        assert_eq!(number(a, key), number(b, key), "{what}: {key}");
+    }
+}
+
 pub fn number(report: &Value, path: &str) -> f64 {
     path.split('.')
         .fold(report, |v, key| &v[key])
