@@ -15,7 +15,7 @@
 //!
 //! # Kernels
 //!
-//! [`PTX`], written by hand (no NVRTC needed: the driver compiles PTX when the module loads):
+//! [`ptx::PTX`], written by hand (no NVRTC needed: the driver compiles PTX when the module loads):
 //! an empty kernel, the spin kernel and `c = a + b` over fp32 with one float4 per thread. It was
 //! checked with `ptxas` 13.5 for sm_80, sm_90 and sm_100 (the `ptx_assembles` test does it again
 //! where `ptxas` is on the PATH or in `CLUSTERSIM_PTXAS`).
@@ -47,79 +47,12 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The kernels, in PTX that the driver compiles at load time (see the module docs).
-pub const PTX: &str = r#".version 7.0
-.target sm_50
-.address_size 64
+mod elements;
+mod ptx;
 
-// An empty kernel: what a launch costs when the kernel does nothing.
-.visible .entry clustersim_empty()
-{
-	ret;
-}
-
-// Spins until `ns` nanoseconds of %globaltimer have passed: queued ahead of a timed batch so
-// that the host has enqueued the whole batch before the GPU reaches it.
-.visible .entry clustersim_spin(
-	.param .u64 clustersim_spin_ns
-)
-{
-	.reg .pred 	%p<2>;
-	.reg .b64 	%rd<5>;
-
-	ld.param.u64 	%rd1, [clustersim_spin_ns];
-	mov.u64 	%rd2, %globaltimer;
-$L__spin:
-	mov.u64 	%rd3, %globaltimer;
-	sub.s64 	%rd4, %rd3, %rd2;
-	setp.lt.u64 	%p1, %rd4, %rd1;
-	@%p1 bra 	$L__spin;
-	ret;
-}
-
-// c[i] = a[i] + b[i] over `n4` float4 elements, one float4 per thread.
-.visible .entry clustersim_add_f32x4(
-	.param .u64 clustersim_add_a,
-	.param .u64 clustersim_add_b,
-	.param .u64 clustersim_add_c,
-	.param .u64 clustersim_add_n4
-)
-{
-	.reg .pred 	%p<2>;
-	.reg .b32 	%r<4>;
-	.reg .f32 	%f<13>;
-	.reg .b64 	%rd<14>;
-
-	ld.param.u64 	%rd1, [clustersim_add_a];
-	ld.param.u64 	%rd2, [clustersim_add_b];
-	ld.param.u64 	%rd3, [clustersim_add_c];
-	ld.param.u64 	%rd4, [clustersim_add_n4];
-	mov.u32 	%r1, %ctaid.x;
-	mov.u32 	%r2, %ntid.x;
-	mov.u32 	%r3, %tid.x;
-	mul.wide.u32 	%rd5, %r1, %r2;
-	cvt.u64.u32 	%rd6, %r3;
-	add.s64 	%rd7, %rd5, %rd6;
-	setp.ge.u64 	%p1, %rd7, %rd4;
-	@%p1 bra 	$L__add_done;
-	shl.b64 	%rd8, %rd7, 4;
-	cvta.to.global.u64 	%rd9, %rd1;
-	cvta.to.global.u64 	%rd10, %rd2;
-	cvta.to.global.u64 	%rd11, %rd3;
-	add.s64 	%rd12, %rd9, %rd8;
-	ld.global.v4.f32 	{%f1, %f2, %f3, %f4}, [%rd12];
-	add.s64 	%rd12, %rd10, %rd8;
-	ld.global.v4.f32 	{%f5, %f6, %f7, %f8}, [%rd12];
-	add.f32 	%f9, %f1, %f5;
-	add.f32 	%f10, %f2, %f6;
-	add.f32 	%f11, %f3, %f7;
-	add.f32 	%f12, %f4, %f8;
-	add.s64 	%rd13, %rd11, %rd8;
-	st.global.v4.f32 	[%rd13], {%f9, %f10, %f11, %f12};
-$L__add_done:
-	ret;
-}
-"#;
+use elements::element_bytes;
+pub use elements::random_elements;
+use ptx::PTX;
 
 /// Threads per block of the elementwise kernel.
 const ADD_BLOCK: u32 = 256;
@@ -230,55 +163,6 @@ fn blas(what: &'static str, status: impl std::fmt::Debug) -> BenchError {
         BenchError::skip(message)
     } else {
         BenchError::fatal(message)
-    }
-}
-
-/// `bytes` of random elements of `dtype` with magnitudes from 2^-8 to just under 1 and random
-/// signs (xorshift64*, seeded): never NaN, infinite or subnormal.
-pub fn random_elements(dtype: Dtype, bytes: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed | 1;
-    let mut next = || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    };
-    let mut out = Vec::with_capacity(bytes);
-    while out.len() < bytes {
-        let r = next();
-        let sign = r >> 63;
-        // Exponent offset 0..=7 below the bias: 2^-8 ..= 2^-1 times 1.mantissa.
-        let e = (r >> 60) & 7;
-        match dtype {
-            Dtype::Fp8 => {
-                // e4m3, bias 7: exponents 1..=6 (2^-6 to just under 1).
-                let exp = 1 + (r >> 56) % 6;
-                out.push(((sign << 7) | (exp << 3) | (r & 7)) as u8);
-            }
-            Dtype::Bf16 => {
-                let bits = (sign << 15) | ((127 - 8 + e) << 7) | (r & 0x7f);
-                out.extend_from_slice(&(bits as u16).to_le_bytes());
-            }
-            Dtype::Fp16 => {
-                let bits = (sign << 15) | ((15 - 8 + e) << 10) | (r & 0x3ff);
-                out.extend_from_slice(&(bits as u16).to_le_bytes());
-            }
-            _ => {
-                let bits = (sign << 31) | ((127 - 8 + e) << 23) | (r & 0x7f_ffff);
-                out.extend_from_slice(&(bits as u32).to_le_bytes());
-            }
-        }
-    }
-    out.truncate(bytes);
-    out
-}
-
-/// Bytes per element as stored (tf32 is stored as fp32).
-fn element_bytes(dtype: Dtype) -> u64 {
-    match dtype {
-        Dtype::Fp8 | Dtype::Int8 => 1,
-        Dtype::Bf16 | Dtype::Fp16 => 2,
-        _ => 4,
     }
 }
 
@@ -1075,80 +959,6 @@ impl Bench for Gpu {
 mod tests {
     use super::*;
 
-    fn bf16(bits: u16) -> f32 {
-        f32::from_bits(u32::from(bits) << 16)
-    }
-
-    fn fp16(bits: u16) -> f32 {
-        let sign = if bits >> 15 == 1 { -1.0 } else { 1.0 };
-        let exp = i32::from((bits >> 10) & 0x1f);
-        let mant = f32::from(bits & 0x3ff) / 1024.0;
-        assert!(exp != 0 && exp != 31, "subnormal, inf or NaN: {bits:#x}");
-        sign * (1.0 + mant) * 2f32.powi(exp - 15)
-    }
-
-    fn e4m3(bits: u8) -> f32 {
-        let sign = if bits >> 7 == 1 { -1.0 } else { 1.0 };
-        let exp = i32::from((bits >> 3) & 0xf);
-        let mant = f32::from(bits & 7) / 8.0;
-        assert!(
-            exp != 0 && !(exp == 15 && bits & 7 == 7),
-            "subnormal or NaN: {bits:#x}"
-        );
-        sign * (1.0 + mant) * 2f32.powi(exp - 7)
-    }
-
-    fn check(values: &[f32], lo: f32) {
-        assert!(
-            values
-                .iter()
-                .all(|v| v.is_finite() && v.abs() >= lo && v.abs() < 1.0)
-        );
-        let negative = values.iter().filter(|v| **v < 0.0).count();
-        assert!(negative > values.len() / 3 && negative < 2 * values.len() / 3);
-        let mut distinct = values.to_vec();
-        distinct.sort_by(f32::total_cmp);
-        distinct.dedup();
-        // e4m3 has 96 values in this range; the wider formats have thousands.
-        assert!(distinct.len() >= 64, "{}", distinct.len());
-    }
-
-    #[test]
-    fn random_elements_are_finite_normal_and_varied() {
-        let n = 4096;
-        let b = random_elements(Dtype::Bf16, 2 * n, 1);
-        let v: Vec<f32> = b
-            .chunks(2)
-            .map(|c| bf16(u16::from_le_bytes([c[0], c[1]])))
-            .collect();
-        check(&v, 2f32.powi(-8));
-        let h = random_elements(Dtype::Fp16, 2 * n, 2);
-        let v: Vec<f32> = h
-            .chunks(2)
-            .map(|c| fp16(u16::from_le_bytes([c[0], c[1]])))
-            .collect();
-        check(&v, 2f32.powi(-8));
-        let f = random_elements(Dtype::Tf32, 4 * n, 3);
-        let v: Vec<f32> = f
-            .chunks(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        check(&v, 2f32.powi(-8));
-        let e = random_elements(Dtype::Fp8, n, 4);
-        let v: Vec<f32> = e.iter().map(|&b| e4m3(b)).collect();
-        check(&v, 2f32.powi(-6));
-        // Odd sizes are cut, seeds are reproducible.
-        assert_eq!(random_elements(Dtype::Tf32, 7, 9).len(), 7);
-        assert_eq!(
-            random_elements(Dtype::Bf16, 64, 9),
-            random_elements(Dtype::Bf16, 64, 9)
-        );
-        assert_ne!(
-            random_elements(Dtype::Bf16, 64, 9),
-            random_elements(Dtype::Bf16, 64, 10)
-        );
-    }
-
     #[test]
     fn host_estimates_ignore_lone_calls() {
         let mut e = 10e-6;
@@ -1174,47 +984,5 @@ mod tests {
             !e.fatal && e.message == "cublasGemmEx: CUBLAS_STATUS_NOT_SUPPORTED",
             "{e:?}"
         );
-    }
-
-    #[test]
-    fn the_ptx_module_names_its_kernels() {
-        for name in [
-            "clustersim_empty",
-            "clustersim_spin",
-            "clustersim_add_f32x4",
-        ] {
-            assert!(PTX.contains(&format!(".visible .entry {name}(")), "{name}");
-        }
-        assert!(PTX.starts_with(".version 7.0\n.target sm_50\n.address_size 64\n"));
-    }
-
-    /// Assembles the PTX module with `ptxas` for Ampere, Hopper and Blackwell where `ptxas` is
-    /// available (`CLUSTERSIM_PTXAS` or the PATH); says so and passes where it is not.
-    #[test]
-    fn ptx_assembles() {
-        let ptxas = std::env::var("CLUSTERSIM_PTXAS").unwrap_or_else(|_| "ptxas".into());
-        let dir = std::env::temp_dir().join(format!("calibrate-ptx-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let src = dir.join("kernels.ptx");
-        std::fs::write(&src, PTX).unwrap();
-        for arch in ["sm_80", "sm_90", "sm_100"] {
-            let out = std::process::Command::new(&ptxas)
-                .args(["--gpu-name", arch, "-o"])
-                .arg(dir.join(format!("{arch}.cubin")))
-                .arg(&src)
-                .output();
-            match out {
-                Err(_) => {
-                    println!("ptxas not found ({ptxas}); the PTX module was not assembled here");
-                    break;
-                }
-                Ok(o) => assert!(
-                    o.status.success(),
-                    "ptxas {arch}: {}",
-                    String::from_utf8_lossy(&o.stderr)
-                ),
-            }
-        }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
