@@ -91,7 +91,7 @@ impl LaunchKind {
 /// What one measurement timed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
-    /// C (m x n) = A (m x k) B (k x n), B being the weight (see [`gpu`] for the layout).
+    /// C (m x n) = A (m x k) B (k x n), B being the weight (see [`super::gpu`] for the layout).
     Gemm {
         dtype: Dtype,
         m: u64,
