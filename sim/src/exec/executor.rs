@@ -1,143 +1,49 @@
-//! Runs a [`Graph`] on the engine and records when each operation ran.
+//! Runs a [`Graph`] on the engine and records when each operation ran: once, or as several
+//! instances side by side ([`Replicas`]).
 //!
 //! An operation takes its duration, except on a kernel lane of a graph with [`Contention`]: there
 //! it progresses more slowly while a collective of its group runs, so its end moves (the pending
 //! event is cancelled and scheduled again) whenever the group's first collective starts or its
-//! last one ends.
+//! last one ends (`contention`).
 
-use super::graph::{Contention, Graph, LaneId, LaneUse, OpId};
+use super::contention::Sharing;
+use super::graph::{Graph, LaneId, LaneUse, OpId};
+use super::replicas::{Rendezvous, Replicas, Waits};
 use super::timeline::Timeline;
-use crate::engine::{EventId, Process, RunStats, Scheduler, SimTime, Simulation};
-use std::collections::HashMap;
+use crate::engine::{Process, RunStats, Scheduler, SimTime, Simulation};
 
-/// Lanes slowing each other: which group each lane is in, what runs where.
-struct Shared {
-    rate_ppm: u64,
-    /// Group of each lane (index into `running`), kernel and collective lanes only.
-    group: Vec<Option<u32>>,
-    /// Kernel lanes of each group.
-    kernels: Vec<Vec<LaneId>>,
-    /// Collectives running in each group.
-    running: Vec<u32>,
-    /// Per lane: work left of its running op (picoseconds at full speed), since when, whether
-    /// it is slowed, and its pending end.
-    left: Vec<u64>,
-    since: Vec<SimTime>,
-    slowed: Vec<bool>,
-    pending: Vec<Option<EventId>>,
-}
-
-impl Shared {
-    fn new(graph: &Graph, c: Contention) -> Self {
-        let mut index: HashMap<&str, u32> = HashMap::new();
-        let mut kernels: Vec<Vec<LaneId>> = Vec::new();
-        let group = graph
-            .lanes
-            .iter()
-            .enumerate()
-            .map(|(l, lane)| {
-                if lane.uses == LaneUse::Other {
-                    return None;
-                }
-                let next = index.len() as u32;
-                let g = *index.entry(lane.group.as_str()).or_insert(next);
-                if g as usize == kernels.len() {
-                    kernels.push(Vec::new());
-                }
-                if lane.uses == LaneUse::Kernels {
-                    kernels[g as usize].push(l as LaneId);
-                }
-                Some(g)
-            })
-            .collect();
-        let n = graph.lanes.len();
-        Shared {
-            rate_ppm: c.kernel_rate_ppm.max(1),
-            group,
-            running: vec![0; kernels.len()],
-            kernels,
-            left: vec![0; n],
-            since: vec![SimTime::ZERO; n],
-            slowed: vec![false; n],
-            pending: vec![None; n],
-        }
-    }
-
-    /// Wall time for `work` picoseconds of full-speed work, slowed or not (rounded up).
-    fn wall(&self, work: u64, slowed: bool) -> SimTime {
-        if !slowed {
-            return SimTime::from_ps(work);
-        }
-        let ps = (work as u128 * 1_000_000).div_ceil(self.rate_ppm as u128);
-        SimTime::from_ps(ps as u64)
-    }
-
-    /// Full-speed work, in picoseconds, that `elapsed` picoseconds of wall time did, slowed or
-    /// not (the inverse of [`Self::wall`], rounded down).
-    fn work(&self, elapsed: u64, slowed: bool) -> u64 {
-        if !slowed {
-            return elapsed;
-        }
-        (elapsed as u128 * self.rate_ppm as u128 / 1_000_000) as u64
-    }
-
-    /// Starts `op` of kernel lane `l`: its end, at the speed its group allows now.
-    fn start(&mut self, l: usize, op: OpId, work: u64, sched: &mut Scheduler<OpId>) {
-        let slowed = self.group[l].is_some_and(|g| self.running[g as usize] > 0);
-        (self.left[l], self.since[l], self.slowed[l]) = (work, sched.now(), slowed);
-        self.pending[l] = Some(sched.after(self.wall(work, slowed), op));
-    }
-
-    /// Group `g`'s kernel lanes change speed: each running op's progress is booked and its end
-    /// moved. `running_op(l)` is the op lane `l` is running, if any.
-    fn reschedule(
-        &mut self,
-        g: u32,
-        slowed: bool,
-        running_op: impl Fn(LaneId) -> Option<OpId>,
-        sched: &mut Scheduler<OpId>,
-    ) {
-        let now = sched.now();
-        for i in 0..self.kernels[g as usize].len() {
-            let lane = self.kernels[g as usize][i];
-            let l = lane as usize;
-            let (Some(op), Some(id)) = (running_op(lane), self.pending[l]) else {
-                continue;
-            };
-            if self.slowed[l] == slowed {
-                continue;
-            }
-            let done = self.work((now - self.since[l]).as_ps(), self.slowed[l]);
-            self.left[l] = self.left[l].saturating_sub(done);
-            sched.cancel(id);
-            (self.since[l], self.slowed[l]) = (now, slowed);
-            self.pending[l] = Some(sched.after(self.wall(self.left[l], slowed), op));
-        }
-    }
-}
-
-/// The graph as a process: its only event is "this operation finished".
+/// The graph as a process: its only event is "this instance of an operation finished", numbered
+/// `instance x ops + op`.
 struct Executor<'g> {
     graph: &'g Graph,
-    /// Dependencies not yet done, per op.
+    replicas: &'g Replicas,
+    ops: usize,
+    lanes: usize,
+    /// Dependencies not yet done, per instance op.
     waiting: Vec<u32>,
     /// Ops that depend on each op: `dependents[dep_start[i]..dep_start[i + 1]]`.
     dependents: Vec<OpId>,
     dependent_start: Vec<u32>,
-    /// Index into the lane's program order of the next op to start.
+    /// Index into the lane's program order of the next op to start, per instance lane.
     cursor: Vec<u32>,
     /// Position of each op in its lane's program order.
     position: Vec<u32>,
     start: Vec<SimTime>,
     end: Vec<SimTime>,
-    /// The op each lane is running (`None`: the lane is free).
-    running: Vec<Option<OpId>>,
-    shared: Option<Shared>,
+    /// The instance op each instance lane is running or waiting at (`None`: the lane is free).
+    running: Vec<Option<u32>>,
+    sharing: Option<Sharing>,
+    rendezvous: Rendezvous,
 }
 
 impl<'g> Executor<'g> {
-    fn new(graph: &'g Graph) -> Self {
+    fn new(graph: &'g Graph, replicas: &'g Replicas) -> Self {
         let n = graph.len();
+        let instances = replicas.count as usize;
+        assert!(
+            (n as u64) * (instances as u64) < u32::MAX as u64,
+            "{instances} instances of {n} operations do not fit the executor's 32-bit event ids"
+        );
         let mut count = vec![0u32; n + 1];
         let mut waiting = vec![0u32; n];
         for op in 0..n as OpId {
@@ -164,91 +70,118 @@ impl<'g> Executor<'g> {
                 position[op as usize] = i as u32;
             }
         }
+        let lanes = graph.lanes.len();
         Executor {
             graph,
-            waiting,
+            replicas,
+            ops: n,
+            lanes,
+            waiting: waiting.repeat(instances),
             dependents,
             dependent_start,
-            cursor: vec![0; graph.lanes.len()],
+            cursor: vec![0; lanes * instances],
             position,
-            start: vec![SimTime::MAX; n],
-            end: vec![SimTime::MAX; n],
-            running: vec![None; graph.lanes.len()],
-            shared: graph.contention.map(|c| Shared::new(graph, c)),
+            start: vec![SimTime::MAX; n * instances],
+            end: vec![SimTime::MAX; n * instances],
+            running: vec![None; lanes * instances],
+            sharing: graph.contention.map(|c| Sharing::new(graph, c, instances)),
+            rendezvous: Rendezvous::new(instances, lanes),
         }
     }
 
-    fn try_start(&mut self, lane: LaneId, sched: &mut Scheduler<OpId>) {
+    fn try_start(&mut self, i: usize, lane: LaneId, sched: &mut Scheduler<u32>) {
         let l = lane as usize;
-        if self.running[l].is_some() {
+        let il = i * self.lanes + l;
+        if self.running[il].is_some() {
             return;
         }
-        let Some(&op) = self.graph.lane_ops[l].get(self.cursor[l] as usize) else {
+        let Some(&op) = self.graph.lane_ops[l].get(self.cursor[il] as usize) else {
             return;
         };
-        if self.waiting[op as usize] > 0 {
+        let ev = (i * self.ops) as u32 + op;
+        if self.waiting[ev as usize] > 0 {
             return;
         }
-        self.cursor[l] += 1;
-        self.start[op as usize] = sched.now();
-        self.running[l] = Some(op);
+        self.cursor[il] += 1;
+        self.running[il] = Some(ev);
+        let Some(class) = self.replicas.class(op) else {
+            self.begin(i, l, op, sched);
+            return self.hold(i, l, 1, sched);
+        };
+        // A collective holds its SMs from the moment its kernel is launched, waiting or not.
+        self.hold(i, l, 1, sched);
+        let groups = &self.replicas.classes[class as usize];
+        let group = groups.of(i as u32);
+        let size = groups.members(group).len();
+        let now = sched.now();
+        if let Some(members) = self.rendezvous.arrive(op, group, size, i as u32, lane, now) {
+            for m in members {
+                self.begin(m as usize, l, op, sched);
+            }
+        }
+    }
+
+    /// On a collective lane, one more (`by = 1`) or one fewer operation holds instance `i`'s SMs.
+    fn hold(&mut self, i: usize, l: usize, by: i32, sched: &mut Scheduler<u32>) {
+        if self.graph.lanes[l].uses == LaneUse::Collectives
+            && let Some(sharing) = self.sharing.as_mut()
+        {
+            let running = &self.running;
+            sharing.hold(i, l, by, |k| running[k], sched);
+        }
+    }
+
+    /// Instance `i` of `op`, on lane `l`, starts now.
+    fn begin(&mut self, i: usize, l: usize, op: OpId, sched: &mut Scheduler<u32>) {
+        let ev = (i * self.ops) as u32 + op;
+        self.start[ev as usize] = sched.now();
         let duration = self.graph.ops[op as usize].duration;
-        let uses = self.graph.lanes[l].uses;
-        let Some(shared) = self.shared.as_mut() else {
-            sched.after(duration, op);
-            return;
-        };
-        match (uses, shared.group[l]) {
-            (LaneUse::Kernels, Some(_)) => shared.start(l, op, duration.as_ps(), sched),
-            (LaneUse::Collectives, Some(g)) => {
-                sched.after(duration, op);
-                shared.running[g as usize] += 1;
-                if shared.running[g as usize] == 1 {
-                    let running = &self.running;
-                    shared.reschedule(g, true, |k| running[k as usize], sched);
-                }
+        let duration = self.replicas.scaled(i, l, self.lanes, duration);
+        match self.sharing.as_mut() {
+            Some(sharing) if self.graph.lanes[l].uses == LaneUse::Kernels && sharing.shares(l) => {
+                sharing.start(i, l, ev, duration.as_ps(), sched)
             }
             _ => {
-                sched.after(duration, op);
+                sched.after(duration, ev);
             }
         }
     }
 }
 
 impl Process for Executor<'_> {
-    type Event = OpId;
+    type Event = u32;
 
-    fn start(&mut self, sched: &mut Scheduler<OpId>) {
-        for lane in 0..self.graph.lanes.len() as LaneId {
-            self.try_start(lane, sched);
+    fn start(&mut self, sched: &mut Scheduler<u32>) {
+        for i in 0..self.replicas.count as usize {
+            for lane in 0..self.lanes as LaneId {
+                self.try_start(i, lane, sched);
+            }
         }
     }
 
-    fn handle(&mut self, op: OpId, sched: &mut Scheduler<OpId>) {
-        let o = op as usize;
-        self.end[o] = sched.now();
+    fn handle(&mut self, ev: u32, sched: &mut Scheduler<u32>) {
+        let e = ev as usize;
+        self.end[e] = sched.now();
+        let (i, o) = if self.replicas.count == 1 {
+            (0, e)
+        } else {
+            (e / self.ops, e % self.ops)
+        };
         let lane = self.graph.ops[o].lane;
-        self.running[lane as usize] = None;
+        let l = lane as usize;
+        self.running[i * self.lanes + l] = None;
         // The lane's next op first: a collective following a collective keeps the group slowed.
-        self.try_start(lane, sched);
-        if let Some(shared) = self.shared.as_mut()
-            && self.graph.lanes[lane as usize].uses == LaneUse::Collectives
-            && let Some(g) = shared.group[lane as usize]
-        {
-            shared.running[g as usize] -= 1;
-            if shared.running[g as usize] == 0 {
-                let running = &self.running;
-                shared.reschedule(g, false, |k| running[k as usize], sched);
-            }
-        }
+        self.try_start(i, lane, sched);
+        self.hold(i, l, -1, sched);
+        let base = i * self.ops;
         let (a, b) = (self.dependent_start[o], self.dependent_start[o + 1]);
-        for i in a..b {
-            let d = self.dependents[i as usize];
-            self.waiting[d as usize] -= 1;
-            if self.waiting[d as usize] == 0 {
-                let dl = self.graph.ops[d as usize].lane;
-                if self.cursor[dl as usize] == self.position[d as usize] {
-                    self.try_start(dl, sched);
+        for k in a..b {
+            let d = self.dependents[k as usize] as usize;
+            self.waiting[base + d] -= 1;
+            if self.waiting[base + d] == 0 {
+                let dl = self.graph.ops[d].lane;
+                if self.cursor[i * self.lanes + dl as usize] == self.position[d] {
+                    self.try_start(i, dl, sched);
                 }
             }
         }
@@ -259,16 +192,26 @@ impl Process for Executor<'_> {
 /// `forward_dependencies_are_refused`); an operation that never ran is an engine bug and panics
 /// naming it.
 pub fn execute(graph: &Graph) -> (Timeline, RunStats) {
-    let mut sim = Simulation::new(Executor::new(graph));
+    let (timeline, stats, _) = execute_replicas(graph, &Replicas::single());
+    (timeline, stats)
+}
+
+/// Runs `replicas.count` instances of `graph` side by side; the timeline holds instance `i`'s
+/// op `o` at `i x ops + o`. Instances complete as one graph does: the unfinished op with the
+/// smallest id in any instance can start in every instance, and its collective's members all
+/// reach it.
+pub fn execute_replicas(graph: &Graph, replicas: &Replicas) -> (Timeline, RunStats, Waits) {
+    let mut sim = Simulation::new(Executor::new(graph, replicas));
     let stats = sim.run_to_end();
     let ex = sim.process;
     // Past the end of simulated time ops end at it, like ops that never ran: not a deadlock.
     if let Some(stuck) = ex.end.iter().position(|&t| t == SimTime::MAX)
         && !stats.overran
     {
-        let op = &graph.ops[stuck];
+        let (i, o) = (stuck / ex.ops, stuck % ex.ops);
+        let op = &graph.ops[o];
         panic!(
-            "operation graph deadlocked: `{}` (op {stuck}) on lane `{}` never ran; simulation ended at {}",
+            "operation graph deadlocked: `{}` (op {o} of instance {i}) on lane `{}` never ran; simulation ended at {}",
             op.name, graph.lanes[op.lane as usize].name, stats.end
         );
     }
@@ -278,6 +221,7 @@ pub fn execute(graph: &Graph) -> (Timeline, RunStats) {
             end: ex.end,
         },
         stats,
+        ex.rendezvous.waits,
     )
 }
 
@@ -285,6 +229,7 @@ pub fn execute(graph: &Graph) -> (Timeline, RunStats) {
 mod tests {
     use super::*;
     use crate::exec::graph::{Contention, LaneUse, Op, OpKind};
+    use crate::exec::replicas::{Groups, NO_SYNC};
 
     fn op(lane: LaneId, us: u64) -> Op {
         Op {
@@ -376,6 +321,69 @@ mod tests {
         assert_eq!(c.kernel_rate_ppm, 108 * 1_000_000 / 132);
         assert_eq!(Contention::of_blocks(24, 24), None);
         assert_eq!(Contention::of_blocks(24, 1), None);
+    }
+
+    #[test]
+    fn instances_meet_at_their_collectives_and_the_slow_one_is_waited_for() {
+        let (mut g, compute, comm) = contended();
+        g.contention = None;
+        let a = g.add(op(compute, 10), &[]);
+        let c = g.add(op(comm, 5), &[a]);
+        let b = g.add(op(compute, 10), &[c]);
+        // Three instances; the second computes 1.5 times slower; all three are one group.
+        let mut scale_ppm = vec![1_000_000; 3 * 2];
+        scale_ppm[2 + compute as usize] = 1_500_000;
+        let replicas = Replicas {
+            count: 3,
+            scale_ppm,
+            sync: vec![NO_SYNC, 0, NO_SYNC],
+            classes: vec![Groups::new(vec![0, 0, 0])],
+        };
+        let (t, stats, waits) = execute_replicas(&g, &replicas);
+        let us = |x: SimTime| x.as_ps() / 1_000_000;
+        let at = |i: usize, o: OpId| i * 3 + o as usize;
+        // The collective starts when the slow instance arrives at 15 us, in every instance.
+        for i in 0..3 {
+            assert_eq!(us(t.start[at(i, c)]), 15);
+            assert_eq!(us(t.end[at(i, c)]), 20);
+        }
+        assert_eq!(us(t.end[at(0, b)]), 30);
+        assert_eq!(us(t.end[at(1, b)]), 35);
+        assert_eq!(stats.events, 9);
+        // The fast two waited 5 us each, for the second.
+        let lane = comm as usize;
+        assert_eq!(us(waits.waited[lane]), 5);
+        assert_eq!(us(waits.waited[2 + lane]), 0);
+        assert_eq!(us(waits.held[2 + lane]), 10);
+        assert_eq!(us(waits.held[lane]), 0);
+        // Two groups of one and two: the lone instance does not wait.
+        let replicas = Replicas {
+            classes: vec![Groups::new(vec![1, 0, 0])],
+            ..replicas
+        };
+        let (t, _, _) = execute_replicas(&g, &replicas);
+        assert_eq!(us(t.start[at(0, c)]), 10);
+        assert_eq!(us(t.start[at(2, c)]), 15);
+    }
+
+    #[test]
+    fn a_waiting_collective_holds_its_multiprocessors() {
+        let (mut g, compute, comm) = contended();
+        let a = g.add(op(compute, 10), &[]);
+        g.add(op(comm, 10), &[]);
+        let b = g.add(op(compute, 10), &[a]);
+        // The second instance's collective is held back by nothing but its peer: both meet at 0.
+        let replicas = Replicas {
+            count: 2,
+            scale_ppm: Vec::new(),
+            sync: vec![NO_SYNC, 0, NO_SYNC],
+            classes: vec![Groups::new(vec![0, 0])],
+        };
+        let (t, _, _) = execute_replicas(&g, &replicas);
+        let us = |x: SimTime| x.as_ps() / 1_000_000;
+        // 10 us of collective at half speed: `a` does 5 us of work, then 5 at full speed.
+        assert_eq!(us(t.end[a as usize]), 15);
+        assert_eq!(us(t.end[3 + b as usize]), 25);
     }
 
     /// Dependencies point backwards in insertion order and lanes run in insertion order, so the

@@ -1,11 +1,14 @@
 //! Execution: runs graphs of operations on the engine and records what ran when.
 
+pub(crate) mod contention;
 pub(crate) mod counter;
 pub(crate) mod executor;
 pub(crate) mod graph;
+pub(crate) mod replicas;
 pub(crate) mod timeline;
 
 pub use counter::Counter;
-pub use executor::execute;
+pub use executor::{execute, execute_replicas};
 pub use graph::{Contention, Graph, Lane, LaneId, LaneUse, Op, OpId, OpKind};
+pub use replicas::{Groups, NO_SYNC, Replicas, Waits};
 pub use timeline::Timeline;
