@@ -50,7 +50,7 @@ impl RunOutput {
 /// A training scenario lowered and simulated.
 pub fn training(scenario: &Scenario) -> Result<training::TrainingRun, ScenarioError> {
     let (setup, compute) = crate::scenario::lower::training::lower(scenario)?;
-    Ok(training::simulate(setup, &compute))
+    training::simulate(setup, &compute).map_err(|e| e.locate(scenario))
 }
 
 pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {

@@ -155,7 +155,8 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
 
     // Simulate the most promising and the scenario's own layout.
     let reference_layout = base.layout();
-    let (reference, simulated) = simulate(&base, &compute, &ranked, options.simulate);
+    let (reference, simulated) =
+        simulate(&base, &compute, &ranked, options.simulate).map_err(|e| e.locate(scenario))?;
     let reference_ranked = ranked.iter().any(|(l, _)| *l == reference_layout);
     let mut best: Vec<Simulated> = simulated
         .into_iter()
@@ -296,7 +297,7 @@ fn simulate(
     compute: &ComputeModel,
     ranked: &[(Layout, Estimate)],
     n: usize,
-) -> (Simulated, Vec<Simulated>) {
+) -> Result<(Simulated, Vec<Simulated>), crate::key_error::KeyError> {
     let reference_layout = base.layout();
     let mut chosen: Vec<(Layout, Estimate)> = ranked.iter().take(n).copied().collect();
     if !chosen.iter().any(|(l, _)| *l == reference_layout) {
@@ -310,20 +311,20 @@ fn simulate(
         .map(|(layout, estimate)| {
             let mut setup = base.clone();
             setup.set_layout(layout);
-            let run = training::simulate(setup, compute);
-            Simulated {
+            let run = training::simulate(setup, compute)?;
+            Ok(Simulated {
                 layout: *layout,
                 estimate: *estimate,
                 report: run.report,
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let reference_index = simulated
         .iter()
         .position(|s| s.layout == reference_layout)
         .expect("the reference was simulated");
     let reference = simulated.remove(reference_index);
-    (reference, simulated)
+    Ok((reference, simulated))
 }
 
 /// How well the estimate ranked what the simulation measured: the median and the worst relative

@@ -17,6 +17,7 @@ pub mod kernels;
 pub mod lower;
 pub mod model;
 pub mod parallel;
+pub mod perturb;
 pub use crate::quantity;
 pub mod sequences;
 pub mod serving;
@@ -84,6 +85,9 @@ pub struct SimSection {
     /// Add up the bytes every link carries over the run and report them (`links`): training and
     /// collective runs. Off by default (it prices every group of every collective).
     pub record_links: Option<bool>,
+    /// Training: one GPU per pipeline stage (`"stage"`, the default) or every GPU its own
+    /// timeline (`"all"`).
+    pub ranks: Option<crate::workload::training::policy::Ranks>,
 }
 
 /// Which network model prices communication.
@@ -124,6 +128,9 @@ pub struct ScenarioFile {
     pub kernels: Option<kernels::KernelsSection>,
     /// Training over sequences of unlike lengths (`[sequences]`).
     pub sequences: Option<sequences::SequencesSection>,
+    /// Training: GPUs and servers that compute slower than their peers (`[[perturb]]`).
+    #[serde(default)]
+    pub perturb: Vec<perturb::PerturbEntry>,
     #[serde(default)]
     pub expect: BTreeMap<String, Expectation>,
 }
@@ -207,6 +214,8 @@ impl Scenario {
             (f.federated.is_some(), "federated", Kind::Federated),
             (f.kernels.is_some(), "kernels", Kind::Kernels),
             (f.sequences.is_some(), "sequences", Kind::Training),
+            (!f.perturb.is_empty(), "perturb", Kind::Training),
+            (f.sim.ranks.is_some(), "sim.ranks", Kind::Training),
         ];
         for (given, section, owner) in sections {
             // A diffusion scenario serves videos with [workload].
@@ -339,8 +348,19 @@ fn index_spans(
         } else {
             format!("{prefix}.{}", k.get_ref())
         };
-        if let DeValue::Table(t) = v.get_ref() {
-            index_spans(t, &path, out);
+        match v.get_ref() {
+            DeValue::Table(t) => index_spans(t, &path, out),
+            // Arrays of tables by index: `perturb.0.gpu`.
+            DeValue::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    if let DeValue::Table(t) = item.get_ref() {
+                        let at = format!("{path}.{i}");
+                        index_spans(t, &at, out);
+                        out.insert(at, (item.span(), item.span()));
+                    }
+                }
+            }
+            _ => {}
         }
         out.insert(path, (k.span(), v.span()));
     }

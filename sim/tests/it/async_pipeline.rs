@@ -68,7 +68,7 @@ fn the_estimate_follows_the_asynchronous_step() {
         let compute = clustersim::scenario::lower::training::compute_model(&scenario, &mut setup)
             .expect("compute");
         let estimate = Estimator::new(&compute).estimate(&setup);
-        let simulated = training::simulate(setup, &compute);
+        let simulated = training::simulate(setup, &compute).expect("one GPU per stage");
         let step = number(&simulated.report, "iteration_time_s");
         assert_eq!(estimate.bubble_s, 0.0);
         assert!(

@@ -35,6 +35,7 @@ mod plan_diffusion;
 mod plan_serving;
 mod power_thermal;
 mod profile;
+mod ranks;
 mod serving;
 mod serving_engines;
 mod skip_attention;

@@ -98,7 +98,7 @@ fn the_planner_estimate_follows_the_skipped_layers() {
                 clustersim::scenario::lower::training::compute_model(&scenario, &mut setup)
                     .expect("compute");
             let estimate = Estimator::new(&compute).estimate(&setup).iteration_s;
-            let simulated = training::simulate(setup, &compute);
+            let simulated = training::simulate(setup, &compute).expect("one GPU per stage");
             (estimate, number(&simulated.report, "iteration_time_s"))
         };
         let (full, skip) = (times(0), times(3));

@@ -181,6 +181,7 @@ pub fn render(r: &Value) -> String {
             f["symmetry"].as_str().unwrap_or("")
         ),
     );
+    rank_rows(&mut out, r);
     assumption_rows(&mut out, r);
     row(
         &mut out,
@@ -192,6 +193,43 @@ pub fn render(r: &Value) -> String {
         ),
     );
     out
+}
+
+/// Every rank simulated: who finished when, and whom the others waited for.
+fn rank_rows(out: &mut String, r: &Value) {
+    let k = &r["ranks"];
+    if !k.is_object() {
+        return;
+    }
+    let held: Vec<String> = k["held_up_by"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .take(3)
+        .map(|h| {
+            format!(
+                "GPU {} ({})",
+                h["gpu"],
+                seconds(h["others_waited_s"].as_f64().unwrap_or(0.0))
+            )
+        })
+        .collect();
+    row(
+        out,
+        "ranks",
+        format!(
+            "pipelines finish between {} and {}; GPUs waited {} at collectives ({} a GPU){}",
+            seconds(num(r, "ranks.finish_s.first")),
+            seconds(num(r, "ranks.finish_s.last")),
+            seconds(num(r, "ranks.waited_s.total")),
+            seconds(num(r, "ranks.waited_s.per_gpu")),
+            if held.is_empty() {
+                String::new()
+            } else {
+                format!(", mostly for {}", held.join(", "))
+            }
+        ),
+    );
 }
 
 /// Training's energy, goodput, cost and time to train, where the scenario asked for them.

@@ -30,6 +30,7 @@ pub(crate) mod op_checkpoint;
 pub(crate) mod optimizer;
 pub mod policy;
 pub(crate) mod power;
+pub(crate) mod ranks;
 pub(crate) mod reliability;
 pub(crate) mod schedule;
 pub(crate) mod sequences;
@@ -247,10 +248,24 @@ fn steady_step(setup: &TrainingConfig, compute: &ComputeModel, once: SimTime) ->
     timeline.makespan().saturating_sub(once)
 }
 
-/// Simulates a resolved set-up (its layout checked with `Layout::check`).
-pub fn simulate(setup: TrainingConfig, compute: &ComputeModel) -> TrainingRun {
-    let (graph, stages, uses) = step::StepBuilder::new(&setup, compute).build_counting();
-    let (timeline, stats) = execute(&graph);
+/// Simulates a resolved set-up (its layout checked with `Layout::check`); refuses at `sim.ranks`
+/// a full-rank run larger than one run holds.
+pub fn simulate(
+    setup: TrainingConfig,
+    compute: &ComputeModel,
+) -> Result<TrainingRun, crate::key_error::KeyError> {
+    let (graph, stages, uses, collectives) =
+        step::StepBuilder::new(&setup, compute).build_counting();
+    let (timeline, stats, ranks) = match setup.ranks {
+        policy::Ranks::Stage => {
+            let (timeline, stats) = execute(&graph);
+            (timeline, stats, None)
+        }
+        policy::Ranks::All => {
+            let run = ranks::execute(&setup, &graph, &stages, &collectives)?;
+            (run.timeline, run.stats, Some(run.report))
+        }
+    };
     let inner = if setup.schedule == Schedule::Async1F1B {
         steady_step(&setup, compute, timeline.makespan())
     } else {
@@ -281,12 +296,15 @@ pub fn simulate(setup: TrainingConfig, compute: &ComputeModel) -> TrainingRun {
         board_watts,
     };
     capacity::report(&setup, &step, &mut report);
-    TrainingRun {
+    if let Some(ranks) = ranks {
+        report["ranks"] = ranks;
+    }
+    Ok(TrainingRun {
         setup,
         graph,
         timeline,
         report,
-    }
+    })
 }
 
 /// A simulated step's length, seconds, and the tokens it trains on.
@@ -502,11 +520,15 @@ fn parallel_report(setup: &TrainingConfig) -> Value {
 /// How the step was priced: compute tiers, network tier, topology, and the symmetry that lets
 /// one GPU a stage stand for all.
 fn fidelity_report(setup: &TrainingConfig, graph: &Graph) -> Value {
-    json!({
-        "compute": compute_fidelity(graph),
-        "network": setup.tier.name(),
-        "topology": setup.topology.name,
-        "symmetry": format!(
+    let symmetry = match setup.ranks {
+        policy::Ranks::All => format!(
+            "every GPU simulated: {} GPUs as {} pipelines of {} stage{}, each GPU its own timeline; a collective starts when its group's last member reaches it",
+            setup.gpus(),
+            setup.gpus() / setup.pp,
+            setup.pp,
+            if setup.pp == 1 { "" } else { "s" },
+        ),
+        policy::Ranks::Stage => format!(
             "{} GPU{} simulated (one per pipeline stage) for {} ({} tensor-parallel x {} context-parallel ranks x {} data-parallel replicas each): ranks of a stage do identical work and their collectives run in lockstep",
             setup.pp,
             if setup.pp == 1 { "" } else { "s" },
@@ -515,6 +537,13 @@ fn fidelity_report(setup: &TrainingConfig, graph: &Graph) -> Value {
             setup.cp,
             setup.dp
         ),
+    };
+    json!({
+        "compute": compute_fidelity(graph),
+        "network": setup.tier.name(),
+        "topology": setup.topology.name,
+        "ranks": setup.ranks.name(),
+        "symmetry": symmetry,
     })
 }
 

@@ -5,6 +5,26 @@
 
 use serde::Deserialize;
 
+/// Which GPUs a step simulates (`sim.ranks`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ranks {
+    /// One GPU per pipeline stage, standing for the identical ranks of its stage.
+    #[default]
+    Stage,
+    /// Every GPU its own timeline; collectives wait for their group's last member.
+    All,
+}
+
+impl Ranks {
+    pub fn name(self) -> &'static str {
+        match self {
+            Ranks::Stage => "stage",
+            Ranks::All => "all",
+        }
+    }
+}
+
 /// How an fp8 run puts its GEMMs' operands into fp8 (`parallel.fp8_casts`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]

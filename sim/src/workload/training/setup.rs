@@ -99,6 +99,11 @@ pub struct TrainingConfig {
     /// pipeline stage; its tensor-parallel peers wait for it at every collective and its
     /// data-parallel peers at the gradient reduction, so the stage runs at its pace.
     pub straggler_slowdown: f64,
+    /// Which GPUs the step simulates (`sim.ranks`).
+    pub ranks: super::policy::Ranks,
+    /// GPUs computing slower than their peers (`[[perturb]]`): global rank and slowdown, each
+    /// rank once, ascending.
+    pub slow_gpus: Vec<(u32, f64)>,
     /// Failures and checkpoints (`[reliability]`).
     pub reliability: Option<Reliability>,
     /// Prices (`[cost]`).

@@ -80,6 +80,9 @@ pub fn kernel_class(op: &Op) -> Option<&'static str> {
     }
 }
 
+/// A collective or send of the graph: its operation, its stage and its communicator.
+pub type Collective = (OpId, u32, Comm);
+
 /// The lanes of one pipeline stage's GPU, and where its work stands.
 #[derive(Clone, Debug)]
 pub struct Stage {
@@ -135,6 +138,8 @@ pub struct StepBuilder<'a> {
     attention_parts: Vec<Kernel>,
     /// How many operations each priced collective became (same order as `priced`).
     uses: Vec<u32>,
+    /// Every collective and send: its operation, stage and communicator.
+    collectives: Vec<Collective>,
 }
 
 impl<'a> StepBuilder<'a> {
@@ -216,6 +221,7 @@ impl<'a> StepBuilder<'a> {
             priced: Vec::new(),
             attention_parts: Vec::new(),
             uses: Vec::new(),
+            collectives: Vec::new(),
         }
     }
 
@@ -245,7 +251,8 @@ impl<'a> StepBuilder<'a> {
                     .cost(&kernel)
                     .expect("the set-up checked that the GPU computes in the model's format")
             };
-        if self.at as u32 + 1 == self.setup.pp {
+        // With every rank simulated, the straggler is one GPU (`ranks`), not its whole stage.
+        if self.at as u32 + 1 == self.setup.pp && self.setup.ranks == super::policy::Ranks::Stage {
             cost.seconds *= self.setup.straggler_slowdown;
         }
         let kind = if matches!(kernel, Kernel::Memory { .. } | Kernel::Elementwise { .. }) {
@@ -309,8 +316,9 @@ impl<'a> StepBuilder<'a> {
         seconds: f64,
         bytes: f64,
         after: &[OpId],
+        comm: Option<Comm>,
     ) -> OpId {
-        self.graph.add(
+        let id = self.graph.add(
             Op {
                 name: Cow::Borrowed(name),
                 lane,
@@ -324,7 +332,11 @@ impl<'a> StepBuilder<'a> {
                 model_flops: true,
             },
             after,
-        )
+        );
+        if let Some(comm) = comm {
+            self.collectives.push((id, self.at as u32, comm));
+        }
+        id
     }
 
     /// Seconds of `op` over a communicator of the current stage's GPU, priced on the topology with
@@ -360,7 +372,7 @@ impl<'a> StepBuilder<'a> {
 
     /// Builds the whole step.
     pub fn build(self) -> (Graph, Vec<Stage>) {
-        let (graph, stages, _) = self.build_counting();
+        let (graph, stages, _, _) = self.build_counting();
         (graph, stages)
     }
 }

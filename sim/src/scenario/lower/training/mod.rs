@@ -8,6 +8,7 @@
 mod framework;
 mod layout;
 mod options;
+mod ranks;
 mod sequences;
 
 use crate::hw::{ComputeModel, Dtype, GpuSpec};
@@ -62,6 +63,8 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         nodes,
         &mut assumptions,
     )?;
+    let (ranks, slow_gpus) =
+        ranks::resolve(s, (nodes, gpus_per_node), layout.schedule, &mut assumptions)?;
     let grad_bytes = resolve_grad_dtype(s, model.dtype, framework, &mut assumptions)?;
     let param_gather = resolve_param_gather(s, &layout, framework, &mut assumptions)?;
     let tp_dgrad_overlap = p.tp_dgrad_overlap.unwrap_or_else(|| {
@@ -132,6 +135,8 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         seed: f.sim.seed.unwrap_or(1),
         record_links: f.sim.record_links.unwrap_or(false),
         straggler_slowdown,
+        ranks,
+        slow_gpus,
         reliability,
         prices: crate::scenario::lower::cost::prices(s)?,
         train_tokens: crate::scenario::lower::capacity::tokens(s)?,

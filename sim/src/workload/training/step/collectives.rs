@@ -19,7 +19,7 @@ impl StepBuilder<'_> {
         };
         let secs = self.collective_seconds(Comm::Tensor, op, bytes);
         let after = self.compute_deps();
-        let id = self.comm_op(lane, name, secs, bytes, &after);
+        let id = self.comm_op(lane, name, secs, bytes, &after, Some(Comm::Tensor));
         self.stage().last = Some(id);
     }
 
@@ -35,7 +35,7 @@ impl StepBuilder<'_> {
             (Sync::G, Some(gemm)) => self.graph.deps(gemm).to_vec(),
             _ => self.compute_deps_peek(),
         };
-        let id = self.comm_op(lane, name, secs, bytes, &after);
+        let id = self.comm_op(lane, name, secs, bytes, &after, Some(Comm::Tensor));
         match sync {
             Sync::G => self.waiting_on.push(id),
             Sync::F => self.deferred = Some(id),
@@ -78,7 +78,7 @@ impl StepBuilder<'_> {
         };
         let secs = self.collective_seconds(Comm::Expert, CollectiveOp::AllToAll, bytes);
         let after = self.compute_deps();
-        let id = self.comm_op(lane, name, secs, bytes, &after);
+        let id = self.comm_op(lane, name, secs, bytes, &after, Some(Comm::Expert));
         self.stage().last = Some(id);
     }
 
@@ -93,7 +93,14 @@ impl StepBuilder<'_> {
             .stage()
             .send
             .expect("stages have a send lane when pp > 1");
-        self.comm_op(lane, PIPELINE_SEND, secs, bytes, &after)
+        self.comm_op(
+            lane,
+            PIPELINE_SEND,
+            secs,
+            bytes,
+            &after,
+            Some(Comm::Pipe(to)),
+        )
     }
 
     /// ZeRO-3: the next kernels need `layer`'s parameters gathered from the data-parallel group;
@@ -117,7 +124,14 @@ impl StepBuilder<'_> {
                 let bytes = params as f64 / self.setup.tp as f64 * m.dtype.bytes();
                 let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
                 let after: Vec<OpId> = self.stage().last.into_iter().collect();
-                let id = self.comm_op(lane, "param_all_gather", secs, bytes, &after);
+                let id = self.comm_op(
+                    lane,
+                    "param_all_gather",
+                    secs,
+                    bytes,
+                    &after,
+                    Some(Comm::Data),
+                );
                 self.gathers.insert(l, id);
             }
         }

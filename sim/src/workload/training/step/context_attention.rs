@@ -52,7 +52,14 @@ impl StepBuilder<'_> {
                 let full = local_kv * s.cp as f64;
                 let secs = self.collective_seconds(Comm::Context, CollectiveOp::AllGather, full);
                 let after = self.compute_deps();
-                let id = self.comm_op(lane, "cp_kv_all_gather", secs, full, &after);
+                let id = self.comm_op(
+                    lane,
+                    "cp_kv_all_gather",
+                    secs,
+                    full,
+                    &after,
+                    Some(Comm::Context),
+                );
                 self.stage().last = Some(id);
                 let (k, _) = context_attention_kernel(kernel, s.cp, s.cp_algorithm, !forward);
                 self.kernel(name, k, Some(layer), micro, model_flops);
@@ -60,7 +67,14 @@ impl StepBuilder<'_> {
                     let secs =
                         self.collective_seconds(Comm::Context, CollectiveOp::ReduceScatter, full);
                     let after = self.compute_deps();
-                    let id = self.comm_op(lane, "cp_dkv_reduce_scatter", secs, full, &after);
+                    let id = self.comm_op(
+                        lane,
+                        "cp_dkv_reduce_scatter",
+                        secs,
+                        full,
+                        &after,
+                        Some(Comm::Context),
+                    );
                     self.stage().last = Some(id);
                 }
             }
@@ -78,7 +92,14 @@ impl StepBuilder<'_> {
                             Some(p) => vec![p],
                             None => self.compute_deps_peek(),
                         };
-                        pass = Some(self.comm_op(lane, "cp_ring_pass", secs, bytes, &after));
+                        pass = Some(self.comm_op(
+                            lane,
+                            "cp_ring_pass",
+                            secs,
+                            bytes,
+                            &after,
+                            Some(Comm::ContextPeer),
+                        ));
                     }
                     if let Some(p) = previous_pass {
                         self.waiting_on.push(p);

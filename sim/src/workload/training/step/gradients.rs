@@ -52,7 +52,7 @@ impl StepBuilder<'_> {
         let secs = self.collective_seconds(comm, op, total);
         let after: Vec<OpId> = self.stage().last.into_iter().collect();
         let lane = self.stage().data;
-        let id = self.comm_op(lane, "grad_reduce", secs, total, &after);
+        let id = self.comm_op(lane, "grad_reduce", secs, total, &after, Some(comm));
         self.stage().buckets.push(id);
         self.offload_bucket(&[id], total, replicas);
     }
@@ -68,7 +68,7 @@ impl StepBuilder<'_> {
                 let shard = total / replicas as f64;
                 let secs = s.topology.host_copy_seconds(shard);
                 let lane = self.stage().host_link.expect("a host lane when offloading");
-                let id = self.comm_op(lane, "grad_to_host", secs, shard, reduced);
+                let id = self.comm_op(lane, "grad_to_host", secs, shard, reduced, None);
                 self.stage().buckets.push(id);
             }
             OptimizerOffload::Network => {

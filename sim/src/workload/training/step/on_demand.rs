@@ -182,8 +182,16 @@ impl StepBuilder<'_> {
             ranks * HOST_LOOP_PER_RANK_S,
             0.0,
             &after,
+            None,
         );
-        let gather = self.comm_op(lane, "param_all_gather", secs, bytes, &[host]);
+        let gather = self.comm_op(
+            lane,
+            "param_all_gather",
+            secs,
+            bytes,
+            &[host],
+            Some(Comm::Data),
+        );
         let copies = self.list_copies("param_gather_copies", bytes, lane, &[gather]);
         self.stage().last = Some(copies);
         copies
@@ -201,7 +209,14 @@ impl StepBuilder<'_> {
             let after = self.compute_deps();
             let copies = self.list_copies("grad_list_copies", bytes, lane, &after);
             let secs = self.collective_seconds(Comm::Data, CollectiveOp::ReduceScatter, bytes);
-            let reduce = self.comm_op(lane, "grad_reduce", secs, bytes, &[copies]);
+            let reduce = self.comm_op(
+                lane,
+                "grad_reduce",
+                secs,
+                bytes,
+                &[copies],
+                Some(Comm::Data),
+            );
             self.stage().buckets.push(reduce);
             self.stage().last = Some(reduce);
         }

@@ -43,7 +43,7 @@ impl StepBuilder<'_> {
                 let bytes = params / shards * m.dtype.bytes();
                 let secs = s.topology.host_copy_seconds(bytes);
                 let lane = self.stage().host_link.expect("a host lane when offloading");
-                self.comm_op(lane, "weights_to_gpu", secs, bytes, &[cpu])
+                self.comm_op(lane, "weights_to_gpu", secs, bytes, &[cpu], None)
             }
             // The node's updates ran as the buckets arrived; the step ends with the last.
             OptimizerOffload::Network => *deps.last().expect("ZeRO-3 reduces every step"),
@@ -56,7 +56,14 @@ impl StepBuilder<'_> {
             let bytes = params * m.dtype.bytes();
             let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
             let lane = self.stage().data;
-            self.comm_op(lane, "param_all_gather", secs, bytes, &[opt]);
+            self.comm_op(
+                lane,
+                "param_all_gather",
+                secs,
+                bytes,
+                &[opt],
+                Some(Comm::Data),
+            );
         }
     }
 

@@ -1,8 +1,8 @@
 //! Walking the pipeline schedule's passes: each stage's forwards and backwards of its model chunks
 //! in schedule order, each waiting for what the stage before or after sent it.
 
-use super::Stage;
 use super::StepBuilder;
+use super::{Collective, Stage};
 use crate::collective::CollectiveOp;
 use crate::exec::{Graph, OpId};
 use crate::hw::ElementwiseOp;
@@ -42,7 +42,7 @@ impl StepBuilder<'_> {
 
     /// The step, and every distinct collective its stage GPUs run with how many times each runs
     /// it (for the traffic of every link, `links.rs`).
-    pub fn build_counting(mut self) -> (Graph, Vec<Stage>, Vec<CommUse>) {
+    pub fn build_counting(mut self) -> (Graph, Vec<Stage>, Vec<CommUse>, Vec<Collective>) {
         let passes = Passes::new(self.setup);
         self.walk_schedule(&passes);
         for st in (0..self.setup.pp as usize).filter(|_| !passes.asynchronous) {
@@ -61,7 +61,7 @@ impl StepBuilder<'_> {
                 seconds,
             })
             .collect();
-        (self.graph, self.stages, uses)
+        (self.graph, self.stages, uses, self.collectives)
     }
 
     /// Runs every stage's passes in its schedule's order, each as soon as what it receives from

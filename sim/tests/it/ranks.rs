@@ -1,0 +1,222 @@
+//! `sim.ranks = "all"` and `[[perturb]]`: every GPU its own timeline agrees with one GPU per stage
+//! where ranks are alike, a slow GPU slows the step by what its collectives and sends pass on,
+//! and bad perturbations are refused at their key.
+
+use crate::common;
+
+use clustersim::Scenario;
+use common::number as num;
+use serde_json::Value;
+
+fn shipped(file: &str, sets: &[&str]) -> Value {
+    let path = common::root().join("scenarios/training").join(file);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let scenario = Scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
+    clustersim::run(&scenario)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .report
+}
+
+/// Two servers of eight H100: Llama 3.1 8B over tp 2, pp 2, dp 4, with `extra` lines at the end.
+fn small(extra: &str) -> String {
+    format!(
+        "kind = \"training\"\n[cluster]\ngpu = \"H100\"\nnodes = 2\ngpus_per_node = 8\n\
+         [cluster.inter_node]\nnic_bandwidth = \"400 Gb/s\"\n\
+         [model]\npreset = \"llama-3.1-8b\"\nseq_len = 4096\n\
+         [parallel]\ntp = 2\npp = 2\ndp = 4\nglobal_batch = 32\nmicro_batch = 1\n{extra}"
+    )
+}
+
+#[test]
+fn every_rank_agrees_with_one_gpu_per_stage_where_ranks_are_alike() {
+    for file in [
+        "gpt3-1.3b-8xh100.toml",
+        "gpt3-1.3b-two-sites-wan.toml",
+        "llama-2-7b-torus-flow.toml",
+        "llama-3-8b-128xh100-zero2.toml",
+        "megatron-3.6b-64xa100-tp2.toml",
+        "mixtral-8x7b-64xh100-ep8.toml",
+        "llama-3.1-8b-8xh100-torchtitan-eager.toml",
+    ] {
+        let stage = shipped(file, &[]);
+        let all = shipped(file, &["sim.ranks=\"all\""]);
+        let (a, b) = (
+            num(&stage, "iteration_time_s"),
+            num(&all, "iteration_time_s"),
+        );
+        assert!((b / a - 1.0).abs() <= 0.01, "{file}: {a} s vs {b} s");
+        assert_eq!(all["fidelity"]["ranks"], "all", "{file}");
+        assert_eq!(
+            num(&all, "ranks.gpus_simulated"),
+            num(&stage, "cluster.gpus"),
+            "{file}"
+        );
+        assert_eq!(num(&all, "ranks.waited_s.total"), 0.0, "{file}");
+    }
+    // Context parallelism (ring passes) and ZeRO-3's layer gathers, inline.
+    for (extra, dp) in [("cp = 2\n", "dp = 2"), ("zero = 3\n", "dp = 4")] {
+        let text = small(extra).replace("dp = 4", dp);
+        let stage = common::report("cp.toml", &text, &[]);
+        let all = common::report("cp.toml", &text, &["sim.ranks=\"all\""]);
+        assert_eq!(
+            num(&stage, "iteration_time_s"),
+            num(&all, "iteration_time_s"),
+            "{extra}"
+        );
+    }
+}
+
+#[test]
+fn unstated_ranks_are_one_gpu_per_stage() {
+    let silent = common::report("r.toml", &small(""), &[]);
+    let stated = common::report("r.toml", &small("[sim]\nranks = \"stage\"\n"), &[]);
+    assert_eq!(silent["fidelity"]["ranks"], "stage");
+    assert_eq!(silent["assumptions"], stated["assumptions"]);
+    common::same_at(
+        &silent,
+        &stated,
+        &[
+            "iteration_time_s",
+            "sim.events",
+            "breakdown_s.pipeline_bubble",
+        ],
+        "ranks = \"stage\"",
+    );
+    assert!(silent.get("ranks").is_none());
+}
+
+#[test]
+fn a_slow_gpu_slows_the_step_by_what_its_peers_wait_for() {
+    let base = common::report("r.toml", &small(""), &[]);
+    // GPU 5: tensor index 1, data index 2, first stage (tp innermost, then dp, then pp).
+    let slow = common::report(
+        "r.toml",
+        &small("[[perturb]]\ngpu = 5\nslowdown = 1.3\n"),
+        &[],
+    );
+    let (t0, t1) = (
+        num(&base, "iteration_time_s"),
+        num(&slow, "iteration_time_s"),
+    );
+    // Slower, but not by 30% everywhere: the other stage and the waits for the network are not
+    // the slow GPU's.
+    assert!(t1 > t0 * 1.05 && t1 < t0 * 1.3, "{t0} s -> {t1} s");
+    assert_eq!(slow["fidelity"]["ranks"], "all");
+    assert!(slow["assumptions"].as_array().unwrap().iter().any(|a| {
+        a.as_str()
+            .unwrap()
+            .contains("[[perturb]] makes ranks unlike")
+    }));
+    assert_eq!(slow["ranks"]["slow_gpus"][0]["gpu"], 5);
+    // It is the one the others waited for most, and its tensor-parallel peer (GPU 4) waited.
+    assert_eq!(slow["ranks"]["held_up_by"][0]["gpu"], 5);
+    assert!(num(&slow, "ranks.waited_s.total") > 0.0);
+    // Same scenario and seed, same bytes.
+    let again = common::report(
+        "r.toml",
+        &small("[[perturb]]\ngpu = 5\nslowdown = 1.3\n"),
+        &[],
+    );
+    let strip = |mut v: Value| {
+        v["sim"]["wall_s"] = Value::Null;
+        v
+    };
+    assert_eq!(strip(slow), strip(again));
+}
+
+#[test]
+fn the_straggler_is_one_gpu_when_every_rank_is_simulated() {
+    let text = small(
+        "[reliability]\ngpu_mtbf = \"50000 h\"\ncheckpoint_write = \"60 s\"\nrestart = \"10 min\"\n\
+         straggler_slowdown = 1.5\n",
+    );
+    let stage = common::report("s.toml", &text, &[]);
+    let all = common::report("s.toml", &text, &["sim.ranks=\"all\""]);
+    // One GPU of the last stage (rank 8: stage 1's first GPU): its stage-mates wait for it at
+    // every collective, so the step is about as slow as a whole slow stage.
+    assert_eq!(all["ranks"]["slow_gpus"][0]["gpu"], 8);
+    let (a, b) = (
+        num(&stage, "iteration_time_s"),
+        num(&all, "iteration_time_s"),
+    );
+    assert!(b <= a * 1.001 && b > a * 0.9, "stage {a} s, all {b} s");
+}
+
+#[test]
+fn a_slow_server_slows_each_of_its_gpus() {
+    let r = common::report(
+        "s.toml",
+        &small("[[perturb]]\nserver = 1\nslowdown = 1.1\n[[perturb]]\ngpu = 9\nslowdown = 2\n"),
+        &[],
+    );
+    let slow = r["ranks"]["slow_gpus"].as_array().unwrap();
+    assert_eq!(slow.len(), 8);
+    assert_eq!(slow[0]["gpu"], 8);
+    // Entries on one GPU multiply.
+    assert!((num(&slow[1], "slowdown") - 2.2).abs() < 1e-12);
+}
+
+#[test]
+fn bad_perturbations_are_refused_at_their_key() {
+    let cases = [
+        ("[[perturb]]\ngpu = 3\n", "perturb.0", "needs `slowdown`"),
+        (
+            "[[perturb]]\ngpu = 16\nslowdown = 1.2\n",
+            "perturb.0.gpu",
+            "GPUs are 0-15, not 16",
+        ),
+        (
+            "[[perturb]]\nserver = 2\nslowdown = 1.2\n",
+            "perturb.0.server",
+            "servers are 0-1",
+        ),
+        (
+            "[[perturb]]\ngpu = 1\nslowdown = 1.2\n[[perturb]]\ngpu = 1\nserver = 0\nslowdown = 1.2\n",
+            "perturb.1",
+            "one `gpu` or one `server`",
+        ),
+        (
+            "[[perturb]]\ngpu = 1\nslowdown = 0.5\n",
+            "perturb.0.slowdown",
+            "1 or more, not 0.5",
+        ),
+        (
+            "[sim]\nranks = \"stage\"\n[[perturb]]\ngpu = 1\nslowdown = 1.2\n",
+            "sim.ranks",
+            "makes ranks unlike",
+        ),
+        ("[sim]\nranks = \"every\"\n", "sim.ranks", "stage"),
+    ];
+    for (extra, key, says) in cases {
+        let text = small(extra);
+        let e = match common::outcome("p.toml", &text) {
+            Err(e) => e,
+            Ok(_) => panic!("{extra}: accepted"),
+        };
+        assert!(e.contains(says), "{extra}: {e}");
+        // Located: the message points into the file at the key's line.
+        let line = text
+            .lines()
+            .position(|l| {
+                let k = key.rsplit('.').next().unwrap();
+                l.starts_with(k) || (k.parse::<u32>().is_ok() && l == "[[perturb]]")
+            })
+            .map(|i| i + 1);
+        assert!(
+            e.contains("p.toml:"),
+            "{extra}: {e} (key {key}, line {line:?})"
+        );
+    }
+    // Other kinds do not read them.
+    let serving = "kind = \"serving\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"llama-3-8b\"\n\
+                   [[perturb]]\ngpu = 0\nslowdown = 2\n";
+    let e = common::outcome("s.toml", serving).unwrap_err();
+    assert!(e.contains("perturb"), "{e}");
+    let e = common::outcome(
+        "a.toml",
+        &small("[sim]\nranks = \"all\"\n")
+            .replace("global_batch", "schedule = \"async-1f1b\"\nglobal_batch"),
+    )
+    .unwrap_err();
+    assert!(e.contains("async-1f1b"), "{e}");
+}
