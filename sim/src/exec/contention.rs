@@ -105,13 +105,13 @@ impl Sharing {
 
     /// A collective of lane `l` of instance `i` begins (`by = 1`) or ends (`by = -1`) holding
     /// SMs; the first to begin and the last to end change the speed of the group's kernels.
-    /// `running_op(il)` is the event instance lane `il` is running, if any.
+    /// `running_op(i, l)` is the event instance `i`'s lane `l` is running, if any.
     pub(super) fn hold(
         &mut self,
         i: usize,
         l: usize,
         by: i32,
-        running_op: impl Fn(usize) -> Option<u32>,
+        running_op: impl Fn(usize, usize) -> Option<u32>,
         sched: &mut Scheduler<u32>,
     ) {
         let Some(g) = self.group[l] else { return };
@@ -132,13 +132,14 @@ impl Sharing {
         i: usize,
         g: u32,
         slowed: bool,
-        running_op: impl Fn(usize) -> Option<u32>,
+        running_op: impl Fn(usize, usize) -> Option<u32>,
         sched: &mut Scheduler<u32>,
     ) {
         let now = sched.now();
         for k in 0..self.kernels[g as usize].len() {
-            let il = i * self.lanes + self.kernels[g as usize][k] as usize;
-            let (Some(ev), Some(id)) = (running_op(il), self.pending[il]) else {
+            let l = self.kernels[g as usize][k] as usize;
+            let il = i * self.lanes + l;
+            let (Some(ev), Some(id)) = (running_op(i, l), self.pending[il]) else {
                 continue;
             };
             if self.slowed[il] == slowed {

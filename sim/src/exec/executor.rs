@@ -13,12 +13,17 @@ use super::timeline::Timeline;
 use crate::engine::{Process, RunStats, Scheduler, SimTime, Simulation};
 
 /// The graph as a process: its only event is "this instance of an operation finished", numbered
-/// `instance x ops + op`.
+/// `op x instances + instance`, so that the instances of one operation, which run at about the
+/// same moment, sit side by side in memory. Lanes are numbered the same way.
 struct Executor<'g> {
     graph: &'g Graph,
     replicas: &'g Replicas,
-    ops: usize,
+    instances: usize,
     lanes: usize,
+    /// Each operation's lane and duration, and each lane's use, read at every event.
+    op_lane: Vec<LaneId>,
+    duration: Vec<SimTime>,
+    uses: Vec<LaneUse>,
     /// Dependencies not yet done, per instance op.
     waiting: Vec<u32>,
     /// Ops that depend on each op: `dependents[dep_start[i]..dep_start[i + 1]]`.
@@ -74,9 +79,15 @@ impl<'g> Executor<'g> {
         Executor {
             graph,
             replicas,
-            ops: n,
+            instances,
             lanes,
-            waiting: waiting.repeat(instances),
+            op_lane: graph.ops.iter().map(|o| o.lane).collect(),
+            duration: graph.ops.iter().map(|o| o.duration).collect(),
+            uses: graph.lanes.iter().map(|l| l.uses).collect(),
+            waiting: waiting
+                .iter()
+                .flat_map(|&w| std::iter::repeat_n(w, instances))
+                .collect(),
             dependents,
             dependent_start,
             cursor: vec![0; lanes * instances],
@@ -91,14 +102,14 @@ impl<'g> Executor<'g> {
 
     fn try_start(&mut self, i: usize, lane: LaneId, sched: &mut Scheduler<u32>) {
         let l = lane as usize;
-        let il = i * self.lanes + l;
+        let il = l * self.instances + i;
         if self.running[il].is_some() {
             return;
         }
         let Some(&op) = self.graph.lane_ops[l].get(self.cursor[il] as usize) else {
             return;
         };
-        let ev = (i * self.ops) as u32 + op;
+        let ev = (op as usize * self.instances + i) as u32;
         if self.waiting[ev as usize] > 0 {
             return;
         }
@@ -123,22 +134,22 @@ impl<'g> Executor<'g> {
 
     /// On a collective lane, one more (`by = 1`) or one fewer operation holds instance `i`'s SMs.
     fn hold(&mut self, i: usize, l: usize, by: i32, sched: &mut Scheduler<u32>) {
-        if self.graph.lanes[l].uses == LaneUse::Collectives
+        if self.uses[l] == LaneUse::Collectives
             && let Some(sharing) = self.sharing.as_mut()
         {
-            let running = &self.running;
-            sharing.hold(i, l, by, |k| running[k], sched);
+            let (running, n) = (&self.running, self.instances);
+            sharing.hold(i, l, by, |k, lane| running[lane * n + k], sched);
         }
     }
 
     /// Instance `i` of `op`, on lane `l`, starts now.
     fn begin(&mut self, i: usize, l: usize, op: OpId, sched: &mut Scheduler<u32>) {
-        let ev = (i * self.ops) as u32 + op;
+        let ev = (op as usize * self.instances + i) as u32;
         self.start[ev as usize] = sched.now();
-        let duration = self.graph.ops[op as usize].duration;
+        let duration = self.duration[op as usize];
         let duration = self.replicas.scaled(i, l, self.lanes, duration);
         match self.sharing.as_mut() {
-            Some(sharing) if self.graph.lanes[l].uses == LaneUse::Kernels && sharing.shares(l) => {
+            Some(sharing) if self.uses[l] == LaneUse::Kernels && sharing.shares(l) => {
                 sharing.start(i, l, ev, duration.as_ps(), sched)
             }
             _ => {
@@ -162,25 +173,21 @@ impl Process for Executor<'_> {
     fn handle(&mut self, ev: u32, sched: &mut Scheduler<u32>) {
         let e = ev as usize;
         self.end[e] = sched.now();
-        let (i, o) = if self.replicas.count == 1 {
-            (0, e)
-        } else {
-            (e / self.ops, e % self.ops)
-        };
-        let lane = self.graph.ops[o].lane;
+        let n = self.instances;
+        let (o, i) = if n == 1 { (e, 0) } else { (e / n, e % n) };
+        let lane = self.op_lane[o];
         let l = lane as usize;
-        self.running[i * self.lanes + l] = None;
+        self.running[l * n + i] = None;
         // The lane's next op first: a collective following a collective keeps the group slowed.
         self.try_start(i, lane, sched);
         self.hold(i, l, -1, sched);
-        let base = i * self.ops;
         let (a, b) = (self.dependent_start[o], self.dependent_start[o + 1]);
         for k in a..b {
             let d = self.dependents[k as usize] as usize;
-            self.waiting[base + d] -= 1;
-            if self.waiting[base + d] == 0 {
-                let dl = self.graph.ops[d].lane;
-                if self.cursor[i * self.lanes + dl as usize] == self.position[d] {
+            self.waiting[d * n + i] -= 1;
+            if self.waiting[d * n + i] == 0 {
+                let dl = self.op_lane[d];
+                if self.cursor[dl as usize * n + i] == self.position[d] {
                     self.try_start(i, dl, sched);
                 }
             }
@@ -197,7 +204,7 @@ pub fn execute(graph: &Graph) -> (Timeline, RunStats) {
 }
 
 /// Runs `replicas.count` instances of `graph` side by side; the timeline holds instance `i`'s
-/// op `o` at `i x ops + o`. Instances complete as one graph does: the unfinished op with the
+/// op `o` at `o x count + i`. Instances complete as one graph does: the unfinished op with the
 /// smallest id in any instance can start in every instance, and its collective's members all
 /// reach it.
 pub fn execute_replicas(graph: &Graph, replicas: &Replicas) -> (Timeline, RunStats, Waits) {
@@ -208,7 +215,7 @@ pub fn execute_replicas(graph: &Graph, replicas: &Replicas) -> (Timeline, RunSta
     if let Some(stuck) = ex.end.iter().position(|&t| t == SimTime::MAX)
         && !stats.overran
     {
-        let (i, o) = (stuck / ex.ops, stuck % ex.ops);
+        let (o, i) = (stuck / ex.instances, stuck % ex.instances);
         let op = &graph.ops[o];
         panic!(
             "operation graph deadlocked: `{}` (op {o} of instance {i}) on lane `{}` never ran; simulation ended at {}",
@@ -341,7 +348,7 @@ mod tests {
         };
         let (t, stats, waits) = execute_replicas(&g, &replicas);
         let us = |x: SimTime| x.as_ps() / 1_000_000;
-        let at = |i: usize, o: OpId| i * 3 + o as usize;
+        let at = |i: usize, o: OpId| o as usize * 3 + i;
         // The collective starts when the slow instance arrives at 15 us, in every instance.
         for i in 0..3 {
             assert_eq!(us(t.start[at(i, c)]), 15);
@@ -383,7 +390,7 @@ mod tests {
         let us = |x: SimTime| x.as_ps() / 1_000_000;
         // 10 us of collective at half speed: `a` does 5 us of work, then 5 at full speed.
         assert_eq!(us(t.end[a as usize]), 15);
-        assert_eq!(us(t.end[3 + b as usize]), 25);
+        assert_eq!(us(t.end[b as usize * 2 + 1]), 25);
     }
 
     /// Dependencies point backwards in insertion order and lanes run in insertion order, so the

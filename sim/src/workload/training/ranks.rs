@@ -182,20 +182,17 @@ pub fn execute(
         classes,
     };
     let (all, stats, waits) = execute_replicas(graph, &replicas);
-    let ends: Vec<SimTime> = (0..pipelines as usize)
-        .map(|i| {
-            all.end[i * n..(i + 1) * n]
-                .iter()
-                .copied()
-                .max()
-                .unwrap_or_default()
-        })
-        .collect();
+    // Op `o` of pipeline `i` is at `o x pipelines + i`.
+    let count = pipelines as usize;
+    let mut ends = vec![SimTime::ZERO; count];
+    for (k, &end) in all.end.iter().enumerate() {
+        ends[k % count] = ends[k % count].max(end);
+    }
     // The pipeline that finishes last (the first of equals) sets the step.
     let last = (0..ends.len()).fold(0, |best, i| if ends[i] > ends[best] { i } else { best });
     let timeline = Timeline {
-        start: all.start[last * n..(last + 1) * n].to_vec(),
-        end: all.end[last * n..(last + 1) * n].to_vec(),
+        start: (0..n).map(|o| all.start[o * count + last]).collect(),
+        end: (0..n).map(|o| all.end[o * count + last]).collect(),
     };
     // Waits per GPU: each lane belongs to its stage's GPU.
     let mut stage_of_lane = vec![0u32; lanes];
