@@ -8,7 +8,7 @@
 
 use super::contention::Sharing;
 use super::graph::{Graph, LaneId, LaneUse, OpId};
-use super::replicas::{Rendezvous, Replicas, Waits};
+use super::replicas::{Draws, Rendezvous, Replicas, Waits};
 use super::timeline::Timeline;
 use crate::engine::{Process, RunStats, Scheduler, SimTime, Simulation};
 
@@ -39,6 +39,7 @@ struct Executor<'g> {
     running: Vec<Option<u32>>,
     sharing: Option<Sharing>,
     rendezvous: Rendezvous,
+    jitter: Option<Draws>,
 }
 
 impl<'g> Executor<'g> {
@@ -97,6 +98,7 @@ impl<'g> Executor<'g> {
             running: vec![None; lanes * instances],
             sharing: graph.contention.map(|c| Sharing::new(graph, c, instances)),
             rendezvous: Rendezvous::new(instances, lanes),
+            jitter: replicas.jitter.as_ref().map(|j| j.open()),
         }
     }
 
@@ -147,7 +149,10 @@ impl<'g> Executor<'g> {
         let ev = (op as usize * self.instances + i) as u32;
         self.start[ev as usize] = sched.now();
         let duration = self.duration[op as usize];
-        let duration = self.replicas.scaled(i, l, self.lanes, duration);
+        let mut duration = self.replicas.scaled(i, l, self.lanes, duration);
+        if let Some(jitter) = self.jitter.as_mut() {
+            duration = jitter.vary(i * self.lanes + l, ev, duration);
+        }
         match self.sharing.as_mut() {
             Some(sharing) if self.uses[l] == LaneUse::Kernels && sharing.shares(l) => {
                 sharing.start(i, l, ev, duration.as_ps(), sched)
@@ -345,6 +350,7 @@ mod tests {
             scale_ppm,
             sync: vec![NO_SYNC, 0, NO_SYNC],
             classes: vec![Groups::new(vec![0, 0, 0])],
+            jitter: None,
         };
         let (t, stats, waits) = execute_replicas(&g, &replicas);
         let us = |x: SimTime| x.as_ps() / 1_000_000;
@@ -385,6 +391,7 @@ mod tests {
             scale_ppm: Vec::new(),
             sync: vec![NO_SYNC, 0, NO_SYNC],
             classes: vec![Groups::new(vec![0, 0])],
+            jitter: None,
         };
         let (t, _, _) = execute_replicas(&g, &replicas);
         let us = |x: SimTime| x.as_ps() / 1_000_000;

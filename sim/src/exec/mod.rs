@@ -10,5 +10,5 @@ pub(crate) mod timeline;
 pub use counter::Counter;
 pub use executor::{execute, execute_replicas};
 pub use graph::{Contention, Graph, Lane, LaneId, LaneUse, Op, OpId, OpKind};
-pub use replicas::{Groups, NO_SYNC, Replicas, Waits};
+pub use replicas::{Groups, Jitter, NO_SYNC, Replicas, Waits};
 pub use timeline::Timeline;

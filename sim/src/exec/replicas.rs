@@ -2,7 +2,10 @@
 //! of a training step, each GPU with its own timeline.
 //!
 //! Instance `i` of an operation runs on instance `i` of its lane after instance `i` of its
-//! dependencies. A lane's durations may be scaled per instance (a slow GPU). An operation of a
+//! dependencies. A lane's durations may be scaled per instance (a slow GPU) and varied per
+//! operation ([`Jitter`]: a lognormal factor of mean 1 drawn for each instance of each
+//! operation at its own place in one seeded stream, so the draw does not depend on the order
+//! events run in). An operation of a
 //! sync class is a collective: each instance arrives when its lane and dependencies allow and
 //! holds its lane (and the SMs a collective lane contends for) while it waits, and the members
 //! of its group all start once the last has arrived, as NCCL's kernels do. Who waited, and for
@@ -11,6 +14,7 @@
 
 use super::graph::{LaneId, OpId};
 use crate::engine::SimTime;
+use rand::rngs::ChaCha8Rng;
 use std::collections::HashMap;
 
 /// An operation that synchronises nothing.
@@ -27,6 +31,54 @@ pub struct Replicas {
     pub sync: Vec<u32>,
     /// The groups of each sync class.
     pub classes: Vec<Groups>,
+    /// Durations varying per operation instance; None: as built.
+    pub jitter: Option<Jitter>,
+}
+
+/// Each operation instance's duration times a lognormal factor of mean 1.
+#[derive(Clone, Debug)]
+pub struct Jitter {
+    /// The run's seed and the name of the stream the factors are drawn from (each instance op at
+    /// its own position).
+    pub seed: u64,
+    pub stream: &'static str,
+    /// The logarithm's standard deviation per instance lane (`instance x lanes + lane`); 0: none.
+    pub sigma: Vec<f64>,
+}
+
+/// A [`Jitter`] with its stream opened.
+pub(super) struct Draws {
+    rng: ChaCha8Rng,
+    sigma: Vec<f64>,
+}
+
+impl Jitter {
+    pub(super) fn open(&self) -> Draws {
+        Draws {
+            rng: crate::engine::RngStreams::new(self.seed).stream(self.stream),
+            sigma: self.sigma.clone(),
+        }
+    }
+
+    /// The log-standard deviation that gives a lognormal of mean 1 coefficient of variation `cv`.
+    pub fn sigma_of(cv: f64) -> f64 {
+        crate::stats::math::ln(1.0 + cv * cv).sqrt()
+    }
+}
+
+impl Draws {
+    /// `duration` of instance lane `il` times event `ev`'s factor.
+    pub(super) fn vary(&mut self, il: usize, ev: u32, duration: SimTime) -> SimTime {
+        let sigma = self.sigma.get(il).copied().unwrap_or(0.0);
+        if sigma <= 0.0 {
+            return duration;
+        }
+        // 16 words (8 draws) for each event; the polar method takes 2 a try, rarely more than 4.
+        self.rng.set_word_pos(ev as u128 * 16);
+        let mu = crate::stats::variate::lognormal_mu(1.0, sigma);
+        let factor = crate::stats::variate::lognormal(&mut self.rng, mu, sigma);
+        SimTime::from_ps((duration.as_ps() as f64 * factor).round() as u64)
+    }
 }
 
 impl Replicas {
@@ -37,6 +89,7 @@ impl Replicas {
             scale_ppm: Vec::new(),
             sync: Vec::new(),
             classes: Vec::new(),
+            jitter: None,
         }
     }
 

@@ -1,6 +1,7 @@
-//! `[[perturb]]`: a GPU or a whole server that computes slower than its peers (training). Each
-//! entry names one `gpu` (global rank) or one `server` (node index) and its `slowdown` (its
-//! kernels take that many times as long, at least 1).
+//! `[[perturb]]`: GPUs that compute slower than their peers, or less steadily (training). An
+//! entry names one `gpu` (global rank) or one `server` (node index), and a `slowdown` (its kernels
+//! take that many times as long, at least 1), a `jitter` (each kernel's time varies by that
+//! coefficient of variation, 0-1), or both; a `jitter` without a target applies to every GPU.
 
 use serde::Deserialize;
 
@@ -10,4 +11,5 @@ pub struct PerturbEntry {
     pub gpu: Option<u32>,
     pub server: Option<u32>,
     pub slowdown: Option<f64>,
+    pub jitter: Option<f64>,
 }

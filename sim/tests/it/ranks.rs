@@ -157,9 +157,62 @@ fn a_slow_server_slows_each_of_its_gpus() {
 }
 
 #[test]
+fn kernel_jitter_slows_synchronous_steps_and_follows_the_seed() {
+    let base = common::report("j.toml", &small(""), &[]);
+    let jitter = |extra: &str| {
+        common::report(
+            "j.toml",
+            &small(&format!("[[perturb]]\njitter = 0.1\n{extra}")),
+            &[],
+        )
+    };
+    let (a, b) = (jitter(""), jitter(""));
+    let t0 = num(&base, "iteration_time_s");
+    let t1 = num(&a, "iteration_time_s");
+    // Every collective waits for the slowest member's draws: noise of mean 1 costs time.
+    assert!(t1 > t0 && t1 < t0 * 1.1, "{t0} s -> {t1} s");
+    assert_eq!(num(&a, "ranks.jitter.gpus"), 16.0);
+    assert_eq!(
+        num(&a, "iteration_time_s"),
+        num(&b, "iteration_time_s"),
+        "same seed, same step"
+    );
+    let other = common::report(
+        "j.toml",
+        &small("[[perturb]]\njitter = 0.1\n[sim]\nseed = 7\n"),
+        &[],
+    );
+    assert_ne!(
+        num(&other, "iteration_time_s"),
+        t1,
+        "another seed draws again"
+    );
+    // On one GPU only: it and its tensor-parallel peer (GPU 7) take turns being waited for, as
+    // its kernels come out slower or faster than the peer's.
+    let one = jitter("gpu = 6\n");
+    assert_eq!(num(&one, "ranks.jitter.gpus"), 1.0);
+    let first = one["ranks"]["held_up_by"][0]["gpu"].as_u64().unwrap();
+    assert!(first == 6 || first == 7, "{first}");
+}
+
+#[test]
 fn bad_perturbations_are_refused_at_their_key() {
     let cases = [
-        ("[[perturb]]\ngpu = 3\n", "perturb.0", "needs `slowdown`"),
+        (
+            "[[perturb]]\ngpu = 3\n",
+            "perturb.0",
+            "needs `slowdown`, `jitter` or both",
+        ),
+        (
+            "[[perturb]]\nslowdown = 1.2\n",
+            "perturb.0",
+            "needs the `gpu` or `server`",
+        ),
+        (
+            "[[perturb]]\njitter = 1.5\n",
+            "perturb.0.jitter",
+            "from 0 to 1, not 1.5",
+        ),
         (
             "[[perturb]]\ngpu = 16\nslowdown = 1.2\n",
             "perturb.0.gpu",

@@ -6,14 +6,15 @@
 //! starts when the last member of its group reaches it (`exec::Replicas`), so a slow GPU holds up
 //! exactly the peers its collectives and sends reach. Collectives keep the price the stage mode
 //! gives them (each group beside the other groups of its stage). The report describes the
-//! pipeline that finishes last and says who waited for whom. Ignored: links or NICs that differ
-//! between groups, and kernel-time noise.
+//! pipeline that finishes last and says who waited for whom. `[[perturb]] jitter` varies each
+//! kernel of a GPU by a lognormal factor of mean 1 (stream `perturb/jitter` of the seed).
+//! Ignored: links or NICs that differ between groups.
 
 use super::comm::Comm;
 use super::setup::TrainingConfig;
 use super::step::Stage;
 use crate::engine::{RunStats, SimTime};
-use crate::exec::{Graph, Groups, NO_SYNC, Replicas, Timeline, execute_replicas};
+use crate::exec::{Graph, Groups, Jitter, NO_SYNC, Replicas, Timeline, execute_replicas};
 use crate::key_error::KeyError;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -175,11 +176,24 @@ pub fn execute(
         }
         scale
     };
+    let jitter = (!setup.jitter_gpus.is_empty()).then(|| {
+        let mut sigma = vec![0.0; pipelines as usize * lanes];
+        for &(rank, cv) in &setup.jitter_gpus {
+            let (i, p) = setup.place(rank);
+            sigma[i as usize * lanes + stages[p as usize].compute as usize] = Jitter::sigma_of(cv);
+        }
+        Jitter {
+            seed: setup.seed,
+            stream: "perturb/jitter",
+            sigma,
+        }
+    });
     let replicas = Replicas {
         count: pipelines,
         scale_ppm,
         sync,
         classes,
+        jitter,
     };
     let (all, stats, waits) = execute_replicas(graph, &replicas);
     // Op `o` of pipeline `i` is at `o x pipelines + i`.
@@ -256,6 +270,12 @@ fn report(
         },
         "finish_s": { "first": first.as_secs_f64(), "last": ends[last].as_secs_f64() },
         "slow_gpus": slow.iter().map(|(&gpu, &x)| json!({ "gpu": gpu, "slowdown": x })).collect::<Vec<_>>(),
+        "jitter": {
+            "gpus": setup.jitter_gpus.len(),
+            "cv_max": setup.jitter_gpus.iter().map(|&(_, cv)| cv).fold(0.0, f64::max),
+            "stream": "perturb/jitter",
+            "seed": setup.seed,
+        },
         "waited_s": {
             "total": total_wait.as_secs_f64(),
             "per_gpu": total_wait.as_secs_f64() / setup.gpus() as f64,

@@ -104,6 +104,9 @@ pub struct TrainingConfig {
     /// GPUs computing slower than their peers (`[[perturb]]`): global rank and slowdown, each
     /// rank once, ascending.
     pub slow_gpus: Vec<(u32, f64)>,
+    /// GPUs whose kernel times vary (`[[perturb]] jitter`): global rank and coefficient of
+    /// variation, ascending.
+    pub jitter_gpus: Vec<(u32, f64)>,
     /// Failures and checkpoints (`[reliability]`).
     pub reliability: Option<Reliability>,
     /// Prices (`[cost]`).

@@ -63,7 +63,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         nodes,
         &mut assumptions,
     )?;
-    let (ranks, slow_gpus) =
+    let (ranks, perturbations) =
         ranks::resolve(s, (nodes, gpus_per_node), layout.schedule, &mut assumptions)?;
     let grad_bytes = resolve_grad_dtype(s, model.dtype, framework, &mut assumptions)?;
     let param_gather = resolve_param_gather(s, &layout, framework, &mut assumptions)?;
@@ -136,7 +136,8 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         record_links: f.sim.record_links.unwrap_or(false),
         straggler_slowdown,
         ranks,
-        slow_gpus,
+        slow_gpus: perturbations.slow,
+        jitter_gpus: perturbations.jitter,
         reliability,
         prices: crate::scenario::lower::cost::prices(s)?,
         train_tokens: crate::scenario::lower::capacity::tokens(s)?,

@@ -1,5 +1,5 @@
-//! `sim.ranks` and `[[perturb]]` read: which GPUs a step simulates, and the GPUs that compute
-//! slower than their peers. Perturbations make ranks unlike, so they need every rank simulated:
+//! `sim.ranks` and `[[perturb]]` read: which GPUs a step simulates, the GPUs that compute
+//! slower than their peers and those whose kernel times vary. Perturbations make ranks unlike, so they need every rank simulated:
 //! unstated, `ranks` becomes `"all"` (recorded); stated `"stage"`, they are refused.
 
 use crate::scenario::Scenario;
@@ -7,33 +7,53 @@ use crate::scenario::error::ScenarioError;
 use crate::workload::training::policy::{Ranks, Schedule};
 use std::collections::BTreeMap;
 
-/// The rank mode and each slowed GPU (global rank, slowdown; ascending, entries on one GPU
-/// multiplied), for a cluster of `nodes` servers of `per_node` GPUs.
+/// What `[[perturb]]` asks of each GPU: slowdowns (entries on one GPU multiplied) and kernel-time
+/// coefficients of variation (the largest entry on a GPU), by global rank, ascending.
+#[derive(Default)]
+pub(super) struct Perturbations {
+    pub slow: Vec<(u32, f64)>,
+    pub jitter: Vec<(u32, f64)>,
+}
+
+/// The rank mode and the perturbations, for a cluster of `nodes` servers of `per_node` GPUs.
 pub(super) fn resolve(
     s: &Scenario,
     (nodes, per_node): (u32, u32),
     schedule: Schedule,
     assumptions: &mut Vec<String>,
-) -> Result<(Ranks, Vec<(u32, f64)>), ScenarioError> {
+) -> Result<(Ranks, Perturbations), ScenarioError> {
     let gpus = nodes * per_node;
     let mut slow: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut jitter: BTreeMap<u32, f64> = BTreeMap::new();
     for (i, entry) in s.file.perturb.iter().enumerate() {
         let at = |key: &str| format!("perturb.{i}.{key}");
-        let Some(slowdown) = entry.slowdown else {
+        if entry.slowdown.is_none() && entry.jitter.is_none() {
             return Err(s
                 .error_at(
                     &format!("perturb.{i}"),
-                    "a [[perturb]] entry needs `slowdown`",
+                    "a [[perturb]] entry needs `slowdown`, `jitter` or both",
                 )
-                .with_help("how many times longer its kernels take, e.g. slowdown = 1.3"));
-        };
-        if !(slowdown.is_finite() && slowdown >= 1.0) {
+                .with_help(
+                    "slowdown = 1.3 (kernels 30% slower), jitter = 0.05 (each kernel's time \
+                     varies by 5%)",
+                ));
+        }
+        if let Some(x) = entry.slowdown
+            && !(x.is_finite() && x >= 1.0)
+        {
+            return Err(s
+                .error_at(&at("slowdown"), format!("a slowdown is 1 or more, not {x}"))
+                .with_help("e.g. slowdown = 1.3 for kernels 30% slower"));
+        }
+        if let Some(cv) = entry.jitter
+            && !(cv.is_finite() && (0.0..=1.0).contains(&cv))
+        {
             return Err(s
                 .error_at(
-                    &at("slowdown"),
-                    format!("a slowdown is 1 or more, not {slowdown}"),
+                    &at("jitter"),
+                    format!("a jitter is a coefficient of variation from 0 to 1, not {cv}"),
                 )
-                .with_help("e.g. slowdown = 1.3 for kernels 30% slower"));
+                .with_help("e.g. jitter = 0.05 for kernel times that vary by 5%"));
         }
         let targets: Vec<u32> = match (entry.gpu, entry.server) {
             (Some(g), None) if g < gpus => vec![g],
@@ -50,7 +70,16 @@ pub(super) fn resolve(
                     format!("the cluster's servers are 0-{}, not {n}", nodes - 1),
                 ));
             }
-            _ => {
+            (None, None) if entry.slowdown.is_none() => (0..gpus).collect(),
+            (None, None) => {
+                return Err(s
+                    .error_at(
+                        &format!("perturb.{i}"),
+                        "a slowdown needs the `gpu` or `server` it slows",
+                    )
+                    .with_help("e.g. gpu = 417 (a global rank) or server = 3 (a node index)"));
+            }
+            (Some(_), Some(_)) => {
                 return Err(s
                     .error_at(
                         &format!("perturb.{i}"),
@@ -60,7 +89,13 @@ pub(super) fn resolve(
             }
         };
         for t in targets {
-            *slow.entry(t).or_insert(1.0) *= slowdown;
+            if let Some(x) = entry.slowdown {
+                *slow.entry(t).or_insert(1.0) *= x;
+            }
+            if let Some(cv) = entry.jitter.filter(|&cv| cv > 0.0) {
+                let j = jitter.entry(t).or_insert(0.0);
+                *j = j.max(cv);
+            }
         }
     }
     let ranks = match s.file.sim.ranks {
@@ -93,5 +128,9 @@ pub(super) fn resolve(
             )
             .with_help("its steady state is priced from one GPU per stage; use another schedule"));
     }
-    Ok((ranks, slow.into_iter().collect()))
+    let perturbations = Perturbations {
+        slow: slow.into_iter().collect(),
+        jitter: jitter.into_iter().collect(),
+    };
+    Ok((ranks, perturbations))
 }
