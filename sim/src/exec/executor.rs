@@ -148,7 +148,9 @@ impl<'g> Executor<'g> {
     fn begin(&mut self, i: usize, l: usize, op: OpId, sched: &mut Scheduler<u32>) {
         let ev = (op as usize * self.instances + i) as u32;
         self.start[ev as usize] = sched.now();
-        let duration = self.duration[op as usize];
+        let duration = self
+            .replicas
+            .base(i * self.lanes + l, op, self.duration[op as usize]);
         let mut duration = self.replicas.scaled(i, l, self.lanes, duration);
         if let Some(jitter) = self.jitter.as_mut() {
             duration = jitter.vary(i * self.lanes + l, ev, duration);
@@ -351,6 +353,8 @@ mod tests {
             sync: vec![NO_SYNC, 0, NO_SYNC],
             classes: vec![Groups::new(vec![0, 0, 0])],
             jitter: None,
+            alternates: Vec::new(),
+            table: Vec::new(),
         };
         let (t, stats, waits) = execute_replicas(&g, &replicas);
         let us = |x: SimTime| x.as_ps() / 1_000_000;
@@ -392,6 +396,8 @@ mod tests {
             sync: vec![NO_SYNC, 0, NO_SYNC],
             classes: vec![Groups::new(vec![0, 0])],
             jitter: None,
+            alternates: Vec::new(),
+            table: Vec::new(),
         };
         let (t, _, _) = execute_replicas(&g, &replicas);
         let us = |x: SimTime| x.as_ps() / 1_000_000;

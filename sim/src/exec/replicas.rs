@@ -33,6 +33,11 @@ pub struct Replicas {
     pub classes: Vec<Groups>,
     /// Durations varying per operation instance; None: as built.
     pub jitter: Option<Jitter>,
+    /// Other durations of every operation (the graph priced again, e.g. at a lower power
+    /// limit), and which an instance lane takes: `table[instance x lanes + lane]`, 0 for the
+    /// graph's own, `k` for `alternates[k - 1]`; empty: the graph's everywhere.
+    pub alternates: Vec<Vec<SimTime>>,
+    pub table: Vec<u32>,
 }
 
 /// Each operation instance's duration times a lognormal factor of mean 1.
@@ -90,6 +95,8 @@ impl Replicas {
             sync: Vec::new(),
             classes: Vec::new(),
             jitter: None,
+            alternates: Vec::new(),
+            table: Vec::new(),
         }
     }
 
@@ -99,6 +106,15 @@ impl Replicas {
             .get(op as usize)
             .copied()
             .filter(|&c| c != NO_SYNC)
+    }
+
+    /// The duration `op` takes on instance lane `il` before scaling: the graph's `own`, or an
+    /// alternate's.
+    pub(super) fn base(&self, il: usize, op: OpId, own: SimTime) -> SimTime {
+        match self.table.get(il) {
+            None | Some(0) => own,
+            Some(&k) => self.alternates[k as usize - 1][op as usize],
+        }
     }
 
     /// `duration` of lane `l` of instance `i`, scaled (rounded up).

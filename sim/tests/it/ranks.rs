@@ -157,6 +157,36 @@ fn a_slow_server_slows_each_of_its_gpus() {
 }
 
 #[test]
+fn a_server_under_a_lower_power_limit_holds_its_peers_back() {
+    let base = common::report("w.toml", &small(""), &[]);
+    let one = common::report(
+        "w.toml",
+        &small("[[perturb]]\nserver = 0\npower_limit = \"450 W\"\n"),
+        &[],
+    );
+    let both = common::report(
+        "w.toml",
+        &small(
+            "[[perturb]]\nserver = 0\npower_limit = \"450 W\"\n\
+             [[perturb]]\nserver = 1\npower_limit = \"450 W\"\n",
+        ),
+        &[],
+    );
+    let cluster = common::report("w.toml", &small(""), &["cluster.power_limit=\"450 W\""]);
+    let t = |r: &Value| num(r, "iteration_time_s");
+    assert!(
+        t(&base) < t(&one) && t(&one) <= t(&cluster),
+        "{} {} {}",
+        t(&base),
+        t(&one),
+        t(&cluster)
+    );
+    // Every server under the limit is the cluster under it.
+    assert_eq!(t(&both), t(&cluster));
+    assert_eq!(one["ranks"]["power_limits"].as_array().unwrap().len(), 8);
+}
+
+#[test]
 fn kernel_jitter_slows_synchronous_steps_and_follows_the_seed() {
     let base = common::report("j.toml", &small(""), &[]);
     let jitter = |extra: &str| {
@@ -201,7 +231,12 @@ fn bad_perturbations_are_refused_at_their_key() {
         (
             "[[perturb]]\ngpu = 3\n",
             "perturb.0",
-            "needs `slowdown`, `jitter` or both",
+            "needs `slowdown`, `power_limit` or `jitter`",
+        ),
+        (
+            "[[perturb]]\ngpu = 3\npower_limit = \"2000 W\"\n",
+            "perturb.0.power_limit",
+            "outside what the model allows",
         ),
         (
             "[[perturb]]\nslowdown = 1.2\n",

@@ -8,7 +8,7 @@
 //! memory-bound kernel draws (`hw::clock::lowest_limit`: the model lowers the SM clock only,
 //! never the memory system's power).
 
-use crate::hw::{ComputeModel, clock};
+use crate::hw::{ComputeModel, GpuSpec, clock};
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 
@@ -48,25 +48,32 @@ pub fn apply(
         return Ok(());
     };
     let watts = limit.0;
-    let lowest = clock::lowest_limit(&gpu);
-    if !(lowest..=gpu.tdp_watts).contains(&watts) {
-        return Err(s
-            .error_at(
-                "cluster.power_limit",
-                format!(
-                    "power_limit {watts} W is outside what the model allows for the {}: {:.0} W \
-                     (what a memory-bound kernel draws) to {:.0} W (its TDP)",
-                    gpu.name, lowest, gpu.tdp_watts
-                ),
-            )
-            .with_help(format!(
-                "give a limit between {:.0} W and {:.0} W, e.g. power_limit = \"{:.0} W\", or \
-                 remove the key to run at the TDP",
-                lowest.ceil(),
-                gpu.tdp_watts,
-                (0.75 * gpu.tdp_watts).max(lowest).ceil()
-            )));
-    }
+    check(s, "cluster.power_limit", watts, &gpu)?;
     compute.power_limit_watts = (watts < gpu.tdp_watts).then_some(watts);
     Ok(())
+}
+
+/// Refuses at `path` a limit of `watts` the model cannot run the `gpu` at: above its TDP or below
+/// what a memory-bound kernel draws.
+pub fn check(s: &Scenario, path: &str, watts: f64, gpu: &GpuSpec) -> Result<(), ScenarioError> {
+    let lowest = clock::lowest_limit(gpu);
+    if (lowest..=gpu.tdp_watts).contains(&watts) {
+        return Ok(());
+    }
+    Err(s
+        .error_at(
+            path,
+            format!(
+                "power_limit {watts} W is outside what the model allows for the {}: {:.0} W \
+                 (what a memory-bound kernel draws) to {:.0} W (its TDP)",
+                gpu.name, lowest, gpu.tdp_watts
+            ),
+        )
+        .with_help(format!(
+            "give a limit between {:.0} W and {:.0} W, e.g. power_limit = \"{:.0} W\", or \
+             remove the key to run at the TDP",
+            lowest.ceil(),
+            gpu.tdp_watts,
+            (0.75 * gpu.tdp_watts).max(lowest).ceil()
+        )))
 }

@@ -262,7 +262,7 @@ pub fn simulate(
             (timeline, stats, None)
         }
         policy::Ranks::All => {
-            let run = ranks::execute(&setup, &graph, &stages, &collectives)?;
+            let run = ranks::execute(&setup, compute, &graph, &stages, &collectives)?;
             (run.timeline, run.stats, Some(run.report))
         }
     };

@@ -15,6 +15,7 @@ use super::setup::TrainingConfig;
 use super::step::Stage;
 use crate::engine::{RunStats, SimTime};
 use crate::exec::{Graph, Groups, Jitter, NO_SYNC, Replicas, Timeline, execute_replicas};
+use crate::hw::ComputeModel;
 use crate::key_error::KeyError;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -123,10 +124,51 @@ fn slowdowns(setup: &TrainingConfig) -> BTreeMap<u32, f64> {
     slow
 }
 
+/// The step's durations at each lower power limit of `[[perturb]]` (the stage graph priced
+/// again with it), and which of them each pipeline's compute lane takes.
+fn limited(
+    setup: &TrainingConfig,
+    compute: &ComputeModel,
+    graph: &Graph,
+    stages: &[Stage],
+) -> (Vec<Vec<SimTime>>, Vec<u32>) {
+    if setup.limited_gpus.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let lanes = graph.lanes.len();
+    let mut watts: Vec<f64> = setup.limited_gpus.iter().map(|&(_, w)| w).collect();
+    watts.sort_by(f64::total_cmp);
+    watts.dedup();
+    let alternates = watts
+        .iter()
+        .map(|&w| {
+            let mut limited = compute.clone();
+            let cluster = compute.power_limit_watts.unwrap_or(setup.gpu.tdp_watts);
+            let w = w.min(cluster);
+            limited.power_limit_watts = (w < setup.gpu.tdp_watts).then_some(w);
+            let (again, _) = super::step::StepBuilder::new(setup, &limited).build();
+            assert_eq!(
+                again.len(),
+                graph.len(),
+                "a step priced at another power limit has the same operations"
+            );
+            again.ops.iter().map(|o| o.duration).collect()
+        })
+        .collect();
+    let mut table = vec![0u32; setup.pipelines() as usize * lanes];
+    for &(rank, w) in &setup.limited_gpus {
+        let (i, p) = setup.place(rank);
+        let k = watts.iter().position(|&x| x == w).expect("listed") + 1;
+        table[i as usize * lanes + stages[p as usize].compute as usize] = k as u32;
+    }
+    (alternates, table)
+}
+
 /// Runs the step with every GPU its own timeline. `collectives` are the stage graph's
 /// collectives and sends with their stage and communicator.
 pub fn execute(
     setup: &TrainingConfig,
+    compute: &ComputeModel,
     graph: &Graph,
     stages: &[Stage],
     collectives: &[super::step::Collective],
@@ -188,12 +230,15 @@ pub fn execute(
             sigma,
         }
     });
+    let (alternates, table) = limited(setup, compute, graph, stages);
     let replicas = Replicas {
         count: pipelines,
         scale_ppm,
         sync,
         classes,
         jitter,
+        alternates,
+        table,
     };
     let (all, stats, waits) = execute_replicas(graph, &replicas);
     // Op `o` of pipeline `i` is at `o x pipelines + i`.
@@ -270,6 +315,7 @@ fn report(
         },
         "finish_s": { "first": first.as_secs_f64(), "last": ends[last].as_secs_f64() },
         "slow_gpus": slow.iter().map(|(&gpu, &x)| json!({ "gpu": gpu, "slowdown": x })).collect::<Vec<_>>(),
+        "power_limits": setup.limited_gpus.iter().map(|&(gpu, w)| json!({ "gpu": gpu, "watts": w })).collect::<Vec<_>>(),
         "jitter": {
             "gpus": setup.jitter_gpus.len(),
             "cv_max": setup.jitter_gpus.iter().map(|&(_, cv)| cv).fold(0.0, f64::max),

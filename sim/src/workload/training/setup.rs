@@ -107,6 +107,9 @@ pub struct TrainingConfig {
     /// GPUs whose kernel times vary (`[[perturb]] jitter`): global rank and coefficient of
     /// variation, ascending.
     pub jitter_gpus: Vec<(u32, f64)>,
+    /// GPUs under a lower board power limit than the cluster's (`[[perturb]] power_limit`):
+    /// global rank and watts, ascending.
+    pub limited_gpus: Vec<(u32, f64)>,
     /// Failures and checkpoints (`[reliability]`).
     pub reliability: Option<Reliability>,
     /// Prices (`[cost]`).

@@ -63,8 +63,13 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         nodes,
         &mut assumptions,
     )?;
-    let (ranks, perturbations) =
-        ranks::resolve(s, (nodes, gpus_per_node), layout.schedule, &mut assumptions)?;
+    let (ranks, perturbations) = ranks::resolve(
+        s,
+        (nodes, gpus_per_node),
+        &gpu,
+        layout.schedule,
+        &mut assumptions,
+    )?;
     let grad_bytes = resolve_grad_dtype(s, model.dtype, framework, &mut assumptions)?;
     let param_gather = resolve_param_gather(s, &layout, framework, &mut assumptions)?;
     let tp_dgrad_overlap = p.tp_dgrad_overlap.unwrap_or_else(|| {
@@ -138,6 +143,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         ranks,
         slow_gpus: perturbations.slow,
         jitter_gpus: perturbations.jitter,
+        limited_gpus: perturbations.power,
         reliability,
         prices: crate::scenario::lower::cost::prices(s)?,
         train_tokens: crate::scenario::lower::capacity::tokens(s)?,

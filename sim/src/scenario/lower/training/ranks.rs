@@ -2,6 +2,7 @@
 //! slower than their peers and those whose kernel times vary. Perturbations make ranks unlike, so they need every rank simulated:
 //! unstated, `ranks` becomes `"all"` (recorded); stated `"stage"`, they are refused.
 
+use crate::hw::GpuSpec;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::workload::training::policy::{Ranks, Schedule};
@@ -13,30 +14,37 @@ use std::collections::BTreeMap;
 pub(super) struct Perturbations {
     pub slow: Vec<(u32, f64)>,
     pub jitter: Vec<(u32, f64)>,
+    /// Power limits, watts (the lowest entry on a GPU).
+    pub power: Vec<(u32, f64)>,
 }
 
 /// The rank mode and the perturbations, for a cluster of `nodes` servers of `per_node` GPUs.
 pub(super) fn resolve(
     s: &Scenario,
     (nodes, per_node): (u32, u32),
+    gpu: &GpuSpec,
     schedule: Schedule,
     assumptions: &mut Vec<String>,
 ) -> Result<(Ranks, Perturbations), ScenarioError> {
     let gpus = nodes * per_node;
     let mut slow: BTreeMap<u32, f64> = BTreeMap::new();
     let mut jitter: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut power: BTreeMap<u32, f64> = BTreeMap::new();
     for (i, entry) in s.file.perturb.iter().enumerate() {
         let at = |key: &str| format!("perturb.{i}.{key}");
-        if entry.slowdown.is_none() && entry.jitter.is_none() {
+        if entry.slowdown.is_none() && entry.jitter.is_none() && entry.power_limit.is_none() {
             return Err(s
                 .error_at(
                     &format!("perturb.{i}"),
-                    "a [[perturb]] entry needs `slowdown`, `jitter` or both",
+                    "a [[perturb]] entry needs `slowdown`, `power_limit` or `jitter`",
                 )
                 .with_help(
-                    "slowdown = 1.3 (kernels 30% slower), jitter = 0.05 (each kernel's time \
-                     varies by 5%)",
+                    "slowdown = 1.3 (kernels 30% slower), power_limit = \"500 W\", jitter = 0.05 \
+                     (each kernel's time varies by 5%)",
                 ));
+        }
+        if let Some(w) = entry.power_limit {
+            crate::scenario::lower::power_limit::check(s, &at("power_limit"), w.0, gpu)?;
         }
         if let Some(x) = entry.slowdown
             && !(x.is_finite() && x >= 1.0)
@@ -70,12 +78,14 @@ pub(super) fn resolve(
                     format!("the cluster's servers are 0-{}, not {n}", nodes - 1),
                 ));
             }
-            (None, None) if entry.slowdown.is_none() => (0..gpus).collect(),
+            (None, None) if entry.slowdown.is_none() && entry.power_limit.is_none() => {
+                (0..gpus).collect()
+            }
             (None, None) => {
                 return Err(s
                     .error_at(
                         &format!("perturb.{i}"),
-                        "a slowdown needs the `gpu` or `server` it slows",
+                        "a slowdown or power limit needs the `gpu` or `server` it applies to",
                     )
                     .with_help("e.g. gpu = 417 (a global rank) or server = 3 (a node index)"));
             }
@@ -91,6 +101,10 @@ pub(super) fn resolve(
         for t in targets {
             if let Some(x) = entry.slowdown {
                 *slow.entry(t).or_insert(1.0) *= x;
+            }
+            if let Some(w) = entry.power_limit {
+                let p = power.entry(t).or_insert(w.0);
+                *p = p.min(w.0);
             }
             if let Some(cv) = entry.jitter.filter(|&cv| cv > 0.0) {
                 let j = jitter.entry(t).or_insert(0.0);
@@ -131,6 +145,7 @@ pub(super) fn resolve(
     let perturbations = Perturbations {
         slow: slow.into_iter().collect(),
         jitter: jitter.into_iter().collect(),
+        power: power.into_iter().collect(),
     };
     Ok((ranks, perturbations))
 }
