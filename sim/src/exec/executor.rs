@@ -85,10 +85,14 @@ impl<'g> Executor<'g> {
             op_lane: graph.ops.iter().map(|o| o.lane).collect(),
             duration: graph.ops.iter().map(|o| o.duration).collect(),
             uses: graph.lanes.iter().map(|l| l.uses).collect(),
-            waiting: waiting
-                .iter()
-                .flat_map(|&w| std::iter::repeat_n(w, instances))
-                .collect(),
+            waiting: if instances == 1 {
+                waiting
+            } else {
+                waiting
+                    .iter()
+                    .flat_map(|&w| std::iter::repeat_n(w, instances))
+                    .collect()
+            },
             dependents,
             dependent_start,
             cursor: vec![0; lanes * instances],

@@ -55,7 +55,7 @@ use super::setup::TrainingConfig;
 use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
 use crate::exec::{Counter, Graph, LaneId, LaneUse, Op, OpId, OpKind};
-use crate::hw::{ComputeModel, Kernel};
+use crate::hw::{ComputeModel, Kernel, KernelCost};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -140,7 +140,12 @@ pub struct StepBuilder<'a> {
     uses: Vec<u32>,
     /// Every collective and send: its operation, stage and communicator.
     collectives: Vec<Collective>,
+    /// The last kernels priced, oldest first (`kernel_cost`).
+    kernel_costs: Vec<(Kernel, KernelCost)>,
 }
+
+/// Kernels `kernel_cost` keeps: more than one layer's forward and backward passes hold.
+const KERNELS_KEPT: usize = 64;
 
 impl<'a> StepBuilder<'a> {
     pub fn new(setup: &'a TrainingConfig, compute: &'a ComputeModel) -> Self {
@@ -222,6 +227,7 @@ impl<'a> StepBuilder<'a> {
             attention_parts: Vec::new(),
             uses: Vec::new(),
             collectives: Vec::new(),
+            kernel_costs: Vec::new(),
         }
     }
 
@@ -247,9 +253,7 @@ impl<'a> StepBuilder<'a> {
             if matches!(kernel, Kernel::Attention { .. }) && !self.attention_parts.is_empty() {
                 sequences::parts_cost(self.compute, &self.attention_parts, &kernel)
             } else {
-                self.compute
-                    .cost(&kernel)
-                    .expect("the set-up checked that the GPU computes in the model's format")
+                self.kernel_cost(&kernel)
             };
         // With every rank simulated, the straggler is one GPU (`ranks`), not its whole stage.
         if self.at as u32 + 1 == self.setup.pp && self.setup.ranks == super::policy::Ranks::Stage {
@@ -277,10 +281,32 @@ impl<'a> StepBuilder<'a> {
         id
     }
 
+    /// `kernel`'s price, from the kernels priced lately when it is one of them: a step repeats
+    /// the same few kernels layer after layer, micro-batch after micro-batch.
+    fn kernel_cost(&mut self, kernel: &Kernel) -> KernelCost {
+        if let Some(&(_, cost)) = self.kernel_costs.iter().find(|(k, _)| k == kernel) {
+            return cost;
+        }
+        let cost = self
+            .compute
+            .cost(kernel)
+            .expect("the set-up checked that the GPU computes in the model's format");
+        if self.kernel_costs.len() == KERNELS_KEPT {
+            self.kernel_costs.remove(0);
+        }
+        self.kernel_costs.push((*kernel, cost));
+        cost
+    }
+
     /// Adds `op` to the compute stream after its last operation and whatever it waits on.
     fn compute_op(&mut self, op: Op) -> OpId {
-        let deps = self.compute_deps();
+        // (without a vector of its own: most kernels depend on the one before alone)
+        let mut deps = std::mem::take(&mut self.waiting_on);
+        deps.extend(self.stage().last);
+        deps.rotate_right(usize::from(self.stage().last.is_some()));
         let id = self.graph.add(op, &deps);
+        deps.clear();
+        self.waiting_on = deps;
         self.stage().last = Some(id);
         if let Some(d) = self.deferred.take() {
             self.waiting_on.push(d);
