@@ -282,17 +282,32 @@ fn bad_perturbations_are_refused_at_their_key() {
             Ok(_) => panic!("{extra}: accepted"),
         };
         assert!(e.contains(says), "{extra}: {e}");
-        // Located: the message points into the file at the key's line.
-        let line = text
-            .lines()
-            .position(|l| {
-                let k = key.rsplit('.').next().unwrap();
-                l.starts_with(k) || (k.parse::<u32>().is_ok() && l == "[[perturb]]")
-            })
-            .map(|i| i + 1);
+        // Located: the message points at the key's line (an entry's header for the entry).
+        let parts: Vec<&str> = key.split('.').collect();
+        let lines: Vec<&str> = text.lines().collect();
+        let line = match parts.as_slice() {
+            ["perturb", n, rest @ ..] => {
+                let n: usize = n.parse().unwrap();
+                let header = (0..lines.len())
+                    .filter(|&i| lines[i] == "[[perturb]]")
+                    .nth(n)
+                    .unwrap();
+                match rest {
+                    [] => header,
+                    [k] => (header..lines.len())
+                        .find(|&i| lines[i].starts_with(&format!("{k} =")))
+                        .unwrap(),
+                    _ => unreachable!(),
+                }
+            }
+            _ => (0..lines.len())
+                .find(|&i| lines[i].starts_with("ranks ="))
+                .unwrap(),
+        };
         assert!(
-            e.contains("p.toml:"),
-            "{extra}: {e} (key {key}, line {line:?})"
+            e.contains(&format!("p.toml:{}:", line + 1)),
+            "{extra}: {e} (key {key}, line {})",
+            line + 1
         );
     }
     // Other kinds do not read them.
