@@ -3,7 +3,9 @@
 //! A thin layer: it allocates, fills and frees buffers, enqueues work and times it; the run, the
 //! statistics and the files are elsewhere and tested without a GPU. **Nothing in this file has
 //! run on a GPU yet**: the machine it was written on has none (docs/CALIBRATION.md says how the
-//! device check runs it).
+//! device check runs it). Beside it: `library` (the entry points each library must have, and
+//! what its errors mean), `lt` (fp8 GEMMs through cuBLASLt), `transfer` (copies and the
+//! elementwise kernel), `ptx` and `elements`.
 //!
 //! # Timing
 //!
@@ -36,10 +38,10 @@ use super::{Bench, BenchError, Transfer};
 use clustersim::hw::Dtype;
 use cudarc::cublas::CudaBlas;
 use cudarc::driver::result as dres;
-use cudarc::driver::sys::{self as dsys, CUdevice_attribute, CUevent_flags};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError,
-    LaunchConfig, PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
+    PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use std::cell::Cell;
@@ -48,123 +50,20 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod elements;
+mod library;
+mod lt;
 mod ptx;
+mod transfer;
 
 use elements::element_bytes;
 pub use elements::random_elements;
+use library::{CUBLAS_SYMBOLS, DRIVER_SYMBOLS, blas, check_library, driver_error_name, drv};
+use lt::{Lt, LtPlan};
 use ptx::PTX;
+use transfer::TransferState;
 
 /// Threads per block of the elementwise kernel.
 const ADD_BLOCK: u32 = 256;
-
-/// Driver entry points this layer calls, directly or through the parts of cudarc it uses; checked
-/// before the first call, so that an older driver is reported instead of making cudarc panic.
-/// (`cuEventElapsedTime_v2` is what cudarc's CUDA 13 bindings call: drivers from CUDA 12.8 on.)
-pub const DRIVER_SYMBOLS: &[&str] = &[
-    "cuInit",
-    "cuDeviceGet",
-    "cuDeviceGetAttribute",
-    "cuDevicePrimaryCtxRetain",
-    "cuDevicePrimaryCtxRelease_v2",
-    "cuCtxGetCurrent",
-    "cuCtxSetCurrent",
-    "cuCtxSynchronize",
-    "cuMemGetInfo_v2",
-    "cuStreamCreate",
-    "cuStreamDestroy_v2",
-    "cuStreamSynchronize",
-    "cuEventCreate",
-    "cuEventDestroy_v2",
-    "cuEventRecord",
-    "cuEventSynchronize",
-    "cuEventElapsedTime_v2",
-    "cuMemAllocAsync",
-    "cuMemFreeAsync",
-    "cuMemAlloc_v2",
-    "cuMemFree_v2",
-    "cuMemHostAlloc",
-    "cuMemFreeHost",
-    "cuMemcpyHtoDAsync_v2",
-    "cuMemcpyDtoHAsync_v2",
-    "cuMemcpyDtoDAsync_v2",
-    "cuMemsetD8Async",
-    "cuModuleLoadData",
-    "cuModuleGetFunction",
-    "cuModuleUnload",
-    "cuLaunchKernel",
-    "cuGetErrorName",
-    "cuGetErrorString",
-];
-
-/// cuBLAS entry points used.
-pub const CUBLAS_SYMBOLS: &[&str] = &[
-    "cublasCreate_v2",
-    "cublasDestroy_v2",
-    "cublasSetStream_v2",
-    "cublasGetVersion_v2",
-    "cublasGemmEx",
-];
-
-/// cuBLASLt entry points used.
-pub const CUBLASLT_SYMBOLS: &[&str] = &[
-    "cublasLtCreate",
-    "cublasLtDestroy",
-    "cublasLtGetVersion",
-    "cublasLtMatmulDescCreate",
-    "cublasLtMatmulDescDestroy",
-    "cublasLtMatmulDescSetAttribute",
-    "cublasLtMatrixLayoutCreate",
-    "cublasLtMatrixLayoutDestroy",
-    "cublasLtMatmulPreferenceCreate",
-    "cublasLtMatmulPreferenceDestroy",
-    "cublasLtMatmulPreferenceSetAttribute",
-    "cublasLtMatmulAlgoGetHeuristic",
-    "cublasLtMatmul",
-];
-
-/// The driver's name for an error ("CUDA_ERROR_OUT_OF_MEMORY").
-fn driver_error_name(e: &DriverError) -> String {
-    match e.error_name() {
-        Ok(s) => s.to_string_lossy().into_owned(),
-        Err(_) => format!("{:?}", e.0),
-    }
-}
-
-/// A driver error while doing `what`: running out of memory skips the point or shape, anything
-/// else leaves the context unusable and stops the run.
-fn drv(what: &'static str) -> impl Fn(DriverError) -> BenchError {
-    move |e| {
-        let name = driver_error_name(&e);
-        let message = format!("{what}: {name}");
-        if e.0 == dsys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-            BenchError::skip(message)
-        } else {
-            BenchError::fatal(message)
-        }
-    }
-}
-
-/// True for cuBLAS/cuBLASLt statuses that concern one call's arguments or resources (skip it),
-/// false for those that may leave the GPU in a bad state (stop).
-pub fn blas_status_skippable(status: &str) -> bool {
-    matches!(
-        status,
-        "CUBLAS_STATUS_NOT_SUPPORTED"
-            | "CUBLAS_STATUS_INVALID_VALUE"
-            | "CUBLAS_STATUS_ARCH_MISMATCH"
-            | "CUBLAS_STATUS_ALLOC_FAILED"
-    )
-}
-
-fn blas(what: &'static str, status: impl std::fmt::Debug) -> BenchError {
-    let name = format!("{status:?}");
-    let message = format!("{what}: {name}");
-    if blas_status_skippable(&name) {
-        BenchError::skip(message)
-    } else {
-        BenchError::fatal(message)
-    }
-}
 
 /// Bytes of the random seed each buffer is filled from.
 const SEED_BYTES: usize = 16 << 20;
@@ -180,54 +79,6 @@ struct Kernels {
     empty: CudaFunction,
     spin: CudaFunction,
     add: CudaFunction,
-}
-
-/// A cuBLASLt handle and its workspace.
-struct Lt {
-    handle: cudarc::cublaslt::sys::cublasLtHandle_t,
-    workspace: CudaSlice<u8>,
-    version: String,
-}
-
-impl Drop for Lt {
-    fn drop(&mut self) {
-        // SAFETY: created by cublasLtCreate and destroyed once.
-        let _ = unsafe { cudarc::cublaslt::result::destroy_handle(self.handle) };
-    }
-}
-
-struct LtDesc(cudarc::cublaslt::sys::cublasLtMatmulDesc_t);
-impl Drop for LtDesc {
-    fn drop(&mut self) {
-        // SAFETY: created once, destroyed once.
-        let _ = unsafe { cudarc::cublaslt::result::destroy_matmul_desc(self.0) };
-    }
-}
-
-struct LtLayout(cudarc::cublaslt::sys::cublasLtMatrixLayout_t);
-impl Drop for LtLayout {
-    fn drop(&mut self) {
-        // SAFETY: created once, destroyed once.
-        let _ = unsafe { cudarc::cublaslt::result::destroy_matrix_layout(self.0) };
-    }
-}
-
-struct LtPref(cudarc::cublaslt::sys::cublasLtMatmulPreference_t);
-impl Drop for LtPref {
-    fn drop(&mut self) {
-        // SAFETY: created once, destroyed once.
-        let _ = unsafe { cudarc::cublaslt::result::destroy_matmul_pref(self.0) };
-    }
-}
-
-/// What one fp8 GEMM shape at one m needs: descriptors and the chosen algorithm.
-struct LtPlan {
-    m: u64,
-    desc: LtDesc,
-    w: LtLayout,
-    x: LtLayout,
-    y: LtLayout,
-    algo: cudarc::cublaslt::sys::cublasLtMatmulAlgo_t,
 }
 
 struct GemmState {
@@ -250,22 +101,6 @@ impl GemmState {
         self.next_w.set((i + 1) % self.w.len());
         self.w[i]
     }
-}
-
-/// Pinned host memory or device memory behind a transfer's pointers: held to keep the memory
-/// alive, never read.
-#[allow(dead_code)]
-enum Buffer {
-    Device(CudaSlice<u8>),
-    Host(PinnedHostSlice<u8>),
-}
-
-struct TransferState {
-    kind: Transfer,
-    size: u64,
-    /// Device pointers, or host addresses of the pinned buffers, in the order the kind uses them.
-    ptrs: Vec<u64>,
-    _buffers: Vec<Buffer>,
 }
 
 /// One GPU, ready to measure. Field order is drop order: buffers and handles before the stream
@@ -300,32 +135,6 @@ impl Drop for Gpu {
             std::mem::forget(blas);
         }
     }
-}
-
-/// Checks that a library loads and has every symbol in `symbols`.
-macro_rules! check_library {
-    ($module:ident, $file:literal, $name:expr, $symbols:expr) => {{
-        // SAFETY: only tries to dlopen the library and drops the handle.
-        if !unsafe { cudarc::$module::sys::is_culib_present() } {
-            Err(format!(
-                "{} could not be loaded (cudarc looks for {}.so and versioned names such as \
-                 {}.so.13; put its directory on LD_LIBRARY_PATH)",
-                $name, $file, $file
-            ))
-        } else {
-            // SAFETY: the library is present, so culib() finds it instead of panicking; looking
-            // a symbol up does not call it.
-            let lib = unsafe { cudarc::$module::sys::culib() };
-            match $symbols
-                .iter()
-                .copied()
-                .find(|s: &&str| unsafe { lib.get::<unsafe extern "C" fn()>(*s) }.is_err())
-            {
-                Some(missing) => Err(format!("{} has no entry point {missing}", $name)),
-                None => Ok(()),
-            }
-        }
-    }};
 }
 
 impl Gpu {
@@ -414,34 +223,6 @@ impl Gpu {
             Err(e) => format!("version not read ({:?})", e.0),
         };
         Ok((blas, version))
-    }
-
-    fn open_lt(stream: &Arc<CudaStream>) -> Result<Lt, String> {
-        check_library!(cublaslt, "libcublasLt", "cuBLASLt", CUBLASLT_SYMBOLS)?;
-        let handle = cudarc::cublaslt::result::create_handle()
-            .map_err(|e| format!("creating a cuBLASLt handle: {:?}", e.0))?;
-        // SAFETY: no arguments; returns a number.
-        let version =
-            super::machine::library_version(
-                unsafe { cudarc::cublaslt::sys::cublasLtGetVersion() } as u64
-            );
-        // SAFETY: uninitialised bytes are fine for a workspace.
-        let workspace = match unsafe { stream.alloc::<u8>(LT_WORKSPACE_BYTES) } {
-            Ok(w) => w,
-            Err(e) => {
-                // SAFETY: created just above.
-                let _ = unsafe { cudarc::cublaslt::result::destroy_handle(handle) };
-                return Err(format!(
-                    "allocating the cuBLASLt workspace: {}",
-                    driver_error_name(&e)
-                ));
-            }
-        };
-        Ok(Lt {
-            handle,
-            workspace,
-            version,
-        })
     }
 
     /// L2 cache size, as the driver reports it.
@@ -548,74 +329,6 @@ impl Gpu {
             .map_err(drv("waiting for the timed batch"))?;
         Ok((f64::from(ms) * 1e-3, host))
     }
-
-    /// Builds (once per m) the cuBLASLt descriptors and algorithm of the prepared fp8 shape.
-    fn lt_plan(&mut self, m: u64) -> Result<(), BenchError> {
-        use cudarc::cublaslt::result as lt;
-        use cudarc::cublaslt::sys as ltsys;
-        let handle = match &self.lt {
-            Ok(l) => l.handle,
-            Err(why) => return Err(BenchError::skip(why.clone())),
-        };
-        let state = self.gemm.as_mut().expect("prepared");
-        if state.lt_plans.iter().any(|p| p.m == m) {
-            return Ok(());
-        }
-        let (n, k) = (state.n, state.k);
-        let err = |what: &'static str| move |e: lt::CublasError| blas(what, e.0);
-        let desc = LtDesc(
-            lt::create_matmul_desc(
-                ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                ltsys::cudaDataType_t::CUDA_R_32F,
-            )
-            .map_err(err("cublasLtMatmulDescCreate"))?,
-        );
-        let transpose: i32 = 1; // CUBLAS_OP_T for the weight
-        // SAFETY: a live descriptor; the attribute is an int32 cublasOperation_t.
-        unsafe {
-            lt::set_matmul_desc_attribute(
-                desc.0,
-                ltsys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
-                (&transpose as *const i32).cast(),
-                std::mem::size_of::<i32>(),
-            )
-        }
-        .map_err(err("setting TRANSA"))?;
-        let layout = |t: ltsys::cudaDataType, rows: u64, cols: u64, ld: u64| {
-            lt::create_matrix_layout(t, rows, cols, ld as i64)
-                .map(LtLayout)
-                .map_err(err("cublasLtMatrixLayoutCreate"))
-        };
-        let e4m3 = ltsys::cudaDataType_t::CUDA_R_8F_E4M3;
-        let w = layout(e4m3, k, n, k)?;
-        let x = layout(e4m3, k, m, k)?;
-        let y = layout(ltsys::cudaDataType_t::CUDA_R_16BF, n, m, n)?;
-        let pref = LtPref(lt::create_matmul_pref().map_err(err("cublasLtMatmulPreferenceCreate"))?);
-        let workspace = LT_WORKSPACE_BYTES as u64;
-        // SAFETY: a live preference; the attribute is a uint64.
-        unsafe {
-            lt::set_matmul_pref_attribute(
-                pref.0,
-                ltsys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                (&workspace as *const u64).cast(),
-                std::mem::size_of::<u64>(),
-            )
-        }
-        .map_err(err("setting the workspace size"))?;
-        // SAFETY: every descriptor is live.
-        let heuristic =
-            unsafe { lt::get_matmul_algo_heuristic(handle, desc.0, w.0, x.0, y.0, y.0, pref.0) }
-                .map_err(err("cublasLtMatmulAlgoGetHeuristic"))?;
-        state.lt_plans.push(LtPlan {
-            m,
-            desc,
-            w,
-            x,
-            y,
-            algo: heuristic.algo,
-        });
-        Ok(())
-    }
 }
 
 /// Keeps the host's submission time per call for sizing the next spin, from batches of at least
@@ -716,42 +429,8 @@ impl Bench for Gpu {
         let state = self.gemm.as_ref().expect("prepared");
         let (n, k) = (state.n, state.k);
         let (alpha, beta) = (1.0f32, 0.0f32);
-        let stream = self.stream.cu_stream();
         let (gpu, host) = match dtype {
-            Dtype::Fp8 => {
-                let lt = self.lt.as_ref().map_err(|w| BenchError::skip(w.clone()))?;
-                let plan = state
-                    .lt_plans
-                    .iter()
-                    .find(|p| p.m == m)
-                    .expect("built above");
-                let workspace = self.ptr(&lt.workspace);
-                self.timed(self.host_gemm, calls, || {
-                    // SAFETY: the descriptors match the buffers' sizes and formats (see
-                    // `lt_plan`), every pointer is a live allocation of this context.
-                    unsafe {
-                        cudarc::cublaslt::result::matmul(
-                            lt.handle,
-                            plan.desc.0,
-                            (&alpha as *const f32).cast(),
-                            (&beta as *const f32).cast(),
-                            state.weight() as *const c_void,
-                            plan.w.0,
-                            state.x as *const c_void,
-                            plan.x.0,
-                            state.y as *const c_void,
-                            plan.y.0,
-                            state.y as *mut c_void,
-                            plan.y.0,
-                            &plan.algo,
-                            workspace as *mut c_void,
-                            LT_WORKSPACE_BYTES,
-                            stream as *mut _,
-                        )
-                    }
-                    .map_err(|e| blas("cublasLtMatmul", e.0))
-                })?
-            }
+            Dtype::Fp8 => self.time_fp8_gemm(m, calls)?,
             Dtype::Bf16 | Dtype::Fp16 | Dtype::Tf32 => {
                 let (blas_handle, _) = self
                     .blas
@@ -810,104 +489,11 @@ impl Bench for Gpu {
     }
 
     fn prepare_transfer(&mut self, kind: Transfer, size: u64) -> Result<(), BenchError> {
-        self.release();
-        if kind == Transfer::Elementwise && !size.is_multiple_of(16) {
-            return Err(BenchError::skip(format!(
-                "{size} bytes is not a whole number of float4"
-            )));
-        }
-        let device = |gpu: &Gpu| -> Result<(Buffer, u64), BenchError> {
-            let b = gpu.alloc(size)?;
-            let p = gpu.ptr(&b);
-            // SAFETY: a live allocation of `size` bytes.
-            unsafe { dres::memset_d8_async(p, 0, size as usize, gpu.stream.cu_stream()) }
-                .map_err(drv("clearing a buffer"))?;
-            Ok((Buffer::Device(b), p))
-        };
-        let host = |gpu: &Gpu| -> Result<(Buffer, u64), BenchError> {
-            // SAFETY: plain page-locked memory (no write-combining: it is read back too); the
-            // contents do not matter.
-            let mut b = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(size as usize, 0) }
-                .map_err(drv("allocating pinned host memory"))?;
-            let p = b
-                .as_mut_ptr()
-                .map_err(drv("allocating pinned host memory"))?;
-            Ok((Buffer::Host(b), p as u64))
-        };
-        let parts = match kind {
-            Transfer::DeviceCopy => vec![device(self)?, device(self)?],
-            Transfer::Elementwise => vec![device(self)?, device(self)?, device(self)?],
-            Transfer::HostToDevice => vec![host(self)?, device(self)?],
-            Transfer::DeviceToHost => vec![device(self)?, host(self)?],
-        };
-        self.stream
-            .synchronize()
-            .map_err(drv("preparing the buffers"))?;
-        let (buffers, ptrs) = parts.into_iter().unzip();
-        self.transfer = Some(TransferState {
-            kind,
-            size,
-            ptrs,
-            _buffers: buffers,
-        });
-        Ok(())
+        self.prepare_buffers(kind, size)
     }
 
     fn time_transfer(&mut self, calls: u32) -> Result<f64, BenchError> {
-        let Some(state) = self.transfer.as_ref() else {
-            return Err(BenchError::skip("no transfer prepared"));
-        };
-        let (size, p) = (state.size as usize, &state.ptrs);
-        let stream = self.stream.cu_stream();
-        let (gpu, host) = match state.kind {
-            Transfer::DeviceCopy => self.timed(self.host_transfer, calls, || {
-                // SAFETY: two live device buffers of `size` bytes.
-                unsafe { dres::memcpy_dtod_async(p[1], p[0], size, stream) }
-                    .map_err(drv("cuMemcpyDtoDAsync"))
-            })?,
-            Transfer::HostToDevice => self.timed(self.host_transfer, calls, || {
-                // SAFETY: p[0] is pinned host memory of `size` bytes that outlives the copy (the
-                // batch is synchronized before it can be freed); p[1] a device buffer.
-                unsafe {
-                    let src = std::slice::from_raw_parts(p[0] as *const u8, size);
-                    dres::memcpy_htod_async(p[1], src, stream)
-                }
-                .map_err(drv("cuMemcpyHtoDAsync"))
-            })?,
-            Transfer::DeviceToHost => self.timed(self.host_transfer, calls, || {
-                // SAFETY: as above, the other way; nothing else touches the host buffer.
-                unsafe {
-                    let dst = std::slice::from_raw_parts_mut(p[1] as *mut u8, size);
-                    dres::memcpy_dtoh_async(dst, p[0], stream)
-                }
-                .map_err(drv("cuMemcpyDtoHAsync"))
-            })?,
-            Transfer::Elementwise => {
-                let k = self
-                    .kernels
-                    .as_ref()
-                    .map_err(|w| BenchError::skip(w.clone()))?;
-                let n4 = state.size / 16;
-                let blocks = u32::try_from(n4.div_ceil(u64::from(ADD_BLOCK)))
-                    .map_err(|_| BenchError::skip("too many blocks for one launch"))?;
-                let cfg = LaunchConfig {
-                    grid_dim: (blocks, 1, 1),
-                    block_dim: (ADD_BLOCK, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                self.timed(self.host_transfer, calls, || {
-                    let mut launch = self.stream.launch_builder(&k.add);
-                    launch.arg(&p[0]).arg(&p[1]).arg(&p[2]).arg(&n4);
-                    // SAFETY: three live device buffers of n4 float4 each; the kernel checks
-                    // the bound.
-                    unsafe { launch.launch(cfg) }
-                        .map(|_| ())
-                        .map_err(drv("launching the elementwise kernel"))
-                })?
-            }
-        };
-        update_host_estimate(&mut self.host_transfer, host, calls);
-        Ok(gpu)
+        self.time_copies(calls)
     }
 
     fn time_launches(&mut self, calls: u32) -> Result<(f64, f64), BenchError> {
@@ -957,6 +543,7 @@ impl Bench for Gpu {
 
 #[cfg(test)]
 mod tests {
+    use super::library::blas_status_skippable;
     use super::*;
 
     #[test]
