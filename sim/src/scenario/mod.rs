@@ -223,10 +223,17 @@ impl Scenario {
             if given && owner != self.kind && !shared {
                 return refuse(
                     section.to_string(),
-                    &format!(
-                        "[{section}] belongs to {} scenarios; remove it",
-                        owner.name()
-                    ),
+                    &if section.contains('.') {
+                        format!(
+                            "`{section}` belongs to {} scenarios; remove it",
+                            owner.name()
+                        )
+                    } else {
+                        format!(
+                            "[{section}] belongs to {} scenarios; remove it",
+                            owner.name()
+                        )
+                    },
                 );
             }
         }

@@ -256,10 +256,8 @@ pub fn execute(
     // Waits per GPU: each lane belongs to its stage's GPU.
     let mut stage_of_lane = vec![0u32; lanes];
     for (p, stage) in stages.iter().enumerate() {
-        for (l, lane) in graph.lanes.iter().enumerate() {
-            if lane.group == graph.lanes[stage.compute as usize].group {
-                stage_of_lane[l] = p as u32;
-            }
+        for l in stage.lanes() {
+            stage_of_lane[l as usize] = p as u32;
         }
     }
     let mut waited: BTreeMap<u32, SimTime> = BTreeMap::new();

@@ -113,6 +113,25 @@ pub struct Stage {
     buckets: Vec<OpId>,
 }
 
+impl Stage {
+    /// Every lane of the stage's GPU.
+    pub fn lanes(&self) -> impl Iterator<Item = LaneId> {
+        [
+            Some(self.compute),
+            self.tensor,
+            Some(self.data),
+            self.send,
+            self.gather,
+            self.expert,
+            self.context,
+            self.host_link,
+            self.offload,
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
 /// Builds the step graph: one GPU per pipeline stage, standing for its tensor-parallel peers and
 /// data-parallel replicas, with durations priced by `compute` and the network.
 pub struct StepBuilder<'a> {
