@@ -7,6 +7,7 @@
 //! last one ends (`contention`).
 
 use super::contention::Sharing;
+use super::fabric::{Fabric, LinkLoads};
 use super::graph::{Graph, LaneId, LaneUse, OpId};
 use super::replicas::{Draws, Rendezvous, Replicas, Waits};
 use super::timeline::Timeline;
@@ -14,10 +15,18 @@ use crate::engine::{Process, RunStats, Scheduler, SimTime, Simulation};
 
 /// The graph as a process: its only event is "this instance of an operation finished", numbered
 /// `op x instances + instance`, so that the instances of one operation, which run at about the
-/// same moment, sit side by side in memory. Lanes are numbered the same way.
-struct Executor<'g> {
+/// same moment, sit side by side in memory (offset by `base` when graphs share the engine:
+/// `jobs`). Lanes are numbered the same way.
+pub(super) struct Executor<'g> {
     graph: &'g Graph,
     replicas: &'g Replicas,
+    /// Where this graph's events start among the engine's, its job number, and what its
+    /// operations load on links shared with other graphs (`fabric`).
+    base: u32,
+    job: usize,
+    loads: Option<&'g LinkLoads>,
+    /// Instance operations finished in this run of the graph.
+    pub(super) done: usize,
     instances: usize,
     lanes: usize,
     /// Each operation's lane and duration, and each lane's use, read at every event.
@@ -33,8 +42,8 @@ struct Executor<'g> {
     cursor: Vec<u32>,
     /// Position of each op in its lane's program order.
     position: Vec<u32>,
-    start: Vec<SimTime>,
-    end: Vec<SimTime>,
+    pub(super) start: Vec<SimTime>,
+    pub(super) end: Vec<SimTime>,
     /// The instance op each instance lane is running or waiting at (`None`: the lane is free).
     running: Vec<Option<u32>>,
     sharing: Option<Sharing>,
@@ -43,7 +52,7 @@ struct Executor<'g> {
 }
 
 impl<'g> Executor<'g> {
-    fn new(graph: &'g Graph, replicas: &'g Replicas) -> Self {
+    pub(super) fn new(graph: &'g Graph, replicas: &'g Replicas) -> Self {
         let n = graph.len();
         let instances = replicas.count as usize;
         assert!(
@@ -80,6 +89,10 @@ impl<'g> Executor<'g> {
         Executor {
             graph,
             replicas,
+            base: 0,
+            job: 0,
+            loads: None,
+            done: 0,
             instances,
             lanes,
             op_lane: graph.ops.iter().map(|o| o.lane).collect(),
@@ -106,7 +119,49 @@ impl<'g> Executor<'g> {
         }
     }
 
-    fn try_start(&mut self, i: usize, lane: LaneId, sched: &mut Scheduler<u32>) {
+    /// This graph as job `job` of several sharing the engine from event `base`, its operations
+    /// loading the shared links as `loads` says.
+    pub(super) fn placed(mut self, job: usize, base: u32, loads: &'g LinkLoads) -> Self {
+        (self.job, self.base, self.loads) = (job, base, Some(loads));
+        self
+    }
+
+    /// Instance operations in one run of the graph.
+    pub(super) fn total(&self) -> usize {
+        self.graph.len() * self.instances
+    }
+
+    /// Ready to run the graph again from the start (what it recorded is overwritten).
+    pub(super) fn reset(&mut self) {
+        let n = self.graph.len();
+        for op in 0..n as OpId {
+            let w = self.graph.deps(op).len() as u32;
+            let at = op as usize * self.instances;
+            self.waiting[at..at + self.instances].fill(w);
+        }
+        self.cursor.fill(0);
+        self.running.fill(None);
+        self.start.fill(SimTime::MAX);
+        self.end.fill(SimTime::MAX);
+        self.done = 0;
+    }
+
+    /// Starts every lane of every instance that can start.
+    pub(super) fn start_all(&mut self, sched: &mut Scheduler<u32>, fabric: &mut Option<Fabric>) {
+        for i in 0..self.replicas.count as usize {
+            for lane in 0..self.lanes as LaneId {
+                self.try_start(i, lane, sched, fabric);
+            }
+        }
+    }
+
+    fn try_start(
+        &mut self,
+        i: usize,
+        lane: LaneId,
+        sched: &mut Scheduler<u32>,
+        fabric: &mut Option<Fabric>,
+    ) {
         let l = lane as usize;
         let il = l * self.instances + i;
         if self.running[il].is_some() {
@@ -122,7 +177,7 @@ impl<'g> Executor<'g> {
         self.cursor[il] += 1;
         self.running[il] = Some(ev);
         let Some(class) = self.replicas.class(op) else {
-            self.begin(i, l, op, sched);
+            self.begin(i, l, op, sched, fabric);
             return self.hold(i, l, 1, sched);
         };
         // A collective holds its SMs from the moment its kernel is launched, waiting or not.
@@ -133,7 +188,7 @@ impl<'g> Executor<'g> {
         let now = sched.now();
         if let Some(members) = self.rendezvous.arrive(op, group, size, i as u32, lane, now) {
             for m in members {
-                self.begin(m as usize, l, op, sched);
+                self.begin(m as usize, l, op, sched, fabric);
             }
         }
     }
@@ -143,13 +198,26 @@ impl<'g> Executor<'g> {
         if self.uses[l] == LaneUse::Collectives
             && let Some(sharing) = self.sharing.as_mut()
         {
-            let (running, n) = (&self.running, self.instances);
-            sharing.hold(i, l, by, |k, lane| running[lane * n + k], sched);
+            let (running, n, base) = (&self.running, self.instances, self.base);
+            sharing.hold(
+                i,
+                l,
+                by,
+                |k, lane| running[lane * n + k].map(|e| base + e),
+                sched,
+            );
         }
     }
 
     /// Instance `i` of `op`, on lane `l`, starts now.
-    fn begin(&mut self, i: usize, l: usize, op: OpId, sched: &mut Scheduler<u32>) {
+    fn begin(
+        &mut self,
+        i: usize,
+        l: usize,
+        op: OpId,
+        sched: &mut Scheduler<u32>,
+        fabric: &mut Option<Fabric>,
+    ) {
         let ev = (op as usize * self.instances + i) as u32;
         self.start[ev as usize] = sched.now();
         let duration = self
@@ -159,29 +227,38 @@ impl<'g> Executor<'g> {
         if let Some(jitter) = self.jitter.as_mut() {
             duration = jitter.vary(i * self.lanes + l, ev, duration);
         }
+        let global = self.base + ev;
+        if let (Some(fabric), Some(loads)) = (fabric.as_mut(), self.loads)
+            && self.uses[l] == LaneUse::Collectives
+            && fabric.start(
+                self.job,
+                loads,
+                op as usize,
+                global,
+                duration.as_ps(),
+                sched,
+            )
+        {
+            return;
+        }
         match self.sharing.as_mut() {
             Some(sharing) if self.uses[l] == LaneUse::Kernels && sharing.shares(l) => {
-                sharing.start(i, l, ev, duration.as_ps(), sched)
+                sharing.start(i, l, global, duration.as_ps(), sched)
             }
             _ => {
-                sched.after(duration, ev);
-            }
-        }
-    }
-}
-
-impl Process for Executor<'_> {
-    type Event = u32;
-
-    fn start(&mut self, sched: &mut Scheduler<u32>) {
-        for i in 0..self.replicas.count as usize {
-            for lane in 0..self.lanes as LaneId {
-                self.try_start(i, lane, sched);
+                sched.after(duration, global);
             }
         }
     }
 
-    fn handle(&mut self, ev: u32, sched: &mut Scheduler<u32>) {
+    /// Event `ev` (this graph's number) fired: its operation instance finished.
+    pub(super) fn finished(
+        &mut self,
+        ev: u32,
+        sched: &mut Scheduler<u32>,
+        fabric: &mut Option<Fabric>,
+    ) {
+        self.done += 1;
         let e = ev as usize;
         self.end[e] = sched.now();
         let n = self.instances;
@@ -190,7 +267,7 @@ impl Process for Executor<'_> {
         let l = lane as usize;
         self.running[l * n + i] = None;
         // The lane's next op first: a collective following a collective keeps the group slowed.
-        self.try_start(i, lane, sched);
+        self.try_start(i, lane, sched, fabric);
         self.hold(i, l, -1, sched);
         let (a, b) = (self.dependent_start[o], self.dependent_start[o + 1]);
         for k in a..b {
@@ -199,10 +276,25 @@ impl Process for Executor<'_> {
             if self.waiting[d * n + i] == 0 {
                 let dl = self.op_lane[d];
                 if self.cursor[dl as usize * n + i] == self.position[d] {
-                    self.try_start(i, dl, sched);
+                    self.try_start(i, dl, sched, fabric);
                 }
             }
         }
+    }
+}
+
+/// One graph alone on the engine.
+struct Single<'g>(Executor<'g>);
+
+impl Process for Single<'_> {
+    type Event = u32;
+
+    fn start(&mut self, sched: &mut Scheduler<u32>) {
+        self.0.start_all(sched, &mut None);
+    }
+
+    fn handle(&mut self, ev: u32, sched: &mut Scheduler<u32>) {
+        self.0.finished(ev, sched, &mut None);
     }
 }
 
@@ -219,9 +311,9 @@ pub fn execute(graph: &Graph) -> (Timeline, RunStats) {
 /// smallest id in any instance can start in every instance, and its collective's members all
 /// reach it.
 pub fn execute_replicas(graph: &Graph, replicas: &Replicas) -> (Timeline, RunStats, Waits) {
-    let mut sim = Simulation::new(Executor::new(graph, replicas));
+    let mut sim = Simulation::new(Single(Executor::new(graph, replicas)));
     let stats = sim.run_to_end();
-    let ex = sim.process;
+    let ex = sim.process.0;
     // Past the end of simulated time ops end at it, like ops that never ran: not a deadlock.
     if let Some(stuck) = ex.end.iter().position(|&t| t == SimTime::MAX)
         && !stats.overran

@@ -3,12 +3,16 @@
 pub(crate) mod contention;
 pub(crate) mod counter;
 pub(crate) mod executor;
+pub(crate) mod fabric;
 pub(crate) mod graph;
+pub(crate) mod jobs;
 pub(crate) mod replicas;
 pub(crate) mod timeline;
 
 pub use counter::Counter;
 pub use executor::{execute, execute_replicas};
+pub use fabric::LinkLoads;
 pub use graph::{Contention, Graph, Lane, LaneId, LaneUse, Op, OpId, OpKind};
+pub use jobs::{Job, JobRun, execute_jobs};
 pub use replicas::{Groups, Jitter, NO_SYNC, Replicas, Waits};
 pub use timeline::Timeline;
