@@ -59,7 +59,7 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
     if scenario.file.sim.record_links == Some(true)
         && matches!(
             scenario.kind,
-            Kind::Serving | Kind::Diffusion | Kind::Kernels
+            Kind::Serving | Kind::Diffusion | Kind::Kernels | Kind::Cluster
         )
     {
         let kind = scenario.kind.name();
@@ -116,6 +116,19 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
                 graph: f.graph,
                 timeline: f.timeline,
             }
+        }
+        Kind::Cluster => {
+            let config = crate::scenario::lower::jobs::lower(scenario)?;
+            let c = crate::workload::jobs::simulate(config)
+                .map_err(|(i, e)| e.locate(&scenario.jobs[i].scenario))?;
+            return within_simulated_time(
+                scenario,
+                RunOutput {
+                    report: c.report,
+                    graph: c.graph,
+                    timeline: c.timeline,
+                },
+            );
         }
         Kind::Diffusion => {
             let config = crate::scenario::lower::diffusion::lower(scenario)?;

@@ -161,6 +161,22 @@ impl Graph {
         id
     }
 
+    /// Appends `other`'s lanes and operations (its lanes grouped under `name`), for drawing
+    /// several graphs' runs as one; its counters and contention are left out.
+    pub fn append(&mut self, other: &Graph, name: &str) {
+        let (lanes, ops) = (self.lanes.len() as LaneId, self.ops.len() as OpId);
+        for lane in &other.lanes {
+            let group = format!("{name}: {}", lane.group);
+            self.add_lane_using(lane.name.clone(), group, lane.uses);
+        }
+        for (i, op) in other.ops.iter().enumerate() {
+            let deps: Vec<OpId> = other.deps(i as OpId).iter().map(|d| d + ops).collect();
+            let mut op = op.clone();
+            op.lane += lanes;
+            self.add(op, &deps);
+        }
+    }
+
     pub fn deps(&self, op: OpId) -> &[OpId] {
         let i = op as usize;
         &self.deps[self.dep_start[i] as usize..self.dep_start[i + 1] as usize]

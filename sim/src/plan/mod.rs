@@ -107,6 +107,11 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             "`plan` searches parallel layouts; a federated scenario has none",
         )
         .with_help("compare cohorts or payloads with `clustersim sweep --vary federated.cohort=500,1000`")),
+        Kind::Cluster => Err(ScenarioError::whole(
+            &scenario.source.path,
+            "`plan` searches one workload's layouts; a cluster scenario holds several jobs",
+        )
+        .with_help("plan each job's scenario on its own, then place the jobs in a cluster scenario")),
     }
 }
 

@@ -86,6 +86,7 @@ impl Objective {
             (_, Kind::Collective) => "nothing to plan: a collective scenario has no layout",
             (_, Kind::Federated) => "nothing to plan: a federated scenario has no layout",
             (_, Kind::Kernels) => "nothing to plan: a kernels scenario has no layout",
+            (_, Kind::Cluster) => "nothing to plan: plan each job's scenario on its own",
         }
     }
 }

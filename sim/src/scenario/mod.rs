@@ -13,6 +13,7 @@ pub mod diffusion;
 pub mod error;
 pub mod expect;
 pub mod federated;
+pub mod job;
 pub mod kernels;
 pub mod lower;
 pub mod model;
@@ -51,6 +52,8 @@ pub enum Kind {
     Federated,
     /// Many small kernel launches against consolidated ones on one GPU (`[kernels]`).
     Kernels,
+    /// Several jobs sharing one cluster (`[[job]]`).
+    Cluster,
 }
 
 impl Kind {
@@ -62,6 +65,7 @@ impl Kind {
             Kind::Collective => "collective",
             Kind::Federated => "federated",
             Kind::Kernels => "kernels",
+            Kind::Cluster => "cluster",
         }
     }
 }
@@ -74,6 +78,7 @@ pub const SUPPORTED_KINDS: &[Kind] = &[
     Kind::Collective,
     Kind::Federated,
     Kind::Kernels,
+    Kind::Cluster,
 ];
 
 /// `[sim]`: how the simulator itself runs.
@@ -88,6 +93,8 @@ pub struct SimSection {
     /// Training: one GPU per pipeline stage (`"stage"`, the default) or every GPU its own
     /// timeline (`"all"`).
     pub ranks: Option<crate::workload::training::policy::Ranks>,
+    /// Cluster: steps every job runs with the others beside it (default 2).
+    pub steps: Option<u32>,
 }
 
 /// Which network model prices communication.
@@ -143,6 +150,8 @@ pub struct Scenario {
     pub source: Source,
     /// Span of every key and of its value, by dotted path.
     spans: BTreeMap<String, (Range<usize>, Range<usize>)>,
+    /// A cluster scenario's jobs (`[[job]]`); empty for any other kind.
+    pub jobs: Vec<job::JobEntry>,
 }
 
 impl Scenario {
@@ -175,7 +184,38 @@ impl Scenario {
         let mut spans = BTreeMap::new();
         index_spans(&root, "", &mut spans);
         let kind = read_kind(&root, &source)?;
-        let whole = Spanned::new(0..text.len(), root);
+        let jobs = match job::take(&mut root) {
+            Some(v) if kind == Kind::Cluster => job::read(v, &source)?,
+            Some(v) => {
+                return Err(source
+                    .error(
+                        v.span(),
+                        format!("`job` does not apply to a {} scenario", kind.name()),
+                    )
+                    .with_help("[[job]] belongs to cluster scenarios (kind = \"cluster\")"));
+            }
+            None => Vec::new(),
+        };
+        Scenario::finish(source, root, spans, kind, jobs)
+    }
+
+    /// A scenario from a table already parsed out of `source`'s text (a job written inline in
+    /// a cluster scenario).
+    pub(crate) fn from_root(source: Source, root: DeTable<'_>) -> Result<Scenario, ScenarioError> {
+        let mut spans = BTreeMap::new();
+        index_spans(&root, "", &mut spans);
+        let kind = read_kind(&root, &source)?;
+        Scenario::finish(source, root, spans, kind, Vec::new())
+    }
+
+    fn finish(
+        source: Source,
+        root: DeTable<'_>,
+        spans: BTreeMap<String, (Range<usize>, Range<usize>)>,
+        kind: Kind,
+        jobs: Vec<job::JobEntry>,
+    ) -> Result<Scenario, ScenarioError> {
+        let whole = Spanned::new(0..source.text.len(), root);
         let file = ScenarioFile::deserialize(toml::de::Deserializer::from(whole))
             .map_err(|e| explain_serde(&source, &spans, e))?;
         let scenario = Scenario {
@@ -183,6 +223,7 @@ impl Scenario {
             kind,
             source,
             spans,
+            jobs,
         };
         scenario.check_expectations()?;
         scenario.check_sections()?;
@@ -216,7 +257,18 @@ impl Scenario {
             (f.sequences.is_some(), "sequences", Kind::Training),
             (!f.perturb.is_empty(), "perturb", Kind::Training),
             (f.sim.ranks.is_some(), "sim.ranks", Kind::Training),
+            (f.sim.steps.is_some(), "sim.steps", Kind::Cluster),
         ];
+        if self.kind == Kind::Cluster
+            && let Some(section) = ["model", "parallel", "cost"]
+                .into_iter()
+                .find(|s| self.spans.contains_key(*s))
+        {
+            return refuse(
+                section.to_string(),
+                "a cluster scenario's workloads are its [[job]] entries; move it into a job",
+            );
+        }
         for (given, section, owner) in sections {
             // A diffusion scenario serves videos with [workload].
             let shared = section == "workload" && self.kind == Kind::Diffusion;
@@ -241,7 +293,7 @@ impl Scenario {
         let foreign = match self.kind {
             Kind::Training => p.diffusion_keys(),
             Kind::Diffusion => p.training_keys(),
-            Kind::Serving | Kind::Collective | Kind::Federated | Kind::Kernels => {
+            Kind::Serving | Kind::Collective | Kind::Federated | Kind::Kernels | Kind::Cluster => {
                 let mut all = p.training_keys();
                 all.extend(p.diffusion_keys());
                 if p.tp.is_some() {
@@ -264,6 +316,7 @@ impl Scenario {
                     "a federated scenario's devices train alone; what they train is [federated]'s"
                 }
                 Kind::Kernels => "a kernels scenario prices [kernels] alone; remove [parallel]",
+                Kind::Cluster => "a job's parallelism is in its [[job]] entry",
             };
             return refuse(format!("parallel.{key}"), help);
         }
@@ -392,6 +445,7 @@ fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError>
         Some("collective") => Kind::Collective,
         Some("federated") => Kind::Federated,
         Some("kernels") => Kind::Kernels,
+        Some("cluster") => Kind::Cluster,
         Some(other) => {
             let hint = suggest::closest(
                 other,
@@ -402,6 +456,7 @@ fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError>
                     "collective",
                     "federated",
                     "kernels",
+                    "cluster",
                 ],
             )
             .map(|s| format!("did you mean \"{s}\"? "))
@@ -410,7 +465,7 @@ fn read_kind(root: &DeTable<'_>, source: &Source) -> Result<Kind, ScenarioError>
                 .error(value.span(), format!("unknown kind \"{other}\""))
                 .with_help(format!(
                     "{hint}valid kinds: \"training\", \"serving\", \"diffusion\", \"collective\", \
-                     \"federated\", \"kernels\""
+                     \"federated\", \"kernels\", \"cluster\""
                 )));
         }
         None => {

@@ -54,6 +54,12 @@ pub fn defaults(kind: Kind) -> &'static [&'static str] {
             "upload_bytes_per_round",
             "stragglers_dropped",
         ],
+        Kind::Cluster => &[
+            "slowdown.max",
+            "jobs.0.step_s.shared",
+            "jobs.1.step_s.shared",
+            "links.busiest.0.busy",
+        ],
     }
 }
 

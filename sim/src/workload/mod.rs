@@ -7,6 +7,7 @@ pub mod compression;
 pub mod cost;
 pub mod diffusion;
 pub mod federated;
+pub mod jobs;
 pub mod kernels;
 pub mod serving;
 pub mod training;

@@ -9,6 +9,7 @@ mod activation_plan;
 mod async_pipeline;
 mod capacity;
 mod cli;
+mod cluster;
 mod collective_scenario;
 mod collective_validation;
 mod context;

@@ -1,10 +1,12 @@
 //! The readable summary `clustersim run` prints without `--json`.
 
+mod cluster;
 mod collective;
 mod diffusion;
 mod federated;
 mod serving;
 
+use cluster::render_cluster;
 use collective::render_collective;
 use diffusion::render_diffusion;
 use federated::render_federated;
@@ -69,6 +71,9 @@ pub fn render(r: &Value) -> String {
     }
     if r["kind"] == "federated" {
         return render_federated(r);
+    }
+    if r["kind"] == "cluster" {
+        return render_cluster(r);
     }
     let mut out = String::new();
     let name = r["scenario"].as_str().unwrap_or("scenario");

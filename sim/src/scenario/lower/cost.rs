@@ -88,7 +88,7 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
             prices.per_unit(gpus, 3600.0, videos, "video")
         }
         Kind::Training => return Ok(()),
-        Kind::Collective | Kind::Federated | Kind::Kernels => {
+        Kind::Collective | Kind::Federated | Kind::Kernels | Kind::Cluster => {
             let kind = s.kind.name();
             return Err(s
                 .error_at(

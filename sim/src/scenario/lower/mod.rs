@@ -12,6 +12,7 @@ pub(crate) mod cost;
 pub mod diffusion;
 pub mod federated;
 pub(crate) mod host;
+pub mod jobs;
 pub mod kernels;
 pub mod model;
 pub(crate) mod power_limit;

@@ -166,7 +166,13 @@ impl TrainingConfig {
         let c = Collective {
             op,
             algorithm: Algorithm::Auto,
-            group: Group::new(self.comm_ranks(base, comm), self.fabric.gpus_per_node),
+            group: Group::new(
+                self.comm_ranks(base, comm)
+                    .into_iter()
+                    .map(|r| r + self.first_gpu)
+                    .collect(),
+                self.fabric.gpus_per_node,
+            ),
             bytes,
             compression: self.compression.of(comm),
         };

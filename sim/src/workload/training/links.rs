@@ -14,6 +14,9 @@
 use super::comm::Comm;
 use super::setup::TrainingConfig;
 use crate::collective::CollectiveOp;
+use crate::exec::LinkLoads;
+use crate::net::tier::{Efficiency, capacities};
+use crate::net::topology::LinkKind;
 use std::collections::BTreeSet;
 
 /// A distinct collective a stage GPU runs (`base` its rank) and how many times a step runs it.
@@ -49,7 +52,7 @@ fn stage_ranks(s: &TrainingConfig, base: u32) -> BTreeSet<u32> {
 pub fn offsets(s: &TrainingConfig, base: u32, comm: Comm) -> Vec<u32> {
     let stage = stage_ranks(s, base);
     if matches!(comm, Comm::Pipe(_) | Comm::ContextPeer) {
-        let gpus = s.topology.gpu_count();
+        let gpus = s.gpus();
         let last = s.comm_ranks(base, comm).into_iter().max().unwrap_or(base);
         return stage
             .iter()
@@ -109,4 +112,47 @@ pub fn link_bytes(s: &TrainingConfig, uses: &[CommUse]) -> Vec<f64> {
         }
     }
     total
+}
+
+/// What each collective and send of the step loads on the links between servers while it runs
+/// at its price (`exec::LinkLoads`): its bytes there beside the stage's other groups, over its
+/// seconds times the link's effective capacity. Links inside a server are left out: a server
+/// runs one job, and those are priced beside their peers already.
+pub fn link_loads(
+    s: &TrainingConfig,
+    ops: usize,
+    uses: &[CommUse],
+    collectives: &[super::step::Collective],
+) -> LinkLoads {
+    let topo = &s.topology;
+    let capacity = capacities(topo, &Efficiency::DEFAULT, None);
+    let between: Vec<bool> = topo
+        .graph
+        .edge_weights()
+        .map(|l| matches!(l.kind, LinkKind::Network | LinkKind::Wan))
+        .collect();
+    let mut loads = LinkLoads::new(ops);
+    let entries: Vec<u32> = uses
+        .iter()
+        .map(|u| {
+            let offsets = s.concurrent_groups(u.base, u.comm);
+            let bytes = s
+                .collective_cost(u.base, u.comm, u.op, u.bytes, s.tier, &offsets, true)
+                .link_bytes;
+            let seconds = u.seconds.max(1e-12);
+            loads.add(
+                bytes
+                    .iter()
+                    .enumerate()
+                    .filter(|(l, _)| between[*l])
+                    .map(|(l, &b)| (l as u32, b / (seconds * capacity[l]))),
+            )
+        })
+        .collect();
+    for &(op, _, _, priced) in collectives {
+        if let Some(&e) = entries.get(priced as usize) {
+            loads.set(op, e);
+        }
+    }
+    loads
 }

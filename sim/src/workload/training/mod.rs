@@ -53,6 +53,16 @@ pub struct TrainingRun {
     pub graph: Graph,
     pub timeline: Timeline,
     pub report: Value,
+    /// The distinct collectives the stage GPUs ran, and which priced each collective op.
+    uses: Vec<links::CommUse>,
+    collectives: Vec<step::Collective>,
+}
+
+impl TrainingRun {
+    /// What the step's collectives load on the links between servers (`links::link_loads`).
+    pub fn link_loads(&self) -> crate::exec::LinkLoads {
+        links::link_loads(&self.setup, self.graph.len(), &self.uses, &self.collectives)
+    }
 }
 
 /// Why the compute stream of `stage` stood idle: each gap before a compute operation is charged to
@@ -304,6 +314,8 @@ pub fn simulate(
         graph,
         timeline,
         report,
+        uses,
+        collectives,
     })
 }
 

@@ -187,7 +187,7 @@ pub fn execute(
         .with_help("use ranks = \"stage\", or fewer micro-batches a step"));
     }
     let mut sync = vec![NO_SYNC; n];
-    for &(op, _, comm) in collectives {
+    for &(op, _, comm, _) in collectives {
         if let Some(class) = CLASSES.iter().position(|&c| c == comm) {
             sync[op as usize] = class as u32;
         }

@@ -28,6 +28,9 @@ pub struct TrainingConfig {
     pub profile: Option<ComputeProfile>,
     pub fabric: Fabric,
     pub topology: Topology,
+    /// The topology's GPU that rank 0 runs on: 0, or where a cluster placed the job (its ranks
+    /// on consecutive GPUs from there, a whole number of servers in).
+    pub first_gpu: u32,
     /// Network tier that prices the collectives.
     pub tier: Tier,
     /// Whether the NVSwitches can reduce in the switch (NCCL's NVLS).

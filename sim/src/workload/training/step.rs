@@ -80,8 +80,12 @@ pub fn kernel_class(op: &Op) -> Option<&'static str> {
     }
 }
 
-/// A collective or send of the graph: its operation, its stage and its communicator.
-pub type Collective = (OpId, u32, Comm);
+/// A collective or send of the graph: its operation, its stage, its communicator and which of
+/// the distinct collectives priced it (`links::CommUse`, `NOT_PRICED` when none did).
+pub type Collective = (OpId, u32, Comm, u32);
+
+/// A collective whose duration no distinct priced collective gave.
+pub const NOT_PRICED: u32 = u32::MAX;
 
 /// The lanes of one pipeline stage's GPU, and where its work stands.
 #[derive(Clone, Debug)]
@@ -379,7 +383,18 @@ impl<'a> StepBuilder<'a> {
             after,
         );
         if let Some(comm) = comm {
-            self.collectives.push((id, self.at as u32, comm));
+            // The distinct collective this one's duration came from: the same GPU and
+            // communicator at the same price, else the latest on them.
+            let base = self.stages[self.at].rank;
+            let on =
+                |&(r, c, _, _, _): &(u32, Comm, CollectiveOp, f64, f64)| r == base && c == comm;
+            let priced = self
+                .priced
+                .iter()
+                .rposition(|p| on(p) && p.4 == seconds)
+                .or_else(|| self.priced.iter().rposition(on))
+                .map_or(NOT_PRICED, |i| i as u32);
+            self.collectives.push((id, self.at as u32, comm, priced));
         }
         id
     }

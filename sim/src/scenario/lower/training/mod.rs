@@ -113,6 +113,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         profile,
         fabric: cluster.fabric,
         topology: cluster.topology,
+        first_gpu: 0,
         tier: cluster.tier,
         in_switch_reduction: cluster.in_switch_reduction,
         model,
