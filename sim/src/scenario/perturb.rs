@@ -2,7 +2,10 @@
 //! entry names one `gpu` (global rank) or one `server` (node index), and any of a `slowdown` (its
 //! kernels take that many times as long, at least 1), a `power_limit` (a lower board power limit
 //! than `[cluster]`'s, e.g. "500 W") and a `jitter` (each kernel's time varies by that
-//! coefficient of variation, 0-1); a `jitter` without a target applies to every GPU.
+//! coefficient of variation, 0-1); a `jitter` without a target applies to every GPU. A server's
+//! `nic_bandwidth` runs its NICs' cables below the cluster's rate; `link = [from, to]` with a
+//! `bandwidth` does so for one link between two devices (both directions), named as the report's
+//! `links` names them (`node3/nic2`, `leaf0`, `spine5`).
 
 use serde::Deserialize;
 
@@ -14,4 +17,7 @@ pub struct PerturbEntry {
     pub slowdown: Option<f64>,
     pub jitter: Option<f64>,
     pub power_limit: Option<crate::quantity::Power>,
+    pub nic_bandwidth: Option<crate::quantity::Bandwidth>,
+    pub link: Option<[String; 2]>,
+    pub bandwidth: Option<crate::quantity::Bandwidth>,
 }

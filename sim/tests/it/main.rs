@@ -13,6 +13,7 @@ mod cluster;
 mod collective_scenario;
 mod collective_validation;
 mod context;
+mod degraded_links;
 mod diffusion;
 mod diffusion_offload;
 mod eager_and_op_recompute;

@@ -18,6 +18,7 @@
 pub(crate) mod activation_plan;
 pub(crate) mod capacity;
 pub(crate) mod comm;
+pub(crate) mod degraded;
 pub(crate) mod eager;
 pub mod estimate;
 pub mod framework;
@@ -272,7 +273,7 @@ pub fn simulate(
             (timeline, stats, None)
         }
         policy::Ranks::All => {
-            let run = ranks::execute(&setup, compute, &graph, &stages, &collectives)?;
+            let run = ranks::execute(&setup, compute, &graph, &stages, (&uses, &collectives))?;
             (run.timeline, run.stats, Some(run.report))
         }
     };

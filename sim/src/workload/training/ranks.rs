@@ -8,7 +8,7 @@
 //! gives them (each group beside the other groups of its stage). The report describes the
 //! pipeline that finishes last and says who waited for whom. `[[perturb]] jitter` varies each
 //! kernel of a GPU by a lognormal factor of mean 1 (stream `perturb/jitter` of the seed).
-//! Ignored: links or NICs that differ between groups.
+//! Groups whose routes cross a degraded link take longer (`degraded`).
 
 use super::comm::Comm;
 use super::setup::TrainingConfig;
@@ -40,7 +40,7 @@ struct Coord {
 }
 
 impl TrainingConfig {
-    fn pipelines(&self) -> u32 {
+    pub(super) fn pipelines(&self) -> u32 {
         self.tp * self.cp * self.dp
     }
 
@@ -57,13 +57,13 @@ impl TrainingConfig {
     }
 
     /// Global rank of stage `p`'s GPU in pipeline `i`.
-    fn rank_of(&self, i: u32, p: u32) -> u32 {
+    pub(super) fn rank_of(&self, i: u32, p: u32) -> u32 {
         let (k, st) = (self.coord(i), self.stride);
         k.t * st.tp + k.c * st.cp + k.d * st.dp + self.stage_rank(p)
     }
 
     /// Pipeline and stage of global rank `r`.
-    fn place(&self, r: u32) -> (u32, u32) {
+    pub(super) fn place(&self, r: u32) -> (u32, u32) {
         let st = self.stride;
         let k = Coord {
             t: r / st.tp % self.tp,
@@ -75,7 +75,7 @@ impl TrainingConfig {
 
     /// The first pipeline of pipeline `i`'s group on `comm`; None for sends, which stay inside
     /// a pipeline.
-    fn group_of(&self, i: u32, comm: Comm) -> Option<u32> {
+    pub(super) fn group_of(&self, i: u32, comm: Comm) -> Option<u32> {
         let k = self.coord(i);
         let site = self.site_replicas();
         let first = k.d - k.d % site;
@@ -171,7 +171,7 @@ pub fn execute(
     compute: &ComputeModel,
     graph: &Graph,
     stages: &[Stage],
-    collectives: &[super::step::Collective],
+    (uses, collectives): (&[super::links::CommUse], &[super::step::Collective]),
 ) -> Result<FullRun, KeyError> {
     let pipelines = setup.pipelines();
     let (n, lanes) = (graph.len(), graph.lanes.len());
@@ -230,7 +230,16 @@ pub fn execute(
             sigma,
         }
     });
-    let (alternates, table) = limited(setup, compute, graph, stages);
+    let (mut alternates, mut table) = limited(setup, compute, graph, stages);
+    let degraded = (!setup.degraded_links.is_empty()).then(|| {
+        super::degraded::slow_groups(
+            setup,
+            graph,
+            (uses, collectives),
+            &mut alternates,
+            &mut table,
+        )
+    });
     let replicas = Replicas {
         count: pipelines,
         scale_ppm,
@@ -274,7 +283,10 @@ pub fn execute(
             }
         }
     }
-    let report = report(setup, (pipelines, n), &ends, last, &slow, &waited, &held);
+    let mut report = report(setup, (pipelines, n), &ends, last, &slow, &waited, &held);
+    if let Some(d) = degraded {
+        report["degraded_links"] = d;
+    }
     Ok(FullRun {
         timeline,
         stats,

@@ -113,6 +113,9 @@ pub struct TrainingConfig {
     /// GPUs under a lower board power limit than the cluster's (`[[perturb]] power_limit`):
     /// global rank and watts, ascending.
     pub limited_gpus: Vec<(u32, f64)>,
+    /// Links running below their rate (`[[perturb]] nic_bandwidth` or `link`): edge index of the
+    /// topology and its bandwidth, bytes/s, ascending by edge.
+    pub degraded_links: Vec<(u32, f64)>,
     /// Failures and checkpoints (`[reliability]`).
     pub reliability: Option<Reliability>,
     /// Prices (`[cost]`).

@@ -66,7 +66,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
     let (ranks, perturbations) = ranks::resolve(
         s,
         (nodes, gpus_per_node),
-        &gpu,
+        (&gpu, &cluster.topology),
         layout.schedule,
         &mut assumptions,
     )?;
@@ -145,6 +145,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         slow_gpus: perturbations.slow,
         jitter_gpus: perturbations.jitter,
         limited_gpus: perturbations.power,
+        degraded_links: perturbations.links,
         reliability,
         prices: crate::scenario::lower::cost::prices(s)?,
         train_tokens: crate::scenario::lower::capacity::tokens(s)?,

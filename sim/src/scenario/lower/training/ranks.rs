@@ -1,8 +1,11 @@
 //! `sim.ranks` and `[[perturb]]` read: which GPUs a step simulates, the GPUs that compute
 //! slower than their peers and those whose kernel times vary. Perturbations make ranks unlike, so they need every rank simulated:
-//! unstated, `ranks` becomes `"all"` (recorded); stated `"stage"`, they are refused.
+//! unstated, `ranks` becomes `"all"` (recorded); stated `"stage"`, they are refused. Degraded
+//! links are found by the names of their ends and must run below their rate, above zero.
 
 use crate::hw::GpuSpec;
+use crate::net::Topology;
+use crate::net::topology::LinkKind;
 use crate::scenario::Scenario;
 use crate::scenario::error::ScenarioError;
 use crate::workload::training::policy::{Ranks, Schedule};
@@ -16,13 +19,15 @@ pub(super) struct Perturbations {
     pub jitter: Vec<(u32, f64)>,
     /// Power limits, watts (the lowest entry on a GPU).
     pub power: Vec<(u32, f64)>,
+    /// Degraded links: edge and bandwidth, bytes/s (the lowest entry on a link).
+    pub links: Vec<(u32, f64)>,
 }
 
 /// The rank mode and the perturbations, for a cluster of `nodes` servers of `per_node` GPUs.
 pub(super) fn resolve(
     s: &Scenario,
     (nodes, per_node): (u32, u32),
-    gpu: &GpuSpec,
+    (gpu, topology): (&GpuSpec, &Topology),
     schedule: Schedule,
     assumptions: &mut Vec<String>,
 ) -> Result<(Ranks, Perturbations), ScenarioError> {
@@ -30,17 +35,27 @@ pub(super) fn resolve(
     let mut slow: BTreeMap<u32, f64> = BTreeMap::new();
     let mut jitter: BTreeMap<u32, f64> = BTreeMap::new();
     let mut power: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut links: BTreeMap<u32, f64> = BTreeMap::new();
     for (i, entry) in s.file.perturb.iter().enumerate() {
         let at = |key: &str| format!("perturb.{i}.{key}");
+        if let Some(edges) = degraded(s, i, entry, topology)? {
+            for (e, bw) in edges {
+                let b = links.entry(e).or_insert(bw);
+                *b = b.min(bw);
+            }
+            continue;
+        }
         if entry.slowdown.is_none() && entry.jitter.is_none() && entry.power_limit.is_none() {
             return Err(s
                 .error_at(
                     &format!("perturb.{i}"),
-                    "a [[perturb]] entry needs `slowdown`, `power_limit` or `jitter`",
+                    "a [[perturb]] entry needs `slowdown`, `power_limit`, `jitter`, \
+                     `nic_bandwidth` or `link`",
                 )
                 .with_help(
                     "slowdown = 1.3 (kernels 30% slower), power_limit = \"500 W\", jitter = 0.05 \
-                     (each kernel's time varies by 5%)",
+                     (each kernel's time varies by 5%), nic_bandwidth = \"200 Gb/s\" (a server's \
+                     NICs), link = [\"node3/nic2\", \"leaf0\"] with bandwidth = \"100 Gb/s\"",
                 ));
         }
         if let Some(w) = entry.power_limit {
@@ -146,6 +161,120 @@ pub(super) fn resolve(
         slow: slow.into_iter().collect(),
         jitter: jitter.into_iter().collect(),
         power: power.into_iter().collect(),
+        links: links.into_iter().collect(),
     };
     Ok((ranks, perturbations))
+}
+
+/// The links entry `i` degrades, with their new bandwidths (both directions of each), or None
+/// when it degrades none. An entry degrades a server's NICs (`server`, `nic_bandwidth`) or one
+/// link (`link`, `bandwidth`), and nothing else.
+fn degraded(
+    s: &Scenario,
+    i: usize,
+    entry: &crate::scenario::perturb::PerturbEntry,
+    topology: &Topology,
+) -> Result<Option<Vec<(u32, f64)>>, ScenarioError> {
+    let at = |key: &str| format!("perturb.{i}.{key}");
+    let (key, bw) = match (entry.nic_bandwidth, &entry.link, entry.bandwidth) {
+        (None, None, None) => return Ok(None),
+        (Some(b), None, None) => ("nic_bandwidth", b.0),
+        (None, Some(_), Some(b)) => ("bandwidth", b.0),
+        (None, Some(_), None) => {
+            return Err(s
+                .error_at(&at("link"), "a degraded `link` needs its `bandwidth`")
+                .with_help("e.g. bandwidth = \"100 Gb/s\" (each direction)"));
+        }
+        (_, None, Some(_)) => {
+            return Err(s
+                .error_at(&at("bandwidth"), "`bandwidth` belongs to a degraded `link`")
+                .with_help("name it: link = [\"node3/nic2\", \"leaf0\"]; a server's NICs take nic_bandwidth"));
+        }
+        (Some(_), Some(_), _) => {
+            return Err(s
+                .error_at(
+                    &at("link"),
+                    "an entry degrades a server's NICs or one link, not both",
+                )
+                .with_help("write two [[perturb]] entries"));
+        }
+    };
+    let others = [
+        (entry.slowdown.is_some(), "slowdown"),
+        (entry.power_limit.is_some(), "power_limit"),
+        (entry.jitter.is_some(), "jitter"),
+        (entry.gpu.is_some(), "gpu"),
+        (entry.link.is_some() && entry.server.is_some(), "server"),
+    ];
+    if let Some((_, k)) = others.iter().find(|(set, _)| *set) {
+        return Err(s
+            .error_at(
+                &at(k),
+                format!("`{k}` beside a degraded link in one [[perturb]] entry"),
+            )
+            .with_help("write the GPU's and the link's perturbations as two entries"));
+    }
+    let g = &topology.graph;
+    let edges: Vec<petgraph::graph::EdgeIndex> = match &entry.link {
+        Some([a, b]) => {
+            let find = |name: &str, k: usize| {
+                g.node_indices().find(|&v| g[v].name == *name).ok_or_else(|| {
+                    let names = g.node_indices().map(|v| g[v].name.as_str());
+                    let hint = crate::suggest::closest(name, names)
+                        .map(|c| format!("did you mean \"{c}\"? "))
+                        .unwrap_or_default();
+                    s.error_at(&at("link"), format!("the topology has no device \"{name}\""))
+                        .with_help(format!("{hint}devices are named as the report's `links` names them (node3/nic2, leaf0, spine5); this is end {k} of the link"))
+                })
+            };
+            let (va, vb) = (find(a, 1)?, find(b, 2)?);
+            let edges: Vec<_> = g
+                .edges_connecting(va, vb)
+                .chain(g.edges_connecting(vb, va))
+                .map(|e| petgraph::visit::EdgeRef::id(&e))
+                .collect();
+            if edges.is_empty() {
+                return Err(s
+                    .error_at(&at("link"), format!("no link joins \"{a}\" and \"{b}\""))
+                    .with_help("name two devices a link joins directly, as the report's `links` lists them"));
+            }
+            edges
+        }
+        None => {
+            let Some(n) = entry.server.filter(|&n| n < topology.nodes) else {
+                return Err(s
+                    .error_at(
+                        &at(entry.server.map_or("nic_bandwidth", |_| "server")),
+                        format!(
+                            "`nic_bandwidth` needs a `server` of the cluster's 0-{}",
+                            topology.nodes.saturating_sub(1)
+                        ),
+                    )
+                    .with_help("e.g. server = 3 with nic_bandwidth = \"200 Gb/s\""));
+            };
+            g.edge_indices()
+                .filter(|&e| {
+                    let (a, b) = g.edge_endpoints(e).expect("an edge of the graph");
+                    g[e].kind == LinkKind::Network && (g[a].node == Some(n) || g[b].node == Some(n))
+                })
+                .collect()
+        }
+    };
+    if let Some(&e) = edges.iter().find(|&&e| g[e].bandwidth < bw) {
+        let rate = g[e].bandwidth * 8e-9;
+        return Err(s
+            .error_at(
+                &at(key),
+                format!(
+                    "{:.0} Gb/s is above the link's own {rate:.0} Gb/s",
+                    bw * 8e-9
+                ),
+            )
+            .with_help(
+                "a perturbation degrades a link; raise the cluster's bandwidth to speed every link",
+            ));
+    }
+    Ok(Some(
+        edges.into_iter().map(|e| (e.index() as u32, bw)).collect(),
+    ))
 }

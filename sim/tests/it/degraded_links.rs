@@ -1,0 +1,112 @@
+//! `[[perturb]] nic_bandwidth` and `link`: a degraded NIC or link slows the groups whose routes
+//! cross it, the rest wait for them where they meet, and bad entries are refused at their key.
+
+use crate::common;
+
+use common::number as num;
+
+/// Four servers of eight H100 on a fat-tree of two leaves: Llama 3.1 8B over tp 8, pp 2, dp 2, with `extra`
+/// lines at the end.
+fn four_servers(extra: &str) -> String {
+    format!(
+        "kind = \"training\"\n[cluster]\ngpu = \"H100\"\nnodes = 4\ngpus_per_node = 8\n\
+         [cluster.inter_node]\ntopology = \"fat-tree\"\nnic_bandwidth = \"400 Gb/s\"\nnics_per_node = 8\nleaf_downlinks = 16\n\
+         [model]\npreset = \"llama-3.1-8b\"\nseq_len = 4096\n\
+         [parallel]\ntp = 8\npp = 2\ndp = 2\nglobal_batch = 32\nmicro_batch = 1\n\
+         [sim]\nnetwork = \"flow\"\n{extra}"
+    )
+}
+
+#[test]
+fn a_degraded_nic_slows_the_groups_that_cross_it_and_the_step_less_than_its_rate() {
+    let healthy = common::report("d.toml", &four_servers(""), &[]);
+    let at = |gbps: u32| {
+        let extra = format!("[[perturb]]\nserver = 1\nnic_bandwidth = \"{gbps} Gb/s\"\n");
+        common::report("d.toml", &four_servers(&extra), &[])
+    };
+    let (half, quarter) = (at(200), at(100));
+    let t = |r: &serde_json::Value| num(r, "iteration_time_s");
+    assert!(
+        t(&half) > t(&healthy) * 1.001,
+        "{} vs {}",
+        t(&half),
+        t(&healthy)
+    );
+    assert!(t(&quarter) > t(&half), "{} vs {}", t(&quarter), t(&half));
+    // Only communication slows: the step never slows by the link's factor of 4.
+    assert!(t(&quarter) < 4.0 * t(&healthy));
+    assert_eq!(quarter["fidelity"]["ranks"], "all");
+    let d = &quarter["ranks"]["degraded_links"];
+    // Eight NICs, both directions of each cable.
+    assert_eq!(d["links"].as_array().map(Vec::len), Some(16));
+    assert_eq!(d["links"][0]["from"], "node1/nic0");
+    assert_eq!(num(&d["links"][0], "gbps"), 100.0);
+    assert!(num(d, "groups_slowed") >= 1.0);
+    assert!(num(d, "slowest_ratio") > 1.0 && num(d, "slowest_ratio") <= 4.0 + 1e-9);
+    // A link between switches, named as the report's links name it.
+    let spine =
+        four_servers("[[perturb]]\nlink = [\"leaf0\", \"spine0\"]\nbandwidth = \"50 Gb/s\"\n");
+    let r = common::report("d.toml", &spine, &[]);
+    assert!(t(&r) >= t(&healthy), "{} vs {}", t(&r), t(&healthy));
+    assert_eq!(
+        r["ranks"]["degraded_links"]["links"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+}
+
+#[test]
+fn bad_link_perturbations_are_refused_at_their_key() {
+    for (extra, message, line) in [
+        (
+            "[[perturb]]\nlink = [\"leaf0\", \"spine99\"]\nbandwidth = \"1 Gb/s\"\n",
+            "no device \"spine99\"",
+            23,
+        ),
+        (
+            "[[perturb]]\nlink = [\"node0/nic0\", \"node1/nic0\"]\nbandwidth = \"1 Gb/s\"\n",
+            "no link joins",
+            23,
+        ),
+        (
+            "[[perturb]]\nlink = [\"leaf0\", \"spine0\"]\n",
+            "needs its `bandwidth`",
+            23,
+        ),
+        (
+            "[[perturb]]\nserver = 1\nnic_bandwidth = \"800 Gb/s\"\n",
+            "above the link's own 400 Gb/s",
+            24,
+        ),
+        (
+            "[[perturb]]\nnic_bandwidth = \"100 Gb/s\"\n",
+            "needs a `server`",
+            23,
+        ),
+        (
+            "[[perturb]]\nserver = 1\nnic_bandwidth = \"100 Gb/s\"\nslowdown = 1.2\n",
+            "`slowdown` beside a degraded link",
+            25,
+        ),
+        (
+            "[[perturb]]\nbandwidth = \"100 Gb/s\"\n",
+            "belongs to a degraded `link`",
+            23,
+        ),
+    ] {
+        let e = common::refused("d.toml", &four_servers(extra), message);
+        let text = e.to_string();
+        assert!(text.contains(message), "{text}\nwanted: {message}");
+        assert!(
+            text.contains(&format!("d.toml:{line}:")),
+            "{text}\nwanted line {line}"
+        );
+    }
+    let e = common::refused(
+        "d.toml",
+        &four_servers("[[perturb]]\nlink = [\"lef0\", \"spine0\"]\nbandwidth = \"1 Gb/s\"\n"),
+        "typo",
+    );
+    assert!(e.to_string().contains("did you mean \"leaf0\""), "{e}");
+}
