@@ -84,12 +84,13 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
         // Training stamps its own costs (energy and time to train need the step).
         Kind::Training => {
             let t = self::training(scenario)?;
+            let (graph, timeline) = t.trace.unwrap_or((t.graph, t.timeline));
             return within_simulated_time(
                 scenario,
                 RunOutput {
                     report: t.report,
-                    graph: t.graph,
-                    timeline: t.timeline,
+                    graph,
+                    timeline,
                 },
             );
         }

@@ -161,13 +161,13 @@ impl Graph {
         id
     }
 
-    /// Appends `other`'s lanes and operations (its lanes grouped under `name`), for drawing
-    /// several graphs' runs as one; its counters and contention are left out.
-    pub fn append(&mut self, other: &Graph, name: &str) {
+    /// Appends `other`'s lanes and operations, each lane's group renamed by `group` (given the
+    /// lane's index and group), for drawing several graphs' runs as one; its counters and
+    /// contention are left out.
+    pub fn append(&mut self, other: &Graph, group: impl Fn(usize, &str) -> String) {
         let (lanes, ops) = (self.lanes.len() as LaneId, self.ops.len() as OpId);
-        for lane in &other.lanes {
-            let group = format!("{name}: {}", lane.group);
-            self.add_lane_using(lane.name.clone(), group, lane.uses);
+        for (l, lane) in other.lanes.iter().enumerate() {
+            self.add_lane_using(lane.name.clone(), group(l, &lane.group), lane.uses);
         }
         for (i, op) in other.ops.iter().enumerate() {
             let deps: Vec<OpId> = other.deps(i as OpId).iter().map(|d| d + ops).collect();

@@ -93,6 +93,9 @@ pub struct SimSection {
     /// Training: one GPU per pipeline stage (`"stage"`, the default) or every GPU its own
     /// timeline (`"all"`).
     pub ranks: Option<crate::workload::training::policy::Ranks>,
+    /// Training with every rank simulated: GPUs whose pipelines the trace and the viewer draw
+    /// (default: the pipeline that finishes last).
+    pub trace_gpus: Option<Vec<u32>>,
     /// Cluster: steps every job runs with the others beside it (default 2).
     pub steps: Option<u32>,
 }
@@ -257,6 +260,7 @@ impl Scenario {
             (f.sequences.is_some(), "sequences", Kind::Training),
             (!f.perturb.is_empty(), "perturb", Kind::Training),
             (f.sim.ranks.is_some(), "sim.ranks", Kind::Training),
+            (f.sim.trace_gpus.is_some(), "sim.trace_gpus", Kind::Training),
             (f.sim.steps.is_some(), "sim.steps", Kind::Cluster),
         ];
         if self.kind == Kind::Cluster

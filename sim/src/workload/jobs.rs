@@ -136,7 +136,7 @@ pub fn simulate(c: ClusterJobs) -> Result<JobsRun, (usize, KeyError)> {
         end: Vec::new(),
     };
     for ((run, (name, _)), s) in runs.iter().zip(&placed).zip(&shared) {
-        graph.append(&run.graph, name);
+        graph.append(&run.graph, |_, g| format!("{name}: {g}"));
         timeline.start.extend_from_slice(&s.timeline.start);
         timeline.end.extend_from_slice(&s.timeline.end);
     }

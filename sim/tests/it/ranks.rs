@@ -323,3 +323,51 @@ fn bad_perturbations_are_refused_at_their_key() {
     .unwrap_err();
     assert!(e.contains("async-1f1b"), "{e}");
 }
+
+#[test]
+fn the_trace_draws_the_pipelines_of_the_gpus_named() {
+    let text = small("[[perturb]]\ngpu = 5\nslowdown = 1.3\n[sim]\ntrace_gpus = [5, 0, 8]\n");
+    let out = common::run("t.toml", &text, &[]);
+    // tp 2 x pp 2 x dp 4 on 16 GPUs, stages 8 apart: GPUs 0 and 8 are one pipeline, 5 another.
+    let mut groups: Vec<&str> = out.graph.lanes.iter().map(|l| l.group.as_str()).collect();
+    groups.dedup();
+    assert!(
+        groups.contains(&"GPU 5 (stage 0, pipeline 5)"),
+        "{groups:?}"
+    );
+    assert!(
+        groups.contains(&"GPU 0 (stage 0, pipeline 0)"),
+        "{groups:?}"
+    );
+    assert!(
+        groups.contains(&"GPU 8 (stage 1, pipeline 0)"),
+        "{groups:?}"
+    );
+    assert_eq!(groups.len(), 4, "{groups:?}");
+    assert_eq!(out.graph.len(), out.timeline.end.len());
+    // The report still describes the step: the same as without the key.
+    let plain = common::report("t.toml", &text.replace("trace_gpus = [5, 0, 8]\n", ""), &[]);
+    assert_eq!(out.report["iteration_time_s"], plain["iteration_time_s"]);
+    for (sets, message) in [
+        (vec!["sim.trace_gpus=[1]"], "no other GPU's pipeline"),
+        (vec!["sim.ranks=\"all\"", "sim.trace_gpus=[16]"], "not 16"),
+        (
+            vec!["sim.ranks=\"all\"", "sim.trace_gpus=[]"],
+            "1 to 16 GPUs, not 0",
+        ),
+        (
+            vec![
+                "sim.ranks=\"all\"",
+                "sim.trace_gpus=[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,0]",
+            ],
+            "1 to 16 GPUs, not 17",
+        ),
+    ] {
+        let s = common::scenario("t.toml", &small(""), &sets);
+        let e = clustersim::run(&s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains(message), "{sets:?}: {e}");
+    }
+}

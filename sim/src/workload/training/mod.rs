@@ -54,6 +54,9 @@ pub struct TrainingRun {
     pub graph: Graph,
     pub timeline: Timeline,
     pub report: Value,
+    /// With `sim.trace_gpus`, those GPUs' pipelines as one graph and their timeline, for the
+    /// trace and the viewer (the report reads `graph` and `timeline`).
+    pub trace: Option<(Graph, Timeline)>,
     /// The distinct collectives the stage GPUs ran, and which priced each collective op.
     uses: Vec<links::CommUse>,
     collectives: Vec<step::Collective>,
@@ -267,14 +270,14 @@ pub fn simulate(
 ) -> Result<TrainingRun, crate::key_error::KeyError> {
     let (graph, stages, uses, collectives) =
         step::StepBuilder::new(&setup, compute).build_counting();
-    let (timeline, stats, ranks) = match setup.ranks {
+    let (timeline, stats, ranks, trace) = match setup.ranks {
         policy::Ranks::Stage => {
             let (timeline, stats) = execute(&graph);
-            (timeline, stats, None)
+            (timeline, stats, None, None)
         }
         policy::Ranks::All => {
             let run = ranks::execute(&setup, compute, &graph, &stages, (&uses, &collectives))?;
-            (run.timeline, run.stats, Some(run.report))
+            (run.timeline, run.stats, Some(run.report), run.trace)
         }
     };
     let inner = if setup.schedule == Schedule::Async1F1B {
@@ -315,6 +318,7 @@ pub fn simulate(
         graph,
         timeline,
         report,
+        trace,
         uses,
         collectives,
     })

@@ -29,6 +29,9 @@ pub struct FullRun {
     pub timeline: Timeline,
     pub stats: RunStats,
     pub report: Value,
+    /// The pipelines of `sim.trace_gpus` as one graph (each lane under its GPU) and their
+    /// timeline; None when the scenario names none.
+    pub trace: Option<(Graph, Timeline)>,
 }
 
 /// A pipeline's coordinates: tensor, context and data-parallel index.
@@ -287,7 +290,29 @@ pub fn execute(
     if let Some(d) = degraded {
         report["degraded_links"] = d;
     }
+    let trace = (!setup.trace_gpus.is_empty()).then(|| {
+        let mut pipelines: Vec<u32> = setup.trace_gpus.iter().map(|&r| setup.place(r).0).collect();
+        pipelines.sort_unstable();
+        pipelines.dedup();
+        let mut g = Graph::new();
+        let mut t = Timeline {
+            start: Vec::new(),
+            end: Vec::new(),
+        };
+        for &i in &pipelines {
+            g.append(graph, |l, _| {
+                let p = stage_of_lane[l];
+                format!("GPU {} (stage {p}, pipeline {i})", setup.rank_of(i, p))
+            });
+            t.start
+                .extend((0..n).map(|o| all.start[o * count + i as usize]));
+            t.end
+                .extend((0..n).map(|o| all.end[o * count + i as usize]));
+        }
+        (g, t)
+    });
     Ok(FullRun {
+        trace,
         timeline,
         stats,
         report,

@@ -104,6 +104,9 @@ pub struct TrainingConfig {
     pub straggler_slowdown: f64,
     /// Which GPUs the step simulates (`sim.ranks`).
     pub ranks: super::policy::Ranks,
+    /// With every rank simulated, GPUs whose pipelines the trace draws (`sim.trace_gpus`);
+    /// empty: the pipeline that finishes last.
+    pub trace_gpus: Vec<u32>,
     /// GPUs computing slower than their peers (`[[perturb]]`): global rank and slowdown, each
     /// rank once, ascending.
     pub slow_gpus: Vec<(u32, f64)>,

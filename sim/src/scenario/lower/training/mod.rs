@@ -142,6 +142,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         record_links: f.sim.record_links.unwrap_or(false),
         straggler_slowdown,
         ranks,
+        trace_gpus: ranks::trace_gpus(s, ranks, nodes * gpus_per_node)?,
         slow_gpus: perturbations.slow,
         jitter_gpus: perturbations.jitter,
         limited_gpus: perturbations.power,

@@ -278,3 +278,45 @@ fn degraded(
         edges.into_iter().map(|e| (e.index() as u32, bw)).collect(),
     ))
 }
+
+/// Pipelines a trace draws at most (`sim.trace_gpus`): each is the whole stage graph again.
+pub const MAX_TRACED_PIPELINES: usize = 16;
+
+/// `sim.trace_gpus`: GPUs of the cluster whose pipelines the trace draws, when every rank is
+/// simulated; ascending, each once.
+pub(super) fn trace_gpus(s: &Scenario, ranks: Ranks, gpus: u32) -> Result<Vec<u32>, ScenarioError> {
+    let Some(list) = &s.file.sim.trace_gpus else {
+        return Ok(Vec::new());
+    };
+    if ranks != Ranks::All {
+        return Err(s
+            .error_at(
+                "sim.trace_gpus",
+                "one GPU stands for its stage, so there is no other GPU's pipeline to draw",
+            )
+            .with_help("set ranks = \"all\" in [sim] to give every GPU its own timeline"));
+    }
+    if let Some(g) = list.iter().find(|&&g| g >= gpus) {
+        return Err(s.error_at(
+            "sim.trace_gpus",
+            format!("the cluster's GPUs are 0-{}, not {g}", gpus - 1),
+        ));
+    }
+    if list.is_empty() || list.len() > MAX_TRACED_PIPELINES {
+        return Err(s
+            .error_at(
+                "sim.trace_gpus",
+                format!(
+                    "trace_gpus lists 1 to {MAX_TRACED_PIPELINES} GPUs, not {}",
+                    list.len()
+                ),
+            )
+            .with_help(
+                "each GPU's pipeline is the whole step graph again; name the few to look at",
+            ));
+    }
+    let mut sorted = list.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    Ok(sorted)
+}
