@@ -231,7 +231,7 @@ fn bad_perturbations_are_refused_at_their_key() {
         (
             "[[perturb]]\ngpu = 3\n",
             "perturb.0",
-            "needs `slowdown`, `power_limit` or `jitter`",
+            "needs `slowdown`, `power_limit`, `jitter`, `nic_bandwidth` or `link`",
         ),
         (
             "[[perturb]]\ngpu = 3\npower_limit = \"2000 W\"\n",
