@@ -1,5 +1,6 @@
 //! The report as cards: step time, throughput, per-GPU FLOP rate, memory, where the step's time
-//! goes, and how faithful the simulation was.
+//! goes, and how faithful the simulation was; for a cluster of jobs, a card per job (its step
+//! alone and beside the others).
 //!
 //! [`Summary::from_report`] reads the report JSON into plain fields (testable without a window);
 //! [`show`] lays them out. A key the report lacks shows as "—", never as an invented number.
@@ -37,6 +38,18 @@ pub struct Summary {
     /// `fidelity.*` as "key: value" pairs, in the report's order.
     pub fidelity: Vec<(String, String)>,
     pub events: Option<u64>,
+    /// A cluster run's jobs (`jobs`); empty for any other run.
+    pub jobs: Vec<JobCard>,
+}
+
+/// One job of a cluster run: where it ran and what sharing the links cost it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobCard {
+    pub name: String,
+    pub servers: String,
+    pub alone_s: Option<f64>,
+    pub shared_s: Option<f64>,
+    pub slowdown: Option<f64>,
 }
 
 const MEMORY_ORDER: [&str; 6] = [
@@ -104,6 +117,19 @@ impl Summary {
             bubble_s: f("/breakdown_s/pipeline_bubble"),
             fidelity,
             events: r.pointer("/sim/events").and_then(Value::as_u64),
+            jobs: r
+                .get("jobs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|j| JobCard {
+                    name: j["name"].as_str().unwrap_or("?").to_string(),
+                    servers: format!("{}-{}", j["servers"][0], j["servers"][1]),
+                    alone_s: j.pointer("/step_s/alone").and_then(Value::as_f64),
+                    shared_s: j.pointer("/step_s/shared").and_then(Value::as_f64),
+                    slowdown: j.get("slowdown").and_then(Value::as_f64),
+                })
+                .collect(),
         }
     }
 
@@ -150,8 +176,38 @@ fn dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".into())
 }
 
+/// A card per job of a cluster run: its step beside the others, and alone.
+fn show_jobs(ui: &mut Ui, jobs: &[JobCard]) {
+    for row in jobs.chunks(4) {
+        ui.columns(4, |cols| {
+            for (col, j) in cols.iter_mut().zip(row) {
+                let sub = match (j.alone_s, j.slowdown) {
+                    (Some(a), Some(x)) => RichText::new(format!(
+                        "{:+.1}% against {} alone · servers {}",
+                        100.0 * (x - 1.0),
+                        units::duration(a),
+                        j.servers
+                    ))
+                    .color(if x > 1.0 { BAD } else { GOOD }),
+                    _ => RichText::new(format!("servers {}", j.servers)),
+                };
+                card(
+                    col,
+                    &format!("Job {}: step beside the others", j.name),
+                    dash(j.shared_s.map(units::duration)),
+                    sub,
+                );
+            }
+        });
+    }
+}
+
 /// Lays out the cards for one report.
 pub fn show(ui: &mut Ui, s: &Summary) {
+    if !s.jobs.is_empty() {
+        show_jobs(ui, &s.jobs);
+        return fidelity(ui, s);
+    }
     ui.columns(4, |cols| {
         card(
             &mut cols[0],
@@ -248,6 +304,11 @@ pub fn show(ui: &mut Ui, s: &Summary) {
         stacked_bar(ui, &parts, scale, marker);
         legend(ui, &parts, peak, units::bytes);
     });
+    fidelity(ui, s);
+}
+
+/// The fidelity line and the event count.
+fn fidelity(ui: &mut Ui, s: &Summary) {
     let line = s.fidelity_line();
     if !line.is_empty() || s.events.is_some() {
         ui.add_space(2.0);
@@ -372,6 +433,24 @@ mod tests {
         assert_eq!(parts[1].0, "exposed communication");
         assert_eq!(s.fidelity_line(), "compute: roofline · network: analytical");
         assert_eq!(s.events, Some(12));
+    }
+
+    #[test]
+    fn a_cluster_run_has_a_card_per_job() {
+        let r = json!({"kind": "cluster", "jobs": [
+            {"name": "a", "servers": [0, 5], "step_s": {"alone": 1.0, "shared": 1.1}, "slowdown": 1.1},
+            {"name": "b", "servers": [6, 15]}
+        ]});
+        let s = Summary::from_report(&r);
+        assert_eq!(s.jobs.len(), 2);
+        assert_eq!(s.jobs[0].servers, "0-5");
+        assert_eq!(s.jobs[0].slowdown, Some(1.1));
+        assert_eq!(s.jobs[1].shared_s, None);
+        let mut h = egui_kittest::Harness::new_ui(|ui| show(ui, &s));
+        h.run();
+        use egui_kittest::kittest::Queryable;
+        h.get_by_label_contains("Job a: step beside the others");
+        h.get_by_label_contains("+10.0% against");
     }
 
     #[test]
