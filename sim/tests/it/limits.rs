@@ -129,6 +129,12 @@ fn a_federated_round_that_cannot_close_within_simulated_time_is_an_error() {
     assert!(common::number(&r, "rounds") > 0.0);
     // A pause between rounds that carries the next round past the end: the round it would be,
     // and when it would start.
+    // A run of more device-rounds than it simulates is refused at `rounds`, the limit named.
+    let e = refusal(file, &["federated.rounds=40000"]);
+    assert!(
+        e.contains("40000 rounds of a cohort of 1300") && e.contains("4194304"),
+        "{e}"
+    );
     let e = refusal(file, &["federated.server_time=4800 h"]);
     assert!(
         e.contains("round 3 (starting at day 400.0) cannot close"),

@@ -19,6 +19,7 @@ mod diffusion_offload;
 mod eager_and_op_recompute;
 mod federated;
 mod fp8_training;
+mod fuzz;
 mod grad_dtype;
 mod host;
 mod kernels_scenario;

@@ -233,6 +233,10 @@ fn population(
     })
 }
 
+/// Devices a run selects over all its rounds at most (rounds x cohort): each is a few events,
+/// and a run stays within seconds.
+pub const MAX_DEVICE_ROUNDS: u64 = 1 << 22;
+
 /// How rounds run: how many, the cohort each selects, the quorum and minimum of reports that
 /// close one, its deadline and the server's time between rounds.
 fn policy(
@@ -294,6 +298,18 @@ fn policy(
             20
         }
     };
+    if rounds as u64 * cohort as u64 > MAX_DEVICE_ROUNDS {
+        return Err(s
+            .error_at(
+                "federated.rounds",
+                format!(
+                    "{rounds} rounds of a cohort of {cohort} select {} devices, more than a run \
+                     simulates ({MAX_DEVICE_ROUNDS})",
+                    rounds as u64 * cohort as u64
+                ),
+            )
+            .with_help("simulate fewer rounds: rounds_per_hour and time to a round carry over"));
+    }
     let server_time = f.server_time.map(|d| d.0).unwrap_or_else(|| {
         assumptions.push("the next round starts as soon as a round closes (server_time 0)".into());
         SimTime::ZERO
