@@ -65,6 +65,12 @@ impl SimTime {
         self.0.checked_add(other.0).map(SimTime)
     }
 
+    /// `self + other`, held at [`SimTime::MAX`] past the end of simulated time (a run that gets
+    /// there has overrun it: `Timeline::overran`).
+    pub fn saturating_add(self, other: SimTime) -> SimTime {
+        SimTime(self.0.saturating_add(other.0))
+    }
+
     pub fn saturating_sub(self, other: SimTime) -> SimTime {
         SimTime(self.0.saturating_sub(other.0))
     }

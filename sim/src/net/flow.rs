@@ -109,7 +109,8 @@ impl FlowModel {
                 let flow = &self.flows[f];
                 let secs = flow.remaining / flow.rate;
                 // Round up: a flow is never reported done before its last byte arrived.
-                self.now + SimTime::from_ps((secs * 1e12).ceil() as u64)
+                self.now
+                    .saturating_add(SimTime::from_ps((secs * 1e12).ceil() as u64))
             })
             .min()
     }

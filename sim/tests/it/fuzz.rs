@@ -399,11 +399,23 @@ fn fuzz(cases: u32, seed: u64, heavy: bool) {
                 from.display()
             )
         };
-        match run(path, mutant.clone(), sets.clone()) {
-            Outcome::Ran => ran += 1,
-            Outcome::Refused => refused += 1,
-            Outcome::Panicked(why) => findings.push(finding(format!("panicked: {why}"))),
-            Outcome::Hung => findings.push(finding(format!("ran over {LIMIT:?}"))),
+        let found = match run(path, mutant.clone(), sets.clone()) {
+            Outcome::Ran => {
+                ran += 1;
+                continue;
+            }
+            Outcome::Refused => {
+                refused += 1;
+                continue;
+            }
+            Outcome::Panicked(why) => finding(format!("panicked: {why}")),
+            Outcome::Hung => finding(format!("ran over {LIMIT:?}")),
+        };
+        eprintln!("fuzz finding:\n{found}\n");
+        findings.push(found);
+        // A hung run's thread cannot be stopped: it would slow every run after it.
+        if findings.last().is_some_and(|f| f.starts_with("# ran over")) {
+            break;
         }
     }
     eprintln!(

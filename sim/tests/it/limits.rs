@@ -38,7 +38,19 @@ fn clusters_beyond_a_million_gpus_or_nics_are_refused() {
         "papers/clapping-llama-2-7b-pp4-1gbps-uncompressed.toml",
         &["cluster.inter_node.nics_per_node=99999999"],
     );
-    assert!(e.contains("NICs") && e.contains("at most 1048576"), "{e}");
+    assert!(e.contains("over at most 8 NICs"), "{e}");
+    let e = refusal(
+        "papers/clapping-llama-2-7b-pp4-1gbps-uncompressed.toml",
+        &[
+            "cluster.nodes=200000",
+            "cluster.gpus_per_node=1",
+            "cluster.inter_node.nics_per_node=8",
+        ],
+    );
+    assert!(
+        e.contains("1600000 NICs") && e.contains("at most 1048576"),
+        "{e}"
+    );
     // A serving fleet's servers are nodes too.
     let e = refusal(
         "serving/llama-3-70b-disaggregated-2p6d.toml",

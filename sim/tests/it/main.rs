@@ -38,6 +38,7 @@ mod plan_diffusion;
 mod plan_serving;
 mod power_thermal;
 mod profile;
+mod properties;
 mod ranks;
 mod serving;
 mod serving_engines;

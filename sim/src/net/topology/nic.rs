@@ -53,8 +53,19 @@ pub fn lanes(gpus_per_node: u32, nics_per_node: u32) -> u32 {
 
 /// Why `nics_per_node` NICs cannot be shared among `gpus_per_node` GPUs, if they cannot: one
 /// count must divide the other, so that every GPU has the same share.
+/// NICs one GPU spreads its traffic over at most: twice the four of the densest servers built
+/// (AWS p5: 32 NICs for 8 GPUs). Every transfer between servers is a flow per lane.
+pub const MAX_LANES: u32 = 8;
+
 pub fn check(gpus_per_node: u32, nics_per_node: u32) -> Result<(), Refusal> {
     let (g, k) = (gpus_per_node.max(1), nics_per_node);
+    if k as u64 > MAX_LANES as u64 * g as u64 {
+        return Err(Refusal::nics(format!(
+            "{k} NICs for {g} GPUs a node: a GPU spreads its traffic over at most {MAX_LANES} NICs \
+             ({} a node)",
+            MAX_LANES as u64 * g as u64
+        )));
+    }
     if k == 0 || (k >= g && k % g == 0) || (k < g && g % k == 0) {
         return Ok(());
     }

@@ -70,34 +70,40 @@ pub fn tiles(m: &VideoDit, v: Video) -> Vec<((u32, u32, u32), u64)> {
         return vec![((f, h, w), 1)];
     };
     // Tile starts every `stride` from 0 while inside the latent; each tile `len` long, cut at
-    // the end.
-    let cut = |total: u32, len: u32, stride: u32| -> Vec<u32> {
+    // the end: the full tiles counted, then each shorter one at the end.
+    let cut = |total: u32, len: u32, stride: u32| -> Vec<(u32, u64)> {
         if len == 0 || stride == 0 {
-            return vec![total];
+            return vec![(total, 1)];
         }
-        (0..total)
-            .step_by(stride as usize)
-            .map(|s| len.min(total - s))
-            .collect()
+        let starts = total.div_ceil(stride) as u64;
+        let full = total
+            .checked_sub(len)
+            .map_or(0, |room| (room / stride) as u64 + 1);
+        let mut out: Vec<(u32, u64)> = Vec::new();
+        if full > 0 {
+            out.push((len, full));
+        }
+        out.extend((full..starts).map(|k| (total - (k * stride as u64) as u32, 1)));
+        out
     };
     // Temporal tiling applies when the latent has more frames than a tile's `frames`
     // (`temporal_tiled_decode`); a tile is `frames + 1` latent frames long.
     let frames = if t.frames > 0 && f > t.frames {
         cut(f, t.frames + 1, t.frame_stride)
     } else {
-        vec![f]
+        vec![(f, 1)]
     };
     let spatial = h > t.size || w > t.size;
     let (rows, cols) = if spatial {
         (cut(h, t.size, t.stride), cut(w, t.size, t.stride))
     } else {
-        (vec![h], vec![w])
+        (vec![(h, 1)], vec![(w, 1)])
     };
     let mut shapes: BTreeMap<(u32, u32, u32), u64> = BTreeMap::new();
-    for &tf in &frames {
-        for &th in &rows {
-            for &tw in &cols {
-                *shapes.entry((tf, th, tw)).or_default() += 1;
+    for &(tf, nf) in &frames {
+        for &(th, nh) in &rows {
+            for &(tw, nw) in &cols {
+                *shapes.entry((tf, th, tw)).or_default() += nf * nh * nw;
             }
         }
     }

@@ -185,7 +185,7 @@ impl Fleet {
         let kind = &mut self.kinds[self.kind_of[i]];
         let seconds =
             kind.iteration(&plan.batch) + plan.swap_tokens as f64 * kind.swap_seconds_per_token;
-        let end = now + SimTime::from_secs_f64(seconds);
+        let end = now.saturating_add(SimTime::from_secs_f64(seconds));
         self.replicas[i].busy = true;
         self.iterations.push((
             i,
@@ -241,7 +241,7 @@ impl Process for Fleet {
                         // Disaggregated fleets have one kind of replica (checked at set-up).
                         let kind = &mut self.kinds[0];
                         let seconds = kind.kv_transfer_seconds(i as u32, to as u32, tokens);
-                        let end = now + SimTime::from_secs_f64(seconds);
+                        let end = now.saturating_add(SimTime::from_secs_f64(seconds));
                         let bytes = tokens as f64 * kind.kv_per_token * kind.tp as f64;
                         self.transfers.push((r, i, to, now, end, bytes));
                         self.replica_of[r] = to;

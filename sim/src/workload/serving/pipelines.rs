@@ -343,7 +343,7 @@ impl Placed {
         for it in &items {
             self.admitted[it.request].get_or_insert(now);
         }
-        let end = now + SimTime::from_secs_f64(s.kind.iteration(&batch));
+        let end = now.saturating_add(SimTime::from_secs_f64(s.kind.iteration(&batch)));
         self.iterations.push((
             i,
             now,
@@ -369,7 +369,7 @@ impl Placed {
             self.sends.seconds(from as u32, to as u32, bytes)
         };
         sched.at(
-            sched.now() + SimTime::from_secs_f64(seconds),
+            sched.now().saturating_add(SimTime::from_secs_f64(seconds)),
             Ev::Deliver(to, items),
         );
     }
