@@ -58,6 +58,8 @@ impl<E> Scheduler<E> {
 
     /// Schedules `event` at the absolute time `at`, which must not be in the past.
     pub fn at(&mut self, at: SimTime, event: E) -> EventId {
+        // An event at the very end of simulated time is one that would have come after it.
+        self.overran |= at == SimTime::MAX;
         assert!(
             at >= self.now,
             "event scheduled in the past: at {at} while the simulation is at {}",

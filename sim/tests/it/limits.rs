@@ -105,6 +105,18 @@ fn a_step_of_more_micro_batches_than_are_simulated_is_refused() {
 }
 
 #[test]
+fn a_step_of_more_layer_passes_than_are_simulated_is_refused() {
+    let e = refusal(
+        "papers/power-thermal-llama-3-70b-64xh100-mb2-no-recompute.toml",
+        &["parallel.global_batch=64000"],
+    );
+    assert!(
+        e.contains("1280000 layer passes") && e.contains("262144"),
+        "{e}"
+    );
+}
+
+#[test]
 fn too_many_children_for_the_trace_are_refused() {
     let e = refusal(
         "papers/dp-consolidation-16k-children-v100-grid.toml",

@@ -28,6 +28,10 @@ pub struct Layout {
 /// part of the step's graph (about 200 KB of it for a 32-layer model).
 pub const MAX_ACCUMULATION: u32 = 16_384;
 
+/// The most layer passes a replica runs in a step (micro-batches x layers): each is a few dozen
+/// operations of the step's graph, and a step stays within seconds to simulate.
+pub const MAX_LAYER_PASSES: u64 = 1 << 18;
+
 /// Why a layout is invalid: the scenario key to blame, the message, and what would be valid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
@@ -72,6 +76,7 @@ impl Layout {
         self.check_data(gpus)?;
         self.check_experts(model)?;
         self.check_batch()?;
+        self.check_passes(model)?;
         self.check_zero()
     }
 
@@ -259,6 +264,25 @@ impl Layout {
             ));
         }
         Ok(())
+    }
+
+    /// Not more layer passes a step than are simulated.
+    fn check_passes(&self, model: &Transformer) -> Result<(), Refusal> {
+        let passes = self.accumulation() as u64 * model.layers as u64;
+        if passes <= MAX_LAYER_PASSES {
+            return Ok(());
+        }
+        Err(Refusal::new(
+            "parallel.global_batch",
+            "too many layer passes per replica to simulate",
+            format!(
+                "{} micro-batches per replica through {} layers are {passes} layer passes a step; \
+                 each is simulated, at most {MAX_LAYER_PASSES}",
+                self.accumulation(),
+                model.layers
+            ),
+        )
+        .help("raise micro_batch (or dp), or lower global_batch"))
     }
 
     /// The global batch divides into micro-batches, not too many to simulate, and into a
