@@ -338,22 +338,11 @@ pub fn execute_replicas(graph: &Graph, replicas: &Replicas) -> (Timeline, RunSta
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::graph::{Contention, LaneUse, Op, OpKind};
+    use crate::exec::graph::{Contention, LaneUse, Op};
     use crate::exec::replicas::{Groups, NO_SYNC};
 
     fn op(lane: LaneId, us: u64) -> Op {
-        Op {
-            name: "op".into(),
-            lane,
-            kind: OpKind::Compute,
-            duration: SimTime::from_us(us),
-            flops: 0.0,
-            bytes: 0.0,
-            tier: "test",
-            layer: None,
-            micro_batch: None,
-            model_flops: true,
-        }
+        Op::test(lane, us)
     }
 
     #[test]

@@ -50,6 +50,25 @@ pub struct Op {
     pub model_flops: bool,
 }
 
+#[cfg(test)]
+impl Op {
+    /// A compute operation of `us` microseconds on `lane`, for tests.
+    pub(crate) fn test(lane: LaneId, us: u64) -> Op {
+        Op {
+            name: "op".into(),
+            lane,
+            kind: OpKind::Compute,
+            duration: SimTime::from_us(us),
+            flops: 0.0,
+            bytes: 0.0,
+            tier: "test",
+            layer: None,
+            micro_batch: None,
+            model_flops: true,
+        }
+    }
+}
+
 /// A lane: one in-order queue of operations.
 #[derive(Clone, Debug)]
 pub struct Lane {

@@ -122,27 +122,15 @@ pub fn execute_jobs(jobs: &[Job], capacity: Vec<f64>, steps: u32) -> (Vec<JobRun
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::graph::{LaneUse, Op, OpKind};
+    use crate::exec::graph::{LaneUse, Op};
 
     /// A job: `compute` µs of kernels, then a `comm` µs collective loading link 0 by `share`.
     fn job(compute: u64, comm: u64, share: f64) -> (Graph, LinkLoads) {
         let mut g = Graph::new();
         let k = g.add_lane_using("compute", "gpu0", LaneUse::Kernels);
         let c = g.add_lane_using("comm", "gpu0", LaneUse::Collectives);
-        let op = |lane, us| Op {
-            name: "op".into(),
-            lane,
-            kind: OpKind::Compute,
-            duration: SimTime::from_us(us),
-            flops: 0.0,
-            bytes: 0.0,
-            tier: "test",
-            layer: None,
-            micro_batch: None,
-            model_flops: true,
-        };
-        let a = g.add(op(k, compute), &[]);
-        let r = g.add(op(c, comm), &[a]);
+        let a = g.add(Op::test(k, compute), &[]);
+        let r = g.add(Op::test(c, comm), &[a]);
         let mut loads = LinkLoads::new(g.len());
         let e = loads.add([(0, share)]);
         loads.set(r, e);
@@ -153,20 +141,14 @@ mod tests {
         t.as_ps() as f64 / 1e6
     }
 
+    fn both<'a>(a: &'a (Graph, LinkLoads), b: &'a (Graph, LinkLoads)) -> [Job<'a>; 2] {
+        [a, b].map(|(graph, loads)| Job { graph, loads })
+    }
+
     #[test]
     fn jobs_slow_each_other_only_while_both_communicate() {
-        let (g1, l1) = job(10, 20, 1.0);
-        let (g2, l2) = job(10, 20, 1.0);
-        let jobs = [
-            Job {
-                graph: &g1,
-                loads: &l1,
-            },
-            Job {
-                graph: &g2,
-                loads: &l2,
-            },
-        ];
+        let (a, b) = (job(10, 20, 1.0), job(10, 20, 1.0));
+        let jobs = both(&a, &b);
         let (runs, _) = execute_jobs(&jobs, vec![1e9], 1);
         // Both collectives start at 10 µs on the same full link: each at half speed, 40 µs.
         assert_eq!(us(runs[0].runs[0]), 50.0);
@@ -176,18 +158,8 @@ mod tests {
         assert_eq!(us(alone[0].runs[0]), 30.0);
         // A collective that meets only the other's compute is not slowed: the first job's
         // runs (collectives at 30-50 and 80-100 µs) keep clear of the second's (100-120 µs).
-        let (g3, l3) = job(30, 20, 1.0);
-        let (g4, l4) = job(100, 20, 1.0);
-        let jobs = [
-            Job {
-                graph: &g3,
-                loads: &l3,
-            },
-            Job {
-                graph: &g4,
-                loads: &l4,
-            },
-        ];
+        let (a, b) = (job(30, 20, 1.0), job(100, 20, 1.0));
+        let jobs = both(&a, &b);
         let (runs, _) = execute_jobs(&jobs, vec![1e9], 1);
         assert_eq!(us(runs[0].runs[0]), 50.0);
         assert_eq!(us(runs[1].runs[0]), 120.0);
@@ -195,18 +167,8 @@ mod tests {
 
     #[test]
     fn a_short_job_repeats_until_every_job_has_its_count() {
-        let (g1, l1) = job(10, 5, 0.1);
-        let (g2, l2) = job(100, 5, 0.1);
-        let jobs = [
-            Job {
-                graph: &g1,
-                loads: &l1,
-            },
-            Job {
-                graph: &g2,
-                loads: &l2,
-            },
-        ];
+        let (a, b) = (job(10, 5, 0.1), job(100, 5, 0.1));
+        let jobs = both(&a, &b);
         let (runs, stats) = execute_jobs(&jobs, vec![1e9], 2);
         assert_eq!(runs[1].runs.len(), 2);
         assert!(runs[0].runs.len() >= 13, "{}", runs[0].runs.len());
