@@ -95,7 +95,8 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
             );
         }
         Kind::Serving => {
-            let s = serving::simulate(&crate::scenario::lower::serving::lower(scenario)?);
+            let s = serving::simulate(&crate::scenario::lower::serving::lower(scenario)?)
+                .map_err(|e| e.locate(scenario))?;
             RunOutput {
                 report: s.report,
                 graph: s.graph,

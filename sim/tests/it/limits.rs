@@ -151,14 +151,14 @@ fn a_federated_round_that_cannot_close_within_simulated_time_is_an_error() {
         &["federated.uplink_sigma=6"],
     );
     assert!(common::number(&r, "rounds") > 0.0);
-    // A pause between rounds that carries the next round past the end: the round it would be,
-    // and when it would start.
     // A run of more device-rounds than it simulates is refused at `rounds`, the limit named.
     let e = refusal(file, &["federated.rounds=40000"]);
     assert!(
         e.contains("40000 rounds of a cohort of 1300") && e.contains("4194304"),
         "{e}"
     );
+    // A pause between rounds that carries the next round past the end: the round it would be,
+    // and when it would start.
     let e = refusal(file, &["federated.server_time=4800 h"]);
     assert!(
         e.contains("round 3 (starting at day 400.0) cannot close"),
@@ -188,6 +188,25 @@ fn serving_beyond_a_million_requests_or_placing_over_too_many_servers_is_refused
     let text = text.replacen("replicas = 2", "replicas = 4294967295", 1);
     let e = common::outcome("mixed.toml", &text).expect_err("too many GPUs");
     assert!(e.contains("a fleet holds at most 1048576 GPUs"), "{e}");
+}
+
+/// A fleet that would run more iterations than a run simulates stops there, refused at
+/// `requests` with the limit named. Reaching the limit takes about 5 s in a release build.
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "a minute in a debug build: run with --release"
+)]
+fn a_fleet_stops_at_the_iterations_a_run_simulates() {
+    let e = refusal(
+        "serving/llama-3-70b-disaggregated-2p6d.toml",
+        &["workload.requests=1000000"],
+    );
+    assert!(
+        e.contains("as many iterations as a run simulates (4194304"),
+        "{e}"
+    );
+    assert!(e.contains("workload.requests"), "{e}");
 }
 
 #[test]

@@ -102,6 +102,8 @@ struct Fleet {
     prefill_replicas: Option<usize>,
     /// (request, from, to, start, end, bytes) of every KV transfer.
     transfers: Vec<(usize, usize, usize, SimTime, SimTime, f64)>,
+    /// What the run has simulated so far ([`MAX_WORK`]).
+    work: u64,
 }
 
 impl Fleet {
@@ -175,6 +177,9 @@ impl Fleet {
         if self.replicas[i].busy {
             return;
         }
+        if self.work >= MAX_WORK {
+            return sched.stop();
+        }
         let Some(plan) = self.replicas[i].plan(&mut self.progress) else {
             return;
         };
@@ -182,6 +187,8 @@ impl Fleet {
         for &(r, _) in &plan.prefill {
             self.admitted[r].get_or_insert(now);
         }
+        self.work +=
+            1 + (plan.prefill.len() as u64 + plan.batch.decodes as u64) / REQUESTS_PER_WORK;
         let kind = &mut self.kinds[self.kind_of[i]];
         let seconds =
             kind.iteration(&plan.batch) + plan.swap_tokens as f64 * kind.swap_seconds_per_token;
@@ -347,6 +354,24 @@ pub(super) fn merge(report: &mut Value, extra: Value) {
     }
 }
 
+/// Work a run simulates at most, over every replica: an iteration counts one, and one more for
+/// every `REQUESTS_PER_WORK` requests in its batch (planning an iteration costs about that), so
+/// a run stays within seconds.
+pub const MAX_WORK: u64 = 1 << 22;
+const REQUESTS_PER_WORK: u64 = 128;
+
+/// The refusal of a run that reached [`MAX_WORK`] before serving every request.
+pub(crate) fn too_many_iterations() -> crate::key_error::KeyError {
+    crate::key_error::KeyError::new(
+        "workload.requests",
+        format!(
+            "the fleet ran as many iterations as a run simulates ({MAX_WORK}, a batch of \
+             {REQUESTS_PER_WORK} requests counting as one more) before serving every request"
+        ),
+    )
+    .with_help("simulate fewer requests: throughput and latency percentiles settle long before")
+}
+
 /// What a serving run produced.
 pub struct ServingRun {
     pub report: Value,
@@ -354,8 +379,9 @@ pub struct ServingRun {
     pub timeline: Timeline,
 }
 
-/// Simulates the configuration's fleet serving its requests.
-pub fn simulate(c: &ServingConfig) -> ServingRun {
+/// Simulates the configuration's fleet serving its requests; refused past
+/// [`MAX_WORK`].
+pub fn simulate(c: &ServingConfig) -> Result<ServingRun, crate::key_error::KeyError> {
     match &c.fleet {
         FleetConfig::Replicas(r) => replicas(c, r),
         FleetConfig::Placed(p) => pipelines::run(c, p),
@@ -363,7 +389,7 @@ pub fn simulate(c: &ServingConfig) -> ServingRun {
 }
 
 /// Whole replicas behind a router.
-fn replicas(c: &ServingConfig, r: &Replicas) -> ServingRun {
+fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_error::KeyError> {
     let (scheduler, max_batch_size, max_batch_tokens) =
         (c.scheduler, c.max_batch_size, c.max_batch_tokens);
     let (memory, tier, swap, pools, nodes) = (c.memory, c.tier, r.swap, r.pools, r.nodes);
@@ -395,6 +421,9 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> ServingRun {
         sim.run_until(SimTime::ZERO)
     };
     let fleet = sim.process;
+    if fleet.work >= MAX_WORK {
+        return Err(too_many_iterations());
+    }
 
     let outputs: Vec<u32> = fleet.progress.iter().map(|p| p.output).collect();
     let lives = Lives {
@@ -494,11 +523,11 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> ServingRun {
     if memory.offload_bytes > 0.0 {
         report["offload"] = offload::report(&fleet.kinds, &memory);
     }
-    ServingRun {
+    Ok(ServingRun {
         report,
         graph,
         timeline,
-    }
+    })
 }
 
 /// The fleet at time 0: every replica's engines empty, every request yet to arrive.
@@ -547,6 +576,7 @@ fn new_fleet(
         admitted: vec![None; n],
         replica_of: vec![0; n],
         iterations: Vec::new(),
+        work: 0,
         prefill_replicas,
         transfers: Vec::new(),
     }

@@ -301,6 +301,9 @@ impl Placed {
         if s.running.is_some() || s.pending.is_empty() {
             return;
         }
+        if self.iterations.len() as u64 >= super::MAX_WORK {
+            return sched.stop();
+        }
         let mut items: Vec<Item> = Vec::new();
         let mut tokens = 0u32;
         while let Some(&item) = s.pending.front() {
@@ -452,7 +455,10 @@ impl Process for Placed {
 }
 
 /// Simulates a placed fleet serving `c`'s requests.
-pub(super) fn run(c: &ServingConfig, p: &PlacedFleet) -> ServingRun {
+pub(super) fn run(
+    c: &ServingConfig,
+    p: &PlacedFleet,
+) -> Result<ServingRun, crate::key_error::KeyError> {
     let (tier, memory, seed) = (c.tier, c.memory, c.seed);
     let groups = &p.groups;
     let engine = Engine {
@@ -484,6 +490,9 @@ pub(super) fn run(c: &ServingConfig, p: &PlacedFleet) -> ServingRun {
     } else {
         sim.run_until(SimTime::ZERO)
     };
+    if sim.process.iterations.len() as u64 >= super::MAX_WORK {
+        return Err(super::too_many_iterations());
+    }
     let outcome = Outcome {
         c,
         p,
@@ -492,7 +501,7 @@ pub(super) fn run(c: &ServingConfig, p: &PlacedFleet) -> ServingRun {
         flow: &flow,
         fits,
     };
-    report::report(&outcome, sim.process, stats.events)
+    Ok(report::report(&outcome, sim.process, stats.events))
 }
 
 /// Every placement method's placement of `problem`, with the max-flow it reaches (tokens per
