@@ -151,7 +151,13 @@ fn a_federated_round_that_cannot_close_within_simulated_time_is_an_error() {
         &["federated.uplink_sigma=6"],
     );
     assert!(common::number(&r, "rounds") > 0.0);
-    // A run of more device-rounds than it simulates is refused at `rounds`, the limit named.
+    // A population larger than a run draws, and more device-rounds than it simulates, are
+    // refused at their keys, the limits named.
+    let e = refusal(file, &["federated.population=1000000000"]);
+    assert!(
+        e.contains("1000000000 devices") && e.contains("16777216"),
+        "{e}"
+    );
     let e = refusal(file, &["federated.rounds=40000"]);
     assert!(
         e.contains("40000 rounds of a cohort of 1300") && e.contains("4194304"),

@@ -18,6 +18,14 @@ pub fn lower(s: &Scenario) -> Result<FederatedConfig, ScenarioError> {
     let mut assumptions = Vec::new();
     let model = resolve_model(s, &mut assumptions)?;
     let devices = at_least_one(s, f.population, "population", "100000")?;
+    if devices as u64 > MAX_POPULATION {
+        return Err(s
+            .error_at(
+                "federated.population",
+                format!("a population of {devices} devices; a run draws each one, at most {MAX_POPULATION}"),
+            )
+            .with_help("a sample of the population with the same spreads behaves alike"));
+    }
     let cohort = at_least_one(s, f.cohort, "cohort", "1000")?;
     if cohort > devices {
         return Err(s
@@ -232,6 +240,10 @@ fn population(
         dropout,
     })
 }
+
+/// Devices a population holds at most: each is drawn (its speed, links and availability), about
+/// 25 bytes and a quarter of a microsecond apiece.
+pub const MAX_POPULATION: u64 = 1 << 24;
 
 /// Devices a run selects over all its rounds at most (rounds x cohort): each is a few events,
 /// and a run stays within seconds.
