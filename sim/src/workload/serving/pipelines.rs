@@ -44,9 +44,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// The most servers a fleet's layers are placed over: the placement weighs the link between every
-/// pair of them and its search grows faster than their square (on the development machine, 80
-/// servers take 3 s, 140 take 14 s, 320 take 2.3 minutes).
-pub const MAX_PLACED_SERVERS: u32 = 512;
+/// pair of them and its search grows with the cube of their count; 64 keeps a run within seconds
+/// and covers the fleets Helix evaluates (up to 42 servers).
+pub const MAX_PLACED_SERVERS: u32 = 64;
 
 /// One group of servers: `servers` servers of `tp` GPUs of type `gpu`, each a node of its own.
 pub struct ServerGroup {

@@ -101,6 +101,8 @@ impl Layout {
     /// 2 x cp chunks.
     fn check_gpu_split(&self, model: &Transformer, gpus: u32) -> Result<(), Refusal> {
         let Layout { tp, pp, cp, .. } = *self;
+        // Products in 64 bits: degrees are any u32 a file writes.
+        let all = u64::from(gpus);
         if !gpus.is_multiple_of(tp) {
             return Err(Refusal::new(
                 "parallel.tp",
@@ -108,14 +110,14 @@ impl Layout {
                 format!("tp = {tp} does not divide the cluster's {gpus} GPUs"),
             ));
         }
-        if !gpus.is_multiple_of(tp * pp) {
+        if !all.is_multiple_of(u64::from(tp) * u64::from(pp)) {
             return Err(Refusal::new(
                 "parallel.pp",
                 "tp x pp does not divide the GPUs",
                 format!("tp x pp = {tp} x {pp} does not divide the cluster's {gpus} GPUs"),
             ));
         }
-        if !gpus.is_multiple_of(tp * pp * cp) {
+        if !all.is_multiple_of(u64::from(tp) * u64::from(pp) * u64::from(cp)) {
             return Err(Refusal::new(
                 "parallel.cp",
                 "tp x pp x cp does not divide the GPUs",
@@ -124,14 +126,14 @@ impl Layout {
                 ),
             ));
         }
-        if !model.seq_len.is_multiple_of(2 * cp) {
+        if !u64::from(model.seq_len).is_multiple_of(2 * u64::from(cp)) {
             return Err(Refusal::new(
                 "parallel.cp",
                 "the sequence does not split into 2 x cp chunks",
                 format!(
                     "cp = {cp} needs the sequence of {} tokens to split into 2 x cp = {} equal chunks",
                     model.seq_len,
-                    2 * cp
+                    2 * u64::from(cp)
                 ),
             )
             .help("context parallelism gives each rank two chunks (one early, one late) so that causal attention is balanced"));
@@ -202,7 +204,7 @@ impl Layout {
     /// The data-parallel degree makes up the GPU count with the others.
     fn check_data(&self, gpus: u32) -> Result<(), Refusal> {
         let Layout { tp, pp, cp, dp, .. } = *self;
-        if dp * tp * pp * cp != gpus {
+        if [dp, tp, pp, cp].map(u64::from).iter().product::<u64>() != u64::from(gpus) {
             return Err(Refusal::new(
                 "parallel.dp",
                 "dp x tp x pp x cp is not the GPU count",
@@ -290,6 +292,16 @@ impl Layout {
     fn check_batch(&self) -> Result<(), Refusal> {
         let Layout { pp, dp, .. } = *self;
         let (mb, global) = (self.micro_batch, self.global_batch);
+        if u64::from(mb) * u64::from(dp) > u64::from(global) {
+            return Err(Refusal::new(
+                "parallel.micro_batch",
+                "a micro-batch per replica is more than the global batch",
+                format!(
+                    "micro_batch x dp = {mb} x {dp} is more sequences than global_batch = {global}"
+                ),
+            )
+            .help("lower micro_batch, or raise global_batch to a multiple of micro_batch x dp"));
+        }
         if !global.is_multiple_of(mb * dp) {
             return Err(Refusal::new(
                 "parallel.global_batch",
@@ -330,7 +342,7 @@ impl Layout {
             )
             .help(format!(
                 "use a global batch of a multiple of micro_batch x dp x pp = {}",
-                mb * dp * pp
+                u64::from(mb * dp) * u64::from(pp)
             )));
         }
         Ok(())

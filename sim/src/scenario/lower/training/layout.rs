@@ -65,14 +65,22 @@ pub(super) fn resolve(
     let sequences = sequences::resolve(s, model, pp, cp, assumptions)?;
     let global_batch = match (p.global_batch, &sequences) {
         // One sequence-packed micro-batch at a time, as many as the packing made.
-        (_, Some(q)) => q.micro_batches.len() as u32 * dp,
+        (_, Some(q)) => (q.micro_batches.len() as u32).saturating_mul(dp),
         (Some(g), None) => positive(s, g, "parallel.global_batch")?,
         (None, None) => {
+            let global = micro_batch.checked_mul(dp).ok_or_else(|| {
+                s.error_at(
+                    "parallel.micro_batch",
+                    format!(
+                        "one micro-batch per replica, micro_batch x dp = {micro_batch} x {dp}, \
+                         is more than 2^32 sequences; lower micro_batch"
+                    ),
+                )
+            })?;
             assumptions.push(format!(
-                "global batch {} (one micro-batch per replica)",
-                micro_batch * dp
+                "global batch {global} (one micro-batch per replica)"
             ));
-            micro_batch * dp
+            global
         }
     };
     let mut layout = Layout {
