@@ -366,9 +366,11 @@ fn run(path: &Path, text: String, sets: Vec<String>) -> Outcome {
     rx.recv_timeout(LIMIT).unwrap_or(Outcome::Hung)
 }
 
-/// Runs `cases` mutants from `seed`; panics listing the findings, each as the file to add to
-/// `sim/tests/fuzz/`.
-fn fuzz(cases: u32, seed: u64, heavy: bool) {
+/// Runs `cases` mutants from `seed`, or as many as `minutes` allow; panics listing the findings,
+/// each as the file to add to `sim/tests/fuzz/`.
+fn fuzz(cases: u32, seed: u64, heavy: bool, minutes: Option<u64>) {
+    let started = std::time::Instant::now();
+    let deadline = minutes.map(|m| started + Duration::from_secs(60 * m));
     let corpus = corpus(heavy);
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
@@ -382,7 +384,12 @@ fn fuzz(cases: u32, seed: u64, heavy: bool) {
     let strategy = (any::<usize>(), prop::collection::vec(mutation(), 1..4));
     let (mut ran, mut refused) = (0, 0);
     let mut findings = Vec::new();
+    let mut tried = 0;
     for _ in 0..cases {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            break;
+        }
+        tried += 1;
         let (pick, mutations) = strategy.new_tree(&mut runner).unwrap().current();
         let (path, text) = &corpus[pick % corpus.len()];
         let mut table: Table = text.parse().unwrap();
@@ -420,7 +427,8 @@ fn fuzz(cases: u32, seed: u64, heavy: bool) {
         }
     }
     eprintln!(
-        "fuzz: {cases} mutants from seed {seed}: {ran} ran, {refused} refused, {} findings",
+        "fuzz: {tried} mutants from seed {seed} in {:.0} s: {ran} ran, {refused} refused, {} findings",
+        started.elapsed().as_secs_f64(),
         findings.len()
     );
     assert!(findings.is_empty(), "{}", findings.join("\n\n"));
@@ -428,11 +436,11 @@ fn fuzz(cases: u32, seed: u64, heavy: bool) {
 
 #[test]
 fn mutated_scenarios_run_or_are_refused_never_panic() {
-    fuzz(CI_CASES, 20261205, false);
+    fuzz(CI_CASES, 20261205, false, None);
 }
 
-/// The long run: `FUZZ_CASES=20000 FUZZ_SEED=7 cargo test --release -p clustersim --test it
-/// fuzz::long -- --ignored --nocapture`.
+/// The long run: `FUZZ_MINUTES=30 FUZZ_SEED=8 cargo test --release -p clustersim --test it
+/// fuzz::long -- --ignored --nocapture` (or `FUZZ_CASES=N` mutants).
 #[test]
 #[ignore]
 fn long() {
@@ -442,7 +450,18 @@ fn long() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(d)
     };
-    fuzz(var("FUZZ_CASES", 2000) as u32, var("FUZZ_SEED", 1), true);
+    let minutes = std::env::var("FUZZ_MINUTES")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let cases = var(
+        "FUZZ_CASES",
+        if minutes.is_some() {
+            u32::MAX as u64
+        } else {
+            2000
+        },
+    );
+    fuzz(cases as u32, var("FUZZ_SEED", 1), true, minutes);
 }
 
 /// Mutants that once panicked or hung: each runs or is refused now.
