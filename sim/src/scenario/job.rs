@@ -31,7 +31,7 @@ pub struct JobEntry {
 struct Head {
     name: Option<String>,
     servers: Option<[u32; 2]>,
-    scenario: Option<String>,
+    scenario: Option<Spanned<String>>,
 }
 
 const HEAD: [&str; 3] = ["name", "servers", "scenario"];
@@ -80,7 +80,16 @@ pub fn read(value: Spanned<DeValue<'_>>, source: &Source) -> Result<Vec<JobEntry
                         ));
                     }
                     let dir = source.path.parent().unwrap_or(Path::new("."));
-                    (Scenario::load(&dir.join(file), &[])?, true)
+                    let path = dir.join(file.get_ref());
+                    if !path.is_file() {
+                        return Err(source
+                            .error(
+                                file.span(),
+                                format!("job.{i}.scenario: no such file `{}`", path.display()),
+                            )
+                            .with_help("the path is relative to this cluster file"));
+                    }
+                    (Scenario::load(&path, &[])?, true)
                 }
                 None => (inline(table, span.clone(), source)?, false),
             };

@@ -26,6 +26,7 @@ mod kernels_scenario;
 mod layout;
 mod limits;
 mod local_sgd;
+mod malformed;
 mod models;
 mod moe;
 mod network;

@@ -169,6 +169,20 @@ fn one_kind(
             format!("tp = {tp} is more than a node's {gpus_per_node} GPUs"),
         ));
     }
+    if !model.heads.is_multiple_of(tp) {
+        return Err(s
+            .error_at(
+                "serving.tp",
+                format!(
+                    "tp = {tp} does not divide {}'s {} attention heads",
+                    model.name, model.heads
+                ),
+            )
+            .with_help(
+                "serving engines split the heads evenly over tensor-parallel GPUs: use a \
+                 divisor of the heads",
+            ));
+    }
     let replicas = match (pools, serving.replicas) {
         (Some((p, q)), Some(r)) if r != p + q => {
             return Err(s
