@@ -518,3 +518,25 @@ fn offloaded_weights_free_memory_and_cost_pcie_time() {
     let e = llama_70b("tp = 1\nreplicas = 1\nweights_offload = \"200 GB\"", "").unwrap_err();
     assert!(e.contains("share of the weights"), "{e}");
 }
+
+#[test]
+fn a_tensor_parallel_degree_that_does_not_split_the_heads_is_refused_at_its_key() {
+    let read = |p: &str| std::fs::read_to_string(common::root().join(p)).unwrap();
+    // One kind of replica: Llama 3 70B's 64 heads over tp = 3.
+    let one =
+        read("scenarios/serving/llama-3-70b-tp4-poisson-slo.toml").replace("tp = 4", "tp = 3");
+    let e = common::refused("one.toml", &one, "tp = 3 ran").to_string();
+    assert!(
+        e.contains("tp = 3 does not divide") && e.contains("64 attention heads"),
+        "{e}"
+    );
+    // The first group of a mixed fleet: the error points at that group's `tp`.
+    let mixed = read("scenarios/serving/llama-3.1-8b-mixed-h100-a100-l40s.toml").replacen(
+        "replicas = 2",
+        "replicas = 2\ntp = 3",
+        1,
+    );
+    let e = common::refused("mixed.toml", &mixed, "a group's tp = 3 ran").to_string();
+    let line = mixed.lines().position(|l| l == "tp = 3").unwrap() + 1;
+    assert!(e.contains(&format!("mixed.toml:{line}:6")), "{e}");
+}

@@ -56,13 +56,9 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
             let tier = cluster::network_tier(s, &mut assumptions);
             let mut setups = Vec::new();
             for (i, group) in groups.iter().enumerate() {
-                setups.push(group::group_setup(
-                    s,
-                    i,
-                    group,
-                    (model.dtype, tier),
-                    &mut assumptions,
-                )?);
+                let setup = group::group_setup(s, i, group, (model.dtype, tier), &mut assumptions)?;
+                tp_divides_heads(s, &model, setup.tp, &format!("serving.group.{i}.tp"))?;
+                setups.push(setup);
             }
             if let Some(method) = serving.placement {
                 let settings = placed::Settings {
@@ -169,20 +165,7 @@ fn one_kind(
             format!("tp = {tp} is more than a node's {gpus_per_node} GPUs"),
         ));
     }
-    if !model.heads.is_multiple_of(tp) {
-        return Err(s
-            .error_at(
-                "serving.tp",
-                format!(
-                    "tp = {tp} does not divide {}'s {} attention heads",
-                    model.name, model.heads
-                ),
-            )
-            .with_help(
-                "serving engines split the heads evenly over tensor-parallel GPUs: use a \
-                 divisor of the heads",
-            ));
-    }
+    tp_divides_heads(s, model, tp, "serving.tp")?;
     let replicas = match (pools, serving.replicas) {
         (Some((p, q)), Some(r)) if r != p + q => {
             return Err(s
@@ -306,4 +289,26 @@ fn check_offload(
         }
     }
     Ok(())
+}
+
+/// A replica's tensor-parallel degree splits the model's attention heads evenly, as serving
+/// engines require.
+fn tp_divides_heads(
+    s: &Scenario,
+    model: &Transformer,
+    tp: u32,
+    key: &str,
+) -> Result<(), ScenarioError> {
+    if model.heads.is_multiple_of(tp) {
+        return Ok(());
+    }
+    Err(s
+        .error_at(
+            key,
+            format!(
+                "tp = {tp} does not divide {}'s {} attention heads",
+                model.name, model.heads
+            ),
+        )
+        .with_help("serving engines split the heads evenly over tensor-parallel GPUs: use a divisor of the heads"))
 }
