@@ -73,7 +73,7 @@ pub(super) fn resolve(
                     "parallel.micro_batch",
                     format!(
                         "one micro-batch per replica, micro_batch x dp = {micro_batch} x {dp}, \
-                         is more than 2^32 sequences; lower micro_batch"
+                         is 2^32 sequences or more; lower micro_batch"
                     ),
                 )
             })?;
