@@ -43,7 +43,7 @@ pub enum Tab {
 }
 
 impl Tab {
-    const ALL: [Tab; 5] = [
+    pub(crate) const ALL: [Tab; 5] = [
         Tab::Timeline,
         Tab::Topology,
         Tab::Metrics,
@@ -295,6 +295,22 @@ impl App {
 
     pub fn busy(&self) -> bool {
         self.worker.busy()
+    }
+
+    /// Waits up to `timeout` for the run in flight and takes its result in (headless tests);
+    /// false when it did not finish in time.
+    #[cfg(test)]
+    pub(crate) fn finish(&mut self, timeout: Duration) -> bool {
+        if !self.busy() {
+            return true;
+        }
+        match self.worker.wait(timeout) {
+            Some(outcome) => {
+                self.accept(outcome);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Takes in a finished run: a result replaces the one shown, an error is shown above it.
@@ -790,14 +806,7 @@ mod tests {
 
     /// Waits for the run in flight (none: a frame's poll already took its result in).
     fn finish(app: &mut App) {
-        if !app.busy() {
-            return;
-        }
-        let outcome = app
-            .worker
-            .wait(Duration::from_secs(120))
-            .expect("the run finishes");
-        app.accept(outcome);
+        assert!(app.finish(Duration::from_secs(120)), "the run finishes");
     }
 
     #[test]

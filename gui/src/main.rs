@@ -38,6 +38,8 @@ mod args;
 mod cards;
 mod compare;
 mod edited;
+#[cfg(test)]
+mod fuzz;
 mod gpu_lanes;
 mod link_traffic;
 mod measure;

@@ -32,12 +32,14 @@ impl Group {
     /// The group's ranks by node, nodes in order of first appearance, ranks in group order.
     pub fn by_node(&self) -> Vec<(u32, Vec<u32>)> {
         let mut nodes: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut at: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
         for &r in &self.ranks {
             let node = self.node_of(r);
-            match nodes.iter_mut().find(|(n, _)| *n == node) {
-                Some((_, list)) => list.push(r),
-                None => nodes.push((node, vec![r])),
-            }
+            let i = *at.entry(node).or_insert_with(|| {
+                nodes.push((node, Vec::new()));
+                nodes.len() - 1
+            });
+            nodes[i].1.push(r);
         }
         nodes
     }

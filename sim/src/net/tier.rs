@@ -19,7 +19,6 @@ use super::flow::FlowModel;
 use super::topology::{LinkKind, Topology};
 use crate::engine::{EventId, Process, Scheduler, SimTime, Simulation};
 use petgraph::graph::{EdgeIndex, NodeIndex};
-use std::collections::HashMap;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Tier {
@@ -95,32 +94,50 @@ pub fn capacities(topo: &Topology, efficiency: &Efficiency, nvlink_scale: Option
 /// Prices one phase. `steady` marks a phase repeated back to back (see the module docs).
 pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed], steady: bool) -> PhaseCost {
     match tier {
-        Tier::Analytical => {
-            // The bytes every link carries in this phase.
-            let mut load: HashMap<EdgeIndex, f64> = HashMap::new();
-            for t in transfers {
-                for &e in &t.links {
-                    *load.entry(e).or_insert(0.0) += t.bytes;
-                }
-            }
-            PhaseCost {
-                seconds: transfers
-                    .iter()
-                    .map(|t| {
-                        let drain = t
-                            .links
-                            .iter()
-                            .map(|e| load[e] / capacity[e.index()])
-                            .fold(0.0, f64::max);
-                        t.latency + drain
-                    })
-                    .fold(0.0, f64::max),
-                peak_load: 0.0,
-            }
-        }
+        Tier::Analytical => PhaseCost {
+            seconds: analytical_phase(capacity, transfers),
+            peak_load: 0.0,
+        },
         Tier::Flow if steady => steady_phase(capacity, transfers),
         Tier::Flow => flow_phase(capacity, transfers),
     }
+}
+
+thread_local! {
+    /// Bytes on each link in the phase being priced, by edge index: all zero between calls.
+    static LOAD: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The analytical tier's phase: each transfer's latency plus the drain of the busiest link of
+/// its route, the slowest transfer's.
+fn analytical_phase(capacity: &[f64], transfers: &[Placed]) -> f64 {
+    LOAD.with_borrow_mut(|load| {
+        if load.len() < capacity.len() {
+            load.resize(capacity.len(), 0.0);
+        }
+        for t in transfers {
+            for &e in &t.links {
+                load[e.index()] += t.bytes;
+            }
+        }
+        let seconds = transfers
+            .iter()
+            .map(|t| {
+                let drain = t
+                    .links
+                    .iter()
+                    .map(|e| load[e.index()] / capacity[e.index()])
+                    .fold(0.0, f64::max);
+                t.latency + drain
+            })
+            .fold(0.0, f64::max);
+        for t in transfers {
+            for &e in &t.links {
+                load[e.index()] = 0.0;
+            }
+        }
+        seconds
+    })
 }
 
 /// All transfers active at once: one max-min allocation, no departures.

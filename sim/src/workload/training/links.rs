@@ -69,12 +69,9 @@ pub fn offsets(s: &TrainingConfig, base: u32, comm: Comm) -> Vec<u32> {
     let mut offsets = Vec::new();
     for &r in &stage {
         let o = r - base;
-        let shifted: Vec<u32> = group.iter().map(|g| g + o).collect();
-        if shifted
-            .iter()
-            .all(|g| stage.contains(g) && !covered.contains(g))
-        {
-            covered.extend(shifted);
+        let fits = |g: &u32| stage.contains(&(g + o)) && !covered.contains(&(g + o));
+        if group.iter().all(fits) {
+            covered.extend(group.iter().map(|g| g + o));
             if o > 0 {
                 offsets.push(o);
             }
