@@ -17,7 +17,7 @@
 
 mod experts;
 
-use super::transformer::{Activation, Mla};
+use super::transformer::{Activation, MAX_LAYERS, Mla};
 use crate::key_error::KeyError;
 use experts::Experts;
 use serde_json::{Map, Value};
@@ -309,6 +309,16 @@ pub fn read(top: &Map<String, Value>, shown: &str) -> Result<Imported, KeyError>
     }
     let mla = mla(&r)?;
     let layers = r.uint(LAYERS)?;
+    // Checked here as well as on the model: a sparse-layer pattern is read layer by layer.
+    if let Some((k, v)) = r.find(LAYERS)
+        && layers.is_some_and(|n| n > MAX_LAYERS)
+    {
+        return Err(r.wrong(
+            k,
+            v,
+            &format!("at most {MAX_LAYERS} (the largest model simulated)"),
+        ));
+    }
     let experts = r.uint(EXPERTS)?.filter(|e| *e > 0);
     let moe = match experts {
         Some(_) => Experts::read(&r, layers, ffn, &mut notes)?,
@@ -484,6 +494,18 @@ mod tests {
         assert!(is_in(GATED, &family("DeepseekV3ForCausalLM")));
         assert!(is_in(PLAIN, &family("GPTNeoXForCausalLM")));
         assert!(is_in(GATED, &squash("qwen3_moe")));
+    }
+
+    #[test]
+    fn a_layer_count_past_the_largest_model_is_refused_before_its_pattern_is_read() {
+        // The experts' sparse-layer pattern would otherwise be read layer by layer.
+        let e = parse(
+            r#"{"num_hidden_layers": 3200000000, "num_local_experts": 8, "num_experts_per_tok": 2}"#,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("\"num_hidden_layers\""), "{}", e.message);
+        assert!(e.message.contains("at most 4096"), "{}", e.message);
+        assert!(parse(r#"{"num_hidden_layers": 4096}"#).is_ok());
     }
 
     #[test]

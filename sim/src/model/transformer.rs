@@ -121,6 +121,9 @@ impl Mla {
     }
 }
 
+/// The most layers a model may have: layers are built one by one.
+pub const MAX_LAYERS: u32 = 4_096;
+
 /// The shape of a decoder-only transformer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Transformer {

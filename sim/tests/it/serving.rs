@@ -540,3 +540,15 @@ fn a_tensor_parallel_degree_that_does_not_split_the_heads_is_refused_at_its_key(
     let line = mixed.lines().position(|l| l == "tp = 3").unwrap() + 1;
     assert!(e.contains(&format!("mixed.toml:{line}:6")), "{e}");
 }
+
+#[test]
+fn replicas_past_the_cluster_are_refused_even_where_the_gpu_count_would_wrap() {
+    let text = std::fs::read_to_string(
+        common::root().join("scenarios/serving/llama-3-70b-tp4-poisson-slo.toml"),
+    )
+    .unwrap();
+    // 2^31 replicas x tp 4 is 2^33 GPUs: 0 in 32 bits.
+    let wide = text.replace("replicas = 4", "replicas = 2147483648");
+    let e = common::refused("wide.toml", &wide, "2^31 replicas ran").to_string();
+    assert!(e.contains("need 8589934592 GPUs"), "{e}");
+}

@@ -5,7 +5,7 @@
 use crate::hw::Dtype;
 use crate::model::hf::{self, Imported};
 use crate::model::preset;
-use crate::model::transformer::{Activation, Mla, Moe, Transformer};
+use crate::model::transformer::{Activation, MAX_LAYERS, Mla, Moe, Transformer};
 use crate::scenario::model::ModelSection;
 use crate::scenario::suggest;
 use std::path::Path;
@@ -282,7 +282,7 @@ fn positive(value: u32, path: &str) -> Result<(), ModelError> {
 /// The largest shapes a model may have: layers are built one by one, and the products of the
 /// widths and lengths stay exact in 64-bit counts (far beyond any model trained so far).
 const LIMITS: [(&str, u32); 7] = [
-    ("model.layers", 4_096),
+    ("model.layers", MAX_LAYERS),
     ("model.hidden", 1 << 18),
     ("model.heads", 1 << 14),
     ("model.kv_heads", 1 << 14),

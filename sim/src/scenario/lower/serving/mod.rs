@@ -143,7 +143,8 @@ fn one_kind(
              version",
         ));
     }
-    let stages_cross_nodes = tp * pp > s.file.cluster.gpus_per_node.unwrap_or(8);
+    let stages_cross_nodes =
+        u64::from(tp) * u64::from(pp) > u64::from(s.file.cluster.gpus_per_node.unwrap_or(8));
     let needs = Needs {
         sizes: false,
         inter_node: disaggregated || stages_cross_nodes,
@@ -182,15 +183,18 @@ fn one_kind(
         (None, r) => counted(s, r, "serving.replicas", 1, assumptions, "one replica")?,
     };
     let nodes = cluster.nodes;
-    if replicas * tp * pp > nodes * gpus_per_node {
+    // 64-bit: the product of three 32-bit keys.
+    let (needed, has) = (
+        u64::from(replicas) * u64::from(tp) * u64::from(pp),
+        u64::from(nodes) * u64::from(gpus_per_node),
+    );
+    if needed > has {
         return Err(s
             .error_at(
                 "serving.replicas",
                 format!(
-                    "{replicas} replicas of tp = {tp} x pp = {pp} need {} GPUs; the \
-                     cluster has {}",
-                    replicas * tp * pp,
-                    nodes * gpus_per_node
+                    "{replicas} replicas of tp = {tp} x pp = {pp} need {needed} GPUs; the \
+                     cluster has {has}"
                 ),
             )
             .with_help("raise cluster.nodes, or lower serving.replicas"));
