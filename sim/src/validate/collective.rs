@@ -61,6 +61,12 @@ pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
     let command = text(c.get("parallel", "collective")).unwrap_or("");
     let (op, reading) = operation(c, command, &a)?;
     let bytes = size(c, command, &mut a)?;
+    if !(bytes.is_finite() && bytes > 0.0) {
+        return Err(Refusal::failed(
+            format!("a size of {bytes} bytes: sizes are positive"),
+            &a,
+        ));
+    }
     let algorithm = algorithm(c, &mut a)?;
     let options = options(c, command, g, spec.intra, nodes, &mut a)?;
     let topo = Topology::build(&spec).map_err(|e| Refusal::failed(e.message, &a))?;
@@ -339,5 +345,21 @@ mod tests {
         assert_eq!(nccl_size("4G"), Some(4.0 * GIB));
         assert_eq!(nccl_size("1073741824"), Some(GIB));
         assert_eq!(nccl_size("8M"), Some(8.0 * 1024.0 * 1024.0));
+    }
+
+    #[test]
+    fn a_size_that_is_not_positive_fails_its_row() {
+        let cases = crate::validate::parse(
+            std::path::Path::new("c.json"),
+            r#"[{"id": "nccl-x", "metric": "busbw", "unit": "GB/s", "value": 100,
+                "hardware": {"gpu": "H100", "count": 8},
+                "parallel": {"collective": "all_reduce_perf", "size": -5}}]"#,
+        )
+        .unwrap();
+        let row = &crate::validate::validate_case(&cases[0], "c.json")[0];
+        match &row.status {
+            Status::Failed(why) => assert!(why.contains("sizes are positive"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -116,7 +116,7 @@ fn the_shipped_cluster_reads_a_job_from_its_file_and_runs_the_same_twice() {
 
 #[test]
 fn bad_placements_and_foreign_keys_are_refused_at_their_key() {
-    let cases: [(String, &str, &str); 8] = [
+    let cases: [(String, &str, &str); 9] = [
         (
             cluster(1.0, &(llama("a", 0, 5) + &llama("b", 5, 9))),
             "server 5 already runs job `a`",
@@ -151,6 +151,12 @@ fn bad_placements_and_foreign_keys_are_refused_at_their_key() {
                 .replace("network = \"flow\"", "network = \"flow\"\nsteps = 0"),
             "at least 1",
             "sim.steps",
+        ),
+        (
+            cluster(1.0, &llama("a", 0, 3))
+                .replace("network = \"flow\"", "network = \"flow\"\nsteps = 2000000"),
+            "is more than 100",
+            "at most 100",
         ),
         (
             cluster(1.0, &llama("a", 0, 3).replace("kind = \"training\"\n", "")),

@@ -12,6 +12,9 @@ use crate::workload::training::policy::Ranks;
 
 /// Steps each job runs beside the others when `[sim] steps` says nothing.
 pub const DEFAULT_STEPS: u32 = 2;
+/// The most steps of every job a cluster run counts: each is simulated, and a job with shorter
+/// steps repeats beside the longest one all the while.
+pub const MAX_STEPS: u32 = 100;
 
 /// Lowers a cluster scenario.
 pub fn lower(s: &Scenario) -> Result<ClusterJobs, ScenarioError> {
@@ -37,6 +40,17 @@ pub fn lower(s: &Scenario) -> Result<ClusterJobs, ScenarioError> {
     }
     let steps = match s.file.sim.steps {
         Some(0) => return Err(s.error_at("sim.steps", "`sim.steps` must be at least 1")),
+        Some(n) if n > MAX_STEPS => {
+            return Err(s
+                .error_at(
+                    "sim.steps",
+                    format!("`sim.steps` = {n} is more than {MAX_STEPS}"),
+                )
+                .with_help(format!(
+                    "every step of every job is simulated; count at most {MAX_STEPS} (a job's \
+                     slowdown settles within a few)"
+                )));
+        }
         Some(n) => n,
         None => {
             assumptions.push(format!(

@@ -201,6 +201,10 @@ fn read(kind: &Kind, files: Vec<(String, String)>) -> Outcome {
                 .map_err(|e| e.to_string())?;
             for c in &cases {
                 for row in clustersim::validate::validate_case(c, "cases.json") {
+                    // A case's panic is caught and reported on its row: still a finding here.
+                    if let clustersim::validate::Status::Failed(why) = &row.status {
+                        assert!(!why.starts_with("the simulator panicked"), "{why}");
+                    }
                     serde_json::to_string(&row.to_json()).expect("a row prints");
                 }
             }

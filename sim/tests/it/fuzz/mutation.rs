@@ -80,7 +80,7 @@ pub fn value() -> impl Strategy<Value = Value> {
     ]
 }
 
-/// One change to a scenario; `at` picks among the places it can apply to.
+/// One change to a table; `at` picks among the places it can apply to.
 #[derive(Clone, Debug)]
 pub enum Mutation {
     Replace {
@@ -109,6 +109,8 @@ pub enum Mutation {
     },
 }
 
+/// Keys an `Add` or a deep `--set` names: scenario keys, Hugging Face and profile keys, and one
+/// that nothing knows.
 const KEYS: [&str; 32] = [
     "tp",
     "pp",
