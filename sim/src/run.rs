@@ -121,8 +121,11 @@ pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
         }
         Kind::Cluster => {
             let config = crate::scenario::lower::jobs::lower(scenario)?;
-            let c = crate::workload::jobs::simulate(config)
-                .map_err(|(i, e)| e.locate(&scenario.jobs[i].scenario))?;
+            use crate::workload::jobs::ClusterError;
+            let c = crate::workload::jobs::simulate(config).map_err(|e| match e {
+                ClusterError::Job(i, e) => e.locate(&scenario.jobs[i].scenario),
+                ClusterError::Cluster(e) => e.locate(scenario),
+            })?;
             return within_simulated_time(
                 scenario,
                 RunOutput {

@@ -20,6 +20,16 @@ use serde_json::{Value, json};
 /// Links listed in the report's `links.busiest`.
 const BUSIEST: usize = 10;
 
+/// The most operations a cluster run executes: every job's step graph as many times as it
+/// runs, the jobs with shorter steps repeating beside the longest (seconds on one core).
+const MAX_OPERATIONS: f64 = (1u64 << 26) as f64;
+
+/// Why a cluster run was refused: one job's own set-up (its index), or the cluster's.
+pub enum ClusterError {
+    Job(usize, KeyError),
+    Cluster(KeyError),
+}
+
 /// A job lowered and placed: its servers (first and last) and its training set-up, whose
 /// `first_gpu` and topology place it on the cluster.
 pub struct PlacedJob {
@@ -55,14 +65,53 @@ fn mean_s(runs: &[crate::engine::SimTime]) -> f64 {
     runs.iter().map(|t| t.as_secs_f64()).sum::<f64>() / runs.len().max(1) as f64
 }
 
-/// Simulates the jobs alone and together. A job's refusal comes back with its index.
-pub fn simulate(c: ClusterJobs) -> Result<JobsRun, (usize, KeyError)> {
+/// Refuses a run whose jobs would execute more than `MAX_OPERATIONS` operations: each job
+/// repeats its step (of `steps[j]` seconds alone, `ops[j]` operations) `runs` times while the
+/// longest step runs `runs` times.
+fn within_budget(
+    names: &[String],
+    seconds: &[f64],
+    ops: &[usize],
+    runs: u32,
+) -> Result<(), KeyError> {
+    let longest = seconds.iter().copied().fold(0.0, f64::max);
+    let repeats = |j: usize| runs as f64 * (longest / seconds[j].max(f64::MIN_POSITIVE)).ceil();
+    let total: f64 = (0..ops.len()).map(|j| repeats(j) * ops[j] as f64).sum();
+    if total <= MAX_OPERATIONS {
+        return Ok(());
+    }
+    let worst = (0..ops.len())
+        .max_by(|&a, &b| (repeats(a) * ops[a] as f64).total_cmp(&(repeats(b) * ops[b] as f64)))
+        .unwrap_or(0);
+    Err(KeyError::new(
+        "sim.steps",
+        format!(
+            "job `{}` would repeat its step {:.0} times while the longest step runs {runs}: \
+             {total:.3e} operations, more than a run simulates ({MAX_OPERATIONS:.3e})",
+            names[worst],
+            repeats(worst)
+        ),
+    )
+    .with_help(
+        "share a cluster between jobs whose steps are of similar length, or lower sim.steps",
+    ))
+}
+
+/// Simulates the jobs alone and together.
+pub fn simulate(c: ClusterJobs) -> Result<JobsRun, ClusterError> {
     let mut runs = Vec::with_capacity(c.jobs.len());
     let mut placed = Vec::with_capacity(c.jobs.len());
     for (i, j) in c.jobs.into_iter().enumerate() {
-        runs.push(training::simulate(j.setup, &j.compute).map_err(|e| (i, e))?);
+        runs.push(training::simulate(j.setup, &j.compute).map_err(|e| ClusterError::Job(i, e))?);
         placed.push((j.name, j.servers));
     }
+    let names: Vec<String> = placed.iter().map(|(n, _)| n.clone()).collect();
+    let seconds: Vec<f64> = runs
+        .iter()
+        .map(|r| r.report["iteration_time_s"].as_f64().unwrap_or(0.0))
+        .collect();
+    let ops: Vec<usize> = runs.iter().map(|r| r.graph.len()).collect();
+    within_budget(&names, &seconds, &ops, c.steps).map_err(ClusterError::Cluster)?;
     let loads: Vec<LinkLoads> = runs.iter().map(|r| r.link_loads()).collect();
     let jobs: Vec<Job> = runs
         .iter()

@@ -201,3 +201,18 @@ fn bad_placements_and_foreign_keys_are_refused_at_their_key() {
         "{e}"
     );
 }
+
+#[test]
+fn a_job_that_would_repeat_its_short_step_too_often_is_refused_at_sim_steps() {
+    // GPT-3 125M's step is a few milliseconds; GPT-3 175B's on one server is minutes.
+    let jobs = "steps = 100\n\
+        [[job]]\nname = \"small\"\nservers = [0, 1]\nkind = \"training\"\n\
+        [job.model]\npreset = \"gpt3-125m\"\n[job.parallel]\nmicro_batch = 1\nglobal_batch = 16\n\
+        [[job]]\nname = \"long\"\nservers = [2, 2]\nkind = \"training\"\n\
+        [job.model]\npreset = \"gpt3-175b\"\n\
+        [job.parallel]\ntp = 8\nmicro_batch = 1\nglobal_batch = 64\n";
+    let text = cluster(1.0, jobs);
+    let e = common::outcome("c.toml", &text).expect_err("ran");
+    assert!(e.contains("job `small` would repeat its step"), "{e}");
+    assert!(e.contains("c.toml:") && e.contains("steps = 100"), "{e}");
+}
