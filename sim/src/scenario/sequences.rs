@@ -4,7 +4,7 @@
 //! ```toml
 //! [sequences]
 //! lengths = { dist = "lognormal", mean = 12000, sigma = 1.2, min = 512, max = 131072 }
-//! count = 64                 # sequences per data-parallel replica and step (with a distribution)
+//! count = 64                 # sequences per data-parallel replica and step (with a distribution; at most 2^20)
 //! packing = "elastic"        # fixed | sequence-parallel | elastic
 //! micro_batch_tokens = 32768 # fixed: the padded length; sequence-parallel: the cap; elastic: the cap and chunk size
 //! micro_batches = 16         # elastic: how many balanced micro-batches (default: tokens / cap, at least pp)

@@ -103,6 +103,9 @@ pub fn resolve(
     }))
 }
 
+/// The most sequences a step may draw from a distribution (per replica).
+pub const MAX_SEQUENCES: u32 = 1 << 20;
+
 /// The step's lengths: the list, or `count` drawn from the distribution with `seed`.
 fn read_lengths(s: &Scenario, q: &SequencesSection, seed: u64) -> Result<Vec<u64>, ScenarioError> {
     let lengths: Vec<u64> = match &q.lengths {
@@ -137,6 +140,17 @@ fn read_lengths(s: &Scenario, q: &SequencesSection, seed: u64) -> Result<Vec<u64
                     return Err(s
                         .error_at("sequences.count", "a step has at least one sequence")
                         .with_help("e.g. count = 64"));
+                }
+                Some(n) if n > MAX_SEQUENCES => {
+                    return Err(s
+                        .error_at(
+                            "sequences.count",
+                            format!("count = {n} is more than {MAX_SEQUENCES} sequences a step"),
+                        )
+                        .with_help(
+                            "each sequence's length is drawn and packed; a step of more is \
+                             beyond what the packing simulates",
+                        ));
                 }
                 Some(n) => n,
                 None => {

@@ -169,6 +169,12 @@ fn bad_values_are_located() {
         "[sequences]\nlengths = { dist = \"lognormal\", mean = 100, sigma = 1 }\npacking = \"fixed\"",
     ));
     assert!(e.contains("count"), "{e}");
+    // 128 M lengths would be drawn before the micro-batch bound refused them.
+    let e = error(&text(
+        "",
+        "[sequences]\nlengths = { dist = \"lognormal\", mean = 100, sigma = 1 }\ncount = 128000000\npacking = \"fixed\"",
+    ));
+    assert!(e.contains("more than 1048576 sequences"), "{e}");
     let s = Scenario::parse(
         Path::new("t.toml"),
         text("", "[sequences]\nlengths = [1]\npacking = \"packed\""),
