@@ -173,6 +173,15 @@ pub fn trace_to_graph(path: &Path, trace: &Value) -> Result<(Graph, Timeline), R
         };
         let start = time(i, e, "ts")?;
         let duration = time(i, e, "dur")?;
+        let end = start.checked_add(duration).ok_or_else(|| {
+            at(
+                i,
+                format!(
+                    "`ts` + `dur` ends past simulated time's reach ({})",
+                    SimTime::SPAN
+                ),
+            )
+        })?;
         let arg = |k: &str| e.pointer(&format!("/args/{k}"));
         let number = |k: &str| arg(k).and_then(Value::as_f64).unwrap_or(0.0);
         let index = |k: &str| arg(k).and_then(Value::as_u64).map(|v| v as u32);
@@ -197,7 +206,7 @@ pub fn trace_to_graph(path: &Path, trace: &Value) -> Result<(Graph, Timeline), R
             &[],
         );
         timeline.start.push(start);
-        timeline.end.push(start + duration);
+        timeline.end.push(end);
     }
     Ok((graph, timeline))
 }
@@ -338,6 +347,14 @@ mod tests {
             r#"{"traceEvents":[{"ph":"X","name":"a","cat":"compute","pid":0,"tid":0,"dur":1}]}"#,
         );
         assert!(load(&[p]).err().unwrap().message.contains("`ts` must be"));
+        // Each time within reach, but not their sum.
+        let p = temp(
+            "late.json",
+            r#"{"traceEvents":[{"ph":"X","name":"a","cat":"compute","pid":0,"tid":0,
+                "ts":1.5e13,"dur":1.5e13}]}"#,
+        );
+        let late = load(&[p]).err().unwrap().message;
+        assert!(late.contains("ends past simulated time's reach"), "{late}");
         let p = temp("other.json", r#"{"hello": 1}"#);
         assert!(load(&[p]).err().unwrap().message.contains("neither"));
         // A trace alone: operations, an empty report; lanes named by the metadata.
