@@ -17,13 +17,13 @@ fn refusal(file: &str, sets: &[&str]) -> String {
 }
 
 #[test]
-fn clusters_beyond_a_million_gpus_or_nics_are_refused() {
+fn clusters_beyond_a_quarter_million_gpus_or_nics_are_refused() {
     let e = refusal(
         "training/llama-3-70b-64xh100.toml",
         &["cluster.nodes=99999999"],
     );
     assert!(
-        e.contains("799999992 GPUs") && e.contains("at most 1048576"),
+        e.contains("799999992 GPUs") && e.contains("at most 262144"),
         "{e}"
     );
     let e = refusal(
@@ -48,7 +48,7 @@ fn clusters_beyond_a_million_gpus_or_nics_are_refused() {
         ],
     );
     assert!(
-        e.contains("1600000 NICs") && e.contains("at most 1048576"),
+        e.contains("1600000 NICs") && e.contains("at most 262144"),
         "{e}"
     );
     // A serving fleet's servers are nodes too.
@@ -56,7 +56,7 @@ fn clusters_beyond_a_million_gpus_or_nics_are_refused() {
         "serving/llama-3-70b-disaggregated-2p6d.toml",
         &["cluster.nodes=99999999"],
     );
-    assert!(e.contains("at most 1048576"), "{e}");
+    assert!(e.contains("at most 262144"), "{e}");
 }
 
 #[test]
@@ -194,7 +194,7 @@ fn serving_beyond_a_million_requests_or_placing_over_too_many_servers_is_refused
     let text = std::fs::read_to_string(path).expect("the shipped scenario");
     let text = text.replacen("replicas = 2", "replicas = 4294967295", 1);
     let e = common::outcome("mixed.toml", &text).expect_err("too many GPUs");
-    assert!(e.contains("a fleet holds at most 1048576 GPUs"), "{e}");
+    assert!(e.contains("a fleet holds at most 262144 GPUs"), "{e}");
 }
 
 /// A fleet that would run more iterations than a run simulates stops there, refused at
