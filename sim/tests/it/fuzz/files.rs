@@ -21,13 +21,16 @@ use toml::{Table, Value};
 /// Mutants a CI run tries.
 const CI_CASES: u32 = 60;
 
+/// A shipped scenario (its path) and the change that makes it name the side file.
+type Host = (&'static str, fn(&mut Table));
+
 /// A kind of side file: where its seeds are and what reads it.
 struct Kind {
     name: &'static str,
     /// Seed files, relative to the repository.
     seeds: &'static [&'static str],
     /// The shipped scenario that reads the file, and the keys that make it name `file`.
-    host: Option<(&'static str, fn(&mut Table))>,
+    host: Option<Host>,
     /// The file's name beside the host scenario.
     file: &'static str,
     /// Fields are split on this in text mutation; `None`: the file is a JSON or TOML tree.
