@@ -103,41 +103,27 @@ pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed], steady: bool) -
     }
 }
 
-thread_local! {
-    /// Bytes on each link in the phase being priced, by edge index: all zero between calls.
-    static LOAD: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// The analytical tier's phase: each transfer's latency plus the drain of the busiest link of
-/// its route, the slowest transfer's.
+/// its route, the slowest transfer's. Loads are a dense vector over every link: `capacity` is
+/// one already, built for each collective priced.
 fn analytical_phase(capacity: &[f64], transfers: &[Placed]) -> f64 {
-    LOAD.with_borrow_mut(|load| {
-        if load.len() < capacity.len() {
-            load.resize(capacity.len(), 0.0);
+    let mut load = vec![0.0; capacity.len()];
+    for t in transfers {
+        for &e in &t.links {
+            load[e.index()] += t.bytes;
         }
-        for t in transfers {
-            for &e in &t.links {
-                load[e.index()] += t.bytes;
-            }
-        }
-        let seconds = transfers
-            .iter()
-            .map(|t| {
-                let drain = t
-                    .links
-                    .iter()
-                    .map(|e| load[e.index()] / capacity[e.index()])
-                    .fold(0.0, f64::max);
-                t.latency + drain
-            })
-            .fold(0.0, f64::max);
-        for t in transfers {
-            for &e in &t.links {
-                load[e.index()] = 0.0;
-            }
-        }
-        seconds
-    })
+    }
+    transfers
+        .iter()
+        .map(|t| {
+            let drain = t
+                .links
+                .iter()
+                .map(|e| load[e.index()] / capacity[e.index()])
+                .fold(0.0, f64::max);
+            t.latency + drain
+        })
+        .fold(0.0, f64::max)
 }
 
 /// All transfers active at once: one max-min allocation, no departures.
