@@ -103,12 +103,7 @@ fn open(files: Vec<(String, String)>) -> Result<bool, String> {
             }
             opened
         });
-        let _ = tx.send(result.map_err(|p| {
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        }));
+        let _ = tx.send(result.map_err(|p| clustersim::panic_message(&*p, "")));
     });
     let outcome = match rx.recv_timeout(LIMIT) {
         Ok(Ok(opened)) => Ok(opened),

@@ -164,11 +164,7 @@ impl Worker {
                 let started = Instant::now();
                 let result = panic::catch_unwind(AssertUnwindSafe(|| run_blocking(&request)))
                     .unwrap_or_else(|payload| {
-                        let what = payload
-                            .downcast_ref::<&str>()
-                            .map(|s| s.to_string())
-                            .or_else(|| payload.downcast_ref::<String>().cloned())
-                            .unwrap_or_else(|| "unknown panic".into());
+                        let what = clustersim::panic_message(&*payload, "unknown panic");
                         Err(RunError {
                             position: request.path.display().to_string(),
                             message: format!(

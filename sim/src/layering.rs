@@ -31,7 +31,13 @@ mod tests {
         &["net"],
         &["hw", "model"],
         &["stats"],
-        &["quantity", "suggest", "key_error", "release"],
+        &[
+            "quantity",
+            "suggest",
+            "key_error",
+            "release",
+            "panic_message",
+        ],
         &["engine"],
     ];
 

@@ -5,8 +5,9 @@
 //! running it ([`run()`]) and its report ([`report`]); the catalogs (`hw::gpu`, `model::preset`,
 //! `model::dit_preset`, `net::topology::catalog`); the pricing a script may call alone (a kernel
 //! on a GPU, `hw`; a collective on a topology, `collective::cost`); sweeps, plans, checks and
-//! validation. Everything else is `pub(crate)`. See ARCHITECTURE.md at the repository root for
-//! the map of modules and their invariants.
+//! validation; [`panic_message()`] for a front end that catches a panic. Everything else is
+//! `pub(crate)`. See ARCHITECTURE.md at the repository root for the map of modules and their
+//! invariants.
 
 pub mod check;
 pub mod collective;
@@ -18,6 +19,7 @@ pub mod key_error;
 mod layering;
 pub mod model;
 pub mod net;
+mod panic_message;
 pub mod plan;
 pub mod quantity;
 pub mod release;
@@ -30,5 +32,6 @@ pub mod sweep;
 pub mod validate;
 pub mod workload;
 
+pub use panic_message::panic_message;
 pub use run::{RunOutput, run};
 pub use scenario::Scenario;

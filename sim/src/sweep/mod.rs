@@ -254,11 +254,7 @@ impl Sweep {
             }
             Ok(Err(e)) => failed(one_line(&e)),
             Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "no message".into());
+                let what = crate::panic_message(&*panic, "no message");
                 failed(format!("the simulator panicked (a bug): {what}"))
             }
         }

@@ -200,11 +200,7 @@ pub fn validate_case(c: &Case, file_name: &str) -> Vec<Row> {
         Ok(CaseKind::LayerTime) => layer_rows(c, file_name, &row),
     }));
     let mut rows = rows.unwrap_or_else(|payload| {
-        let message = payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
+        let message = crate::panic_message(&*payload, "");
         vec![row(
             Status::Failed(format!("the simulator panicked: {message}")),
             None,

@@ -43,12 +43,7 @@ pub fn contained(f: impl FnOnce() -> Result<(), String> + Send + 'static) -> Out
                 Outcome::Panicked("refused with an empty message".into())
             }
             Ok(Err(message)) => Outcome::Refused(message),
-            Err(p) => Outcome::Panicked(
-                p.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default(),
-            ),
+            Err(p) => Outcome::Panicked(clustersim::panic_message(&*p, "")),
         });
     });
     rx.recv_timeout(LIMIT).unwrap_or(Outcome::Hung)
