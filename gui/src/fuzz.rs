@@ -11,8 +11,9 @@ mod mutation;
 #[path = "../../sim/tests/it/fuzz/text.rs"]
 mod text;
 
-use crate::app::{App, Tab};
+use crate::app::App;
 use crate::args::Args;
+use crate::layout::Tab;
 use crate::worker::Worker;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;

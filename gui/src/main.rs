@@ -5,12 +5,17 @@
 //! run; plots sweep results. Modules, one concept each:
 //!
 //! - `args`: the command line.
-//! - `app`: the window's state and layout.
+//! - `app`: the window's state.
+//! - `layout`: where everything goes on screen; the tabs.
+//! - `controls`: the control bar (path field, Open, Re-run, status, overrides).
+//! - `opening`: opening the path in the field, dropped files, or the command line's.
+//! - `shown`: a result on screen, and taking in the worker's results.
 //! - `worker`: runs on background threads.
 //! - `saved`: a saved report and trace read back.
 //! - `path_field`: the path field's completion of file names.
 //! - `measure`: `--measure-frames`, the window's frame time measured headless.
 //! - `cards`: the report as cards.
+//! - `metrics`: what the Metrics tab plots, read from a report.
 //! - `plots`: the Metrics tab (egui_plot): step and memory, latency percentiles, video phases.
 //! - `throughput`: a serving run's tokens and completions over time, from its trace.
 //! - `whatif`: the what-if fields, turned into `--set` overrides.
@@ -37,16 +42,21 @@ mod app;
 mod args;
 mod cards;
 mod compare;
+mod controls;
 mod edited;
 #[cfg(test)]
 mod fuzz;
 mod gpu_lanes;
+mod layout;
 mod link_traffic;
 mod measure;
+mod metrics;
+mod opening;
 mod path_field;
 mod plots;
 mod ruler;
 mod saved;
+mod shown;
 mod sweep_view;
 mod throughput;
 mod timeline;

@@ -12,8 +12,9 @@
 //! well under a millisecond, with Mesa's software renderer they depend on the CPU), and input
 //! handling (a frame without events is what a still window and a smooth drag both cost).
 
-use crate::app::{App, Tab};
+use crate::app::App;
 use crate::args::Args;
+use crate::layout::Tab;
 use crate::timeline::View;
 use crate::topology_view::Camera;
 use crate::units;
