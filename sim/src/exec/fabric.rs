@@ -112,6 +112,22 @@ impl Fabric {
         let Some((links, load)) = loads.of(op) else {
             return false;
         };
+        let links = links.iter().copied().zip(load.iter().copied()).collect();
+        self.start_links(job, links, ev, work, sched);
+        true
+    }
+
+    /// A transfer of `job`, event `ev`, starts `work` picoseconds of priced time now on `links`
+    /// (`(link, share of its capacity)`, shares in (0, 1]); `ev` fires at its end, at the speed
+    /// the links allow.
+    pub fn start_links(
+        &mut self,
+        job: usize,
+        links: Vec<(u32, f64)>,
+        ev: u32,
+        work: u64,
+        sched: &mut Scheduler<u32>,
+    ) {
         self.book(sched.now());
         let pending = sched.after(SimTime::from_ps(work), ev);
         self.flows.push(Flow {
@@ -121,10 +137,9 @@ impl Fabric {
             since: sched.now(),
             rate: 1.0,
             pending: Some(pending),
-            links: links.iter().copied().zip(load.iter().copied()).collect(),
+            links,
         });
         self.share(sched);
-        true
     }
 
     /// Event `ev` fired: if it ended a flow, the others share what it leaves.

@@ -1,11 +1,12 @@
 //! Several graphs on one engine, the jobs of one cluster: their collectives share the links
 //! between servers (`fabric`). Each job runs its graph again as soon as it finishes, until every
-//! job has finished `steps` runs, so each counted run had the others running beside it
-//! throughout; what a job does after its count is not recorded.
+//! job has finished `steps` runs and every guest (`guest`, a process such as a serving fleet) is
+//! done, so each counted run had the others running beside it throughout.
 
 use super::executor::Executor;
 use super::fabric::{Fabric, LinkLoads};
 use super::graph::Graph;
+use super::guest::{Guest, GuestCtx};
 use super::replicas::Replicas;
 use super::timeline::Timeline;
 use crate::engine::{Process, RunStats, Scheduler, SimTime, Simulation};
@@ -26,9 +27,13 @@ pub struct JobRun {
     pub carried: Vec<f64>,
 }
 
-struct Jobs<'g> {
+struct Jobs<'g, 'h, 'q> {
     execs: Vec<Executor<'g>>,
     bases: Vec<u32>,
+    guests: &'h mut [&'q mut dyn Guest],
+    /// Each guest's first event number, and its events pending.
+    guest_bases: Vec<u32>,
+    pending: Vec<u64>,
     fabric: Option<Fabric>,
     steps: usize,
     began: Vec<SimTime>,
@@ -36,20 +41,58 @@ struct Jobs<'g> {
     first: Vec<Option<Timeline>>,
 }
 
-impl Process for Jobs<'_> {
+impl Jobs<'_, '_, '_> {
+    /// Every graph has run its count and every guest is done or idle.
+    fn finished(&self) -> bool {
+        self.runs.iter().all(|r| r.len() >= self.steps)
+            && (0..self.guests.len()).all(|k| self.pending[k] == 0 || self.guests[k].done())
+    }
+
+    fn guest(&mut self, k: usize, ev: Option<u32>, sched: &mut Scheduler<u32>) {
+        let mut ctx = GuestCtx {
+            sched,
+            fabric: &mut self.fabric,
+            base: self.guest_bases[k],
+            job: self.execs.len() + k,
+            pending: &mut self.pending[k],
+        };
+        match ev {
+            Some(ev) => {
+                *ctx.pending -= 1;
+                self.guests[k].handle(ev - self.guest_bases[k], &mut ctx);
+            }
+            None => self.guests[k].start(&mut ctx),
+        }
+    }
+}
+
+impl Process for Jobs<'_, '_, '_> {
     type Event = u32;
 
     fn start(&mut self, sched: &mut Scheduler<u32>) {
         for ex in &mut self.execs {
             ex.start_all(sched, &mut self.fabric);
         }
+        for k in 0..self.guests.len() {
+            self.guest(k, None, sched);
+        }
     }
 
     fn handle(&mut self, ev: u32, sched: &mut Scheduler<u32>) {
-        let j = self.bases.partition_point(|&b| b <= ev) - 1;
         if let Some(f) = self.fabric.as_mut() {
             f.finish(ev, sched);
         }
+        if let Some(&first) = self.guest_bases.first()
+            && ev >= first
+        {
+            let k = self.guest_bases.partition_point(|&b| b <= ev) - 1;
+            self.guest(k, Some(ev), sched);
+            if self.finished() {
+                sched.stop();
+            }
+            return;
+        }
+        let j = self.bases.partition_point(|&b| b <= ev) - 1;
         let ex = &mut self.execs[j];
         ex.finished(ev - self.bases[j], sched, &mut self.fabric);
         if ex.done < ex.total() {
@@ -63,18 +106,27 @@ impl Process for Jobs<'_> {
                 end: ex.end.clone(),
             });
         }
-        if self.runs.iter().all(|r| r.len() >= self.steps) {
+        if self.finished() {
             return sched.stop();
         }
+        let ex = &mut self.execs[j];
         ex.reset();
         self.began[j] = now;
         ex.start_all(sched, &mut self.fabric);
     }
 }
 
+/// What the guests moved: bytes per guest per shared link.
+pub type GuestBytes = Vec<Vec<f64>>;
+
 /// Runs `jobs` side by side on links of effective capacities `capacity` (bytes/s), each at
-/// least `steps` times (at least once).
-pub fn execute_jobs(jobs: &[Job], capacity: Vec<f64>, steps: u32) -> (Vec<JobRun>, RunStats) {
+/// least `steps` times (at least once), with `guests` beside them until each is done.
+pub fn execute_jobs(
+    jobs: &[Job],
+    guests: &mut [&mut dyn Guest],
+    capacity: Vec<f64>,
+    steps: u32,
+) -> (Vec<JobRun>, GuestBytes, RunStats) {
     let single = Replicas::single();
     let mut bases = Vec::with_capacity(jobs.len());
     let mut next = 0u64;
@@ -92,11 +144,27 @@ pub fn execute_jobs(jobs: &[Job], capacity: Vec<f64>, steps: u32) -> (Vec<JobRun
             Executor::new(job.graph, &single).placed(j, bases[j], job.loads)
         })
         .collect();
+    let guest_bases: Vec<u32> = guests
+        .iter()
+        .map(|g| {
+            let b = next as u32;
+            next += g.events() as u64;
+            assert!(
+                next < u32::MAX as u64,
+                "the jobs' events overflow 32-bit events"
+            );
+            b
+        })
+        .collect();
     let n = jobs.len();
+    let pending = vec![0; guests.len()];
     let mut sim = Simulation::new(Jobs {
         execs,
         bases,
-        fabric: Some(Fabric::new(capacity, n)),
+        fabric: Some(Fabric::new(capacity, n + guests.len())),
+        guests,
+        guest_bases,
+        pending,
         steps: steps.max(1) as usize,
         began: vec![SimTime::ZERO; n],
         runs: vec![Vec::new(); n],
@@ -104,7 +172,8 @@ pub fn execute_jobs(jobs: &[Job], capacity: Vec<f64>, steps: u32) -> (Vec<JobRun
     });
     let stats = sim.run_to_end();
     let p = sim.process;
-    let carried = p.fabric.map(|f| f.carried).unwrap_or_default();
+    let mut carried = p.fabric.map(|f| f.carried).unwrap_or_default();
+    let guest_bytes = carried.split_off(n.min(carried.len()));
     let runs = p
         .first
         .into_iter()
@@ -116,7 +185,7 @@ pub fn execute_jobs(jobs: &[Job], capacity: Vec<f64>, steps: u32) -> (Vec<JobRun
             carried,
         })
         .collect();
-    (runs, stats)
+    (runs, guest_bytes, stats)
 }
 
 #[cfg(test)]
@@ -149,18 +218,18 @@ mod tests {
     fn jobs_slow_each_other_only_while_both_communicate() {
         let (a, b) = (job(10, 20, 1.0), job(10, 20, 1.0));
         let jobs = both(&a, &b);
-        let (runs, _) = execute_jobs(&jobs, vec![1e9], 1);
+        let (runs, _, _) = execute_jobs(&jobs, &mut [], vec![1e9], 1);
         // Both collectives start at 10 µs on the same full link: each at half speed, 40 µs.
         assert_eq!(us(runs[0].runs[0]), 50.0);
         assert_eq!(us(runs[1].runs[0]), 50.0);
         // Alone, each takes its own 30 µs.
-        let (alone, _) = execute_jobs(&jobs[..1], vec![1e9], 1);
+        let (alone, _, _) = execute_jobs(&jobs[..1], &mut [], vec![1e9], 1);
         assert_eq!(us(alone[0].runs[0]), 30.0);
         // A collective that meets only the other's compute is not slowed: the first job's
         // runs (collectives at 30-50 and 80-100 µs) keep clear of the second's (100-120 µs).
         let (a, b) = (job(30, 20, 1.0), job(100, 20, 1.0));
         let jobs = both(&a, &b);
-        let (runs, _) = execute_jobs(&jobs, vec![1e9], 1);
+        let (runs, _, _) = execute_jobs(&jobs, &mut [], vec![1e9], 1);
         assert_eq!(us(runs[0].runs[0]), 50.0);
         assert_eq!(us(runs[1].runs[0]), 120.0);
     }
@@ -169,7 +238,7 @@ mod tests {
     fn a_short_job_repeats_until_every_job_has_its_count() {
         let (a, b) = (job(10, 5, 0.1), job(100, 5, 0.1));
         let jobs = both(&a, &b);
-        let (runs, stats) = execute_jobs(&jobs, vec![1e9], 2);
+        let (runs, _, stats) = execute_jobs(&jobs, &mut [], vec![1e9], 2);
         assert_eq!(runs[1].runs.len(), 2);
         assert!(runs[0].runs.len() >= 13, "{}", runs[0].runs.len());
         assert!(runs[0].runs.iter().all(|&t| us(t) == 15.0));

@@ -116,7 +116,7 @@ fn the_shipped_cluster_reads_a_job_from_its_file_and_runs_the_same_twice() {
 
 #[test]
 fn bad_placements_and_foreign_keys_are_refused_at_their_key() {
-    let cases: [(String, &str, &str); 9] = [
+    let cases: [(String, &str, &str); 8] = [
         (
             cluster(1.0, &(llama("a", 0, 5) + &llama("b", 5, 9))),
             "server 5 already runs job `a`",
@@ -133,14 +133,6 @@ fn bad_placements_and_foreign_keys_are_refused_at_their_key() {
             "servers = [0, 3]",
         ),
         (cluster(1.0, ""), "without any [[job]]", "[[job]]"),
-        (
-            cluster(
-                1.0,
-                "[[job]]\nservers = [0, 0]\nkind = \"serving\"\n[job.model]\npreset = \"llama-3-8b\"\n",
-            ),
-            "serving job",
-            "training",
-        ),
         (
             cluster(1.0, &(llama("a", 0, 3) + "[job.sim]\nranks = \"all\"\n")),
             "one GPU per pipeline stage",

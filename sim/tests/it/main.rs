@@ -10,6 +10,7 @@ mod async_pipeline;
 mod capacity;
 mod cli;
 mod cluster;
+mod cluster_kinds;
 mod collective_scenario;
 mod collective_validation;
 mod context;

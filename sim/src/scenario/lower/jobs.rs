@@ -1,13 +1,15 @@
 //! A cluster scenario lowered: the shared `[cluster]` built once (its topology and the links'
-//! effective capacities), and each `[[job]]` lowered as the scenario it is, on its own servers'
-//! share of the cluster, then placed: its collectives priced on the shared topology from its
-//! first GPU on. Every job is refused at its own keys; the cluster's refusals at the cluster's.
+//! effective capacities), and each `[[job]]` lowered as the scenario it is (training, serving
+//! or diffusion), on its own servers' share of the cluster, then placed: a training job's
+//! collectives priced on the shared topology from its first GPU on, a fleet's KV transfers from
+//! its first GPU on. Every job is refused at its own keys; the cluster's refusals at the
+//! cluster's.
 
 use super::cluster::{Needs, resolve};
 use crate::net::tier::{Efficiency, Tier, capacities};
 use crate::scenario::error::ScenarioError;
 use crate::scenario::{Kind, NetworkTier, Scenario};
-use crate::workload::jobs::{ClusterJobs, PlacedJob};
+use crate::workload::jobs::{ClusterJobs, JobWork, PlacedJob};
 use crate::workload::training::policy::Ranks;
 
 /// Steps each job runs beside the others when `[sim] steps` says nothing.
@@ -94,10 +96,13 @@ pub fn lower(s: &Scenario) -> Result<ClusterJobs, ScenarioError> {
             taken[n as usize] = Some(i);
         }
         let job = &entry.scenario;
-        if job.kind != Kind::Training {
+        if !matches!(job.kind, Kind::Training | Kind::Serving | Kind::Diffusion) {
             return Err(job
-                .error_at("kind", format!("a {} job on a shared cluster is not simulated by this version", job.kind.name()))
-                .with_help("a cluster's jobs are training scenarios; serving and diffusion jobs are planned"));
+                .error_at(
+                    "kind",
+                    format!("a {} scenario is not a job a cluster runs", job.kind.name()),
+                )
+                .with_help("a cluster's jobs are training, serving or diffusion scenarios"));
         }
         let refuse = |key: &str, why: &str| {
             Err(job.error_at(key, why.to_string()).with_help(
@@ -143,19 +148,61 @@ pub fn lower(s: &Scenario) -> Result<ClusterJobs, ScenarioError> {
                 }
             }
         }
-        let (mut setup, compute) = super::training::lower(&placed)?;
-        setup.topology = cluster.topology.clone();
-        setup.first_gpu = first * cluster.gpus_per_node;
-        setup.assumptions.push(format!(
-            "on servers {first}-{last} of the shared cluster (GPUs {}-{}), the cluster's [cluster]",
-            setup.first_gpu,
-            setup.first_gpu + setup.gpus() - 1
-        ));
+        let gpus_per_node = cluster.gpus_per_node;
+        let first_gpu = first * gpus_per_node;
+        let on = |gpus: u32| {
+            format!(
+                "on servers {first}-{last} of the shared cluster (GPUs {first_gpu}-{}), the \
+                 cluster's [cluster]",
+                first_gpu + gpus - 1
+            )
+        };
+        let work = match job.kind {
+            Kind::Serving => {
+                placed_fleet(job)?;
+                let mut config = super::serving::lower(&placed)?;
+                config
+                    .assumptions
+                    .push(on(gpus_per_node * (last - first + 1)));
+                JobWork::Serving {
+                    config: Box::new(config),
+                    first_gpu,
+                }
+            }
+            Kind::Diffusion => {
+                let mut config = super::diffusion::lower(&placed)?;
+                let world = config.layout.world();
+                if world > gpus_per_node || gpus_per_node % world != 0 {
+                    return Err(job
+                        .error_at(
+                            "parallel",
+                            format!(
+                                "a video on {world} GPUs would span servers of \
+                                 {gpus_per_node} GPUs"
+                            ),
+                        )
+                        .with_help(
+                            "a cluster's diffusion job generates each video inside one server: \
+                             use parallel degrees whose product divides cluster.gpus_per_node",
+                        ));
+                }
+                config
+                    .assumptions
+                    .push(on(gpus_per_node * (last - first + 1)));
+                JobWork::Diffusion(Box::new(config))
+            }
+            _ => {
+                let (mut setup, compute) = super::training::lower(&placed)?;
+                setup.topology = cluster.topology.clone();
+                setup.first_gpu = first_gpu;
+                setup.assumptions.push(on(setup.gpus()));
+                JobWork::Training { setup, compute }
+            }
+        };
         jobs.push(PlacedJob {
             name: entry.name.clone(),
             servers: [first, last],
-            setup,
-            compute,
+            work,
         });
     }
     Ok(ClusterJobs {
@@ -169,4 +216,29 @@ pub fn lower(s: &Scenario) -> Result<ClusterJobs, ScenarioError> {
         jobs,
         assumptions,
     })
+}
+
+/// Refuses a fleet a cluster does not run: one spread over mixed servers by a placement, or of
+/// several kinds of GPU (a cluster's servers are all alike).
+fn placed_fleet(job: &Scenario) -> Result<(), ScenarioError> {
+    let serving = job.file.serving.as_ref();
+    let refuse = |key: &str, why: &str| {
+        Err(job.error_at(key, why.to_string()).with_help(
+            "a cluster's fleet is whole replicas of the cluster's GPU: remove it, or simulate \
+             the fleet alone",
+        ))
+    };
+    if serving.is_some_and(|s| s.placement.is_some()) {
+        return refuse(
+            "serving.placement",
+            "a placed fleet spreads layers over mixed servers; a cluster's servers are alike",
+        );
+    }
+    if serving.is_some_and(|s| s.group.is_some()) {
+        return refuse(
+            "serving.group",
+            "a mixed fleet's groups bring servers of their own; a cluster's job runs on its servers",
+        );
+    }
+    Ok(())
 }

@@ -15,7 +15,7 @@
 //! (`hw::roofline`, a custom accelerator's `nonlinear_rate`), decode attention takes the longer of
 //! its KV read and its exponentials on that unit. Ignored: sampling, the scheduler's own CPU time, CUDA-graph effects.
 
-use crate::collective::cost::{Collective, Options, cost};
+use crate::collective::cost::{Collective, CollectiveCost, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::hw::{ComputeModel, Dtype, ElementwiseOp, Kernel};
 use crate::model::Transformer;
@@ -80,19 +80,31 @@ impl Sends {
         if let Some(&s) = self.cache.get(&(from, to, bytes)) {
             return s;
         }
-        let c = Collective {
-            op: CollectiveOp::SendRecv,
-            algorithm: Algorithm::Auto,
-            group: Group::new(vec![from, to], self.topology.gpus_per_node),
-            bytes: bytes as f64,
-            compression: None,
-        };
-        let s = cost(&self.topology, &c, &Options::new(self.tier))
-            .expect("the sending and receiving GPUs are GPUs of the network")
-            .seconds;
+        let s = send_cost(&self.topology, self.tier, (from, to), bytes, false).seconds;
         self.cache.insert((from, to, bytes), s);
         s
     }
+}
+
+/// NCCL's send/recv of `bytes` from GPU `pair.0` to GPU `pair.1` of `topology`, with the bytes
+/// each link carries when `record_links`.
+pub fn send_cost(
+    topology: &Topology,
+    tier: Tier,
+    pair: (u32, u32),
+    bytes: u64,
+    record_links: bool,
+) -> CollectiveCost {
+    let c = Collective {
+        op: CollectiveOp::SendRecv,
+        algorithm: Algorithm::Auto,
+        group: Group::new(vec![pair.0, pair.1], topology.gpus_per_node),
+        bytes: bytes as f64,
+        compression: None,
+    };
+    let mut options = Options::new(tier);
+    options.record_links = record_links;
+    cost(topology, &c, &options).expect("the sending and receiving GPUs are GPUs of the network")
 }
 
 /// Prices iterations of one replica.

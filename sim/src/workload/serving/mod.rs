@@ -42,10 +42,12 @@
 //! Not modelled yet: expert parallelism in serving, disaggregated pools of pipeline-parallel or
 //! mixed replicas. They are refused with a clear message.
 
+pub(crate) mod cluster;
 pub mod config;
 pub(crate) mod cost;
 pub(crate) mod energy;
 pub mod engine;
+pub(crate) mod fleet;
 pub(crate) mod kind;
 pub(crate) mod offload;
 pub mod overhead;
@@ -56,216 +58,14 @@ pub(crate) mod replica;
 pub(crate) mod request;
 mod trace;
 
-use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
+use crate::engine::{SimTime, Simulation};
 use crate::exec::{Graph, Timeline};
 use config::{FleetConfig, Replicas, ServingConfig, Slo};
+use fleet::{Fleet, new_fleet};
 use kind::ReplicaKind;
-use policy::RouterKind;
-use rand::RngExt;
-use rand::rngs::ChaCha8Rng;
-use replica::{Limits, Plan, Progress, Replica};
+use replica::Limits;
 use request::Request;
 use serde_json::{Value, json};
-
-enum Ev {
-    Arrival(usize),
-    /// An idle replica plans its next iteration, once every request that arrived with the one
-    /// that woke it is queued: requests submitted together are batched together.
-    Wake(usize),
-    Done(usize),
-    /// A request's KV cache has reached the decode pool.
-    KvArrived(usize),
-}
-
-struct Fleet {
-    requests: Vec<Request>,
-    progress: Vec<Progress>,
-    replicas: Vec<Replica>,
-    plans: Vec<Option<(Plan, SimTime)>>,
-    /// Whether a replica's `Wake` is pending.
-    waking: Vec<bool>,
-    /// The kinds of replica, and each replica's kind.
-    kinds: Vec<ReplicaKind>,
-    kind_of: Vec<usize>,
-    /// Weighted round-robin credit of each replica.
-    credit: Vec<f64>,
-    router: RouterKind,
-    next_rr: usize,
-    rng: ChaCha8Rng,
-    first_token: Vec<Option<SimTime>>,
-    finished: Vec<Option<SimTime>>,
-    admitted: Vec<Option<SimTime>>,
-    replica_of: Vec<usize>,
-    /// (replica, start, end, prefill tokens, decodes) of every iteration, for the trace.
-    iterations: Vec<(usize, SimTime, SimTime, u64, u32)>,
-    /// Disaggregated: the first this many replicas only prefill.
-    prefill_replicas: Option<usize>,
-    /// (request, from, to, start, end, bytes) of every KV transfer.
-    transfers: Vec<(usize, usize, usize, SimTime, SimTime, f64)>,
-    /// What the run has simulated so far ([`MAX_WORK`]).
-    work: u64,
-}
-
-impl Fleet {
-    /// The replicas new requests go to: the prefill pool when disaggregated, else all.
-    fn entry_pool(&self) -> std::ops::Range<usize> {
-        0..self.prefill_replicas.unwrap_or(self.replicas.len())
-    }
-
-    /// A replica of `pool` chosen by the router.
-    fn route(&mut self, pool: std::ops::Range<usize>) -> usize {
-        let n = pool.len();
-        let first = pool.start;
-        let pick = match self.router {
-            RouterKind::RoundRobin => {
-                let i = self.next_rr % n;
-                self.next_rr = (self.next_rr + 1) % n;
-                i
-            }
-            RouterKind::LeastLoaded => (0..n)
-                .min_by(|&a, &b| {
-                    self.drain_time(first + a)
-                        .total_cmp(&self.drain_time(first + b))
-                        .then(a.cmp(&b))
-                })
-                .expect("at least one replica"),
-            RouterKind::PowerOfTwo => {
-                let a = self.rng.random_range(0..n);
-                let b = self.rng.random_range(0..n);
-                let (ta, tb) = (self.drain_time(first + a), self.drain_time(first + b));
-                if tb.total_cmp(&ta).then(b.cmp(&a)).is_lt() {
-                    b
-                } else {
-                    a
-                }
-            }
-            RouterKind::Weighted => {
-                // Smooth weighted round-robin (nginx's): every replica gains its weight, the
-                // largest credit is chosen and pays the total.
-                let weights: Vec<f64> = (first..first + n)
-                    .map(|i| self.kinds[self.kind_of[i]].capacity_tokens_per_s)
-                    .collect();
-                let total: f64 = weights.iter().sum();
-                for (k, w) in weights.iter().enumerate() {
-                    self.credit[first + k] += w;
-                }
-                let pick = (0..n)
-                    .max_by(|&a, &b| {
-                        self.credit[first + a]
-                            .total_cmp(&self.credit[first + b])
-                            .then(b.cmp(&a))
-                    })
-                    .expect("at least one replica");
-                self.credit[first + pick] -= total;
-                pick
-            }
-        };
-        first + pick
-    }
-
-    /// Seconds replica `i` needs for the tokens it still has to process, at its kind's speed.
-    fn drain_time(&self, i: usize) -> f64 {
-        self.replicas[i].outstanding(&self.progress) as f64
-            / self.kinds[self.kind_of[i]].capacity_tokens_per_s
-    }
-
-    fn is_prefill_replica(&self, i: usize) -> bool {
-        self.prefill_replicas.is_some_and(|p| i < p)
-    }
-
-    fn start(&mut self, i: usize, sched: &mut Scheduler<Ev>) {
-        if self.replicas[i].busy {
-            return;
-        }
-        if self.work >= MAX_WORK {
-            return sched.stop();
-        }
-        let Some(plan) = self.replicas[i].plan(&mut self.progress) else {
-            return;
-        };
-        let now = sched.now();
-        for &(r, _) in &plan.prefill {
-            self.admitted[r].get_or_insert(now);
-        }
-        self.work +=
-            1 + (plan.prefill.len() as u64 + plan.batch.decodes as u64) / REQUESTS_PER_WORK;
-        let kind = &mut self.kinds[self.kind_of[i]];
-        let seconds =
-            kind.iteration(&plan.batch) + plan.swap_tokens as f64 * kind.swap_seconds_per_token;
-        let end = now.saturating_add(SimTime::from_secs_f64(seconds));
-        self.replicas[i].busy = true;
-        self.iterations.push((
-            i,
-            now,
-            end,
-            plan.batch.tokens() - plan.batch.decodes as u64,
-            plan.batch.decodes,
-        ));
-        self.plans[i] = Some((plan, now));
-        sched.at(end, Ev::Done(i));
-    }
-}
-
-impl Process for Fleet {
-    type Event = Ev;
-
-    fn start(&mut self, sched: &mut Scheduler<Ev>) {
-        for (k, r) in self.requests.iter().enumerate() {
-            sched.at(r.arrival, Ev::Arrival(k));
-        }
-    }
-
-    fn handle(&mut self, ev: Ev, sched: &mut Scheduler<Ev>) {
-        match ev {
-            Ev::Arrival(r) => {
-                let i = self.route(self.entry_pool());
-                self.replica_of[r] = i;
-                self.replicas[i].waiting.push_back(r);
-                if !self.replicas[i].busy && !self.waking[i] {
-                    self.waking[i] = true;
-                    sched.at(sched.now(), Ev::Wake(i));
-                }
-            }
-            Ev::Wake(i) => {
-                self.waking[i] = false;
-                self.start(i, sched);
-            }
-            Ev::Done(i) => {
-                let (plan, _) = self.plans[i].take().expect("a running iteration");
-                let now = sched.now();
-                let prefill_only = self.is_prefill_replica(i);
-                for r in self.replicas[i].complete(&plan, &mut self.progress) {
-                    self.first_token[r].get_or_insert(now);
-                    if self.progress[r].generated >= self.progress[r].output {
-                        self.finished[r] = Some(now);
-                        self.replicas[i].finish(r, &mut self.progress);
-                    } else if prefill_only {
-                        // Its KV cache leaves for the decode pool.
-                        self.replicas[i].finish(r, &mut self.progress);
-                        let decode_pool = self.prefill_replicas.unwrap_or(0)..self.replicas.len();
-                        let to = self.route(decode_pool);
-                        let tokens = self.progress[r].cached;
-                        // Disaggregated fleets have one kind of replica (checked at set-up).
-                        let kind = &mut self.kinds[0];
-                        let seconds = kind.kv_transfer_seconds(i as u32, to as u32, tokens);
-                        let end = now.saturating_add(SimTime::from_secs_f64(seconds));
-                        let bytes = tokens as f64 * kind.kv_per_token * kind.tp as f64;
-                        self.transfers.push((r, i, to, now, end, bytes));
-                        self.replica_of[r] = to;
-                        sched.at(end, Ev::KvArrived(r));
-                    }
-                }
-                self.replicas[i].busy = false;
-                self.start(i, sched);
-            }
-            Ev::KvArrived(r) => {
-                let to = self.replica_of[r];
-                self.replicas[to].waiting.push_back(r);
-                self.start(to, sched);
-            }
-        }
-    }
-}
 
 /// Mean and percentiles of a sample, in seconds.
 pub(crate) fn summary(mut v: Vec<f64>) -> Value {
@@ -388,32 +188,37 @@ pub fn simulate(c: &ServingConfig) -> Result<ServingRun, crate::key_error::KeyEr
     }
 }
 
+/// The fleet of `r` at time 0, and whether its weights fit (a fleet that does not fit serves
+/// nothing).
+pub(crate) fn fleet_of(c: &ServingConfig, r: &Replicas) -> (Fleet, bool) {
+    let limits = Limits {
+        scheduler: c.scheduler,
+        max_batch_size: c.max_batch_size,
+        max_batch_tokens: c.max_batch_tokens,
+        block_tokens: c.memory.block_tokens,
+        swap: r.swap,
+    };
+    let fits = r.kinds.iter().all(ReplicaKind::fits);
+    let fleet = new_fleet(
+        c.requests.clone(),
+        r.kinds.clone(),
+        limits,
+        r.router,
+        c.seed,
+        r.pools.map(|(p, _)| p as usize),
+    );
+    (fleet, fits)
+}
+
 /// Whole replicas behind a router.
 fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_error::KeyError> {
     let (scheduler, max_batch_size, max_batch_tokens) =
         (c.scheduler, c.max_batch_size, c.max_batch_tokens);
     let (memory, tier, swap, pools, nodes) = (c.memory, c.tier, r.swap, r.pools, r.nodes);
     let block_tokens = memory.block_tokens;
-    let kinds = r.kinds.clone();
-    let replicas: u32 = kinds.iter().map(|k| k.replicas).sum();
-    let fits = kinds.iter().all(ReplicaKind::fits);
-    let prefill_replicas = pools.map(|(p, _)| p as usize);
+    let replicas: u32 = r.kinds.iter().map(|k| k.replicas).sum();
     let profile_name = &r.profile;
-    let limits = Limits {
-        scheduler,
-        max_batch_size,
-        max_batch_tokens,
-        block_tokens,
-        swap,
-    };
-    let fleet = new_fleet(
-        c.requests.clone(),
-        kinds,
-        limits,
-        r.router,
-        c.seed,
-        prefill_replicas,
-    );
+    let (fleet, fits) = fleet_of(c, r);
     let mut sim = Simulation::new(fleet);
     let stats = if fits {
         sim.run_to_end()
@@ -425,14 +230,8 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_er
         return Err(too_many_iterations());
     }
 
-    let outputs: Vec<u32> = fleet.progress.iter().map(|p| p.output).collect();
-    let lives = Lives {
-        requests: &fleet.requests,
-        outputs: &outputs,
-        admitted: &fleet.admitted,
-        first_token: &fleet.first_token,
-        finished: &fleet.finished,
-    };
+    let outputs = fleet.outputs();
+    let lives = fleet.lives(&outputs);
     let (done, latency) = lives.report(&c.slo);
     let preemptions: u64 = fleet.replicas.iter().map(|r| r.preemptions).sum();
     let kind = |i: usize| &fleet.kinds[fleet.kind_of[i]];
@@ -528,58 +327,6 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_er
         graph,
         timeline,
     })
-}
-
-/// The fleet at time 0: every replica's engines empty, every request yet to arrive.
-fn new_fleet(
-    requests: Vec<Request>,
-    kinds: Vec<ReplicaKind>,
-    limits: Limits,
-    router: RouterKind,
-    seed: u64,
-    prefill_replicas: Option<usize>,
-) -> Fleet {
-    let n = requests.len();
-    let progress: Vec<Progress> = requests
-        .iter()
-        .map(|r| Progress {
-            prompt: r.prompt_tokens,
-            output: r.output_tokens.max(1),
-            to_prefill: r.prompt_tokens,
-            ..Default::default()
-        })
-        .collect();
-    // Each replica runs pp engines (one when pp = 1): the fleet schedules engines.
-    let kind_of: Vec<usize> = kinds
-        .iter()
-        .enumerate()
-        .flat_map(|(k, kind)| std::iter::repeat_n(k, (kind.replicas * kind.pp) as usize))
-        .collect();
-    let engines = kind_of.len();
-    Fleet {
-        requests,
-        progress,
-        replicas: kind_of
-            .iter()
-            .map(|&k| Replica::new(limits.clone(), kinds[k].blocks / kinds[k].pp))
-            .collect(),
-        plans: vec![None; engines],
-        waking: vec![false; engines],
-        credit: vec![0.0; engines],
-        kinds,
-        kind_of,
-        router,
-        next_rr: 0,
-        rng: RngStreams::new(seed).stream("router"),
-        first_token: vec![None; n],
-        finished: vec![None; n],
-        admitted: vec![None; n],
-        replica_of: vec![0; n],
-        iterations: Vec::new(),
-        work: 0,
-        prefill_replicas,
-        transfers: Vec::new(),
-    }
 }
 
 /// Each kind of replica's figures, with the requests its replicas completed.
