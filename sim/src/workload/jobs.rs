@@ -43,7 +43,7 @@ pub enum ClusterError {
 pub enum JobWork {
     /// A training set-up whose `first_gpu` and topology place it on the cluster.
     Training {
-        setup: TrainingConfig,
+        setup: Box<TrainingConfig>,
         compute: ComputeModel,
     },
     /// A fleet of whole replicas on its servers' share of the cluster, whose first GPU on the
@@ -156,7 +156,7 @@ impl Alone {
 fn alone(work: JobWork) -> Result<Alone, KeyError> {
     Ok(match work {
         JobWork::Training { setup, compute } => {
-            Alone::Training(Box::new(training::simulate(setup, &compute)?))
+            Alone::Training(Box::new(training::simulate(*setup, &compute)?))
         }
         JobWork::Serving { config, first_gpu } => Alone::Serving {
             report: serving::simulate(&config)?.report,

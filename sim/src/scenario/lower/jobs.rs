@@ -196,7 +196,10 @@ pub fn lower(s: &Scenario) -> Result<ClusterJobs, ScenarioError> {
                 setup.topology = cluster.topology.clone();
                 setup.first_gpu = first_gpu;
                 setup.assumptions.push(on(setup.gpus()));
-                JobWork::Training { setup, compute }
+                JobWork::Training {
+                    setup: Box::new(setup),
+                    compute,
+                }
             }
         };
         jobs.push(PlacedJob {

@@ -28,8 +28,11 @@ pub struct KvRoutes {
     /// The fleet's first GPU on the cluster.
     pub first_gpu: u32,
     /// A transfer's duration alone and links, by (from, to, tokens).
-    cache: HashMap<(usize, usize, u32), (SimTime, Vec<(u32, f64)>)>,
+    cache: HashMap<(usize, usize, u32), Priced>,
 }
+
+/// A transfer's duration alone and the bytes/s it may take on each link it crosses.
+type Priced = (SimTime, Vec<(u32, f64)>);
 
 impl KvRoutes {
     pub fn new(topology: Arc<Topology>, tier: Tier, capacity: Arc<Vec<f64>>, first: u32) -> Self {
@@ -77,8 +80,6 @@ impl KvRoutes {
         &self.cache[&key]
     }
 }
-
-type Priced = (SimTime, Vec<(u32, f64)>);
 
 /// A serving fleet as a guest of a cluster's engine.
 pub struct FleetGuest {
