@@ -47,9 +47,35 @@ pub struct Summary {
 pub struct JobCard {
     pub name: String,
     pub servers: String,
+    /// What the two durations are: a training step, a fleet's mean end-to-end latency, a video.
+    pub what: &'static str,
     pub alone_s: Option<f64>,
     pub shared_s: Option<f64>,
     pub slowdown: Option<f64>,
+}
+
+impl JobCard {
+    /// One entry of a cluster report's `jobs`, in its kind's terms.
+    fn from_report(j: &Value) -> Self {
+        let f = |p: &str| j.pointer(p).and_then(Value::as_f64);
+        let (what, alone_s, shared_s) = match j["kind"].as_str() {
+            Some("serving") => (
+                "mean end-to-end latency",
+                f("/latency/alone/e2e_s/mean"),
+                f("/latency/shared/e2e_s/mean"),
+            ),
+            Some("diffusion") => ("video", f("/report/latency_s"), f("/report/latency_s")),
+            _ => ("step", f("/step_s/alone"), f("/step_s/shared")),
+        };
+        JobCard {
+            name: j["name"].as_str().unwrap_or("?").to_string(),
+            servers: format!("{}-{}", j["servers"][0], j["servers"][1]),
+            what,
+            alone_s,
+            shared_s,
+            slowdown: f("/slowdown"),
+        }
+    }
 }
 
 const MEMORY_ORDER: [&str; 6] = [
@@ -122,13 +148,7 @@ impl Summary {
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .map(|j| JobCard {
-                    name: j["name"].as_str().unwrap_or("?").to_string(),
-                    servers: format!("{}-{}", j["servers"][0], j["servers"][1]),
-                    alone_s: j.pointer("/step_s/alone").and_then(Value::as_f64),
-                    shared_s: j.pointer("/step_s/shared").and_then(Value::as_f64),
-                    slowdown: j.get("slowdown").and_then(Value::as_f64),
-                })
+                .map(JobCard::from_report)
                 .collect(),
         }
     }
@@ -176,7 +196,7 @@ fn dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".into())
 }
 
-/// A card per job of a cluster run: its step beside the others, and alone.
+/// A card per job of a cluster run: its step (latency, video) beside the others, and alone.
 fn show_jobs(ui: &mut Ui, jobs: &[JobCard]) {
     for row in jobs.chunks(4) {
         ui.columns(4, |cols| {
@@ -193,7 +213,7 @@ fn show_jobs(ui: &mut Ui, jobs: &[JobCard]) {
                 };
                 card(
                     col,
-                    &format!("Job {}: step beside the others", j.name),
+                    &format!("Job {}: {} beside the others", j.name, j.what),
                     dash(j.shared_s.map(units::duration)),
                     sub,
                 );
@@ -439,10 +459,13 @@ mod tests {
     fn a_cluster_run_has_a_card_per_job() {
         let r = json!({"kind": "cluster", "jobs": [
             {"name": "a", "servers": [0, 5], "step_s": {"alone": 1.0, "shared": 1.1}, "slowdown": 1.1},
-            {"name": "b", "servers": [6, 15]}
+            {"name": "b", "servers": [6, 15]},
+            {"name": "c", "kind": "serving", "servers": [16, 17], "slowdown": 1.2,
+             "latency": {"alone": {"e2e_s": {"mean": 2.0}}, "shared": {"e2e_s": {"mean": 2.4}}}}
         ]});
         let s = Summary::from_report(&r);
-        assert_eq!(s.jobs.len(), 2);
+        assert_eq!(s.jobs.len(), 3);
+        assert_eq!(s.jobs[2].shared_s, Some(2.4));
         assert_eq!(s.jobs[0].servers, "0-5");
         assert_eq!(s.jobs[0].slowdown, Some(1.1));
         assert_eq!(s.jobs[1].shared_s, None);
@@ -451,6 +474,8 @@ mod tests {
         use egui_kittest::kittest::Queryable;
         h.get_by_label_contains("Job a: step beside the others");
         h.get_by_label_contains("+10.0% against");
+        h.get_by_label_contains("Job c: mean end-to-end latency beside the others");
+        h.get_by_label_contains("+20.0% against");
     }
 
     #[test]

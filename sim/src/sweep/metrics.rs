@@ -56,8 +56,8 @@ pub fn defaults(kind: Kind) -> &'static [&'static str] {
         ],
         Kind::Cluster => &[
             "slowdown.max",
-            "jobs.0.step_s.shared",
-            "jobs.1.step_s.shared",
+            "jobs.0.slowdown",
+            "jobs.1.slowdown",
             "links.busiest.0.busy",
         ],
     }

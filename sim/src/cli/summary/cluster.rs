@@ -1,5 +1,5 @@
-//! The summary of a cluster run: each job's step alone and beside the others, and the links
-//! they shared.
+//! The summary of a cluster run: what sharing cost each job (a training step, a fleet's
+//! latency, a video's), and the links they shared.
 
 use super::*;
 
@@ -27,13 +27,11 @@ pub(super) fn render_cluster(r: &Value) -> String {
             &mut out,
             &format!("job {}", job["name"].as_str().unwrap_or("?")),
             format!(
-                "servers {}-{} ({} GPUs): step {} alone, {} beside the others ({:+.1}%)",
+                "servers {}-{} ({} GPUs): {}",
                 servers[0],
                 servers[1],
                 num(job, "gpus"),
-                seconds(num(job, "step_s.alone")),
-                seconds(num(job, "step_s.shared")),
-                100.0 * (num(job, "slowdown") - 1.0)
+                job_line(job)
             ),
         );
     }
@@ -91,4 +89,27 @@ pub(super) fn render_cluster(r: &Value) -> String {
         ),
     );
     out
+}
+
+/// What sharing cost one job, in its kind's terms.
+fn job_line(job: &Value) -> String {
+    let change = 100.0 * (num(job, "slowdown") - 1.0);
+    match job["kind"].as_str() {
+        Some("serving") => format!(
+            "mean end-to-end {} alone, {} beside the others ({change:+.1}%); KV transfer {} -> {}",
+            seconds(num(job, "latency.alone.e2e_s.mean")),
+            seconds(num(job, "latency.shared.e2e_s.mean")),
+            seconds(num(job, "latency.alone.kv_transfer_s.mean")),
+            seconds(num(job, "latency.shared.kv_transfer_s.mean")),
+        ),
+        Some("diffusion") => format!(
+            "video {} (inside its servers: shares no link)",
+            seconds(num(job, "report.latency_s"))
+        ),
+        _ => format!(
+            "step {} alone, {} beside the others ({change:+.1}%)",
+            seconds(num(job, "step_s.alone")),
+            seconds(num(job, "step_s.shared")),
+        ),
+    }
 }
