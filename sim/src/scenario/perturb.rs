@@ -5,7 +5,8 @@
 //! coefficient of variation, 0-1); a `jitter` without a target applies to every GPU. A server's
 //! `nic_bandwidth` runs its NICs' cables below the cluster's rate; `link = [from, to]` with a
 //! `bandwidth` does so for one link between two devices (both directions), named as the report's
-//! `links` names them (`node3/nic2`, `leaf0`, `spine5`).
+//! `links` names them (`node3/nic2`, `leaf0`, `spine5`); `link` with `failed = true` takes a
+//! cable between a leaf and a spine out of the fabric.
 
 use serde::Deserialize;
 
@@ -20,4 +21,5 @@ pub struct PerturbEntry {
     pub nic_bandwidth: Option<crate::quantity::Bandwidth>,
     pub link: Option<[String; 2]>,
     pub bandwidth: Option<crate::quantity::Bandwidth>,
+    pub failed: Option<bool>,
 }

@@ -110,3 +110,99 @@ fn bad_link_perturbations_are_refused_at_their_key() {
     );
     assert!(e.to_string().contains("did you mean \"leaf0\""), "{e}");
 }
+
+/// Four servers' data parallelism over two leaves of four spines (4:1): the gradient reduction
+/// crosses the spines, with `failed` leaf0 cables among them.
+fn reduction_over_spines(failed: &[u32]) -> serde_json::Value {
+    let extra: String = failed
+        .iter()
+        .map(|s| format!("[[perturb]]\nlink = [\"leaf0\", \"spine{s}\"]\nfailed = true\n"))
+        .collect();
+    common::report(
+        "f.toml",
+        &four_servers(&extra),
+        &[
+            "cluster.inter_node.oversubscription=4.0",
+            "parallel.pp=1",
+            "parallel.dp=4",
+            "sim.ranks=\"all\"",
+        ],
+    )
+}
+
+#[test]
+fn a_failed_spine_cable_moves_its_flows_and_the_step_slows_with_each_lost_uplink() {
+    let t = |r: &serde_json::Value| num(r, "iteration_time_s");
+    let healthy = reduction_over_spines(&[]);
+    let one = reduction_over_spines(&[0]);
+    let three = reduction_over_spines(&[0, 1, 2]);
+    assert!(
+        t(&one) > t(&healthy) * 1.01,
+        "{} vs {}",
+        t(&one),
+        t(&healthy)
+    );
+    assert!(t(&three) > t(&one) * 1.05, "{} vs {}", t(&three), t(&one));
+    // Only the reduction slows: the compute is the healthy run's.
+    assert_eq!(
+        num(&three, "breakdown_s.compute"),
+        num(&healthy, "breakdown_s.compute")
+    );
+    // Losing three of four uplinks cannot cost more than the cross-leaf traffic at a quarter
+    // of its capacity: the collective at most four times as long.
+    let d = &three["ranks"]["degraded_links"];
+    let worst = num(d, "slowest_ratio");
+    assert!(worst > 1.0 && worst <= 4.0 + 1e-9, "{worst}");
+    assert!(num(d, "groups_slowed") > 0.0);
+    let links = d["links"].as_array().expect("links");
+    assert_eq!(links.len(), 6, "three cables, both directions");
+    assert!(
+        links
+            .iter()
+            .all(|l| l["failed"] == true && l["gbps"] == 0.0)
+    );
+}
+
+#[test]
+fn failures_that_cut_a_leaf_off_or_take_a_nic_are_refused_at_their_key() {
+    let all_four: String = (0..4)
+        .map(|s| format!("[[perturb]]\nlink = [\"leaf0\", \"spine{s}\"]\nfailed = true\n"))
+        .collect();
+    let over = |extra: &str| {
+        four_servers(extra).replace(
+            "leaf_downlinks = 16\n",
+            "leaf_downlinks = 16\noversubscription = 4.0\n",
+        )
+    };
+    for (extra, message, line) in [
+        (all_four.as_str(), "leaf0 would have no uplink left", 33),
+        (
+            "[[perturb]]\nlink = [\"node0/nic0\", \"leaf0\"]\nfailed = true\n",
+            "stops NCCL's communicator",
+            24,
+        ),
+        (
+            "[[perturb]]\nlink = [\"leaf0\", \"spine0\"]\nfailed = false\n",
+            "`failed = false` is every link's state",
+            25,
+        ),
+        (
+            "[[perturb]]\nfailed = true\n",
+            "needs the `link` that failed",
+            24,
+        ),
+        (
+            "[[perturb]]\nlink = [\"leaf0\", \"spine0\"]\nfailed = true\nbandwidth = \"1 Gb/s\"\n",
+            "carries nothing",
+            26,
+        ),
+    ] {
+        let e = common::refused("f.toml", &over(extra), message);
+        let text = e.to_string();
+        assert!(text.contains(message), "{text}\nwanted: {message}");
+        assert!(
+            text.contains(&format!("f.toml:{line}:")),
+            "{text}\nwanted line {line}"
+        );
+    }
+}

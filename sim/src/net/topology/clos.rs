@@ -3,23 +3,16 @@
 //! [`wan`](super::wan): NICs on leaves, leaves on spines, and optionally a layer above the spines
 //! (a core joining pods, or site routers joining WAN sites).
 //!
-//! Nodes are split into groups (pods or sites) of consecutive nodes whose sizes differ by at most
-//! one. Each group has its own leaves and `S` spines, and every leaf of a group links to every
-//! spine of that group. A leaf has `leaf_downlinks` NIC ports of `nic_bandwidth`; its uplinks carry
-//! `leaf_downlinks x nic_bandwidth / oversubscription` in total, split evenly over the `S` spines
-//! (by default `S = ceil(leaf_downlinks / oversubscription)`, one spine per uplink port). A partly
-//! filled leaf keeps the uplinks of a full one: switch ports are fixed. A group of a single leaf
-//! with nothing above it has no spines.
+//! Nodes are split into groups (pods or sites) of consecutive nodes, sizes differing by at most
+//! one; each group has its own leaves and `S` spines, every leaf linked to every spine of its
+//! group. A leaf's uplinks carry `leaf_downlinks x nic_bandwidth / oversubscription` in all, split
+//! evenly over the spines, and a partly filled leaf keeps a full one's. Routes: NIC -> leaf [->
+//! spine -> leaf] -> NIC within a group, the spine by ECMP hash or by the destination NIC's port;
+//! across groups through the layer above. Links: NIC <-> leaf `inter_latency / 2`, switch <->
+//! switch `switch_latency`; bandwidths bytes/s per direction.
 //!
-//! Routes: NIC -> leaf -> NIC on one leaf; NIC -> leaf -> spine -> leaf -> NIC within a group,
-//! the spine picked by the ECMP hash, or with `routing = "destination"` by the destination NIC's
-//! port on its leaf (modulo the spines; the core by its leaf); across groups through the layer
-//! above (see those files).
-//! Links: NIC <-> leaf `inter_latency / 2`, switch <-> switch `switch_latency`; bandwidths bytes/s
-//! per direction.
-//!
-//! Deliberately ignored: switch radix limits of the spines (a spine has as many ports as the
-//! group needs), buffers, adaptive routing, and failures.
+//! Ignored: switch radix limits of the spines, buffers, adaptive routing. Failed leaf-spine cables
+//! reroute (`failure.rs`). The rules in full: docs/NETWORK.md#leaf-and-spine.
 
 use super::nic::Nics;
 use super::routing::PathChoice;
@@ -61,6 +54,9 @@ pub(crate) struct Clos {
     /// Capacity of one leaf-spine link, and the downlink capacity of one spine (per direction).
     pub leaf_uplink_bandwidth: f64,
     pub spine_down_bandwidth: f64,
+    /// Failed leaf-spine cables, by `leaf * spines + s` (empty while none has failed;
+    /// `failure.rs`).
+    pub failed: Vec<bool>,
 }
 
 /// What joins the groups.
@@ -85,13 +81,17 @@ impl Clos {
         out.push(self.nic_up[a as usize]);
         if la != lb {
             let s = self.spines;
-            let s1 = choice.up % s;
-            out.push(self.leaf_up[(la * s + s1) as usize]);
             let (ga, gb) = (self.leaf_group[la as usize], self.leaf_group[lb as usize]);
+            let s1 = if ga == gb {
+                self.spine_between(la, lb, choice.up % s, hash)
+            } else {
+                self.spine_of(la, choice.up % s, hash)
+            };
+            out.push(self.leaf_up[(la * s + s1) as usize]);
             let s2 = if ga == gb {
                 s1
             } else {
-                let s2 = choice.down % s;
+                let s2 = self.spine_of(lb, choice.down % s, hash);
                 match &self.upper {
                     Upper::None => unreachable!("groups are joined by a core or a WAN"),
                     Upper::Core(c) => c.route(s, ga, s1, gb, s2, choice.core, out),
@@ -135,6 +135,7 @@ pub(crate) fn build(
         spine_vertices: Vec::new(),
         leaf_uplink_bandwidth: 0.0,
         spine_down_bandwidth: 0.0,
+        failed: Vec::new(),
     };
     let half = spec.inter_latency / 2.0;
     let mut max_leaves = 0;

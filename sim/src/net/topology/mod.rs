@@ -1,43 +1,22 @@
-//! Topologies: the cluster as a directed graph of devices and links (petgraph), and routes through it.
+//! Topologies: the cluster as a directed graph (petgraph) of devices and links (each physical link
+//! two directed edges, with bandwidth in bytes/s and latency in s), and routes through it. GPUs
+//! are numbered by global rank, node-major: rank = node * gpus_per_node + local index.
 //!
-//! Every physical link is two directed edges, one per direction, each with its own bandwidth
-//! (bytes/s) and latency (s). GPUs are numbered by global rank, node-major:
-//! rank = node * gpus_per_node + local index.
+//! [`Topology::build`] turns a [`TopologySpec`] into an **intra-node** part per server
+//! (`nvswitch`, `nvlink_mesh` or `pcie`) and an **inter-node** part: `nic` vertices hang off the
+//! GPUs, wired by `fat_tree`, `rail_optimized`, `multi_pod`, `torus` or `wan`; a `graph` file
+//! replaces both. [`Topology::route`] follows the structure: NVSwitch, mesh link or PCIe tree
+//! inside a server; GPU -> NIC -> leaf -> [spine -> [core | WAN] -> spine ->] leaf -> NIC -> GPU
+//! between servers, equal spines and cores picked by a fixed hash of the rank pair (ECMP);
+//! dimension order on tori; BFS on explicit graphs (all deterministic). Hop latencies add up to
+//! the configured figure (docs/NETWORK.md#topologies), as in [`Fabric`](crate::net::Fabric).
 //!
-//! A topology is built from a [`TopologySpec`] by [`Topology::build`] in two parts:
-//!
-//! - the **intra-node** part, one per server: `nvswitch`, `nvlink_mesh` (full mesh or NVLink
-//!   pairs) or `pcie`;
-//! - the **inter-node** part: `nic` vertices hang off the GPUs, and the NICs are wired by
-//!   `fat_tree`, `rail_optimized`, `multi_pod` (either of those two with `pods` > 1),
-//!   `torus` or `wan`. A `graph` file replaces both parts with an explicit graph.
-//!
-//! Routing ([`Topology::route`]) follows the structure: inside a server through its NVSwitch, mesh
-//! link or PCIe tree; between servers GPU -> NIC -> leaf -> [spine -> [core | WAN] -> spine ->]
-//! leaf -> NIC -> GPU, with the spine (and core) picked among equals by a fixed hash of the
-//! (source, destination) ranks (ECMP); dimension-order on tori; BFS (fewest hops, lowest vertex
-//! first) on explicit graphs. Routes are deterministic: no randomness, no hash-map iteration.
-//!
-//! Latencies are spread over the hops so that a route sums to the configured figure:
-//!
-//! | hop | latency |
-//! |---|---|
-//! | GPU <-> NVSwitch, GPU <-> PCIe switch, PCIe switch <-> host | `intra_latency / 2` |
-//! | direct NVLink (mesh, pairs) | `intra_latency` |
-//! | GPU <-> NIC (PCIe) | 0 (the NIC's share is in `inter_latency`) |
-//! | NIC <-> leaf, NIC <-> torus router | `inter_latency / 2` |
-//! | leaf <-> spine, spine <-> core, spine <-> site router, torus router <-> router | `switch_latency` |
-//! | site router <-> site router | `wan_latency` |
-//!
-//! so two GPUs behind one NVSwitch are `intra_latency` apart and two servers on one leaf
-//! `inter_latency` apart, as in the analytical [`Fabric`](crate::net::Fabric).
-//!
-//! Deliberately ignored: switch buffers and queueing, packet-level effects, adaptive routing,
-//! link failures, NVLink SHARP / in-network reduction, GPU-to-NIC paths through PCIe switches (the
-//! NIC hangs directly off its GPUs), and cross-rail forwarding over NVLink (PXN).
+//! Ignored: switch buffers, queueing, packets, adaptive routing, in-network reduction, PXN,
+//! GPU-NIC PCIe switches, failures but a leaf-spine cable's (`failure.rs`).
 
 pub mod catalog;
 pub(crate) mod clos;
+pub(crate) mod failure;
 pub(crate) mod fat_tree;
 pub(crate) mod graph;
 pub(crate) mod multi_pod;
@@ -172,6 +151,43 @@ impl Topology {
                 self.graph[e].bandwidth /= factor;
             }
         }
+    }
+
+    /// Fails the cable of `e` (either direction of a link between a leaf and a spine): the
+    /// routes that crossed it move to surviving spines (`failure.rs`). Errors, in words: the
+    /// link is of another kind or fabric, or its failure cuts a leaf off.
+    pub fn fail_link(&mut self, e: EdgeIndex) -> Result<(), String> {
+        let Routing::Structured {
+            inter: routing::Inter::Clos(clos),
+            ..
+        } = &mut self.routing
+        else {
+            return Err(format!(
+                "a failed link reroutes traffic on a leaf/spine fabric (fat-tree, \
+                 rail-optimized, multi-pod, wan), not on {}",
+                self.name
+            ));
+        };
+        let name = |v: NodeIndex| self.graph[v].name.clone();
+        clos.fail(e).map_err(|why| match why {
+            failure::FailError::NotLeafSpine => {
+                "only a cable between a leaf and a spine can fail here: a NIC's cable failing \
+                 stops NCCL's communicator (a job restart, which [reliability] prices), and \
+                 links above the spines are not rerouted"
+                    .to_string()
+            }
+            failure::FailError::Cut(a, None) => {
+                format!(
+                    "{} would have no uplink left",
+                    name(clos.leaf_vertices[a as usize])
+                )
+            }
+            failure::FailError::Cut(a, Some(b)) => format!(
+                "no spine would join {} and {} any more",
+                name(clos.leaf_vertices[a as usize]),
+                name(clos.leaf_vertices[b as usize])
+            ),
+        })
     }
 
     /// Builds the graph `spec` describes, or says why it cannot be built.

@@ -1,11 +1,15 @@
-//! Collectives over degraded links (`[[perturb]] nic_bandwidth` or `link`) when every rank is
-//! simulated. Each group of each distinct collective the step runs is priced alone twice: on the
-//! topology with the degraded links and on the healthy one. Its operations take the stage's
-//! price times that ratio, so a group whose routes cross a degraded link slows, and its peers in
-//! the pipeline and in the other groups wait for it where they meet. Only groups with a member on
-//! a server a degraded link touches are priced (every group, when a link between switches is
-//! degraded). Ignored: the other groups' traffic on the degraded link (each group is priced alone
-//! on it), and sends are priced as their pipeline's pair.
+//! Collectives over degraded or failed links (`[[perturb]] nic_bandwidth` or `link`) when every
+//! rank is simulated. Each group of each distinct collective the step runs is priced alone
+//! twice: on the topology with the degraded links (a failed cable's routes moved to the
+//! surviving spines, `Topology::fail_link`) and on the healthy one. Its operations take the
+//! stage's price times that ratio, so a group whose routes cross a degraded link (or now share
+//! the surviving ones) slows, and its peers in the pipeline and in the other groups wait for it
+//! where they meet. Only groups with a member on a server a degraded link touches are priced
+//! (every group, when a link between switches is degraded). A failed cable matters through the
+//! traffic that crowds onto the surviving spines: with one, each collective is priced as the
+//! stage graph prices it, with every group of its stage at once, and all its groups take that
+//! ratio. Ignored: the other groups' traffic on a degraded link (without a failure), and sends
+//! are priced as their pipeline's pair.
 
 use super::comm::Comm;
 use super::links::CommUse;
@@ -30,7 +34,14 @@ pub fn slow_groups(
     let g = &topo.graph;
     let mut bad = setup.clone();
     for &(e, bw) in &setup.degraded_links {
-        bad.topology.graph[petgraph::graph::EdgeIndex::new(e as usize)].bandwidth = bw;
+        let e = petgraph::graph::EdgeIndex::new(e as usize);
+        if bw > 0.0 {
+            bad.topology.graph[e].bandwidth = bw;
+        } else {
+            bad.topology
+                .fail_link(e)
+                .expect("the lowering fails only cables whose loss cuts no leaf off");
+        }
     }
     // Servers a degraded link touches; None: a link between switches, which any group may cross.
     let mut servers = BTreeSet::new();
@@ -46,6 +57,7 @@ pub fn slow_groups(
             None => anywhere = true,
         }
     }
+    let failures = setup.degraded_links.iter().any(|&(_, bw)| bw == 0.0);
     let gpn = setup.fabric.gpus_per_node;
     let pipelines = setup.pipelines();
     // The ratio of each distinct collective's price for each pipeline's group.
@@ -53,6 +65,20 @@ pub fn slow_groups(
     let mut ratio: Vec<Vec<f64>> = vec![Vec::new(); uses.len()];
     let (mut slowed, mut worst) = (0usize, 1.0f64);
     for (u, cu) in uses.iter().enumerate() {
+        if failures {
+            // The stage's groups together, as the stage graph prices them: every phase lasts
+            // until its slowest copy is done, so each group takes the stage's ratio.
+            let (op, bytes, tier) = (cu.op, cu.bytes, setup.tier);
+            let healthy = setup.shared_collective_seconds(cu.base, cu.comm, op, bytes, tier);
+            let slow = bad.shared_collective_seconds(cu.base, cu.comm, op, bytes, tier);
+            let r = (slow / healthy.max(1e-15)).max(1.0);
+            if r > 1.0 {
+                slowed += setup.concurrent_groups(cu.base, cu.comm).len() + 1;
+                worst = worst.max(r);
+            }
+            ratio[u] = vec![r; pipelines as usize];
+            continue;
+        }
         let (_, p) = setup.place(cu.base);
         ratio[u] = (0..pipelines)
             .map(|i| {
@@ -132,6 +158,7 @@ pub fn slow_groups(
                 "to": g[b].name,
                 "gbps": bw * 8e-9,
                 "of_gbps": g[e].bandwidth * 8e-9,
+                "failed": bw == 0.0,
             })
         }).collect::<Vec<_>>(),
         "groups_slowed": slowed,

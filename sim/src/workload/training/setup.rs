@@ -117,7 +117,7 @@ pub struct TrainingConfig {
     /// global rank and watts, ascending.
     pub limited_gpus: Vec<(u32, f64)>,
     /// Links running below their rate (`[[perturb]] nic_bandwidth` or `link`): edge index of the
-    /// topology and its bandwidth, bytes/s, ascending by edge.
+    /// topology and its bandwidth, bytes/s (0: the cable failed), ascending by edge.
     pub degraded_links: Vec<(u32, f64)>,
     /// Failures and checkpoints (`[reliability]`).
     pub reliability: Option<Reliability>,

@@ -1,7 +1,8 @@
 //! `sim.ranks` and `[[perturb]]` read: which GPUs a step simulates, the GPUs that compute
 //! slower than their peers and those whose kernel times vary. Perturbations make ranks unlike, so they need every rank simulated:
 //! unstated, `ranks` becomes `"all"` (recorded); stated `"stage"`, they are refused. Degraded
-//! links are found by the names of their ends and must run below their rate, above zero.
+//! links are found by the names of their ends and must run below their rate, above zero; a
+//! failed one (bandwidth 0 in the set-up) must be a leaf-spine cable whose loss cuts no leaf off.
 
 use crate::hw::GpuSpec;
 use crate::net::Topology;
@@ -19,7 +20,7 @@ pub(super) struct Perturbations {
     pub jitter: Vec<(u32, f64)>,
     /// Power limits, watts (the lowest entry on a GPU).
     pub power: Vec<(u32, f64)>,
-    /// Degraded links: edge and bandwidth, bytes/s (the lowest entry on a link).
+    /// Degraded links: edge and bandwidth, bytes/s (the lowest entry on a link; 0: failed).
     pub links: Vec<(u32, f64)>,
 }
 
@@ -36,12 +37,25 @@ pub(super) fn resolve(
     let mut jitter: BTreeMap<u32, f64> = BTreeMap::new();
     let mut power: BTreeMap<u32, f64> = BTreeMap::new();
     let mut links: BTreeMap<u32, f64> = BTreeMap::new();
+    // The topology with the failed cables so far, so that entries that together cut a leaf
+    // off are refused at the one that does.
+    let mut failed_so_far = topology.clone();
     for (i, entry) in s.file.perturb.iter().enumerate() {
         let at = |key: &str| format!("perturb.{i}.{key}");
         if let Some(edges) = degraded(s, i, entry, topology)? {
             for (e, bw) in edges {
                 let b = links.entry(e).or_insert(bw);
                 *b = b.min(bw);
+                if bw == 0.0 {
+                    failed_so_far
+                        .fail_link(petgraph::graph::EdgeIndex::new(e as usize))
+                        .map_err(|why| {
+                            s.error_at(&at("link"), why).with_help(
+                                "fail a cable between a leaf and a spine (leaf0, spine3) whose \
+                                 leaves keep a spine in common; a slower one takes `bandwidth`",
+                            )
+                        })?;
+                }
             }
             continue;
         }
@@ -176,14 +190,37 @@ fn degraded(
     topology: &Topology,
 ) -> Result<Option<Vec<(u32, f64)>>, ScenarioError> {
     let at = |key: &str| format!("perturb.{i}.{key}");
+    match (entry.failed, &entry.link, entry.bandwidth) {
+        (Some(false), ..) => {
+            return Err(s
+                .error_at(&at("failed"), "`failed = false` is every link's state")
+                .with_help("leave it out, or write failed = true to take the link out"));
+        }
+        (Some(true), None, _) => {
+            return Err(s
+                .error_at(&at("failed"), "`failed` needs the `link` that failed")
+                .with_help("e.g. link = [\"leaf0\", \"spine3\"] with failed = true"));
+        }
+        (Some(true), Some(_), Some(_)) => {
+            return Err(s
+                .error_at(
+                    &at("bandwidth"),
+                    "a failed link carries nothing at any bandwidth",
+                )
+                .with_help("keep failed = true, or a `bandwidth` for a slow but working link"));
+        }
+        _ => {}
+    }
+    let failed = entry.failed == Some(true);
     let (key, bw) = match (entry.nic_bandwidth, &entry.link, entry.bandwidth) {
         (None, None, None) => return Ok(None),
+        (None, Some(_), None) if failed => ("failed", 0.0),
         (Some(b), None, None) => ("nic_bandwidth", b.0),
         (None, Some(_), Some(b)) => ("bandwidth", b.0),
         (None, Some(_), None) => {
             return Err(s
                 .error_at(&at("link"), "a degraded `link` needs its `bandwidth`")
-                .with_help("e.g. bandwidth = \"100 Gb/s\" (each direction)"));
+                .with_help("e.g. bandwidth = \"100 Gb/s\" (each direction), or failed = true"));
         }
         (_, None, Some(_)) => {
             return Err(s
