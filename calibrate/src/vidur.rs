@@ -1,24 +1,19 @@
-//! `import-vidur`: Vidur's compute tables (`GPU/ORG/MODEL/mlp.csv`, as in microsoft/vidur's
-//! `data/profiling/compute`) into a clustersim profile, with a summary of what was read and a
-//! read-back check.
+//! `import-vidur`: Vidur's compute tables (`GPU/ORG/MODEL/mlp.csv`) into a clustersim profile,
+//! with a summary of what was read and a read-back check.
 //!
-//! The profile itself is built by the library's importer
-//! (`clustersim::files::import_vidur_dir`), the same code that made the shipped profiles:
-//! importing the shared copy of the tables gives the shipped files byte for byte. This module
-//! only finds the directory, reads the tables again for the summary and the check, writes the
-//! file and reports.
+//! The profile is built by the library's importer (`clustersim::files::import_vidur_dir`, the
+//! code that made the shipped profiles); this module only finds the directory, reads the tables
+//! again for the summary and the check, writes the file and reports.
 //!
-//! # Read-back check
+//! Read-back check: the written file is loaded again and every GEMM of the source tables priced
+//! by the profile tier (`ComputeModel::with_profile`, fp16 as measured), against
+//! - the merged source points (the median of every row with the same (m, n, k), which is what the
+//!   profile records): within [`MAX_MERGED_ERROR`], only the importer's 1 ns rounding apart;
+//! - each model's own rows: where several models measured one (m, n, k) the profile holds their
+//!   median, so a model's figure can differ by the spread between runs. The median error must be
+//!   within 3%; the largest is reported, not bounded.
 //!
-//! The written file is loaded again (`files::profile`) and every GEMM of the source tables is
-//! priced by the simulator's profile tier (`ComputeModel::with_profile`, fp16 as measured):
-//! - against the **merged source points**, i.e. the median of every row with the same (m, n, k),
-//!   which is what the profile records: this must be within [`MAX_MERGED_ERROR`] (3%); only the
-//!   1 ns rounding of the importer separates them;
-//! - against **each model's own rows** (the median of that model's duplicate rows): where several
-//!   models measured the same (m, n, k), the profile holds their median, so a model's own figure
-//!   can differ by the spread between the models' runs. The median of these errors must be within
-//!   3%; the largest is reported, not bounded.
+//! Figures on the shared tables: docs/CALIBRATION.md#import-vidur
 
 use crate::table::write_table;
 use clustersim::hw::profile::{self, Profile, VIDUR_SHIPPED, VidurGemm};

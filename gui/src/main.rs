@@ -1,39 +1,15 @@
 //! clustersim-gui: a desktop viewer of one clustersim run.
 //!
-//! Opens a scenario, runs it in the background, and shows the report as cards, plots and every
-//! simulated operation on a zoomable timeline; edits the main knobs and compares with the previous
-//! run; plots sweep results. Modules, one concept each:
+//! Opens a scenario (or a sweep result, or a saved report and trace), runs it on a worker thread,
+//! and shows the report as cards, plots and every simulated operation on a zoomable timeline;
+//! edits the main knobs and compares with the previous run. The UI thread never simulates.
 //!
-//! - `args`: the command line.
-//! - `app`: the window's state.
-//! - `layout`: where everything goes on screen; the tabs.
-//! - `controls`: the control bar (path field, Open, Re-run, status, overrides).
-//! - `opening`: opening the path in the field, dropped files, or the command line's.
-//! - `shown`: a result on screen, and taking in the worker's results.
-//! - `worker`: runs on background threads.
-//! - `saved`: a saved report and trace read back.
-//! - `path_field`: the path field's completion of file names.
-//! - `measure`: `--measure-frames`, the window's frame time measured headless.
-//! - `cards`: the report as cards.
-//! - `metrics`: what the Metrics tab plots, read from a report.
-//! - `plots`: the Metrics tab (egui_plot): step and memory, latency percentiles, video phases.
-//! - `throughput`: a serving run's tokens and completions over time, from its trace.
-//! - `whatif`: the what-if fields, turned into `--set` overrides.
-//! - `compare`: the previous run against the current one, headline by headline.
-//! - `edited`: the scenario with overrides applied, as TOML to save.
-//! - `sweep_view`: a `clustersim sweep` result plotted, any metric against any varied key.
-//! - `timeline`: the timeline widget (zoom, pan, overview strip, hover).
-//! - `timeline_overview`: the timeline's strip of the whole step (click to jump).
-//! - `timeline_tooltip`: what the operation or merged block under the pointer holds.
-//! - `tracks`: a run's lanes of operations (visible-range search, merging of sub-pixel operations).
-//! - `ruler`: the timeline's time axis.
-//! - `topology_layout`: the run's cluster built and placed (worker thread).
-//! - `topology_links`: the placed cluster's links, summed per server and switch, classed by kind.
-//! - `topology_scene`: the cluster as one frame draws it (what is on screen, hit testing).
-//! - `topology_view`: the Topology tab (level of detail, hover, click a GPU).
-//! - `gpu_lanes`: which timeline lanes show a GPU of the cluster.
-//! - `link_traffic`: how busy each drawn link was, from a collective run's report.
-//! - `units`: numbers for people.
+//! Modules by area: window and input (`args`, `app`, `layout`, `controls`, `opening`,
+//! `path_field`, `measure`); results (`worker`, `shown`, `saved`); report views (`cards`,
+//! `metrics`, `plots`, `throughput`, `whatif`, `compare`, `edited`, `sweep_view`); timeline
+//! (`timeline`, `timeline_overview`, `timeline_tooltip`, `tracks`, `ruler`, `gpu_lanes`); topology
+//! (`topology_layout`, `topology_links`, `topology_scene`, `topology_view`, `link_traffic`);
+//! `units`. One line on each: docs/GUI.md#where-the-code-is.
 //!
 //! Rendering is eframe with the glow (OpenGL) backend on X11; it runs under Xvfb with Mesa's
 //! software renderer (see `screenshot.sh`).

@@ -1,26 +1,16 @@
 //! Where each device of a run's cluster goes on the Topology tab, worked out once per run on the
 //! worker thread.
 //!
-//! The library builds the topology for every run (`clustersim::net::Topology`, a petgraph graph of
-//! devices and directed links); [`from_scenario`] builds it again the way the workload does
+//! [`from_scenario`] builds the run's `clustersim::net::Topology` again the way the workload does
 //! (training's set-up, or `[cluster]` for serving, diffusion and collectives) and [`Layout::new`]
-//! places it in world coordinates:
+//! places it in world coordinates: servers as boxes in rows, in node order (NICs on top, then
+//! NVSwitch / PCIe switches / host, then GPUs, 8 a row); shared switches in tiers above, bottom
+//! up (leaves, spines, cores, WAN routers, in build order); torus routers just above their server.
+//! Every physical link (two directed edges) becomes one [`Link`], classed as inside a server, an
+//! uplink, or between switches; uplinks are also summed per (server, switch) pair ([`Uplink`],
+//! `topology_links`). Per-link traffic is placed on this layout by `link_traffic`.
 //!
-//! - **servers** as boxes in rows (up to 16 a row, fewer for small clusters), in node order; inside
-//!   each, its NICs on top, then its NVSwitch / PCIe switches / host, then its GPUs, each row
-//!   wrapping at 8;
-//! - **shared switches** in tiers above the servers, bottom up: leaves, spines, cores, WAN routers
-//!   (spread evenly over the width, in build order);
-//! - **torus routers** (a router wired to one server's NICs only) just above their server.
-//!
-//! Every physical link (two directed edges) becomes one [`Link`], classed as inside a server, a
-//! server's uplink, or between shared switches; the uplinks are also summed per (server, switch)
-//! pair ([`Uplink`]) so that a server drawn as a single box has one line per switch it reaches
-//! (`topology_links`).
-//!
-//! Per-link traffic, when a run records it, is placed on this layout by `link_traffic`.
-//! Deliberately left out: the
-//! direction of a link (the two directions of the shipped builders are alike; the first one is
+//! Ignored: a link's direction (the shipped builders' two directions are alike; the first is
 //! kept), and graph-drawing optimisation (crossings are not minimised).
 
 use crate::topology_links::{self, Class, Link, Uplink};

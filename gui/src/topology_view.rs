@@ -1,26 +1,17 @@
-//! The Topology tab: the run's cluster as a graph, placed by [`topology_layout`](crate::topology_layout).
+//! The Topology tab: the run's cluster as a graph, placed by
+//! [`topology_layout`](crate::topology_layout).
 //!
-//! Shown: servers as boxes with their GPUs, NVSwitch / PCIe switches / host and NICs inside; leaf,
-//! spine and core switches and WAN routers in tiers above; torus routers above their servers; and
-//! every link, coloured by kind (NVLink, PCIe, network, WAN) and thicker for more bandwidth. The
-//! header says how many servers and GPUs there are, the switch tiers, and each kind of link with
-//! its bandwidths. Hovering a device or a link shows its name, kind, bandwidth (GB/s, one
-//! direction) and latency; clicking a GPU asks the app to show its timeline lanes
-//! ([`gpu_lanes`](crate::gpu_lanes)).
+//! Draws servers with their devices, the switch tiers and every link, coloured by kind and thicker
+//! for more bandwidth, or by utilisation (grey unused, green to red at 100% of line rate over the
+//! run) when the run recorded it (`link_traffic`); serving and diffusion runs do not, and the tab
+//! says so rather than inventing numbers. Hovering shows a device's or link's name, kind,
+//! bandwidth (GB/s, one direction) and latency; clicking a GPU asks the app for its lanes
+//! ([`gpu_lanes`](crate::gpu_lanes)). A server narrower than [`DETAIL_PX`] on screen is one box
+//! with one summed line per switch ([`Uplink`]); clicking it zooms onto it. Only what is on screen
+//! is drawn, so the cost follows the view, not the cluster.
 //!
-//! Level of detail: the wheel zooms around the pointer and dragging pans (double-click fits). A
-//! server whose box is narrower than [`DETAIL_PX`] on screen is drawn as one box, its links to
-//! each switch summed into one line ([`Uplink`]); wider ones show their devices and links.
-//! Clicking a collapsed server zooms onto it. Only what is on screen is drawn, so at 1,024 GPUs
-//! the whole cluster is 128 boxes and a few hundred lines rather than ten thousand edges.
-//!
-//! **Link utilisation**, when the run recorded it (collective and training runs: `link_traffic`),
-//! replaces the colour by kind: grey for a link that carried nothing, then green through yellow
-//! to red at 100% of its line rate over the whole run, with the bytes and the percentage in the
-//! tooltips and the busiest link in the header. Serving and diffusion runs price their
-//! communication without recording the bytes each link carried, so for them the tab says there
-//! is nothing measured to colour by instead of inventing numbers. Deliberately left out: routes of a
-//! chosen collective, editing the topology, and per-direction bandwidths of asymmetric links.
+//! Ignored: routes of a chosen collective, editing the topology, and per-direction bandwidths of
+//! asymmetric links. What it shows, in full: docs/GUI.md#what-each-part-shows.
 
 use crate::link_traffic::{Load, Traffic};
 use crate::topology_layout::{Layout, kind_name};

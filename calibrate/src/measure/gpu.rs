@@ -1,37 +1,18 @@
-//! The [`Bench`] of a real GPU, through cudarc 0.19 with runtime-loaded libraries.
+//! The [`Bench`] of a real GPU, through cudarc with runtime-loaded CUDA libraries.
 //!
 //! A thin layer: it allocates, fills and frees buffers, enqueues work and times it; the run, the
-//! statistics and the files are elsewhere and tested without a GPU. **Nothing in this file has
-//! run on a GPU yet**: the machine it was written on has none (docs/CALIBRATION.md says how the
-//! device check runs it). Beside it: `library` (the entry points each library must have, and
-//! what its errors mean), `lt` (fp8 GEMMs through cuBLASLt), `transfer` (copies and the
-//! elementwise kernel), `ptx` and `elements`.
+//! statistics and the files are elsewhere and tested without a GPU. Beside it: `library` (the
+//! entry points each library must have, and what its errors mean), `lt` (fp8 GEMMs through
+//! cuBLASLt), `transfer` (copies and the elementwise kernel), `ptx` and `elements`.
 //!
-//! # Timing
-//!
-//! One non-blocking stream, cudarc's event tracking off (nothing but the measured work goes on
-//! the stream). A timed batch is: a spin kernel (waits on `%globaltimer` for 1.5 times the host
-//! time the batch is expected to take to submit, at most 20 ms, so that the whole batch is queued
-//! before the GPU reaches it), an event, `calls` back-to-back calls, an event; the time is
-//! `cuEventElapsedTime` between the two events. A lone launch (`time_single_launch`) has no spin.
-//!
-//! # Kernels
-//!
-//! [`ptx::PTX`], written by hand (no NVRTC needed: the driver compiles PTX when the module loads):
-//! an empty kernel, the spin kernel and `c = a + b` over fp32 with one float4 per thread. It was
-//! checked with `ptxas` 13.5 for sm_80, sm_90 and sm_100 (the `ptx_assembles` test does it again
-//! where `ptxas` is on the PATH or in `CLUSTERSIM_PTXAS`).
-//!
-//! # GEMMs
-//!
-//! As a linear layer computes `Y = X W^T` with row-major X (m x k), W (n x k) and Y (m x n): in
-//! cuBLAS's column-major terms `Y^T (n x m) = op(W) X^T` with op = transpose (`TN`, the layout
-//! fp8 requires), lda = ldb = k, ldc = n. bf16, fp16 and tf32 through `cublasGemmEx` with the
-//! default algorithm; fp8 (e4m3 in, bf16 out) through `cublasLtMatmul` with the heuristic's first
-//! algorithm and a 32 MiB workspace. Inputs are random (magnitudes 2^-8 to 1: zeros would run
-//! faster than real data), copied from a 16 MiB random seed. The weight cycles through copies that
-//! together span at least 4 times the L2 cache (at most 64 copies), so each call reads it from
-//! device memory as a model's forward pass does.
+//! Timing: one non-blocking stream carrying only the measured work. A timed batch is a spin kernel
+//! (so the whole batch is queued before the GPU reaches it), an event, `calls` back-to-back calls,
+//! an event; the time is `cuEventElapsedTime` between the events. A lone launch has no spin.
+//! Kernels are [`ptx::PTX`], hand-written (the driver compiles it at load: no NVRTC). GEMMs
+//! compute `Y = X W^T` as a linear layer does (cuBLAS `TN`, lda = ldb = k, ldc = n) on random data
+//! from a seed, the weight cycling through copies spanning at least 4 times the L2 cache so that
+//! each call reads it from device memory. Times in seconds, sizes in bytes.
+//! Method, layouts and libraries: docs/CALIBRATION.md#measure-what-is-measured-and-how
 
 use super::plan::output_dtype;
 use super::{Bench, BenchError, Transfer};

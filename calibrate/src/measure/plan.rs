@@ -1,35 +1,18 @@
 //! What `measure` measures, in which order, how often, and how long that should take.
 //!
-//! # GEMM grid
+//! GEMM weight shapes (n, k) are those of one tensor-parallel shard (Megatron column/row split,
+//! the mapping Vidur's tables use) of two layer families, `gpt` (multi-head attention, MLP of
+//! 4 x hidden) and `llama` (8 KV heads, gated MLP as Llama 3), at hidden 4096 and 8192, TP 1, 2,
+//! 4 and 8 and head_dim 128: qkv `((heads + 2 kv_heads) x 128 / TP, hidden)`, out
+//! `(hidden, hidden / TP)`, up `(ffn x (2 if gated) / TP, hidden)`, down `(hidden, ffn / TP)`.
+//! Shapes shared by several (family, hidden, TP) are measured once, each at every `m` (tokens) of
+//! the grid in every format of the plan the GPU supports: bf16 and fp16, fp8 where it has fp8
+//! tensor cores, tf32 in the full run.
 //!
-//! Weight shapes (n, k) are those of one tensor-parallel shard (Megatron column/row split, the
-//! mapping Vidur's tables use) of two layer families at hidden sizes 4096 and 8192 and
-//! tensor-parallel degrees 1, 2, 4 and 8, with head_dim 128:
-//!
-//! | family | attention | MLP |
-//! |---|---|---|
-//! | `gpt`   | multi-head (KV heads = heads) | 4 x hidden, not gated |
-//! | `llama` | 8 KV heads (grouped-query) | gated, 14336 (hidden 4096) / 28672 (hidden 8192), as Llama 3 |
-//!
-//! | GEMM | n | k |
-//! |---|---|---|
-//! | qkv  | (heads + 2 kv_heads) x 128 / TP | hidden |
-//! | out  | hidden | hidden / TP |
-//! | up   | ffn x (2 if gated) / TP | hidden |
-//! | down | hidden | ffn / TP |
-//!
-//! Shapes shared by several (family, hidden, TP) are measured once. Each shape is timed at every
-//! `m` (tokens) of the grid, in every format of the plan that the GPU supports: bf16 and fp16
-//! always, fp8 (e4m3 inputs, bf16 output, through cuBLASLt) where the GPU has fp8 tensor cores,
-//! and in the full run tf32 (fp32 data, tf32 tensor cores).
-//!
-//! # Order and time budget
-//!
-//! Launch overhead, then device copies, the elementwise kernel, pinned host-to-device and
-//! device-to-host copies (all small), then the GEMMs format by format (bf16 first: the simulator
-//! prices training in bf16). The run stops taking new points once `budget_s` has passed and says
-//! so; [`Plan::estimate_s`] predicts the time from a GPU's datasheet figures, and a unit test keeps
-//! both plans well inside their budgets on A100, H100 and H200.
+//! Order: launch overhead, copies, the elementwise kernel, host copies, then the GEMMs format by
+//! format (bf16 first: the simulator prices training in bf16). No new point is taken once
+//! `budget_s` (seconds) has passed; [`Plan::estimate_s`] predicts the time from datasheet figures.
+//! The shape table and the plans' numbers: docs/CALIBRATION.md#gemms
 
 use super::stats::{RepPolicy, expected_point_s};
 use super::{Transfer, TransferSet};

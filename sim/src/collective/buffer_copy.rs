@@ -1,30 +1,18 @@
 //! The local pass over one chunk that ends a ring collective, after the ring's last transfer.
 //!
-//! Between GPUs of different processes (one process per GPU, as torchrun and mpirun start them)
-//! NCCL's P2P transport delivers every step into an intermediate receive buffer on the receiving
-//! GPU. Most steps copy out of that buffer while they forward the same data, behind the transfer,
-//! but the ring's last operation has nothing left to send: all-reduce and all-gather end with
-//! the receive of one chunk, copied from the buffer into the output ("make final copy from buffer
-//! to dest", `directRecv` in NCCL's `src/device/all_reduce.h`), and each rank does it alone, after
-//! its last transfer, with the links idle. When the ranks share one process (nccl-tests run as
-//! `all_reduce_perf -g N`), NCCL's "P2P direct" mode writes straight into the peers' outputs and
-//! that copy disappears. A reduce-scatter's last operation reduces the received chunk with the
-//! rank's own into the output (`recvReduceCopy`) in either mode.
+//! Between GPUs of different processes NCCL's P2P transport lands every step in a receive buffer
+//! on the receiving GPU. Most steps copy out of it behind the transfer, but the ring's last
+//! operation has nothing left to send: in all-reduce and all-gather each rank copies its last
+//! chunk into the output alone, with the links idle. When the ranks share one process (`direct`)
+//! NCCL writes straight into the peers' outputs and the copy disappears; a reduce-scatter reduces
+//! its last received chunk with its own into the output in either mode.
 //!
-//! Modelled: that one pass per rank over its chunk of S/n bytes (S the nccl-tests size, n ranks)
-//! at the GPU's streaming rate, memory bandwidth x its kernels' memory fraction (0.85 for the
-//! catalog's GPUs, `hw::roofline::Efficiency::DEFAULT`; a device's own otherwise,
-//! `GpuSpec::copy_bandwidth`), shared by the bytes each byte of output costs: 2 for a
-//! copy (read, write), 3 for a reduction (two reads, a write). It is paid once per collective
-//! however many loops NCCL splits it into: every loop ends with the pass over its own chunk, and
-//! the chunks add up to S/n. Its weight is largest on 2 GPUs, where the ring's transfers are 2
-//! chunks: the pass then adds 369 / (2 x 1,424) = 13% on 8 H100 behind NVSwitch (ring bus
-//! bandwidth 369 GB/s, copy rate 1,424 GB/s), 2% on 8 of them.
-//!
-//! Ignored: that NCCL runs its channels on a few of the GPU's SMs (we assume they still reach the
-//! streaming rate); the same tail of broadcast, reduce, tree, NVLS and MPI-style schedules (their
-//! chunks are pipelined, so the last one is small, or they are not NCCL's); compression (the
-//! pass is over the decompressed output).
+//! Modelled: one pass per rank over S/n bytes (S the nccl-tests size, n ranks) at the GPU's
+//! streaming rate (`GpuSpec::copy_bandwidth`), 2 bytes of traffic per output byte for a copy, 3
+//! for a reduction, once per collective (NCCL's loops each end with their own chunk, and the
+//! chunks add up to S/n). Units: bytes, bytes/s, seconds. Ignored: NCCL's few SMs, the tails of
+//! non-ring schedules, compression (the pass is over the decompressed output). Sources and
+//! figures: docs/NETWORK.md#the-rings-final-copy.
 
 use super::algorithm::Algorithm;
 use super::op::CollectiveOp;

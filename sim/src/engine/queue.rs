@@ -1,29 +1,18 @@
 //! The pending-event set: a monotone radix heap on time, first-in first-out among equal times.
 //!
-//! Events pop in (time, sequence) order, where the sequence number is given at scheduling: events at
-//! the same time come out first-in first-out. Times popped never decrease (the engine refuses to
-//! schedule into the past), which is what a radix heap needs. Times are read as 16 hexadecimal
-//! digits; an entry sits in the bucket named by the highest digit where its time differs from the
-//! last time taken, and by its value of that digit (15 x 16 buckets), so it only ever moves down,
-//! and usually lands at the current time after one or two moves. The events at exactly the last
-//! time wait in a FIFO queue of their own.
+//! Events pop in (time, sequence) order, the sequence number given at scheduling. Times popped
+//! never decrease (the engine refuses to schedule into the past), as a radix heap needs. Times
+//! are read as 16 hexadecimal digits; an entry sits in the bucket named by the highest digit where
+//! its time differs from the last time taken and by its value there (15 x 16 buckets), so it only
+//! moves down; events at exactly the last time wait in a FIFO of their own. A bucket receives
+//! redistributed entries only while empty, and redistribution keeps their order, so ties cost
+//! nothing: a push is O(1), and an entry moves at most once per digit before it pops.
 //!
-//! FIFO order comes for free: a bucket only receives redistributed entries while it is empty (all
-//! buckets below the one being split are empty), and redistribution keeps their order, so every
-//! bucket holds its entries in sequence order followed by newer pushes. Ties therefore cost nothing,
-//! a push is O(1), and an entry moves at most once per digit of the time range before it pops.
-//!
-//! Payloads travel inside the entries, so a pop touches memory in order. Cancelling sets the event's
-//! bit in a bitmap over sequence numbers; the entry stays behind and is dropped when it surfaces
-//! (lazy deletion). Entries at one time surface in sequence order, so the bitmap is read almost
-//! sequentially. Whether a handle is still pending follows from its (time, sequence)
-//! against the last event popped, so cancelling something that already happened is a no-op and
-//! leaves nothing behind.
-//!
-//! Memory per pending event: [`EventQueue::bytes_per_pending_event`] (16 bytes of time and sequence
-//! plus the payload, rounded to its alignment). Cancelled events keep their entry until their time,
-//! and the bitmap spans one bit per sequence number from the oldest cancelled event not yet surfaced
-//! to the newest cancel (it is dropped whenever no cancelled event is outstanding).
+//! Payloads travel inside the entries. Cancelling sets the event's bit in a bitmap over sequence
+//! numbers (spanning the oldest cancelled event not yet surfaced to the newest cancel); the entry
+//! is dropped when it surfaces. A handle is pending if its (time, sequence) follows the last pop,
+//! so cancelling what already happened is a no-op. Memory per pending event:
+//! [`EventQueue::bytes_per_pending_event`] (16 bytes of time and sequence plus the payload).
 
 use super::time::SimTime;
 use std::collections::VecDeque;

@@ -1,36 +1,18 @@
 //! Which fused-attention implementation a run uses, when the scenario says
 //! (`[model] attention_kernel`): its achieved throughput depends on the kernel as much as on the
-//! GPU. FlashAttention 2 does not use Hopper's asynchronous tensor-core instructions and reaches
-//! about a third of an H100's peak; FlashAttention 3, written for Hopper, about three quarters.
-//! FlashAttention 1 (Dao et al. 2022, flash-attn 1.x) and its 2022 Triton port (the kernel
-//! LLM Foundry's MPT runs as `attn_impl: triton`) run at half of FlashAttention 2's throughput.
+//! GPU. Each kernel has a reference point per architecture (per GPU where one was measured
+//! apart): its fraction of bf16 peak forward, non-causal, at 16,384 queries and keys of head_dim
+//! 128. The roofline's attention fraction is scaled to reproduce it, keeping its saturation with
+//! shorter sequences and narrower heads (the default without the key). A profile's tables prevail.
 //!
-//! Each kernel has a reference point per architecture (per GPU where one was measured apart: the
-//! H20, whose tensor cores are cut to a seventh of the H100's while its SMs are not; on Ada, only
-//! the GPUs whose tensor cores run bf16 at twice their fp32 rate, as the RTX 4090 it was measured
-//! on does with fp32 accumulation): the forward,
-//! non-causal, bf16 throughput at long sequences (16,384 queries and keys, head_dim 128),
-//! measured or published. The roofline's attention fraction is scaled so that it reproduces that
-//! point; its saturation with shorter sequences and narrower heads is kept. Without
-//! `attention_kernel` the roofline's default fraction stands (`roofline::Efficiency::DEFAULT`).
-//! A calibration profile's attention measurements still take precedence over the roofline.
-//!
-//! `unfused` is attention as frameworks ran it before FlashAttention (Megatron-LM until 2022):
-//! the scores are materialised. Forward: a batched GEMM for `Q K^T` over every query and key
-//! (a causal mask is applied afterwards, so nothing is saved), a fused scale-mask-softmax that
-//! reads the scores and writes the probabilities, dropout on them (reads, writes them and a
-//! one-byte mask), and a batched GEMM for `P V`. Megatron-LM's causal softmax
-//! (`scaled_upper_triang_masked_softmax`, forward and backward) reads each row only up to the
-//! diagonal and writes it whole. The softmax and dropout passes are single kernels streaming
-//! hundreds of megabytes of contiguous rows, priced as streaming kernels (`Kernel::Memory`, the
-//! roofline's memory fraction): simple streaming kernels of that size (an eager add) reached
-//! 0.79-0.90 of datasheet bandwidth on the calibrated H200, where the roofline's lower
-//! elementwise fraction comes from small norm and activation kernels. Backward: the two GEMMs of
-//! `P V`'s gradient, dropout's and softmax's backward over the score matrix, and the two GEMMs
-//! of `Q K^T`'s.
-//! Each is priced by the roofline (or a profile) as its own launch (`unfused_kernels`). The
-//! probabilities and the mask stay in memory for the backward unless selective recomputation
-//! recomputes them (the training memory model's `5 a s^2 b` term, Korthikanti et al. 2022).
+//! `unfused` materialises the scores, as frameworks did before FlashAttention. Forward: a batched
+//! GEMM for `Q K^T` (a causal mask saves nothing), a fused scale-mask-softmax, dropout (writing a
+//! one-byte mask), a batched GEMM for `P V`; backward: the two GEMMs of `P V`'s gradient,
+//! dropout's and softmax's backward, the two GEMMs of `Q K^T`'s (`unfused_kernels`). A causal
+//! softmax reads each row up to the diagonal and writes it whole. Score passes are streaming
+//! kernels ([`Kernel::Memory`]). Probabilities and mask stay in memory for the backward unless
+//! selective recomputation recomputes them (the training memory model's `5 a s^2 b` term).
+//! Reference points and their sources: docs/CALIBRATION.md#attention-kernels
 
 use super::gpu::{Architecture, GpuSpec};
 use super::{ComputeModel, Dtype, Kernel};

@@ -1,25 +1,18 @@
 //! Measured fused-attention times: one table of a calibration profile (`[[attention]]`) and how
 //! it prices an attention kernel.
 //!
-//! A table holds the times of one kind of call: (dtype, pass, causal, head_dim), over points of
-//! (batch x heads, q_len, kv_len). Two regimes are priced apart, because they are limited by
-//! different things:
-//! - **prefill** (`q_len > DECODE_MAX_Q`): tensor-core bound. Each point gives an achieved FLOP/s
-//!   (the roofline's FLOP count for that call over its time), taken as a function of the
-//!   effective length `sqrt(q_len x kv_len)` (tile efficiency grows with it); a kernel's rate is
-//!   interpolated linearly in the logarithm of its effective length between the two nearest
-//!   points, held at the end points beyond them, and its time is its FLOPs over that rate.
-//! - **decode** (`q_len <= DECODE_MAX_Q`): bound by reading the key/value cache. Each point gives
-//!   an achieved bandwidth over the bytes of q, k, v and the output; a kernel's bandwidth is
-//!   interpolated linearly in the logarithm of its bytes, and its time is its bytes over that
-//!   bandwidth; below the smallest measured size the smallest size's time is kept (a call is not
-//!   faster than the smallest one measured).
+//! A table holds the times of one kind of call, (dtype, pass, causal, head_dim), over points of
+//! (batch x heads, q_len, kv_len). Two regimes, limited by different things, are priced apart:
+//! - **prefill** (`q_len > DECODE_MAX_Q`), tensor-core bound: each point gives an achieved FLOP/s
+//!   (the roofline's FLOP count over the time) against the effective length `sqrt(q_len x
+//!   kv_len)`, interpolated linearly in its logarithm, held at the ends; time = FLOPs / rate.
+//! - **decode** (`q_len <= DECODE_MAX_Q`), bound by reading the KV cache: each point gives an
+//!   achieved bandwidth over the bytes of q, k, v and the output, interpolated linearly in the
+//!   logarithm of the bytes; time = bytes / bandwidth, never below the smallest point's time.
 //!
-//! A kernel is priced by the table of its dtype, pass and causality whose head_dim is nearest
-//! (by ratio), if that ratio is at most [`HEAD_DIM_MAX_RATIO`]; the FLOPs and bytes are always the
-//! kernel's own. Deliberately ignored: occupancy effects of very few heads (all points are
-//! assumed to fill the GPU), grouped-query sharing of keys (bytes are counted per query head),
-//! and sliding windows.
+//! A kernel takes the table of its dtype, pass and causality with the nearest head_dim (by ratio,
+//! at most [`HEAD_DIM_MAX_RATIO`]); FLOPs and bytes are the kernel's own. Ignored: occupancy with
+//! very few heads, grouped-query sharing of keys (bytes per query head) and sliding windows.
 
 use super::dtype::Dtype;
 use super::kernel::Kernel;

@@ -1,48 +1,18 @@
 //! The clock a kernel sustains under a board power limit, and the board power it draws.
 //!
-//! Dynamic power is `C V^2 f`; in the DVFS range the voltage rises about in proportion to the
-//! clock, so the power of busy SMs goes as `f^3`. A kernel at the rated clock (`f = 1`: the clock
-//! the roofline's efficiency constants were measured at, on boards at their TDP) draws
-//!
-//! `P = idle + (TDP - idle) * (x + M * u_m * (1 - x))`, `x = u_c * f^3`
-//!
-//! with `u_c` the share of its time the math units are busy (compute time over kernel time),
-//! `u_m` the share the memory system streams, and `M` the memory system's share of the board's
-//! dynamic power (HBM, its controllers and the load path; HBM's clock is fixed, so that part does
-//! not scale with `f`). The math units' part `x` alone can take the board to its TDP; the memory
-//! system adds its share of what they leave. Two anchors fix the shape:
-//!
-//! - A compute-bound tensor-core kernel (`u_c` near 1) draws the TDP at the clock `f_h` the
-//!   board holds: GEMMs run at the board's power limit ([`super::power`]). The math term is
-//!   therefore `x = u_c (f / f_h)^3`. For isolated kernels `f_h = 1`: the efficiency constants
-//!   were measured on them, at the clock they get. Under sustained load (training and diffusion
-//!   steps: matrix kernels back to back for seconds) `f_h` is the GPU's sustained clock
-//!   (`GpuSpec::sustained_clock`). Where that is 1 a board at its TDP never throttles. Where it
-//!   is below 1 (Hopper SXM at 700 W) the board cannot keep the isolated kernels' clock: at its
-//!   TDP a pure GEMM runs at `f_h`, a memory-bound kernel at the full clock, anything between at
-//!   the highest clock whose draw fits. Serving is priced as isolated kernels: its prefill GEMMs
-//!   alternate with memory-bound decode steps and idle gaps, and the board's power window (tens
-//!   of milliseconds) averages over them.
-//! - A kernel that streams HBM at full bandwidth with idle math units draws
-//!   [`MEMORY_BOUND_FRACTION`] of the TDP: 0.43, the top of what LLM decode (memory-bound, HBM
-//!   saturated) draws on a 700 W H200, 137-300 W (Ma, Afzal, Eitzinger and Wellein, "The Illusion
-//!   of Power Capping in LLM Decode", arXiv 2605.11999, 2026: no power cap triggers in decode).
-//!   So `M = (0.43 TDP - idle) / (TDP - idle)`, 0.33 for an idle power of 15% of the TDP.
-//!
-//! Under a limit `L` below the TDP, a kernel whose draw at the rated clock exceeds `L` runs at the
-//! highest clock `f` whose draw fits: its compute time grows by `1 / f`, its memory time does not
-//! (HBM keeps its clock), and the kernel's time is re-combined as the roofline combines them. A
-//! memory-bound kernel therefore barely slows; a GEMM with little memory traffic runs at about
-//! `f = f_h ((L - idle) / (TDP - idle))^(1/3)`: 0.87 of the clock it holds at the TDP on an H100
-//! held to 500 W. Without a limit the TDP is the limit.
-//! Limits below what a memory-bound kernel draws are refused by the scenario: the memory system's
-//! own power is not throttled here.
-//!
-//! Deliberately ignored: temperature (no thermal model: clocks depend on power alone, the limit is
-//! a sustained one and the board settles within a kernel), the time DVFS takes to move (tens of
-//! milliseconds on real boards, so very short kernels really run at the clock of their
-//! neighbours), voltage floors at low clocks (below them power falls only linearly), and
-//! per-architecture differences in how much of the TDP a GEMM reaches.
+//! Dynamic power is `C V^2 f` with the voltage rising about with the clock, so busy SMs draw
+//! `f^3`. At clock `f` (1: the rated clock the roofline's constants hold at) a kernel draws
+//! `P = idle + (TDP - idle) (x + M u_m (1 - x))`, `x = u_c (f / f_h)^3`, with `u_c` and `u_m`
+//! the shares of its time the math units and the memory system are busy, and `M` the memory
+//! system's share of the dynamic power (HBM's clock is fixed). Anchors: a compute-bound GEMM draws
+//! the TDP at `f_h` ([`super::power`]): 1 for isolated kernels (serving), the GPU's
+//! `GpuSpec::sustained_clock` under sustained load (training, diffusion); a kernel streaming HBM
+//! with idle math draws [`MEMORY_BOUND_FRACTION`] of the TDP, which fixes `M`.
+//! Under a limit `L` (the TDP without one) a kernel runs at the highest `f` whose draw fits: its
+//! compute time grows by `1 / f`, its memory time does not. Limits below a memory-bound kernel's
+//! draw are refused. Ignored: temperature, DVFS latency, voltage floors at low clocks, and
+//! per-architecture differences in how much of the TDP a GEMM reaches. Sources and figures:
+//! docs/CAPACITY.md#the-models ("Power by kernel and clocks under a limit").
 
 use super::GpuSpec;
 use super::power;

@@ -11,14 +11,8 @@
 //! Ignored: NUMA (a socket reading the other socket's memory), caches (every byte of a weight
 //! comes from DRAM once per use), thread start-up and synchronisation, and the GPUs' own DMA
 //! traffic competing with the CPU for memory bandwidth (PCIe reads are far below DRAM's rate).
-//!
-//! The default host ([`HostSpec::DEFAULT`]) is a dual-socket Intel Xeon Platinum 8480C
-//! server, the host of an NVIDIA DGX H100: 2 x 56 cores; AVX-512 fp32 at 2 x 56 cores x 64
-//! FLOP a cycle (two FMA units of 16 lanes) x 2.0 GHz = 14.3 TFLOP/s (Intel's AMX tiles are
-//! not counted: most CPU inference and optimizer kernels run on the vector units); eight
-//! DDR5-4800 channels a socket, 2 x 8 x 38.4 GB/s = 614 GB/s; 2 TB of memory (DGX H100 user
-//! guide). Sources: Intel Xeon Platinum 8480+ product brief (ark.intel.com), NVIDIA DGX H100
-//! user guide ("2 TB system memory", "dual Intel Xeon Platinum 8480C").
+//! [`HostSpec::DEFAULT`] is a DGX H100's host (two Xeon Platinum 8480C, DDR5-4800, 2 TB);
+//! its arithmetic and sources: docs/CALIBRATION.md#host-side-figures
 
 /// Fraction of the CPUs' vector peak that GEMMs and fused optimizer loops reach (oneDNN and
 /// DeepSpeed's CPU Adam reach 50-70% of AVX-512 peak on large operands; we take the middle).

@@ -1,49 +1,18 @@
 //! The time one kernel takes on one GPU: a roofline with shape-dependent efficiency.
 //!
-//! Achieved FLOP/s is the datasheet peak times a peak fraction times a saturation factor per matrix
-//! dimension, `x / (x + x0)`: small matrices fill fewer SMs and tiles, a 4096-wide one gets close to
-//! the fraction. Achieved bandwidth is the datasheet HBM bandwidth times a fraction. From those, a
-//! compute time `c = flops / achieved FLOP/s` and a memory time `m = bytes / achieved bandwidth`.
-//!
-//! - Streaming kernels ([`Kernel::Memory`]: fused optimizer steps, copies) hide their arithmetic
-//!   under the memory traffic: `max(c, m) + overhead`. Framework elementwise kernels
-//!   ([`Kernel::Elementwise`]: normalisation, activation, rotary embedding, residual add, loss)
-//!   are priced the same way at the lower bandwidth fraction such kernels reach.
-//! - Tiled tensor-core kernels ([`Kernel::Gemm`], [`Kernel::Attention`]) overlap loads and math
-//!   only partly, so near the ridge point (`c` close to `m`) they take longer than `max(c, m)`:
-//!   `(c^p + m^p)^(1/p) + overhead + tensor-core latency`, with `p` the overlap exponent (`p` to
-//!   infinity is the ideal roofline, `p = 1` no overlap at all).
-//!
-//! The constants are physical and shared by every GPU and case (see [`Efficiency::DEFAULT`] for where
-//! each comes from). A calibration profile ([`super::profile`]), when the model has one, takes
-//! precedence: its measurements price the kernels it has suitable measurements for (tier
-//! "profile"), the roofline prices the rest (tier "roofline").
-//! `sim/tests/it/vidur_compute.rs` checks the GEMM prices against Vidur's measured A100 and H100
-//! operator times (docs/COMPUTE-VALIDATION.md has the error tables).
-//!
-//! A device may price its transcendental functions apart (`GpuSpec::nonlinear_rate`, a custom
-//! accelerator's softmax unit): a fused attention kernel's exponentials (one per score) then take
-//! `exps / rate` on those units, beside the matrix units, so the kernel's compute time is the
-//! longer of the two. A device may also bring its own [`Efficiency`] (`GpuSpec::efficiency`); the
-//! catalog's GPUs all use [`Efficiency::DEFAULT`].
-//!
-//! Small grids ([`ComputeModel::cost_on_grid`]): a launch of `blocks` thread blocks on a GPU of
-//! `multiprocessors` SMs keeps `min(blocks, SMs) / SMs` of them busy and gets that share of the
-//! arithmetic and of the memory bandwidth (a single SM can in fact draw more than its share of
-//! bandwidth, so small memory-bound grids are priced on the slow side); the launch overhead is
-//! paid whole by every launch.
-//!
-//! Under a board power limit (`ComputeModel::power_limit_watts`; the TDP without one), a kernel
-//! that would draw more than the limit runs at the clock `hw::clock` sustains: its compute time
-//! divided by that clock, its memory time unchanged. At the TDP that only happens under sustained
-//! load on a GPU whose sustained clock is below 1 (`ComputeModel::sustained_load`). A profile's
-//! measured time is slowed only by a limit below the TDP, by the ratio the roofline slows by
-//! from the TDP to the limit: its measurements were taken as the calibrator ran them. Every price
-//! carries the clock and the board power it ran at.
-//!
-//! Ignored here: wave quantisation (the last partial wave of a large grid), the library's choice
-//! of tile shape and split, L2 cache reuse across kernels, and overlap of independent kernels on
-//! one GPU.
+//! Achieved FLOP/s is the datasheet peak x a peak fraction x `x / (x + x0)` per matrix dimension
+//! (small matrices fill fewer SMs and tiles); achieved bandwidth, the HBM bandwidth x a fraction.
+//! Compute time `c = flops / FLOP/s`, memory time `m = bytes / bandwidth`, in seconds. Streaming
+//! kernels ([`Kernel::Memory`]; [`Kernel::Elementwise`] at a lower fraction) hide math under
+//! traffic: `max(c, m) + overhead`. Tiled tensor-core kernels ([`Kernel::Gemm`],
+//! [`Kernel::Attention`]) overlap only partly: `(c^p + m^p)^(1/p) + overhead + tensor-core
+//! latency`, `p` the overlap exponent (infinity: the ideal roofline; 1: no overlap). A device's
+//! softmax unit (`GpuSpec::nonlinear_rate`) runs attention's exponentials beside the matrix units.
+//! Small grids ([`ComputeModel::cost_on_grid`]) get `min(blocks, SMs) / SMs` of the arithmetic and
+//! bandwidth, the launch overhead paid whole. Above the power limit compute time is divided by the
+//! clock `hw::clock` sustains. Constants: [`Efficiency::DEFAULT`] (or a device's own); a profile
+//! ([`super::profile`]) prices what it measured. Ignored: wave quantisation, tile choice, L2
+//! reuse, overlap of kernels. More, with the checks: docs/CALIBRATION.md#the-roofline
 
 use super::gpu::GpuSpec;
 use super::kernel::Kernel;

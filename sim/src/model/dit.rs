@@ -3,24 +3,16 @@
 //!
 //! A video of `frames` x `height` x `width` pixels becomes a latent of
 //! `(frames - 1) / temporal + 1` x `height / spatial` x `width / spatial` (a causal VAE keeps the
-//! first frame apart), cut into patches of `patch` (t, h, w): one token each. Blocks come in
-//! three kinds:
-//! - dual-stream (MM-DiT, HunyuanVideo's double blocks): video and text tokens keep weights of
-//!   their own but attend jointly over both;
-//! - single-stream (HunyuanVideo's single blocks, CogVideoX's expert blocks): video and text
-//!   tokens concatenated through one set of weights;
-//! - cross-attention (Wan, Open-Sora, Step-Video): self-attention over the video tokens, then
-//!   cross-attention from them to the text tokens.
-//!
-//! Open-Sora's blocks attend over space and time apart (`factorised_attention`): each block
-//! is a spatial attention within every frame plus a temporal attention along every position.
-//! Before attention, each head's queries and keys are normalised (`qk_norm`) and the video
-//! tokens' rotated by their position (`rope`), in passes over the queries and keys written out
-//! in PyTorch as the model's reference code has them: [`QkNorm`] and [`Rope`] count the bytes
-//! each pass moves.
-//!
-//! Units: counts, bytes, FLOPs. Deliberately ignored: timestep and modulation embeddings (a few
-//! small GEMMs a step) and the scheduler's own arithmetic.
+//! first frame apart), cut into patches of `patch` (t, h, w): one token each. Blocks are
+//! dual-stream (MM-DiT: video and text tokens with weights of their own, attending jointly),
+//! single-stream (video and text tokens concatenated through one set of weights) or
+//! cross-attention (self-attention over the video tokens, then cross-attention to the text);
+//! factorised attention (`factorised_attention`) attends within every frame, then along every
+//! position. Queries and keys are normalised per head (`qk_norm`) and the video tokens' rotated
+//! (`rope`) in separate passes, as the reference code has them: [`QkNorm`] and [`Rope`] count the
+//! bytes each pass moves.
+//! Units: counts, bytes, FLOPs. Ignored: timestep and modulation embeddings (a few small GEMMs a
+//! step) and the scheduler's own arithmetic. Which model uses which: docs/MODELS.md
 
 /// The VAE's compression and its decoder's convolutions.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,70 +1,18 @@
 //! Video DiT presets: the published shapes of eight video diffusion transformers, their text
-//! encoders and their VAE decoders.
+//! encoders and their VAE decoders ([`find`] by name or alias, [`all`]). Each preset's `source`
+//! names its main file and `// from` comments the rest. Sources:
+//! docs/MODELS.md#video-preset-sources
 //!
-//! Sources (each preset's `source` names the main file; `// from` comments name the rest):
-//!
-//! - HunyuanVideo (Tencent): `Tencent/HunyuanVideo` `hyvideo/modules/models.py`
-//!   (`HUNYUAN_VIDEO_CONFIG["HYVideo-T/2-cfgdistill"]`: 20 double + 40 single blocks, hidden 3072,
-//!   24 heads, MLP ratio 4, GELU-tanh MLP, RoPE dims [16, 56, 56]) and `hyvideo/config.py`
-//!   (text length 256, LLM features 4096 wide, CLIP-L 77 tokens, VAE `884-16c-hy`); the VAE's
-//!   `block_out_channels` [128, 256, 512, 512] and `layers_per_block` 2 from its `config.json`;
-//!   README ("over 13 billion parameters").
-//! - CogVideoX-2B / -5B (THUDM, now zai-org): `THUDM/CogVideo` `sat/configs/cogvideox_2b.yaml` and
-//!   `cogvideox_5b.yaml` (30 / 42 layers, hidden 1920 / 3072, 30 / 48 heads of 64, patch 2, text
-//!   length 226, T5 features 4096 wide, VAE `ch` 128 × `ch_mult` [1, 2, 2, 4] with
-//!   `num_res_blocks` 3); diffusers `autoencoder_kl_cogvideox.py` (decoder levels of
-//!   `layers_per_block + 1` = 4 resnets, time upsampling in the two coarsest up blocks); the
-//!   CogVideoX paper and model cards (2 B and 5 B parameters).
-//! - Wan 2.1 T2V 14B / 1.3B (Wan-AI): `wan/configs/wan_t2v_14B.py` and `wan_t2v_1_3B.py` (dim
-//!   5120 / 1536, FFN 13824 / 8960, 40 / 12 heads, 40 / 30 layers, patch (1, 2, 2)),
-//!   `wan/configs/shared_config.py` (text length 512, umT5-XXL), `wan/modules/model.py` (self-,
-//!   cross-attention and GELU MLP per block, text projected 4096 → dim before the blocks),
-//!   `wan/modules/vae.py` (dim 96, `dim_mult` [1, 2, 4, 4], 2 + 1 residual blocks per decoder
-//!   level, 3-D causal convolutions); the Wan 2.1 README (14 B and 1.3 B).
-//! - Open-Sora 1.2 (hpcai-tech): `opensora/models/stdit/stdit3.py` (`STDiT3-XL/2`: depth 28,
-//!   hidden 1152, 16 heads, MLP ratio 4, patch (1, 2, 2), caption channels 4096, 300 tokens; a
-//!   spatial and a temporal `STDiT3Block` per depth step),
-//!   `configs/opensora-v1-2/inference/sample.py` (T5 v1.1 XXL at 300 tokens, `OpenSoraVAE_V1_2`
-//!   with 17-frame micro-batches),
-//!   `opensora/models/vae/vae_temporal.py` (temporal VAE stacked on the SDXL 2-D VAE) and
-//!   `docs/report_03.md` ("1.1B models"; VAE 83 M 2-D + 300 M 3-D = 384 M).
-//! - Step-Video-T2V (stepfun-ai): `stepfun-ai/Step-Video-T2V` `stepvideo/modules/model.py` (48
-//!   heads of 128, 48 layers, patch 1, caption channels [6144, 1024]) and the
-//!   `StepVideoTransformerBlock` it imports (self-attention, cross-attention, GELU-tanh MLP of
-//!   4 × dim); the HF
-//!   `stepvideo-t2v/step_llm/config.json` (Step-LLM: hidden 6144, 48 layers, 48 heads in 8 KV
-//!   groups, SwiGLU 16896, vocabulary 65536) and the Hunyuan-CLIP `BertConfig` (24 layers, 1024
-//!   wide, vocabulary 47020); diffusers `autoencoder_kl_step_video.py` (VAE v2: ch 128 ×
-//!   [1, 2, 4, 4], 64 latent channels, 2 + 1 residual blocks per level, time upsampling at levels
-//!   2 and 3, a 2 × 2 × 2 pixel-shuffle at the latent); Step-Video-T2V report, arXiv 2502.10248
-//!   (30 B parameters; 16 × 16 spatial, 8 × temporal compression).
-//! - ConsisID (BestWishYsh, PKU-YuanGroup): diffusers `consisid_transformer_3d.py`
-//!   (`ConsisIDTransformer3DModel`: the CogVideoX-5B block stack with 42 layers, 48 heads of 64,
-//!   plus `num_layers / cross_attn_interval` = 21 perceiver cross-attentions to 32 face tokens and
-//!   a local facial extractor); the ConsisID-preview pipeline (`T5EncoderModel`,
-//!   `AutoencoderKLCogVideoX`).
-//!
-//! Conventions:
-//!
-//! - `text_dim` is the width of the text features the blocks receive. Every model here projects
-//!   its encoder output to `hidden` before the blocks (HunyuanVideo's token refiner, CogVideoX's
-//!   `text_proj`, Wan's `text_embedding`, Open-Sora's `y_embedder`, Step-Video's
-//!   `caption_projection`), so `text_dim == hidden` throughout; the encoder widths are in the
-//!   comments.
-//! - `decoder_channels` list the decoder's levels from full resolution down. Diffusers-style
-//!   configs already list `block_out_channels` full-resolution first (the decoder walks them
-//!   reversed), so they are copied as they are; Wan's decoder widths are derived from
-//!   `dim × dim_mult`.
+//! Conventions (in full: docs/MODELS.md#video-preset-conventions):
+//! - `text_dim` is the width of the text features the blocks receive: every model here projects
+//!   its encoder's output to `hidden` first, so `text_dim == hidden` (encoder widths in comments).
+//! - `decoder_channels` lists the decoder's levels from full resolution down.
 //! - `time_doubling_levels` lists the decoder levels reached by a time-upsampling step.
-//!   HunyuanVideo upsamples time in the two finest transitions (into levels 1 and 0);
-//!   CogVideoX, Wan and Step-Video do it in the two coarsest (into levels 2 and 1), so their
-//!   level 1 already runs at the full frame count. Each preset's comment says which.
-//! - VAE `params` are the decoder's alone, counted from the decoder code and config (weights and
-//!   biases, norms included); none of these projects publishes a decoder-only figure.
-//! - `params` is the denoiser's published count. The tests derive a count from the shapes
-//!   (attention 4·h², MLP 2 or 3·h·ffn, cross-attention another 2·h² + 2·h·text_dim); the comments
-//!   give each preset's ratio and what the derivation leaves out (mostly adaptive-layernorm
-//!   modulation weights).
+//! - VAE `params` are the decoder's alone, counted from its code and config.
+//! - `params` is the denoiser's published count; the tests derive one from the shapes (attention
+//!   `4 h^2`, MLP `2 h ffn` or `3 h ffn`, cross-attention `2 h^2 + 2 h text_dim` more), and each
+//!   preset's comment gives the ratio and what the derivation leaves out (mostly adaptive
+//!   layer-norm modulation weights).
 
 use super::dit::{QkNorm, Rope, TextEncoder, Vae, VaeTiling, VideoDit};
 

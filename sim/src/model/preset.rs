@@ -1,41 +1,12 @@
-//! Named models with their published shapes (`clustersim list models`).
+//! Named models with their published shapes (`clustersim list models`): [`find`] by name
+//! (case-insensitive), [`all`] in catalog order, [`names`].
 //!
-//! Sources (docs/MODELS.md has the table, with total and active parameter counts):
-//!
-//! - GPT-3: Brown et al. 2020, Table 2.1; vocabulary padded to 51,200 as Megatron-LM does.
-//! - Megatron-LM SC21 weak-scaling models: Narayanan et al. 2021, Table 1.
-//! - Llama 2: Touvron et al. 2023. Llama 3 / 3.1: the models' published `config.json`.
-//! - Mixtral 8x7B: `mistralai/Mixtral-8x7B-v0.1` `config.json` (32 layers, hidden 4096, 32/8 heads,
-//!   experts of width 14336, 8 experts top-2, vocabulary 32000); Jiang et al. 2024 (46.7 B total,
-//!   12.9 B active, 32k-token context).
-//! - Mixtral 8x22B: `mistralai/Mixtral-8x22B-Instruct-v0.1` `config.json` (56 layers, hidden 6144,
-//!   48/8 heads, experts of width 16384, 8 top-2, vocabulary 32768 — the base model's community
-//!   conversion has 32000, 0.01% fewer parameters; 64k context); Mistral AI's announcement
-//!   (141 B total, 39 B active).
-//! - DeepSeek-V3: `deepseek-ai/DeepSeek-V3` `config.json` (61 layers, hidden 7168, 128 heads, MLA
-//!   with q/kv ranks 1536/512 and head widths 128+64/128, 3 dense layers of width 18432, then 256
-//!   routed experts of width 2048 top-8 and 1 shared, vocabulary 129280); DeepSeek-AI 2024
-//!   (671 B total without the 14 B multi-token-prediction module, 37 B active; 4k pre-training
-//!   sequences). Attention is counted with MLA's own projections; the workload prices it as GQA
-//!   with 128 KV heads of width hidden/heads = 56 (docs/MODELS.md).
-//! - Qwen3-30B-A3B and Qwen3-235B-A22B: `Qwen/Qwen3-30B-A3B` and `Qwen/Qwen3-235B-A22B`
-//!   `config.json` (head width 128 set apart from hidden/heads; 128 experts top-8 of width 768 /
-//!   1536, no shared expert, every layer sparse; vocabulary 151936, untied); Qwen3 technical
-//!   report (Yang et al. 2025: 30.5 B / 3.3 B and 235 B / 22 B; pre-training sequences of 4096
-//!   before the long-context stage).
-//! - Nemotron-4 340B: NVIDIA 2024 technical report and NeMo's `Nemotron4Config340B` (96 layers,
-//!   hidden 18432, 96 heads, 8 KV heads, squared-ReLU plain MLP of width 73728, vocabulary
-//!   256000, untied, 4096-token sequences).
-//! - GPT-NeoX-20B: `EleutherAI/gpt-neox-20b` `config.json`; Black et al. 2022 (20.55 B).
-//! - BLOOM-176B: `bigscience/bloom` `config.json` (70 layers, hidden 14336, 112 heads, vocabulary
-//!   250880, tied); BigScience 2022 (176 B).
-//! - OPT-175B: Zhang et al. 2022, Table 1 (96 layers, hidden 12288, 96 heads, ReLU MLP of
-//!   4 x hidden); vocabulary 50272 and tied embeddings as in the `facebook/opt-*` configs.
-//! - MPT-7B and MPT-30B: `mosaicml/mpt-7b` and `mosaicml/mpt-30b` `config.json` (d_model 4096 /
-//!   7168, 32 / 64 heads, 32 / 48 layers, expansion ratio 4, vocabulary 50432, tied, no biases;
-//!   2048 / 8192 tokens). MosaicML published no MPT-70B, so there is none here.
-//!
-//! Sequence lengths are each family's main pre-training context.
+//! Each preset is a [`Transformer`] as the model's `config.json` or paper gives it; vocabularies
+//! are as released (GPT-3's padded to 51,200 as Megatron-LM does). Sequence lengths are each
+//! family's main pre-training context, not the longest context a release supports. DeepSeek-V3's
+//! attention is counted with MLA's own projections (the workload prices it as GQA); its
+//! multi-token-prediction module is left out, as in its report.
+//! Sources, parameter counts and what they include: docs/MODELS.md#presets
 
 use super::transformer::{Activation, Mla, Moe, Transformer};
 use crate::hw::Dtype;

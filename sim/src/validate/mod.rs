@@ -2,27 +2,17 @@
 //! shared/validation/README.md) set up as the source states it, run, and its predicted value read
 //! in the case's own convention.
 //!
-//! Each training case becomes the TOML text of a scenario, parsed with [`Scenario::parse`] and run
-//! with [`crate::run`], so every check of the normal pipeline applies and a feature the simulator
-//! lacks is refused with its own message (the row is then "not expressible", and becomes
-//! expressible when the feature lands). Collective cases are priced with
-//! [`crate::collective::cost`] on an 8-GPU board, as nccl-tests runs them. Nothing is tuned per
-//! case: where a source leaves a field unstated, one documented default applies to every case, and
-//! the row lists it in `assumptions`, followed by the simulator's own.
+//! Each training case becomes the TOML text of a scenario, parsed with [`Scenario::parse`] and
+//! run with [`crate::run()`], so every check of the normal pipeline applies and a feature the
+//! simulator lacks is refused with its own message (the row is then "not expressible"). Collective
+//! cases are priced with [`crate::collective::cost`] on an 8-GPU board, as nccl-tests runs them.
+//! Nothing is tuned per case: where a source leaves a field unstated, one documented default
+//! applies to every case, and the row lists it in `assumptions`, followed by the simulator's own.
 //!
-//! Conventions (the predicted value is read so that it means what the source measured):
-//! - "TFLOP/s per GPU" counting the recomputed forward (Megatron-LM's Eq. 3) is
-//!   `hardware_tflops_per_gpu`; a plain "achieved TFLOP/s per GPU" is too when recomputation is
-//!   on (Megatron-LM's paper counts every figure by Eq. 3), else `tflops_per_gpu` (they are equal
-//!   then).
-//! - "MFU (incl. attention FLOPs)" is `mfu` x 100: the simulator counts non-causal attention
-//!   (4 s^2 h per layer and sequence, forward), as llm-foundry's MFU does.
-//! - "training step time" is `iteration_time_s`; "tokens/s/GPU" is `tokens_per_s` over the GPUs.
-//! - "forward+backward time of ONE transformer layer" is read from the simulated timeline of one
-//!   micro-batch: the time from the start of a middle layer's forward to the start of the next
-//!   layer's forward, plus the same for its backward (with full recomputation the recomputed
-//!   forward runs at the start of the layer's backward, as in Korthikanti et al.'s Table 4).
-//! - NCCL's "busBW" is the bus bandwidth of the priced collective (nccl-tests' definition).
+//! Conventions: Megatron-LM's TFLOP/s per GPU (Eq. 3, counting the recomputed forward) is
+//! `hardware_tflops_per_gpu`; llm-foundry's MFU is `mfu` x 100 (non-causal attention counted);
+//! NCCL's busBW is nccl-tests' bus bandwidth; a per-layer time is read from the simulated timeline
+//! of one micro-batch. All of them: "Metrics" in docs/VALIDATION.md (text in `cli::validate`).
 
 mod case;
 mod cluster;

@@ -23,6 +23,7 @@ mod fp8_training;
 mod fuzz;
 mod grad_dtype;
 mod host;
+mod house;
 mod kernels_scenario;
 mod layout;
 mod limits;

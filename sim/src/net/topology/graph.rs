@@ -1,38 +1,18 @@
 //! Explicit graphs: a cluster described device by device and link by link in a TOML file, for
 //! wirings the structured builders do not cover. The file replaces both the intra-node and the
 //! inter-node parts; the scenario still says how many nodes and GPUs per node there are, and the
-//! file must hold exactly that many GPUs.
+//! file must hold exactly that many GPUs. Each `[[device]]` has a unique `name` and a `kind`
+//! (optional `rank`, `node`); each `[[link]]` joins `a` and `b` with a `bandwidth` per direction
+//! and a one-way `latency`, both with units (optional `kind`), and becomes two directed edges.
+//! Unknown keys are refused.
 //!
-//! Format (every key other than those marked optional is required; unknown keys are refused):
+//! Routing: fewest hops by breadth-first search from the source GPU, through any vertex (GPUs
+//! included, for direct-connect wirings); ties go to the path reached first, neighbours visited in
+//! file order, so routes are deterministic. One BFS tree per source GPU, cached on its first
+//! route. Bandwidths and latencies play no part in the choice; every GPU must reach every other
+//! (checked when building). Units: bytes/s per direction, seconds.
 //!
-//! ```toml
-//! # Devices, in any order. kind: gpu, nvswitch, pcie-switch, host, nic, leaf, spine, core, router.
-//! [[device]]
-//! name = "n0/gpu0"     # unique
-//! kind = "gpu"
-//! rank = 0             # optional, GPUs only: every GPU has one (ranks 0..n, each once) or none
-//!                      # does (ranks then follow the order of the file)
-//! node = 0             # optional: the server a device sits in; a GPU's is rank / gpus_per_node
-//!
-//! [[device]]
-//! name = "sw0"
-//! kind = "nvswitch"
-//!
-//! # Links are physical: each becomes two directed edges with the same figures.
-//! [[link]]
-//! a = "n0/gpu0"
-//! b = "sw0"
-//! bandwidth = "450 GB/s" # per direction, with its unit
-//! latency = "0.75 us"    # one way, with its unit
-//! kind = "nvlink"        # optional: nvlink, pcie, network (default), wan
-//! ```
-//!
-//! Routing: shortest paths in hops by breadth-first search from the source GPU, any vertex (GPUs
-//! included, for direct-connect wirings) may be passed through; among equally short paths the one
-//! reached first wins, neighbours being visited in order of vertex index (the order of the file)
-//! and then of link order, so routes are deterministic. One BFS tree is computed per source GPU on
-//! its first route and cached. Bandwidths and latencies play no part in the choice. Every GPU must
-//! reach every other (checked when building). Units: bytes/s per direction, seconds.
+//! The format with an example: docs/NETWORK.md#explicit-graphs.
 
 use super::refusal::Refusal;
 use super::spec::{GraphSource, TopologySpec};

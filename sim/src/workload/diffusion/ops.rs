@@ -1,42 +1,18 @@
-//! The operations of one video on one GPU (rank 0 of `layout`), as a dependency graph on a
-//! compute stream and a communication stream: the text encoders, every denoising step's blocks
-//! with their collectives, the offloading pipeline's copies of weights over PCIe, and the VAE
-//! decoder (its convolutions from `vae`, the 3-D ones at
-//! `vae::CONV3D_PEAK_FRACTION` of the GPU's peak).
+//! The operations of one video on one GPU (rank 0 of `layout`), as a dependency graph on a compute
+//! stream and a communication stream: the text encoders, every denoising step's blocks with their
+//! collectives, the offloading pipeline's copies of weights over PCIe, and the VAE decoder (its
+//! convolutions from `vae`, the 3-D ones at `vae::CONV3D_PEAK_FRACTION` of the GPU's peak).
 //!
-//! Per block and stream of tokens: the QKV projection, a Ulysses all-to-all of queries, keys
-//! and values (heads for tokens) and one of the attention's output back, each with a copy of its
-//! tensor into the order the exchange sends and one out of the order it receives, fused
-//! attention (with Ring, in `ring` chunks of keys and values, each chunk's send to the next ring
-//! rank on the communication stream overlapping the previous chunk's attention), the output
-//! projection, the MLP, two norms, the adaptive-norm modulations and residual adds, and with
-//! `tp > 1` an all-reduce after the output projection and after the MLP. Dual-stream blocks run
-//! the text tokens through weights of their own and attend jointly; cross-attention blocks add
-//! queries from the video, keys and values from the text, and an attention over them (no
-//! all-to-all: the text is whole on every GPU). Factorised attention (Open-Sora) is a spatial
-//! block within each frame and a temporal block along each position; with DSP the GPUs split the
-//! frames for the spatial block and the positions for the temporal one, an all-to-all switching
-//! the split before the temporal block and back after it (two a depth step, against Ulysses'
-//! four an attention).
-//!
-//! PipeFusion (`pipefusion` stages, `patches` patches): the GPU holds its stage's blocks and runs
-//! them patch by patch, each patch's queries against the whole sequence's keys and values (the
-//! other patches' from the previous step: stale), sending each patch's activations to the next
-//! stage on the communication stream. Warm-up steps run synchronously: the stage waits for the
-//! rest of the pipeline to finish the step. The first pipelined step fills the pipeline; later
-//! steps stall only when there are fewer patches than stages.
-//!
-//! Latent parallelism (`latent` GPUs): every step each GPU denoises its own region of the latent
-//! with the whole model (attention within the region and the text), the split rotating between
-//! frames, height and width from step to step, each region widened by `latent_overlap` tokens on
-//! each side; the regions' latents are all-gathered at the end of the step.
-//!
-//! Before the exchange, each head's queries and keys are normalised and the video tokens' rotated
-//! (`qk_norm`, `rope` of the model: the bytes its code's passes move, priced as streaming
-//! kernels, for they are single PyTorch kernels over tensors of hundreds of megabytes).
+//! A block, per stream of tokens: QKV, the queries' and keys' norm and rotation (`qk_norm`,
+//! `rope`, priced as streaming kernels), fused attention, the output projection, the MLP, norms,
+//! modulations and residual adds, plus each parallelism's communication: Ulysses' all-to-alls
+//! (with reorder copies) around the attention, Ring's chunk sends overlapping it, tp's all-reduces
+//! after the output projection and the MLP, DSP's all-to-alls around a temporal block,
+//! PipeFusion's patch sends, latent parallelism's all-gather at the end of a step.
 //!
 //! Units: seconds, bytes, FLOPs. Ignored: timestep embeddings, the scheduler's update of the
 //! latent, CUDA launch gaps between blocks, the norms of the cross-attention's queries and keys.
+//! In full: docs/DIFFUSION.md#what-is-modelled.
 
 mod denoising;
 

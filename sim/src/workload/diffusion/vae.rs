@@ -1,29 +1,18 @@
-//! The VAE decoder's convolutions for one video: which convolutions run, at what size, and how
-//! many times, tiles included.
+//! The VAE decoder's convolutions for one video: which run, at what size, how often (tiles too).
 //!
-//! The decoder (diffusers' `Decoder` and the causal 3-D decoders built like it: HunyuanVideo,
-//! CogVideoX, Wan, Step-Video) runs coarse to fine: `conv_in` from the latent channels to the
-//! coarsest level's, a mid block of two residual blocks there, then each level's residual blocks
-//! (two convolutions each, the first of a level from the coarser level's channels, with a 1 x 1
-//! shortcut) and, between levels, an upsampler: the activations are interpolated to the finer
-//! resolution and convolved there at the coarser level's channels. `conv_out` maps the finest
-//! level's channels to 3 (RGB). A level sees the frames halved once for every time-doubling level
-//! above it (see `Vae::time_doubling_levels`).
-//!
-//! Tiled decoding (`Vae::tiling`): the latent is cut into overlapping tiles as the model's
-//! pipeline cuts it (temporal tiles first, each cut spatially), each tile decoded alone, so the
-//! overlaps are decoded twice; tile sizes are counted exactly (the last tile of a row is shorter).
-//! A causal tile of `t` latent frames decodes to `(t - 1) * temporal + 1` frames.
-//!
-//! 3-D convolutions run far below a GEMM of the same arithmetic: PyTorch's `Conv3d` on cuDNN, in
-//! the channels-first layout these decoders use, with the causal padding copied before each
-//! convolution. [`CONV3D_PEAK_FRACTION`] prices them at a fraction of the GPU's dense peak,
-//! read from a published timing of HunyuanVideo's decoder (below); 2-D convolutions keep the
-//! GEMM price.
+//! The decoder (diffusers' `Decoder` and the causal 3-D decoders built like it) runs coarse to
+//! fine: `conv_in` from the latent channels, a mid block of two residual blocks, each level's
+//! residual blocks (two convolutions each, the first from the coarser level's channels, with a 1x1
+//! shortcut), between levels an upsampler convolving at the finer resolution with the coarser
+//! level's channels, and `conv_out` to RGB. A level sees the frames halved once per time-doubling
+//! level above it (`Vae::time_doubling_levels`). Tiled decoding (`Vae::tiling`) decodes each
+//! overlapping tile alone, overlaps twice; a causal tile of `t` latent frames gives
+//! `(t - 1) * temporal + 1` frames. 3-D convolutions are priced at [`CONV3D_PEAK_FRACTION`] of the
+//! GPU's dense peak, 2-D ones as GEMMs.
 //!
 //! Units: voxels (frames x height x width at a level), channels. Ignored: the mid block's
-//! attention (at the coarsest level: under 1% of the decoder's arithmetic at 720p), the blending
-//! of the overlaps (elementwise), the 1 x 1 `post_quant_conv`.
+//! attention (under 1% of the arithmetic at 720p), the overlaps' blending, the 1x1
+//! `post_quant_conv`. Sources: docs/DIFFUSION.md#what-is-modelled.
 
 use crate::model::dit::{Video, VideoDit};
 use std::collections::BTreeMap;

@@ -1,28 +1,18 @@
-//! One kind of serving replica: its GPU, tensor- and pipeline-parallel degrees, how each GPU's
-//! memory splits between the weights, an activation reserve and the paged KV cache, what an
-//! iteration costs, and what copying one token of KV cache to host memory and back costs. A
-//! fleet holds one kind, or several in a mixed fleet (`[[serving.group]]`).
+//! One kind of serving replica: its GPU and tp and pp degrees, each GPU's memory, what an
+//! iteration costs, and what swapping one token of KV cache to host memory and back costs. A fleet
+//! holds one kind, or several in a mixed fleet (`[[serving.group]]`).
 //!
-//! Memory per GPU: the engine's share of the GPU's memory ([`KvBudget`]: a fraction of all of it,
-//! or of what the weights leave free), less the weights (split over the tp x pp GPUs) and
-//! [`ACTIVATION_RESERVE`], is KV cache, in whole blocks (a stage's GPU holds its own layers' share
-//! of every cached token). An iteration's time is its kernels' plus the engine's time outside
-//! them ([`Overhead`]).
+//! Memory per GPU: the engine's share ([`KvBudget`]: a fraction of all memory, or of what the
+//! weights leave free), less the weights (split over tp x pp GPUs) and [`ACTIVATION_RESERVE`], is
+//! KV cache in whole blocks (a stage's GPU holds its layers' share of every cached token). An
+//! iteration is its kernels plus the engine's time outside them ([`Overhead`]). With `pp` stages a
+//! replica runs `pp` engines, each with `1/pp` of the KV blocks; an engine's iteration is the
+//! whole model on `tp` GPUs plus `pp - 1` hand-offs of hidden states (tokens x hidden x 2 bytes)
+//! priced as NCCL's send/recv. Offloaded weights are read over PCIe every iteration
+//! (`offload.rs`).
 //!
-//! Pipeline parallelism (as vLLM runs it): a replica of `pp` stages runs `pp` engines, each with
-//! its own scheduler and a `1/pp` share of the KV blocks, so that every stage has a batch to work
-//! on. An engine's iteration passes through all stages: the whole model's layers on `tp` GPUs,
-//! plus `pp - 1` hand-offs of the batch's hidden states (tokens x hidden x 2 bytes) between
-//! consecutive stages, each priced as NCCL's send/recv by the collective layer. Deliberately ignored: two engines contending for
-//! one stage (they are assumed to interleave, each stage busy with one at a time), uneven layer
-//! splits, and CUDA graphs' and the framework's own memory beyond the reserve.
-//!
-//! Weights in host memory (`weights_offload`, vLLM's `--cpu-offload-gb`): that many bytes of
-//! each GPU's share stay in host memory, freeing GPU memory for the KV cache, and every
-//! iteration reads them over the GPU's PCIe link (80% of line rate), not overlapped with the
-//! kernels (vLLM reads them as the layers run); or, by `weights_offload_mode`, streamed layer by
-//! layer beside the kernels, or partly computed on the host CPUs (`offload.rs`). With `pp > 1`
-//! the streamed modes price each stage's pipeline of its own layers and add the stages up.
+//! Ignored: engines contending for a stage (assumed to interleave), uneven layer splits, CUDA
+//! graphs' and the framework's memory beyond the reserve. Details: docs/SERVING.md.
 
 use super::cost::{Batch, IterationCost, kv_bytes_per_token_layer};
 use super::engine::{EngineKind, KvBudget};

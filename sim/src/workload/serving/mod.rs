@@ -1,46 +1,18 @@
-//! LLM serving: a fleet of replicas behind a router, each an inference engine that
-//! batches at every iteration (vLLM, Sarathi-Serve) or per batch (static), with a paged KV cache.
+//! LLM serving: a fleet of replicas behind a router, each an inference engine that batches at
+//! every iteration (vLLM, Sarathi-Serve) or per batch (static), with a paged KV cache.
 //!
-//! The fleet is a reactive process on the engine: an arrival is routed to a replica; an idle
-//! replica plans an iteration (`replica`), prices it (`cost`) and schedules its end; at the end
-//! the iteration's requests advance, sampled tokens are stamped, and the replica plans again.
-//! Requests come from `traffic`. Each replica is `tp` consecutive GPUs of one node (replica j on
-//! GPUs j x tp to (j + 1) x tp - 1); the network prices each replica's tensor-parallel
-//! all-reduces.
+//! The fleet (`fleet`) is a reactive process: an arrival from `traffic` is routed to a replica,
+//! whose scheduler (`replica`) plans an iteration that `kind` and `cost` price; it runs on its own
+//! engine or beside a cluster's other jobs (`cluster`). Each replica is `tp` consecutive GPUs of
+//! one node (replica j on GPUs j x tp to (j + 1) x tp - 1); one of `pp` stages runs `pp` engines.
+//! The network prices tensor-parallel all-reduces, stage hand-offs and, disaggregated
+//! (`[serving.disaggregation]`), each request's KV cache from its prefill to its decode replica;
+//! swapped KV caches cross PCIe within the iteration. A mixed fleet (`[[serving.group]]`) prices
+//! each kind apart; a placed fleet (`placement`, `pipelines`) spreads layers over unlike servers
+//! by max-flow. Units: seconds, bytes, tokens.
 //!
-//! Disaggregated serving (DistServe, Splitwise; `[serving.disaggregation]`): the first
-//! `prefill_replicas` replicas only prefill. A request's first token is sampled there (its TTFT);
-//! then its KV cache (prompt tokens x the KV bytes of a token, each tensor-parallel shard from
-//! GPU k of the prefill replica to GPU k of the decode replica) crosses the modelled network to a
-//! decode replica chosen by the router among the `decode_replicas`, which admits it without a
-//! prefill once it has the KV blocks, and decodes the remaining tokens; the transfer counts in
-//! its time per output token. Each shard's transfer is priced as NCCL's send/recv by the
-//! collective layer, on its own (concurrent transfers do not share links).
-//!
-//! Swap preemption copies a preempted request's KV cache to host memory and back when it is
-//! readmitted, each GPU its shard over its own PCIe link at the link's efficiency; the copies
-//! lengthen the iteration that makes them (the engine waits for them, as vLLM's swaps block the
-//! step).
-//!
-//! A mixed fleet (`[[serving.group]]`) holds replicas of several GPU types, each group on nodes of
-//! its own (`kind` sizes and prices each); routers weigh a replica's outstanding tokens by its
-//! kind's speed on a reference iteration, and `weighted` deals requests in proportion to it.
-//!
-//! Pipeline-parallel replicas (`pp`) run one engine per stage (`kind` prices their iterations
-//! with the stage hand-offs); the fleet schedules engines, so a replica of pp stages is pp
-//! schedulers sharing its GPUs.
-//!
-//! Mixture-of-experts models are served with their experts split by tensor parallelism (no
-//! expert parallelism), tokens spread evenly over the experts (`cost`).
-//!
-//! A placed fleet (`serving.placement`, Helix) spreads one model's layers over the servers of
-//! a mixed fleet by max-flow; `pipelines` simulates it and `placement` places it.
-//!
-//! Energy (`energy`): each device's idle power for the run and its board power while its
-//! replica's iterations run; per output token.
-//!
-//! Not modelled yet: expert parallelism in serving, disaggregated pools of pipeline-parallel or
-//! mixed replicas. They are refused with a clear message.
+//! Not modelled yet, refused with a clear message: expert parallelism, disaggregated pools of
+//! pipeline-parallel or mixed replicas. In full: docs/SERVING.md#what-is-modelled.
 
 pub(crate) mod cluster;
 pub mod config;

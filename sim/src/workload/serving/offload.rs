@@ -1,33 +1,18 @@
 //! Weights kept in host memory (`[serving] weights_offload`) and how an iteration uses them
-//! (`weights_offload_mode`).
+//! (`weights_offload_mode`). Each GPU keeps `bytes` of its share in host memory, spread evenly
+//! over its stage's `l` layers; `p` seconds to read them all over the GPU's PCIe link
+//! (`Topology::host_copy_seconds`), `g` seconds of the stage's kernels on the GPU.
 //!
-//! Each GPU keeps `bytes` of its share of the weights in host memory, spread evenly over the
-//! layers of its pipeline stage; `l` layers a stage, `p` seconds to read all of them over the
-//! GPU's PCIe link (`Topology::host_copy_seconds`: 80% of line rate), `g` seconds of the
-//! stage's kernels on the GPU.
-//!
-//! - `serial` (vLLM's `--cpu-offload-gb`): the reads do not overlap the kernels: `g + p`.
-//! - `prefetch` (FlexGen, DeepSpeed ZeRO-Inference, HF Accelerate with prefetching): layer i+1's
-//!   weights stream in while layer i computes, a two-stage pipeline over `l` equal layers:
+//! - `serial`: the reads do not overlap the kernels: `g + p`.
+//! - `prefetch`: layer i+1's weights stream in while layer i computes:
 //!   `p/l + (l - 1) max(g/l, p/l) + g/l`.
-//! - `cpu` (TwinPilots, Yu et al., SYSTOR 2024): as prefetch, and a fraction `y` of every
-//!   layer's offloaded weights is not copied at all: the operators that use them run on the host
-//!   CPUs, where the weights lie (`hw::host`: the longer of their arithmetic, 2 FLOPs a weight a
-//!   token, and reading the weights from DRAM), while the GPU computes the rest. The three
-//!   resources (GPU, PCIe, CPU) overlap from layer to layer; the hidden states of a layer's batch
-//!   cross PCIe down and back when the CPU takes part (`2 x tokens x hidden x 2 bytes`). A layer
-//!   takes the longest of the three, and the pipeline `t + (l - 1) max(c, k, t) + max(c, k)`
-//!   with `c = g/l`, `t` the layer's copy and `k` its CPU time. `y` is chosen per iteration
-//!   among multiples of 1/32 (operator granularity: about the seven weight matrices of four
-//!   layers) to minimise the iteration, as TwinPilots' scheduler balances CPU and GPU
-//!   (makespan) from profiled times.
+//! - `cpu`: as prefetch, but the operators using a fraction `y` of every layer's offloaded weights
+//!   run on the host CPUs (`hw::host`), the hidden states crossing PCIe both ways:
+//!   `t + (l - 1) max(c, k, t) + max(c, k)` with `c = g/l`, `t` a layer's copy, `k` its CPU time.
+//!   `y` (in 1/32s) minimises the iteration; the GPU's time drops by `y` x `offloaded`.
 //!
-//! The GPU no longer runs the CPU's operators: its time drops by `y` times what the GEMMs over
-//! the offloaded weights cost it (`offloaded`, priced by the caller as one GEMM of those weights).
-//!
-//! Ignored: the data dependencies inside a layer (attention needs the projections' outputs: the per-layer overlap
-//! is TwinPilots' own makespan model, an optimistic one), the KV cache and attention staying on
-//! the GPU, and pinned-memory set-up.
+//! Ignored: dependencies inside a layer, the KV cache and attention staying on the GPU,
+//! pinned-memory set-up. In full: docs/SERVING.md#weights-in-host-memory.
 
 use super::kind::{EnginePolicy, ReplicaKind};
 use super::policy::OffloadMode;

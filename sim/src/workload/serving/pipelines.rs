@@ -1,27 +1,18 @@
-//! A fleet placed layer by layer (`serving.placement`, Helix): every server holds a range of the
-//! model's layers (`placement`), and each request runs on a pipeline of its own through servers
-//! whose ranges chain from the first layer to the last.
+//! A fleet placed layer by layer (`serving.placement`): every server holds a range of the model's
+//! layers (`placement`), and each request runs on a pipeline of its own through servers whose
+//! ranges chain from the first layer to the last.
 //!
-//! - **Routing.** When a request is admitted, the coordinator picks its pipeline hop by hop in
-//!   proportion to the placement's max-flow: the first server among those fed by the source, then
-//!   each next one among the servers its flow goes to, by smooth weighted round-robin over the
-//!   flows (Helix's interleaved weighted round-robin), skipping servers whose KV cache lacks
-//!   room. The request keeps its pipeline to the end, since its KV cache lives there.
-//! - **KV cache.** Each server's memory less its layers' weights and the activation reserve, in
-//!   blocks of its layers' KV. Admission reserves the request's whole length (prompt and output
-//!   tokens) on every server of its pipeline, so nothing is preempted; requests wait at the
-//!   coordinator, first come first served, until a pipeline has room. The reservation knows the
-//!   output length, which a real coordinator must estimate.
-//! - **Servers.** Each batches whatever work has reached it (prompts, and one token of every
-//!   decoding request), up to the batch size and token budget; with `sarathi` a prompt longer than
-//!   the budget left is cut into chunks. An iteration is priced on the server's GPU for its layers
-//!   (`kind`), with tensor-parallel all-reduces inside the server; the server holding the last
-//!   layer samples. Then the batch's hidden states (tokens x hidden x 2 bytes) move to each
-//!   request's next server, and sampled tokens back to the first server of the pipeline (4 bytes
-//!   a token), priced as send/recv on the network between servers.
+//! At admission the coordinator picks the request's pipeline hop by hop in proportion to the
+//! placement's max-flow (smooth weighted round-robin over each server's outgoing flows), skipping
+//! servers whose KV cache lacks room, and reserves the whole length (prompt and output tokens) on
+//! every server of it, so nothing is preempted; requests wait at the coordinator, first come first
+//! served. Each server batches what has reached it up to the batch size and token budget
+//! (`sarathi` chunks prompts), priced on its GPU for its layers (`kind`); the last samples. Hidden
+//! states (tokens x hidden x 2 bytes) move to the next server and sampled tokens (4 bytes) back to
+//! the first, as send/recv on the network.
 //!
-//! Deliberately ignored: the coordinator's own time, contention between hand-offs on shared
-//! links (each is priced alone), and re-routing a running request.
+//! Ignored: the coordinator's own time, contention between hand-offs on shared links (each is
+//! priced alone), re-routing a running request. In full: docs/SERVING.md#what-is-modelled.
 
 mod problem;
 mod report;

@@ -1,34 +1,18 @@
-//! Placement of one model's layers over a fleet of unlike servers by max-flow (Helix, Mei et al.,
-//! ASPLOS 2025), and the flow that routes requests over it.
+//! Placement of one model's layers over a fleet of unlike servers by max-flow, and the flow that
+//! routes requests over it.
 //!
-//! A placement gives every server a contiguous range of layers (or none). It is judged as a
-//! flow network: a source (the coordinator handing out requests); every server split into an in-
-//! and an out-vertex joined by its throughput, in tokens a second, when it holds that many
-//! layers; a sink. The source feeds every server holding layer 0, every server holding the last
-//! layer feeds the sink, and server i feeds server j when j's layers begin where i's end, with
-//! the capacity of the network between them (the rate the collective layer prices a bulk
-//! send/recv at, over the bytes of one token's hidden state). The maximum flow from source to sink (petgraph's Dinic) is the placement's
-//! throughput in tokens a second; how it splits over the edges is how requests are routed.
+//! A placement gives every server a contiguous range of layers (or none) and is judged as a flow
+//! network: a source (the coordinator), every server split into an in- and an out-vertex joined by
+//! its throughput in tokens a second when it holds that many layers, and a sink. The source feeds
+//! every server holding layer 0, every server holding the last layer feeds the sink, and server i
+//! feeds server j when j's layers begin where i's end, at the rate of a bulk send/recv between
+//! them (collective layer) over one token's hidden state. The maximum flow (petgraph's Dinic) is
+//! the throughput; its split over the edges routes requests. `max-flow` hill-climbs with seeded
+//! moves from the best of the baselines (`swarm`, `separate-pipelines`) and "lanes".
 //!
-//! Three ways to place:
-//! - `max-flow` searches for the placement of greatest flow: it starts from the best of the
-//!   other two and of "lanes" (layer counts in proportion to each server's speed, servers laid end
-//!   to end along the model, wrapping to a new lane at the last layer, for every lane count), then
-//!   hill-climbs: it moves the boundary where one server's layers end (and every range starting
-//!   there) by a layer or two, or moves one server (a new layer count, a range that starts where
-//!   another server's ends or ends where one's starts, another server's range, or none), keeping
-//!   every move that does not lower the flow. The budget is fixed and the moves are drawn from a
-//!   seeded stream, so the result is deterministic.
-//! - `swarm` splits the model into equal stages small enough for the smallest server and puts
-//!   each server, fastest first, on the stage with the least throughput so far (SWARM
-//!   parallelism, a baseline Helix compares against).
-//! - `separate-pipelines` builds pipelines of one GPU type each, of as few stages as memory
-//!   allows, layers split evenly; servers left over are idle (Helix's other baseline).
-//!
-//! Deliberately ignored: partial inference (Helix lets a server run only the tail of its layers
-//! when its predecessor's range overlaps them; here ranges meet exactly), the coordinator's own
-//! links (taken as unlimited), links shared by several edges (each edge gets its route's whole
-//! bandwidth), and the optimality a MILP solver proves: the search is a heuristic.
+//! Ignored: partial inference (ranges meet exactly), the coordinator's own links (unlimited),
+//! shared links (each edge gets its route's whole bandwidth), a MILP's proven optimum. Details:
+//! docs/SERVING.md.
 
 use petgraph::algo::dinics;
 use petgraph::graph::{DiGraph, NodeIndex};

@@ -1,24 +1,17 @@
-//! One serving replica's scheduler: which requests run in the next iteration, with a paged KV
-//! cache.
+//! One replica's scheduler: which requests run in the next iteration, with a paged KV cache.
 //!
 //! - vLLM: admit waiting requests (first come, first served) while the batch size, the token
 //!   budget and free KV blocks allow, and run their whole prompts as a prefill-only iteration;
 //!   otherwise run one decode step of every running request.
 //! - Sarathi-Serve: every iteration runs one decode step of every running request and fills the
-//!   rest of the token budget with prefill chunks (of requests part-way through their prompt
-//!   first, then newly admitted ones), so decodes never stall behind a long prompt.
-//! - Static: admit a batch only when the previous one has entirely finished; reserve each
-//!   request's whole KV cache up front.
+//!   rest of the token budget with prefill chunks (part-way prompts first), so decodes never stall
+//!   behind a long prompt.
+//! - Static: admit a batch only when the previous one has finished; reserve whole KV caches.
 //!
-//! A request whose KV cache arrived from a prefill replica (disaggregated serving) is admitted
-//! without a prefill, first come, first served, once the batch and the free blocks allow.
-//!
-//! KV blocks are allocated as tokens enter the cache. When a decode step needs a block and none is
-//! free, the most recently admitted running request is preempted and waits at the head of the
-//! queue. With recompute preemption (vLLM's default) its cache is dropped and it recomputes
-//! prompt and generated tokens when readmitted; with swap preemption its cache is copied to host
-//! memory and back when readmitted (the plan counts the tokens swapped each way, and the fleet
-//! prices them over PCIe).
+//! A request whose KV cache came from a prefill replica is admitted without a prefill. KV blocks
+//! are allocated as tokens enter the cache; a decode step finding none free preempts the most
+//! recently admitted request to the head of the queue: `recompute` drops its cache, `swap` copies
+//! it to host memory and back (the plan counts the tokens; the fleet prices them over PCIe).
 
 use super::cost::Batch;
 use super::policy::SchedulerKind;

@@ -1,34 +1,18 @@
-//! Adaptive activation memory (`recompute = "adaptive"`, Adacc-style): for each class of tensor a
-//! layer saves for its backward, keep it, recompute it in the backward, or compress it
+//! Adaptive activation memory (`recompute = "adaptive"`): for each class of tensor a layer saves
+//! for its backward, keep it, recompute it in the backward, or compress it
 //! (`[compression.activations]`), chosen so that the step fits a memory cap at the least time.
 //!
-//! The classes are the terms of the memory model's per-layer activations (`memory.rs`, Korthikanti
-//! et al.), per micro-batch of t tokens with 16-bit activations: the layer input (2th, always
-//! kept: the checkpoint everything else is rebuilt from), the first layer norm's output (2th,
-//! rebuilt by the layer norm), Q, K and V (2t x qkv width, by the QKV GEMM), the attention output
-//! (2th, by the attention kernel), the residual after attention (2th, by the output projection and
-//! the residual add), the second layer norm's output (2th), the up projection's output (2t x up
-//! width, by its GEMM), the activation's output (2t x ffn, by the activation kernel) and the two
-//! dropout masks (2th, regenerated from their seed by a pass that writes them).
+//! The classes are the terms of the memory model's per-layer activations (`memory.rs`, bytes per
+//! micro-batch); the layer input is always kept, as the checkpoint the rest is rebuilt from.
+//! Recomputing a class reruns its kernels (seconds on the roofline); compressing it runs the
+//! compressor and decompressor over its bytes and keeps 1/ratio of them. The policy is greedy:
+//! from keeping everything, take the action that saves the most bytes per second it costs until
+//! every stage's peak fits; one choice per class holds for every layer, and if nothing fits the
+//! plan is full recomputation. Entry point: [`plan`], giving an [`ActivationPlan`].
 //!
-//! Costs, per layer and micro-batch: recomputing a class reruns its kernels (priced on the
-//! roofline, whatever tier prices the step); compressing it runs the compressor over its bytes in
-//! the forward and the decompressor in the backward at the throughputs given, and keeps 1/ratio of
-//! it. Every class a layer's backward needs is then present (kept, decompressed or recomputed from
-//! the ones before it, which are themselves present), so the costs add up class by class.
-//!
-//! The policy is greedy, in the spirit of Adacc's choice per tensor but not its MILP: starting from
-//! keeping everything, take the action (recompute or compress a class) that saves the most bytes per
-//! second it costs, upgrading a class from compressed to recomputed when that saves more, until
-//! every stage's peak fits the cap; one choice per class holds for every layer. When any class is
-//! dropped the layer being recomputed holds its full activations for a moment (as under full
-//! recomputation). If even dropping everything does not fit, the plan is full recomputation and
-//! the report says the step does not fit.
-//!
-//! Modelled for dense layers with attention, without tensor or context parallelism (`Layout::check`
-//! refuses the rest): recomputing a tensor behind a tensor-parallel collective would rerun the
-//! collective, which this accounting does not price. Ignored: the accuracy cost of lossy
-//! compression, and Adacc's change of policy during training.
+//! Modelled for dense layers with attention, without tensor or context parallelism (recomputed
+//! collectives are not priced). Ignored: lossy compression's accuracy cost, policy changes.
+//! Classes, costs and sources: docs/TRAINING.md#adaptive-recomputation
 
 use super::layer::{Item, elementwise, layer_forward};
 use super::memory;

@@ -1,28 +1,17 @@
 //! A layer's elementwise work as PyTorch runs Llama-style model code without a compiler
 //! (`[model] elementwise = "eager"`): every operation is a kernel of its own that reads its inputs
-//! from memory and writes its output back, where a fused kernel (TransformerEngine, Apex, or a
-//! compiler's) makes one pass. The model code is the reference one torchtitan and Hugging Face
-//! ship; per layer, beside the GEMMs and attention:
+//! from memory and writes its output back, where a fused kernel makes one pass. Per layer, beside
+//! the GEMMs and attention: each RMSNorm as six passes (upcast, square, mean, scale, downcast,
+//! weight product), rotary embedding of q and k in fp32 (upcast, rotation, downcast), the keys and
+//! values repeated to the query heads under grouped-query attention, attention's output made
+//! contiguous, and SiLU then its product with the up projection. Residual adds are one kernel
+//! either way.
 //!
-//! - each RMSNorm, `(x.float() * rsqrt(x.float().pow(2).mean(-1) + eps)).type_as(x) * weight`:
-//!   upcast to fp32, square, mean, scale, downcast and weight product, six passes over the
-//!   tokens (the per-row `eps` and `rsqrt` kernels are too small to price);
-//! - rotary embedding of the queries and keys as a complex product in fp32: upcast, rotation,
-//!   downcast;
-//! - grouped-query attention's keys and values repeated to the query heads (`repeat_kv`'s
-//!   expand and reshape copy them), when there are fewer key/value heads than query heads;
-//! - attention's output made contiguous after its transpose;
-//! - the gated activation as SiLU, then the product with the up projection.
-//!
-//! Residual adds are one kernel either way. Each pass is a streaming kernel
-//! ([`Kernel::Memory`]: the bandwidth fraction copies reach), as the simple elementwise kernels
-//! of eager PyTorch measured on an H200 streamed at 0.56-0.98 of its bandwidth at 1 GB
-//! (`calibration/h200-2026-11-30`); a pass's backward moves twice its bytes (`layer.rs`).
-//! Kernels are priced per tensor size; q and k pass through the rotary kernels as one
-//! (PyTorch launches them apart, two more launches a layer).
-//!
-//! Modelled for gated (Llama-style) layers only: the set-up refuses `eager` for a plain MLP,
-//! whose LayerNorm and GELU eager PyTorch runs as single kernels anyway.
+//! Each pass is a streaming kernel ([`Kernel::Memory`]) priced by its bytes; its backward moves
+//! twice them (`layer.rs`). Entry point: `expand`, which splits a layer's fused elementwise items.
+//! Modelled for gated layers only (the set-up refuses `eager` for a plain MLP). Ignored: the
+//! per-row `eps` and `rsqrt` kernels, and the separate rotary launches for q and k.
+//! Reference code and measured bandwidths: docs/TRAINING.md#eager-mode
 
 use super::layer::{Item, Step, qkv_widths};
 use crate::hw::{ElementwiseOp, Kernel};

@@ -1,30 +1,18 @@
-//! A closed-form estimate of one training step, for ranking thousands of layouts before the few
-//! best are simulated in full.
+//! A closed-form estimate of one training step (seconds and bytes), for ranking thousands of
+//! layouts before the few best are simulated in full. Entry point: [`Estimator::estimate`].
 //!
-//! It prices the same kernels (`layer`) and the same collectives (`comm`, on the analytical
-//! network tier) as the step graph, but adds them up instead of scheduling them:
-//! - a micro-batch's forward and backward on a stage are the sums of its layers' kernels plus the
-//!   tensor-parallel collectives in their path (hidden behind the neighbouring GEMMs, down to what
-//!   exceeds them, under `tp_comm_overlap`; under `tp_dgrad_overlap` each of the backward's
-//!   input-gradient ones behind the weight-gradient GEMM beside which the step graph runs it),
-//!   the expert all-to-alls, the context-parallel exchanges
-//!   that outlast the attention blocks they hide behind, ZeRO-3's parameter gathers that outlast
-//!   their layer (and the first layer's of every chunk pass, which nothing hides), and the
-//!   recomputed forward under full recomputation (the recomputed kernels under `op`);
-//! - the pipeline takes (m + pp - 1) such micro-batch rounds for GPipe and 1F1B and
-//!   m + (pp - 1) / v for the interleaved schedule (Megatron-LM SC21, Section 2.2), with one
-//!   point-to-point hand-off per chunk boundary on the fill and drain path;
-//! - the data-parallel gradient reduction overlaps the last micro-batch's backward except its last
-//!   bucket; ZeRO 1/2's all-gather of updated weights and the optimizer step follow.
+//! It prices the same kernels (`layer`) and collectives (`comm`, on the analytical network tier)
+//! as the step graph, but adds them up instead of scheduling them: a micro-batch's forward and
+//! backward on a stage are its layers' kernels, any recomputation, and the communication left in
+//! their path (tensor-parallel collectives overlap does not hide, expert all-to-alls, and the
+//! context-parallel exchanges and ZeRO-3 gathers that outlast what hides them); the pipeline
+//! takes m + pp - 1 such rounds (m + (pp - 1) / v interleaved); the data-parallel reduction hides
+//! behind the last backward but its last bucket, then ZeRO 1/2's all-gather and the optimizer
+//! step follow. Kernels beside an overlapped collective slow as `exec::Contention` says.
 //!
-//! Deliberately ignored (the full simulation sees them): contention between collectives of
-//! different groups, the exact order of the interleaved schedule, point-to-point waits in the
-//! steady state, expert gradients' own reduction group (they are reduced with the rest), ZeRO-3's
-//! on-demand gathering (`param_gather = "on-demand"` is estimated as prefetched).
-//!
-//! Kernels beside an overlapped collective run at the rate `exec::Contention` gives them, as in
-//! the step graph: `c` seconds of kernels beside a collective of `x` seconds take
-//! `c + min(x, c / r) (1 - r)`.
+//! Ignored (the full simulation sees them): contention between collectives of different groups,
+//! the exact interleaved order, steady-state point-to-point waits, expert gradients' own group,
+//! on-demand ZeRO-3 gathering (estimated as prefetched). Details: docs/TRAINING.md#estimates
 
 use super::comm::Comm;
 use super::layer::{Item, LayerKinds, Sync, backward, context_attention_kernel, elementwise, gemm};

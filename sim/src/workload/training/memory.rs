@@ -1,55 +1,18 @@
-//! Memory per GPU during a training step.
+//! Memory per GPU during a training step, in bytes, per pipeline stage ([`stage_memory`]; the
+//! stage that needs the most: [`memory`]).
 //!
-//! Model state with mixed-precision Adam (as Megatron-LM keeps it): 16-bit weights (2 bytes per
-//! parameter), fp32 gradients (4) and fp32 master weights with two moments (12); ZeRO 1 shards the
-//! 12 over data-parallel ranks, ZeRO 2 the gradients too, ZeRO 3 (FSDP) the weights as well, less
-//! the two layers gathered at a time and one layer's gradients before they are reduce-scattered.
-//! With 16-bit gradients (`parallel.grad_dtype`, DeepSpeed's fp16 and bf16 engines) the gradients
-//! take 2 bytes a parameter and the optimizer adds an fp32 copy of its shard of them (4 bytes,
-//! sharded like its states) for the step; the peak counts it beside the activations (it lives
-//! only during the step: an overestimate of up to that copy).
+//! Model state with mixed-precision Adam: 16-bit weights (2 bytes a parameter), fp32 gradients
+//! (4), fp32 master weights and moments (12, or the optimizer's own), sharded by ZeRO 1/2/3 and
+//! divided by tp. Activations are the tensors each layer saves for its backward, per micro-batch
+//! of t tokens of width h (34th for GPT shapes; attention is fused, so no score matrices), divided
+//! by tensor, sequence and context parallelism as they split those tensors; full recomputation
+//! keeps each layer's input (2th) plus one layer being rebuilt; the logits take 6tV (vocab V).
+//! Also counted when configured: local SGD's outer state, the async pipeline's weight stashes,
+//! adaptive or operator-level recomputation's saved bytes, error-feedback buffers, and what
+//! optimizer offload leaves on the GPU (what moves off it is reported as `host`, not in the peak).
 //!
-//! Activations follow Korthikanti et al. 2022 (Eq. 1 and Section 4), generalised to grouped-query
-//! attention, any MLP width and gated MLPs. Per layer and micro-batch of t tokens, in bytes with
-//! 16-bit activations: attention 2th (QKV input), 2t(qkv width) (Q, K, V), 2th (attention output)
-//! and th (dropout mask); MLP 2th (input), 2t(up width) (activation input), 2t(ffn) (down input)
-//! and th (dropout mask); layer norms 4th. For GPT shapes this is the paper's 34th. Attention is fused
-//! (FlashAttention), so the paper's 5as^2b term for stored score matrices does not apply.
-//! Full recomputation keeps only each layer's input (2th) plus one layer's activations while it
-//! is recomputed. The logits and their fp32 softmax take 6tV bytes.
-//!
-//! Tensor parallelism over tp ranks (Korthikanti et al. Section 4.2): weights, gradients and
-//! optimizer states divide by tp; of the activations, Q, K, V, the attention output and the MLP's
-//! intermediates divide by tp (24th/tp for GPT shapes), while the layer-norm inputs, the QKV and MLP
-//! inputs and the dropout masks (10th) do not, unless sequence parallelism splits them too
-//! (everything divides by tp: 34th/tp). The logits divide by tp (split vocabulary). Context
-//! parallelism divides every activation by cp (each rank holds seq_len / cp tokens); the keys and
-//! values gathered from other ranks during attention are transient and not counted.
-//!
-//! Local SGD (`parallel.local_steps`) adds the outer state: the weights as of the last outer
-//! synchronisation and the outer momentum, fp32 (8 bytes a parameter), sharded like the optimizer
-//! states under ZeRO; ZeRO shards over a site's replicas only.
-//!
-//! An asynchronous pipeline (`schedule = "async-1f1b"`) stashes, as PipeDream does, one version
-//! of the stage's 16-bit weights for each micro-batch in flight beyond the newest (pp - s - 1 on
-//! stage s), so that a micro-batch's backward runs on the weights its forward saw.
-//!
-//! Adaptive recomputation (`activation_plan.rs`) keeps, per layer and in-flight micro-batch, the
-//! bytes its plan stores, plus one layer's full activations while it is rebuilt.
-//!
-//! Compressed pipeline messages with error feedback (Clapping) keep an fp32 buffer per message a
-//! stage sends in a step (`error_feedback`).
-//!
-//! Optimizer offload (`parallel.optimizer_offload`): with `host` (ZeRO-Offload) the optimizer
-//! states and, under ZeRO 2 and 3, the gradient shard live in host memory (`host`, bytes a GPU;
-//! not in the peak), the GPU keeping ZeRO-3's one unsharded layer of gradients before its
-//! reduce-scatter, ZeRO-2's buckets, or ZeRO-1's full gradients. With `network` (LuWu) the
-//! optimizer node holds the states, the fp32 gradient accumulators and the parameters: the GPU
-//! keeps only the two gathered layers and one layer's gradients (`host` then counts the GPU's
-//! share of what the node holds).
-//!
-//! Ignored: the CUDA context and allocator fragmentation (typically 1-3 GiB in practice), and
-//! temporary workspaces of individual kernels.
+//! Ignored: the CUDA context and allocator fragmentation, and kernels' temporary workspaces.
+//! Per-term formulas and sources: docs/TRAINING.md#memory
 
 use super::activation_plan::{self, ActivationPlan};
 use super::policy::{OptimizerOffload, ParamGather, Recompute, Schedule};

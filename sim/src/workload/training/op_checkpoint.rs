@@ -1,26 +1,17 @@
 //! Operator-level selective activation checkpointing (`recompute = "op"`), as torchtitan applies
-//! it to each transformer block with `selective_ac_option = "op"` (the default of its Llama
-//! configurations): in the forward, the outputs of attention and of every matrix multiply but
-//! every second one are saved; everything else the backward needs is recomputed from the layer's
-//! input and those outputs just before the layer's backward. torchtitan's policy says it in one
-//! line: "Saves output of all compute ops, except every second mm" (its
-//! `_apply_ac_to_transformer_block`, which counts `aten.mm` calls per block).
+//! it to each transformer block with `selective_ac_option = "op"`: in the forward, the outputs of
+//! attention and of every matrix multiply but every second one are saved; everything else the
+//! backward needs is recomputed from the layer's input and those outputs just before the layer's
+//! backward. Multiplies count in the order a Llama block issues them (q, k, v, output, gate, up,
+//! down; router and expert GEMMs too), so a gated layer recomputes its key, output and up
+//! projections, a plain one its key and output projections. Every elementwise kernel is
+//! recomputed; attention is not. Entry points: `recomputed` (kernels) and `saved_bytes`.
 //!
-//! The multiplies are counted in the order a Llama block issues them: the query, key and value
-//! projections one by one, the output projection, then the gate and up projections (when the MLP
-//! is gated) and the down projection. A gated layer therefore recomputes its key, output and up
-//! projections, a plain one its key and output projections. A mixture-of-experts layer's router,
-//! expert and shared-expert GEMMs count in order as multiplies too. Every elementwise kernel
-//! (norms, rotary embedding, activation, residual adds, and in eager mode each of their parts) is
-//! recomputed; attention is not.
-//!
-//! Memory per layer and micro-batch: the layer's input, the saved multiplies' outputs and the
-//! attention output, in the model's 16-bit format; while a layer's backward runs its full
-//! activations exist once more (as under full recomputation, `memory.rs`).
-//!
-//! Ignored: the tensor- and sequence-parallel collectives between a recomputed kernel and its
-//! inputs (torch reruns the unsaved ones; they are not rerun here), and the small per-row
-//! statistics saved beside attention's output.
+//! Memory per layer and micro-batch, bytes in the model's 16-bit format: the layer's input, the
+//! saved multiplies' outputs and the attention output, plus one layer's full activations while
+//! its backward runs. Ignored: the tensor- and sequence-parallel collectives between a
+//! recomputed kernel and its inputs (not rerun here), and attention's saved per-row statistics.
+//! Sources: docs/TRAINING.md#operator-level-selective-checkpointing
 
 use super::layer::{Item, LayerKinds, Step, qkv_widths};
 use super::setup::TrainingConfig;

@@ -1,39 +1,18 @@
 //! The optimizer of a training step: the state it keeps, the bytes its step touches and, for
-//! GaLore, the extra matrix work of projecting gradients.
+//! GaLore, the extra matrix work of projecting gradients. Units: bytes and FLOPs per GPU.
 //!
-//! Every optimizer keeps fp32 master weights (4 bytes a parameter: the memory model's mixed
-//! precision, Megatron-LM's), plus its own state, in bytes:
-//! - Adam: two fp32 moments, 8 a parameter (12 with the master weights).
-//! - 8-bit Adam (Dettmers et al. 2022): two 8-bit moments with their block-wise scales, about 2
-//!   (6 in all).
-//! - Adafactor (Shazeer and Stern 2018) with its default of no first moment: for each weight
-//!   matrix of m x n, the second moment factored into m row and n column sums, fp32: 4(m + n);
-//!   one-dimensional weights and anything not listed as a matrix keep a full fp32 second moment.
-//! - GaLore (Zhao et al. 2024) over Adam: each layer weight matrix of m x n (m <= n) keeps the
-//!   projection P (m x r, fp32) and Adam's two moments of the projected r x n gradient, fp32:
-//!   4mr + 8rn; a rank at or above m projects nothing and keeps Adam's 8mn. The embedding table,
-//!   the output projection and anything not listed as a matrix keep Adam's state, as the
-//!   paper's code does (it projects the attention and MLP weights only).
+//! Every optimizer keeps fp32 master weights (4 bytes a parameter) plus its state: Adam two fp32
+//! moments (8); 8-bit Adam two 8-bit moments with block-wise scales (about 2); Adafactor a second
+//! moment factored into row and column sums per m x n matrix (4(m + n)); GaLore, per m x n matrix
+//! (m <= n), the projection and Adam's moments of the rank-r projected gradient (4mr + 8rn). The
+//! matrices are those the GPU holds ([`layer_matrices`]: tensor-parallel shards, local experts);
+//! other weights keep a full fp32 second moment (Adafactor) or Adam's state (GaLore). The step
+//! streams 14 bytes a parameter plus twice the state beyond the master weights. GaLore adds 4mnr
+//! FLOPs of projection a step (TF32 GEMMs) and an SVD every `interval` steps, priced as an fp32
+//! GEMM of 2nm^2 + 11m^3 FLOPs (a lower bound).
 //!
-//! The matrices are those a GPU holds: tensor parallelism splits the QKV and up projections by
-//! columns and the output and down projections by rows (each rank projects its own shard), and of
-//! a mixture-of-experts layer the GPU's local experts. Multi-head latent attention's weights and
-//! the routers count as "not listed" (unfactored).
-//!
-//! The step streams, per parameter, the master weight in and out (8), the fp32 gradient in (4)
-//! and the 16-bit weight out (2), and reads and writes the optimizer's own state: 14 bytes a
-//! parameter plus twice the state beyond the master weights (30 for Adam, 18 for 8-bit Adam).
-//!
-//! GaLore's projection: every step each projected matrix's gradient goes down (P^T G, 2mnr
-//! FLOPs) and its update back up (P N, 2mnr), GEMMs on fp32 data run as TF32 on tensor cores
-//! (as Megatron-LM and most training scripts allow); every `interval` steps an SVD of the
-//! gradient refreshes P, priced as an fp32 GEMM (no tensor cores) of the same arithmetic (Golub and Van Loan's
-//! R-SVD for the singular values and the small side's vectors: 2nm^2 + 11m^3 FLOPs) and charged
-//! to each step as its 1/`interval` share. Under ZeRO each rank keeps 1/dp of the state but the
-//! projections are priced on the GPU's whole matrices (an upper bound). A real SVD (cuSOLVER) runs well below GEMM efficiency,
-//! so this is a lower bound on the refresh. Ignored: GaLore's per-layer weight updates (which
-//! free the gradients; the memory model keeps fp32 gradients for every optimizer), and the
-//! scale factor and clipping arithmetic.
+//! Ignored: GaLore's per-layer weight updates (gradients stay fp32 in memory), the scale factor
+//! and clipping arithmetic. Per-optimizer details and sources: docs/TRAINING.md#optimizer
 
 use super::setup::TrainingConfig;
 use crate::hw::host::HostSpec;

@@ -1,29 +1,18 @@
-//! Failures, checkpoints and goodput of a long training run (`[reliability]`).
+//! Failures, checkpoints and goodput of a long training run (`[reliability]`), in seconds and
+//! fractions of wall time. Entry point: [`Reliability::report`].
 //!
-//! Failures arrive as a Poisson process at the cluster's rate, the sum of every GPU's and every
-//! node's (1 / MTBF each), so the cluster's mean time between failures is M = 1 / (G / gpu_mtbf +
-//! N / node_mtbf).
+//! Failures arrive as a Poisson process at the cluster's rate, so its mean time between failures
+//! is M = 1 / (G / gpu_mtbf + N / node_mtbf) for G GPUs and N nodes.
+//! - Synchronous restart: every τ seconds the job stalls δ to write a checkpoint; a failure costs
+//!   the restart R plus the work since the checkpoint. Wall time per second of training is
+//!   (M/τ) e^(R/M) (e^((τ+δ)/M) - 1), split to first order as (1 + δ/τ)(1 + (R + (τ + δ)/2)/M);
+//!   the default τ is the optimum of that model ([`daly_interval`]).
+//! - Fault-tolerant data parallelism: a failure takes one replica out for the rejoin time J, the
+//!   step in flight is lost and all wait the stall S; lost fraction (step + S + J/dp) / M, with
+//!   checkpoint costs kept. One replica is reported as synchronous restart.
 //!
-//! Synchronous restart (what most jobs do): every τ seconds of training the job stalls δ to write
-//! a checkpoint; a failure costs the restart R plus the work since the last checkpoint. With
-//! exponential failures the wall time per second of training is (M/τ) e^(R/M) (e^((τ+δ)/M) - 1)
-//! (Daly 2006, the complete model), and goodput is its inverse; to first order it is
-//! (1 + δ/τ)(1 + (R + (τ + δ)/2)/M), which is how the lost time is split between checkpointing,
-//! rework and restarts in the report. The default interval is Daly's higher-order optimum of that
-//! model, τ = sqrt(2δM)(1 + sqrt(δ/(2M))/3 + δ/(18M)) - δ for δ < 2M (else M), which reduces to
-//! Young's (1974) sqrt(2δM) when δ << M.
-//!
-//! Fault-tolerant data parallelism (replicas drop out and rejoin, as in FT-HSDP): a failure
-//! takes one data-parallel replica out for the rejoin time J while the others keep training at
-//! (dp - 1)/dp of the throughput; the step in flight is lost for everyone, and every replica waits
-//! the stall S while the survivors regroup (FT-HSDP measures about 3 minutes at 100,000 GPUs); no
-//! rework from a checkpoint. Checkpoints are still written at the same interval (for losses of
-//! the whole job), so their cost stays. Lost fraction per unit time: (step + S + J/dp) / M. With one replica the
-//! scheme cannot help and is reported equal to synchronous restart.
-//!
-//! Deliberately ignored: correlated failures (a switch taking out many nodes), failures during
-//! restart, the straggler's effect on failure rates, and asynchronous checkpointing (model it as
-//! a smaller checkpoint_write).
+//! Ignored: correlated failures, failures during restart, stragglers' effect on failure rates,
+//! asynchronous checkpointing. Sources and the optimum's formula: docs/TRAINING.md#reliability
 
 use serde_json::{Value, json};
 

@@ -1,25 +1,18 @@
 //! Pipeline schedules: the order in which each stage runs the forward and backward passes of its
-//! micro-batches.
+//! micro-batches ([`order`]; warm-up forwards: [`warmup`]).
 //!
 //! - GPipe: every forward, then every backward; a stage keeps all micro-batches' activations.
-//! - 1F1B (PipeDream-Flush, Megatron-LM's default): stage s runs pp - s - 1 warm-up forwards, then
-//!   alternates one forward and one backward, then drains the remaining backwards; it keeps at
-//!   most pp - s micro-batches in flight.
-//! - Interleaved 1F1B (Megatron-LM SC21, Section 2.2): each GPU holds v model chunks (virtual
-//!   stages); micro-batches go through chunk groups of pp at a time, which shrinks the bubble by v
-//!   at the cost of v times the point-to-point messages. Needs the micro-batch count to be a
-//!   multiple of pp.
+//! - 1F1B (Megatron-LM's default): stage s runs pp - s - 1 warm-up forwards, then alternates one
+//!   forward and one backward, then drains; at most pp - s micro-batches in flight.
+//! - Interleaved 1F1B: each GPU holds v model chunks; micro-batches go through chunk groups of pp
+//!   at a time, shrinking the bubble by v for v times the point-to-point messages (the
+//!   micro-batch count must be a multiple of pp). Chunk c of stage s is the model's chunk
+//!   c x pp + s, so a forward visits stages 0 to pp - 1 and wraps around for the next chunk.
+//! - Asynchronous 1F1B: the 1F1B order with every micro-batch a mini-batch of its own (weights
+//!   updated after each backward, never flushed). Weight staleness is the algorithm's business
+//!   (stashing: `memory.rs`); convergence is outside a performance model.
 //!
-//! - Asynchronous 1F1B (PipeDream, Harlap et al. 2018; SpecTrain, Chen et al. 2018): the 1F1B
-//!   order, but every micro-batch is a mini-batch of its own: each stage updates its weights right
-//!   after each backward, and the pipeline is never flushed, so in steady state no stage waits
-//!   between steps. The staleness this brings (a micro-batch's forward and backward see different
-//!   weight versions) is handled by the algorithm, not the schedule: PipeDream stashes one weight
-//!   version per micro-batch in flight (`memory.rs`), SpecTrain predicts the future weights from
-//!   the smoothed gradient. Convergence is outside a performance model.
-//!
-//! Chunk c of stage s is the model's chunk c x pp + s (of pp x v), so a micro-batch's forward visits
-//! stage 0, 1, ..., pp - 1 and wraps around to stage 0 for the next chunk.
+//! Sources: docs/TRAINING.md#schedules
 
 use super::policy::Schedule;
 

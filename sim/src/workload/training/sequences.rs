@@ -1,35 +1,18 @@
-//! A training step over sequences of unlike lengths (`[sequences]`): the step's sequences (a
-//! list, or a seeded sample of a distribution), how a packing policy turns them into
-//! micro-batches of unlike shapes, and what each micro-batch costs and holds.
+//! A training step over sequences of unlike lengths (`[sequences]`, [`Sequences`]): the step's
+//! sequences (a list, or a seeded sample of a distribution), how a packing policy
+//! (`policy::Packing`) makes them into micro-batches of unlike shapes, and their costs and bytes.
 //!
-//! Policies (`policy::Packing`):
-//! - `fixed`: batch-level pipelining at one shape. Whole sequences packed first-fit decreasing
-//!   into micro-batches of exactly `micro_batch_tokens` (the rest padding); every micro-batch's
-//!   GEMMs run the padded length, its attention only over its own sequences (masked per document).
-//! - `sequence-parallel`: whole sequences packed the same way, unpadded, each micro-batch split
-//!   over the context-parallel ranks (ring attention or all-gather, `parallel.cp`); the baseline
-//!   InfiniPipe compares against.
-//! - `elastic` (InfiniPipe's elastic pipeline parallelism): a sequence longer than
-//!   `micro_batch_tokens` is split into equal chunks (token-level pipelining; chunk k attends to
-//!   its own tokens causally and to the k chunks before it in full), the rest packed whole
-//!   (batch-level); sequences go to `micro_batches` micro-batches dearest first onto the cheapest
-//!   micro-batch with room (cost: GEMM FLOPs linear in tokens, attention FLOPs quadratic in each
-//!   sequence's length, a chunk's with the keys before it), the chunks of a sequence on
-//!   successive micro-batches in order. Then, per pipeline stage, each micro-batch is
-//!   kept or recomputed in full (chunk-level adaptive checkpointing): while the stage's
-//!   in-flight micro-batches do not fit, the kept one that frees the most bytes per recomputed
-//!   FLOP is recomputed, so stages that hold more micro-batches (the first, under 1F1B)
-//!   recompute more, and short packed micro-batches (cheap to rerun) go before long chunks.
+//! - `fixed`: whole sequences packed first-fit decreasing into padded micro-batches of
+//!   `micro_batch_tokens`; GEMMs run the padded length, attention only each sequence's own.
+//! - `sequence-parallel`: packed alike, unpadded, each split over the context-parallel ranks.
+//! - `elastic`: long sequences split into chunks (each attending to the chunks before it), the
+//!   rest packed whole, balanced by cost across micro-batches; per stage, micro-batches that do
+//!   not fit are recomputed in full, those freeing the most bytes per recomputed FLOP first.
 //!
-//! Each micro-batch is priced by its own shape: GEMMs and elementwise kernels by its tokens,
-//! attention as the sum of one kernel per sequence or chunk (`Shape::attention`), so a packed
-//! micro-batch of short sequences costs far less attention than one long sequence of the same
-//! tokens. Memory holds, per stage, the worst run of consecutive micro-batches its schedule
-//! keeps in flight, with the keys and values of the earlier chunks of the sequences they
-//! continue (kept on the same stage, so nothing is sent). Ignored: the dependence of chunk k's backward on
-//! chunk k + 1's (the gradient of its keys and values; each chunk's backward runs in micro-batch
-//! order here); the cost of the packing solver; data-parallel
-//! replicas drawing different samples (every replica is assumed to get a sample like this one).
+//! Each micro-batch is priced by its own shape (GEMMs by tokens, attention per sequence or chunk);
+//! memory holds each stage's worst run of in-flight micro-batches. Ignored: chunk k's backward's
+//! dependence on chunk k + 1's, the packing solver's cost, replicas drawing different samples.
+//! Policies in detail and sources: docs/TRAINING.md#variable-length-sequences
 
 pub(crate) mod packing;
 mod recompute;

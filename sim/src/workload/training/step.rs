@@ -1,43 +1,18 @@
-//! One training step as a graph of operations: one GPU per pipeline stage, standing for its
-//! tensor-, context- and data-parallel peers.
+//! One training step as a graph of operations ([`StepBuilder`]): one GPU per pipeline stage,
+//! standing for its tensor-, context- and data-parallel peers; kernels are priced by the compute
+//! model, collectives by the network, and the engine schedules the graph.
 //!
-//! Each stage runs its schedule's passes (`schedule`): a forward runs the embedding on the first
-//! chunk, each layer's operations (`layer`), and the output projection and loss on the last; a
-//! backward runs them in reverse, full recomputation re-running a layer's forward just before its
-//! backward. Stages hand activations and gradients to each other with point-to-point sends.
-//! Gradients are reduced across replicas in buckets during the last micro-batch's backward, on a
-//! lane that overlaps the remaining backward (as PyTorch DDP and Megatron-LM do); the optimizer
-//! step waits for every bucket. ZeRO 1/2 reduce-scatter instead and all-gather the updated weights;
-//! ZeRO 3 gathers each layer's weights before use (one layer ahead) and reduce-scatters its
-//! gradients every micro-batch; `param_gather = "on-demand"` gathers and reduces weight matrix
-//! by weight matrix in the compute stream's path instead (`on_demand`).
+//! Each stage runs its schedule's passes (`schedule`) over its layers' operations (`layer`), full
+//! recomputation re-running a layer's forward before its backward; stages hand activations and
+//! gradients on with point-to-point sends. Data-parallel gradients are reduced in buckets beside
+//! the last backward (ZeRO 1/2: reduce-scatter, then all-gather the updated weights; ZeRO 3:
+//! gathers one layer ahead, or matrix by matrix with `param_gather = "on-demand"`, `on_demand`).
+//! Tensor-parallel collectives sit at Megatron-LM's `f` and `g` and block the compute stream
+//! unless overlapped; context and expert parallelism exchange keys and values and routed tokens.
+//! Each kind of communication has its own lane; a collective beside compute slows its kernels
+//! (`exec::Contention`). Optimizer offload moves the step to the host or an optimizer node.
 //!
-//! Tensor-parallel collectives sit where `layer` puts Megatron-LM's `f` and `g`: `f` before a
-//! column-split GEMM (identity forward, all-reduce backward), `g` after a row-split one (all-reduce
-//! forward, identity backward); with sequence parallelism the all-reduces become all-gathers and
-//! reduce-scatters of the same bytes. They block the compute stream, as Megatron-LM runs them by
-//! default, unless `tp_comm_overlap` runs each beside its GEMM, or `tp_dgrad_overlap` runs the
-//! backward's input-gradient collectives beside the weight-gradient GEMMs (Megatron-LM's
-//! asynchronous all-reduce). Context parallelism exchanges keys
-//! and values (ring passes overlapped with attention blocks, or an all-gather); expert parallelism
-//! exchanges routed tokens with all-to-alls. Every kind of communication has a lane of its own.
-//! A collective running beside the compute stream holds `collective::collective_blocks` of the
-//! GPU's SMs, so the kernels beside it slow for as long as it runs (`exec::Contention`); host
-//! copies and the host's and optimizer node's work hold none.
-//!
-//! Optimizer offload (`parallel.optimizer_offload`). `host` (ZeRO-Offload): each reduced
-//! gradient bucket's shard is copied to host memory over the GPU's PCIe link as soon as it is
-//! reduced (beside the backward, on a lane of its own); after the last copy the host CPUs run the
-//! optimizer step on the shard (`hw::host`: the fused step's arithmetic and bytes on the CPU, the
-//! host shared by the server's GPUs), and the updated 16-bit weights are copied back before ZeRO
-//! 1/2's all-gather. `network` (LuWu): the gradients are reduced as ZeRO-3 reduces them, and an
-//! optimizer node applies each bucket's update as it arrives (its share of the whole step, on its
-//! own lane), so only what it cannot hide behind the backward is exposed; the parameters come
-//! back with ZeRO-3's layer gathers at the next step. Ignored: the CPU's gradient accumulation
-//! across micro-batches, interference between the copies and the collectives on the host's PCIe
-//! root, and the SmartNIC offload of the collectives (they are priced as NCCL's).
-//!
-//! Ignored: the embedding's backward scatter (small), data loading.
+//! Ignored: the embedding's backward scatter, data loading. See docs/TRAINING.md#the-step-graph
 
 mod collectives;
 mod context_attention;

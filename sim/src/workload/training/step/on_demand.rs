@@ -1,39 +1,18 @@
 //! ZeRO-3 with parameters gathered on demand (`parallel.param_gather = "on-demand"`), as
-//! DeepSpeed's first stage 3 (v0.3, spring 2021) ran it.
+//! DeepSpeed's first stage 3 ran it. Per layer and pass, each weight matrix is gathered by an
+//! all-gather of its own over the data-parallel group, after the GPU has drained, so nothing
+//! overlaps it; before its launch the host loops over the ranks building the output list
+//! ([`HOST_LOOP_PER_RANK_S`] a rank, GPU idle), and after it one device copy per rank (bytes / n
+//! each) fills the per-rank list. Gradients are reduce-scattered the same way, one collective per
+//! matrix after n copies into one buffer, and the compute stream waits for them.
 //!
-//! Modelled, per layer and pass:
-//! - each weight matrix is gathered by an all-gather of its own over the data-parallel group,
-//!   issued once the GPU has drained (`torch.cuda.synchronize()` came before every parameter's
-//!   gather), so the compute stream waits for it and nothing overlaps it;
-//! - between the drain and the all-gather's launch the host builds the all-gather's output list
-//!   in Python, one `narrow` view and one `get_rank(group)` per rank
-//!   ([`HOST_LOOP_PER_RANK_S`] each), with the GPU idle;
-//! - the all-gather writes into a list of one tensor per rank, which the collective library
-//!   fills after the collective with one device copy per rank (PyTorch's list form of
-//!   `all_gather`): `n` launches of `bytes / n` each, priced by the compute model as memory-bound
-//!   kernels (launch overhead included), on the gather's stream;
-//! - each layer's gradients are reduce-scattered the same way, one collective per weight matrix
-//!   from a list of per-rank inputs that is first copied into one buffer (`n` copies), and the
-//!   compute stream waits for them before it goes on.
-//!
-//! With full recomputation, a matrix gathered for the recomputed forward is kept for the backward
-//! that follows only while DeepSpeed's reuse distance allows it: the parameters of the modules
-//! that run between its recomputed forward and its backward (each later matrix of the layer
-//! twice, forward then backward) must stay below `stage3_max_reuse_distance`
-//! ([`MAX_REUSE_DISTANCE`]); any other matrix is released and gathered again for the backward.
-//! Without recomputation every matrix is gathered again for the backward (the whole rest of the
-//! forward lies between its two uses). Deliberately ignored: norms and biases (below DeepSpeed's
-//! persistence threshold of 100,000 elements, so whole on every rank and never gathered), the
-//! host's other time between the calls (hooks, allocation: fixed per call, not per rank), the
-//! host's issue of the per-rank copies (during the all-gather, which outlasts it), the host's
-//! loop building the gradients' per-rank input list (`_reduce_scatter_gradient`: it runs in the
-//! gradient hook, while the GPU still runs the backward kernels just launched, which mostly
-//! outlast it: a GPT-3 QKV matrix's backward takes about 19 ms of an A100 against 11 ms of loop
-//! at 1,536 ranks). A mixture-of-experts layer's local experts of one kind (up or down
-//! projections) are gathered as one matrix.
-//!
-//! Memory (`memory.rs`): the gathered weights a GPU holds at once are those of
-//! [`most_gathered_params`] (no prefetching), not the two layers of prefetched gathering.
+//! Under full recomputation a matrix gathered for the recomputed forward is kept for its backward
+//! only while the parameters running in between stay below [`MAX_REUSE_DISTANCE`]; otherwise, and
+//! always without recomputation, it is gathered again. Memory: [`most_gathered_params`]. Ignored:
+//! norms and biases (never gathered), the host's per-call overheads, its issue of the per-rank
+//! copies and its gradient-list loop (hidden behind GPU work). Local experts of one kind count as
+//! one matrix.
+//! Details and measurements: docs/TRAINING.md#zero-3-with-parameters-gathered-on-demand
 
 use super::StepBuilder;
 use crate::collective::CollectiveOp;
