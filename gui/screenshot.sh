@@ -14,18 +14,20 @@
 #   links     docs/screenshot-links.png: ZCCL's all-reduce of 1 GiB on 16 x 4 A100 (slow network), the
 #             Topology tab with links coloured by their utilisation over the collective.
 #   serving   docs/screenshot-serving.png: Llama 3.1 8B on 2 H100 through a one-minute traffic
-#             peak, the Metrics tab: throughput over time (from the trace) and latency.
+#             peak, its cards and the Metrics tab: throughput over time (from the trace) and latency.
+#   diffusion docs/screenshot-diffusion.png: HunyuanVideo 720p on 8 H100 (Ulysses), its cards
+#             (latency, step, videos per hour, where a video's time goes, memory) and Metrics tab.
 #
 # Runs headless: a virtual X server (Xvfb), OpenGL through Mesa's software renderer (llvmpipe).
 # Installs what it needs with apt-get when missing (needs root). Run from anywhere:
-#   gui/screenshot.sh [all|timeline|metrics|compare|sweep|topology|links|serving] [OUTPUT_DIR]
+#   gui/screenshot.sh [all|timeline|metrics|compare|sweep|topology|links|serving|diffusion] [OUTPUT_DIR]
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-all}"
 outdir="${2:-$root/docs}"
-case "$mode" in all | timeline | metrics | compare | sweep | topology | links | serving) ;; *)
-    echo "usage: $0 [all|timeline|metrics|compare|sweep|topology|links|serving] [OUTPUT_DIR]" >&2
+case "$mode" in all | timeline | metrics | compare | sweep | topology | links | serving | diffusion) ;; *)
+    echo "usage: $0 [all|timeline|metrics|compare|sweep|topology|links|serving|diffusion] [OUTPUT_DIR]" >&2
     exit 2
     ;;
 esac
@@ -141,6 +143,11 @@ fi
 if [ "$mode" = all ] || [ "$mode" = serving ]; then
     # 4,000 requests (about 2 s in a debug build).
     shoot screenshot-serving.png "${SERVING_WAIT:-8}" scenarios/serving/llama-3.1-8b-2xh100-peak-hour.toml \
+        --tab metrics
+fi
+
+if [ "$mode" = all ] || [ "$mode" = diffusion ]; then
+    shoot screenshot-diffusion.png "${DIFFUSION_WAIT:-5}" scenarios/diffusion/hunyuanvideo-720p-8xh100-ulysses.toml \
         --tab metrics
 fi
 

@@ -1,12 +1,13 @@
 //! The report as cards: step time, throughput, per-GPU FLOP rate, memory, where the step's time
 //! goes, and how faithful the simulation was; for a cluster of jobs, a card per job (its step
-//! alone and beside the others).
+//! alone and beside the others); a serving, diffusion or collective run's own (`kind_cards.rs`).
 //!
 //! [`Summary::from_report`] reads the report JSON into plain fields (testable without a window);
 //! [`show`] lays them out. A key the report lacks shows as "—", never as an invented number.
 //! Deliberately left out: the report's other keys (the CLI prints them all with `--json`),
 //! comparisons between runs, and editing anything from here.
 
+use crate::kind_cards::{self, KindCards};
 use crate::timeline::kind_color;
 use crate::units;
 use clustersim::exec::OpKind;
@@ -40,6 +41,8 @@ pub struct Summary {
     pub events: Option<u64>,
     /// A cluster run's jobs (`jobs`); empty for any other run.
     pub jobs: Vec<JobCard>,
+    /// A serving, diffusion or collective run's own cards (`kind_cards.rs`).
+    pub kind_cards: Option<KindCards>,
 }
 
 /// One job of a cluster run: where it ran and what sharing the links cost it.
@@ -150,6 +153,7 @@ impl Summary {
                 .flatten()
                 .map(JobCard::from_report)
                 .collect(),
+            kind_cards: KindCards::from_report(r),
         }
     }
 
@@ -180,8 +184,8 @@ impl Summary {
 }
 
 const BUBBLE: Color32 = Color32::from_rgb(150, 150, 150);
-const GOOD: Color32 = Color32::from_rgb(60, 170, 90);
-const BAD: Color32 = Color32::from_rgb(220, 60, 60);
+pub(crate) const GOOD: Color32 = Color32::from_rgb(60, 170, 90);
+pub(crate) const BAD: Color32 = Color32::from_rgb(220, 60, 60);
 const MEMORY_COLORS: [Color32; 7] = [
     Color32::from_rgb(95, 110, 200),
     Color32::from_rgb(150, 90, 190),
@@ -192,7 +196,7 @@ const MEMORY_COLORS: [Color32; 7] = [
     Color32::from_rgb(100, 100, 100),
 ];
 
-fn dash(v: Option<String>) -> String {
+pub(crate) fn dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".into())
 }
 
@@ -226,6 +230,10 @@ fn show_jobs(ui: &mut Ui, jobs: &[JobCard]) {
 pub fn show(ui: &mut Ui, s: &Summary) {
     if !s.jobs.is_empty() {
         show_jobs(ui, &s.jobs);
+        return fidelity(ui, s);
+    }
+    if let Some(k) = &s.kind_cards {
+        kind_cards::show(ui, k, s.gpus, s.gpu.as_deref());
         return fidelity(ui, s);
     }
     ui.columns(4, |cols| {
@@ -343,7 +351,7 @@ fn fidelity(ui: &mut Ui, s: &Summary) {
 }
 
 /// One card: a caption, a big value, and a line under it.
-fn card(ui: &mut Ui, title: &str, value: String, sub: RichText) {
+pub(crate) fn card(ui: &mut Ui, title: &str, value: String, sub: RichText) {
     Frame::new()
         .fill(ui.visuals().faint_bg_color)
         .stroke(ui.visuals().widgets.noninteractive.bg_stroke)
@@ -359,7 +367,7 @@ fn card(ui: &mut Ui, title: &str, value: String, sub: RichText) {
 
 /// A horizontal bar of `parts` laid end to end, `scale` being the full width, with an optional
 /// marker line at `(value, colour)` (the memory capacity).
-fn stacked_bar(
+pub(crate) fn stacked_bar(
     ui: &mut Ui,
     parts: &[(&str, f64, Color32)],
     scale: f64,
@@ -402,7 +410,12 @@ fn stacked_bar(
 }
 
 /// Coloured squares naming each part with its value and share of `total`.
-fn legend(ui: &mut Ui, parts: &[(&str, f64, Color32)], total: f64, fmt: fn(f64) -> String) {
+pub(crate) fn legend(
+    ui: &mut Ui,
+    parts: &[(&str, f64, Color32)],
+    total: f64,
+    fmt: fn(f64) -> String,
+) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 4.0;
         for &(name, v, color) in parts {

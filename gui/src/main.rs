@@ -23,6 +23,7 @@ mod edited;
 #[cfg(test)]
 mod fuzz;
 mod gpu_lanes;
+mod kind_cards;
 mod layout;
 mod link_traffic;
 mod measure;

@@ -70,7 +70,7 @@ const MEMORY_ORDER: [&str; 6] = [
 ];
 
 /// `(report key, label, colour)` of a diffusion video's phases, in the order they happen.
-const DIFFUSION_PHASES: [(&str, &str, Color32); 6] = [
+pub(crate) const DIFFUSION_PHASES: [(&str, &str, Color32); 6] = [
     (
         "text_encode",
         "text encode",

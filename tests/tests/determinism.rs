@@ -1,5 +1,5 @@
 //! Same scenario and seed, same bytes out: for every shipped scenario, two runs give identical
-//! reports and identical trace files.
+//! reports and identical trace files; and its text summary finds every figure it prints.
 
 use clustersim::Scenario;
 use clustersim::check::discover;
@@ -15,6 +15,16 @@ fn scenarios() -> Vec<PathBuf> {
 fn run_once(path: &Path) -> (String, Vec<u8>) {
     let scenario = Scenario::load(path, &[]).unwrap_or_else(|e| panic!("{e}"));
     let output = clustersim::run(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    // A figure the summary reads from a path the report lacks prints as NaN. The CLI adds the
+    // wall time before it prints.
+    let mut timed = output.report.clone();
+    timed["sim"]["wall_s"] = 0.5.into();
+    let summary = clustersim::report::summary::render(&timed);
+    assert!(
+        !summary.contains("NaN"),
+        "{}: the summary prints NaN\n{summary}",
+        path.display()
+    );
     // `sim.wall_s` is added by the front end that times the run; the library leaves it out.
     assert!(output.report["sim"].get("wall_s").is_none());
     let report = serde_json::to_string(&output.report).unwrap();

@@ -7,7 +7,6 @@ mod collective;
 mod list;
 mod merge;
 mod plan;
-mod summary;
 mod sweep;
 mod validate;
 
@@ -154,7 +153,7 @@ fn run(
             serde_json::to_string_pretty(&output.report).expect("a report serialises")
         );
     } else {
-        print!("{}", summary::render(&output.report));
+        print!("{}", clustersim::report::summary::render(&output.report));
         if let Some(trace_path) = trace {
             println!(
                 "trace written to {} (open it in ui.perfetto.dev)",

@@ -1,6 +1,7 @@
-//! Reports: the JSON every run prints, and the traces it can write.
+//! Reports: the JSON every run prints, its readable summary, and the traces it can write.
 
 pub(crate) mod links;
+pub mod summary;
 pub mod trace;
 
 pub use trace::write_chrome_trace;

@@ -1,15 +1,17 @@
-//! The readable summary `clustersim run` prints without `--json`.
+//! The readable summary `clustersim run` prints without `--json`, read from the report JSON.
 
 mod cluster;
 mod collective;
 mod diffusion;
 mod federated;
+mod kernels;
 mod serving;
 
 use cluster::render_cluster;
 use collective::render_collective;
 use diffusion::render_diffusion;
 use federated::render_federated;
+use kernels::render_kernels;
 use serde_json::Value;
 use serving::render_serving;
 use std::fmt::Write;
@@ -74,6 +76,9 @@ pub fn render(r: &Value) -> String {
     }
     if r["kind"] == "cluster" {
         return render_cluster(r);
+    }
+    if r["kind"] == "kernels" {
+        return render_kernels(r);
     }
     let mut out = String::new();
     let name = r["scenario"].as_str().unwrap_or("scenario");
