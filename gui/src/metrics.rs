@@ -22,6 +22,9 @@ pub struct Percentiles {
     pub mean: Option<f64>,
     /// `(0.5, p50)`, `(0.9, p90)`, `(0.99, p99)`: those the report has, in that order.
     pub points: Vec<(f64, f64)>,
+    /// The distribution from the report's histogram (`histograms`), when it has one:
+    /// `[seconds, fraction of requests at or below]` at each bucket's upper edge.
+    pub cdf: Vec<[f64; 2]>,
 }
 
 /// What the Metrics tab plots for one report.
@@ -95,7 +98,45 @@ pub(crate) const DIFFUSION_PHASES: [(&str, &str, Color32); 6] = [
     ("vae_decode", "VAE decode", Color32::from_rgb(60, 170, 90)),
 ];
 
+/// The cumulative distribution of `counts` over buckets bounded by `edges` (one more count
+/// than edges: below the first, between each pair, at or above the last), as points at each
+/// bucket's upper edge from the first bucket with a count to the last. Empty when there is
+/// nothing counted or the lengths do not match.
+fn cdf(edges: &[f64], counts: &[f64]) -> Vec<[f64; 2]> {
+    let total: f64 = counts.iter().sum();
+    if total <= 0.0 || counts.len() != edges.len() + 1 {
+        return Vec::new();
+    }
+    let first = counts.iter().position(|&c| c > 0.0).unwrap_or(0);
+    let last = counts.iter().rposition(|&c| c > 0.0).unwrap_or(0);
+    let mut seen = 0.0;
+    let mut out = Vec::new();
+    for (i, &c) in counts.iter().enumerate().take(last + 1) {
+        seen += c;
+        if i < first {
+            continue;
+        }
+        // The lower edge of the first bucket with a count starts the curve at 0.
+        if i == first && i > 0 {
+            out.push([edges[i - 1], 0.0]);
+        }
+        let upper = edges.get(i).copied().unwrap_or(edges[edges.len() - 1]);
+        out.push([upper, seen / total]);
+    }
+    out
+}
+
 fn percentiles(r: &Value, prefix: &str, name: &str) -> Option<Percentiles> {
+    let numbers = |v: Option<&Value>| -> Vec<f64> {
+        v.and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default()
+    };
+    let key = prefix.trim_start_matches('/');
+    let cdf = cdf(
+        &numbers(r.pointer("/histograms/edges_s")),
+        &numbers(r.pointer("/histograms").and_then(|h| h.get(key))),
+    );
     let t = r.pointer(prefix)?;
     let f = |k: &str| t.get(k).and_then(Value::as_f64);
     let points: Vec<(f64, f64)> = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")]
@@ -109,6 +150,7 @@ fn percentiles(r: &Value, prefix: &str, name: &str) -> Option<Percentiles> {
         name: name.to_string(),
         mean: f("mean"),
         points,
+        cdf,
     })
 }
 
@@ -255,5 +297,53 @@ pub(crate) mod tests {
         assert_eq!(latencies.len(), 2, "no e2e in the report, no e2e plot");
         assert_eq!(latencies[0].points, [(0.5, 0.1), (0.9, 0.3), (0.99, 0.9)]);
         assert_eq!(latencies[1].mean, None);
+    }
+
+    #[test]
+    fn a_histogram_becomes_the_fraction_done_within_each_edge() {
+        let r = json!({"kind": "serving",
+            "ttft_s": {"p50": 0.15},
+            "tpot_s": {"p50": 0.01},
+            "histograms": {"edges_s": [0.1, 0.2, 0.4],
+                           "ttft_s": [0, 1, 3, 0],
+                           "tpot_s": [0, 0, 0]}});
+        let Metrics::Serving { latencies, .. } = Metrics::from_report(&r) else {
+            panic!("a serving report")
+        };
+        // One request in [0.1, 0.2), three in [0.2, 0.4): from 0 at 0.1 s to all at 0.4 s.
+        assert_eq!(latencies[0].cdf, [[0.1, 0.0], [0.2, 0.25], [0.4, 1.0]]);
+        // Counts that do not match the edges draw nothing rather than a wrong curve.
+        assert!(latencies[1].cdf.is_empty());
+    }
+
+    #[test]
+    fn a_real_serving_report_draws_every_request() {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/serving/llama-3-70b-tp4-poisson-slo.toml");
+        let s = clustersim::Scenario::load(&path, &["workload.requests=200".into()]).unwrap();
+        let r = clustersim::run(&s).unwrap().report;
+        let Metrics::Serving { latencies, .. } = Metrics::from_report(&r) else {
+            panic!("a serving report")
+        };
+        assert_eq!(latencies.len(), 3);
+        for l in &latencies {
+            let last = l.cdf.last().expect("a curve");
+            assert_eq!(last[1], 1.0, "{}", l.name);
+            assert!(
+                l.cdf
+                    .windows(2)
+                    .all(|w| w[0][0] < w[1][0] && w[0][1] <= w[1][1])
+            );
+            // The median lies where the curve crosses one half.
+            let p50 = l.points[0].1;
+            let below = l
+                .cdf
+                .iter()
+                .rev()
+                .find(|p| p[0] <= p50)
+                .map_or(0.0, |p| p[1]);
+            let above = l.cdf.iter().find(|p| p[0] > p50).map_or(1.0, |p| p[1]);
+            assert!(below <= 0.5 && above >= 0.5, "{}: {below} {above}", l.name);
+        }
     }
 }

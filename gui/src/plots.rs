@@ -59,7 +59,7 @@ pub fn show(ui: &mut Ui, m: &Metrics, throughput: Option<&Throughput>) {
                 throughput_plots(ui, throughput, *tokens_per_s, *requests_per_s);
                 ui.add_space(8.0);
                 ui.strong("Latency");
-                percentile_note(ui);
+                percentile_note(ui, latencies);
                 latency_plots(ui, latencies);
             }
             Metrics::Diffusion {
@@ -71,7 +71,7 @@ pub fn show(ui: &mut Ui, m: &Metrics, throughput: Option<&Throughput>) {
                 if !served.is_empty() {
                     ui.add_space(8.0);
                     ui.strong("Served videos");
-                    percentile_note(ui);
+                    percentile_note(ui, served);
                     latency_plots(ui, served);
                 }
             }
@@ -81,15 +81,17 @@ pub fn show(ui: &mut Ui, m: &Metrics, throughput: Option<&Throughput>) {
         });
 }
 
-fn percentile_note(ui: &mut Ui) {
-    ui.label(
-        RichText::new(
-            "The report gives only the mean and the 50th, 90th and 99th percentiles: each curve is \
-             those three points joined by straight lines, not a per-request distribution.",
-        )
-        .small()
-        .weak(),
-    );
+fn percentile_note(ui: &mut Ui, series: &[Percentiles]) {
+    let text = if series.iter().all(|s| !s.cdf.is_empty()) {
+        "Every request counted in the report's histogram (buckets about 12% wide): each curve is \
+         the fraction of requests done within that time, the dots the 50th, 90th and 99th \
+         percentiles, the dashed line the mean."
+    } else {
+        "The report gives only the mean and the 50th, 90th and 99th percentiles: a curve without \
+         a histogram is those three points joined by straight lines, not a per-request \
+         distribution."
+    };
+    ui.label(RichText::new(text).small().weak());
 }
 
 /// The step's parts as bars, in seconds.
@@ -213,7 +215,8 @@ fn memory_plot(ui: &mut Ui, memory: &[Part], capacity: Option<f64>, peak: Option
     }
 }
 
-/// One plot per latency figure: its percentiles as cumulative-distribution points.
+/// One plot per latency figure: its cumulative distribution from the report's histogram (or,
+/// without one, its percentiles joined), the percentiles as points.
 fn latency_plots(ui: &mut Ui, series: &[Percentiles]) {
     if series.is_empty() {
         ui.weak("The report has no latency percentiles.");
@@ -238,8 +241,13 @@ fn latency_plots(ui: &mut Ui, series: &[Percentiles]) {
                 .y_axis_label("fraction of requests")
                 .x_axis_formatter(|mark, _| units::duration(mark.value))
                 .show(ui, |plot| {
+                    let curve = if s.cdf.is_empty() {
+                        pts.clone()
+                    } else {
+                        s.cdf.clone()
+                    };
                     plot.line(
-                        Line::new(s.name.clone(), PlotPoints::from(pts.clone()))
+                        Line::new(s.name.clone(), PlotPoints::from(curve))
                             .color(color)
                             .width(1.5),
                     );

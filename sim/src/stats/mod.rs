@@ -5,6 +5,7 @@
 //! Deliberately ignored: weighting, and NaN samples (they sort last by `f64::total_cmp`).
 
 pub(crate) mod arrivals;
+pub mod histogram;
 pub(crate) mod lengths;
 pub(crate) mod math;
 pub(crate) mod variate;

@@ -134,6 +134,41 @@ fn bigger_batches_raise_offline_throughput() {
 }
 
 #[test]
+fn the_histograms_count_every_completed_request_and_agree_with_the_percentiles() {
+    let r = report("max_batch_size = 256", OFFLINE);
+    let h = &r["histograms"];
+    let edges: Vec<f64> = h["edges_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_f64().unwrap())
+        .collect();
+    assert_eq!(edges.len(), 181);
+    for key in ["ttft_s", "tpot_s", "e2e_s"] {
+        let counts: Vec<u64> = h[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .collect();
+        assert_eq!(counts.len(), 182, "{key}");
+        assert_eq!(
+            counts.iter().sum::<u64>(),
+            200,
+            "{key}: every request has more than one token"
+        );
+        // The p50 falls in the bucket where the running count passes half.
+        let p50 = num(&r, &format!("{key}.p50"));
+        let bucket = edges.partition_point(|&e| e <= p50);
+        let before: u64 = counts[..bucket].iter().sum();
+        assert!(
+            before <= 100 && before + counts[bucket] >= 100,
+            "{key}: {before}"
+        );
+    }
+}
+
+#[test]
 fn a_small_kv_cache_forces_preemption_and_still_finishes() {
     // A quarter of memory leaves about 3 GB of KV cache (23k tokens) for 200 x 640 tokens.
     let r = report("kv_memory_fraction = 0.25\nmax_batch_size = 256", OFFLINE);

@@ -32,6 +32,7 @@ mod trace;
 
 use crate::engine::{SimTime, Simulation};
 use crate::exec::{Graph, Timeline};
+use crate::stats::histogram;
 use config::{FleetConfig, Replicas, ServingConfig, Slo};
 use fleet::{Fleet, new_fleet};
 use kind::ReplicaKind;
@@ -99,6 +100,14 @@ impl Lives<'_> {
                 && slo.e2e_s.is_none_or(|d| e2e(r) <= d)
         };
         let meeting = done.iter().filter(|&&r| meets(r)).count();
+        let ttfts: Vec<f64> = done.iter().map(|&r| ttft(r)).collect();
+        let tpots: Vec<f64> = done.iter().filter_map(|&r| tpot(r)).collect();
+        let e2es: Vec<f64> = done.iter().map(|&r| e2e(r)).collect();
+        let histograms = histogram::report(&[
+            ("ttft_s", ttfts.as_slice()),
+            ("tpot_s", tpots.as_slice()),
+            ("e2e_s", e2es.as_slice()),
+        ]);
         let report = json!({
             "requests": n,
             "requests_completed": done.len(),
@@ -106,9 +115,10 @@ impl Lives<'_> {
                 "requests_per_s": done.len() as f64 / span,
                 "output_tokens_per_s": output_tokens as f64 / span,
             },
-            "ttft_s": summary(done.iter().map(|&r| ttft(r)).collect()),
-            "tpot_s": summary(done.iter().filter_map(|&r| tpot(r)).collect()),
-            "e2e_s": summary(done.iter().map(|&r| e2e(r)).collect()),
+            "ttft_s": summary(ttfts),
+            "tpot_s": summary(tpots),
+            "e2e_s": summary(e2es),
+            "histograms": histograms,
             "queueing_s": summary(queueing),
             "slo": {
                 "attainment": if done.is_empty() { 0.0 } else { meeting as f64 / n as f64 },
