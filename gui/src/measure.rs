@@ -141,6 +141,13 @@ pub fn measure(
         report(&line(&m, ""));
         out.push(m);
     }
+    // The cards above the tabs and the Metrics tab's plots (a serving run's throughput over
+    // time, latency distributions; a training step's parts; a video's phases).
+    app.tab = Tab::Metrics;
+    let times = time_frames(&mut app, frames, |_| {});
+    let m = summarise("cards and metrics".to_string(), &times);
+    report(&line(&m, ""));
+    out.push(m);
     app.tab = Tab::Topology;
     let cameras = [
         ("topology, whole cluster", None),
@@ -201,6 +208,7 @@ mod tests {
                 "timeline, whole step",
                 "timeline, a tenth of it",
                 "timeline, 10 ms",
+                "cards and metrics",
                 "topology, whole cluster",
                 "topology, zoomed on a server"
             ]
