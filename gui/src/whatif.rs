@@ -2,7 +2,9 @@
 //! overrides.
 //!
 //! Knobs: training: GPU, nodes, tp/pp/dp/cp/ep, micro-batch, recompute, NIC bandwidth; serving:
-//! GPU, replicas, tp, arrival rate, scheduler; diffusion: ulysses, ring, pipefusion, cfg. Each
+//! GPU, replicas, tp, pp, arrival rate, scheduler, batch limits, prefill and decode replicas;
+//! diffusion: ulysses, ring, pipefusion, cfg, resolution, frames, steps; collective: GPU, nodes,
+//! operation, size, algorithm, NIC bandwidth. Each
 //! field starts at the value the shown run used (the report's resolved value, else the scenario
 //! file's with the run's overrides), and only fields that differ from it become `--set` lines
 //! ([`WhatIf::sets`]). Those lines are merged into the overrides text ([`merge_sets`]: a line with
@@ -125,12 +127,42 @@ const SERVING: &[Knob] = &[
         Some("/cluster/tp"),
         Input::Count,
     ),
+    k(
+        "serving.pp",
+        "pipeline parallel (pp)",
+        Some("/cluster/pp"),
+        Input::Count,
+    ),
     k("workload.rate", "arrival rate", None, Input::Text),
     k(
         "serving.scheduler",
         "scheduler",
         Some("/serving/scheduler"),
         Input::Choice(&["vllm", "sarathi", "static"]),
+    ),
+    k(
+        "serving.max_batch_size",
+        "batch limit (requests)",
+        Some("/serving/max_batch_size"),
+        Input::Count,
+    ),
+    k(
+        "serving.max_batch_tokens",
+        "batch limit (tokens)",
+        Some("/serving/max_batch_tokens"),
+        Input::Count,
+    ),
+    k(
+        "serving.disaggregation.prefill_replicas",
+        "prefill replicas (disaggregated)",
+        Some("/disaggregation/prefill_replicas"),
+        Input::Count,
+    ),
+    k(
+        "serving.disaggregation.decode_replicas",
+        "decode replicas (disaggregated)",
+        Some("/disaggregation/decode_replicas"),
+        Input::Count,
     ),
 ];
 
@@ -154,6 +186,64 @@ const DIFFUSION: &[Knob] = &[
         Input::Count,
     ),
     k("parallel.cfg", "CFG", Some("/parallel/cfg"), Input::Count),
+    k(
+        "diffusion.width",
+        "width",
+        Some("/video/width"),
+        Input::Count,
+    ),
+    k(
+        "diffusion.height",
+        "height",
+        Some("/video/height"),
+        Input::Count,
+    ),
+    k(
+        "diffusion.frames",
+        "frames",
+        Some("/video/frames"),
+        Input::Count,
+    ),
+    k(
+        "diffusion.steps",
+        "steps",
+        Some("/video/steps"),
+        Input::Count,
+    ),
+];
+
+const COLLECTIVE: &[Knob] = &[
+    k("cluster.gpu", "GPU", Some("/cluster/gpu"), Input::Gpu),
+    k(
+        "cluster.nodes",
+        "nodes",
+        Some("/cluster/nodes"),
+        Input::Count,
+    ),
+    k("collective.op", "operation", Some("/op"), Input::Text),
+    k("collective.size", "size", None, Input::Text),
+    k(
+        "collective.algorithm",
+        "algorithm",
+        Some("/algorithm"),
+        Input::Choice(&[
+            "auto",
+            "ring",
+            "tree",
+            "halving-doubling",
+            "hierarchical",
+            "nvls",
+            "nvls-tree",
+            "direct",
+            "torus-2d",
+        ]),
+    ),
+    k(
+        "cluster.inter_node.nic_bandwidth",
+        "NIC bandwidth",
+        None,
+        Input::Text,
+    ),
 ];
 
 /// The knobs of a kind of scenario.
@@ -162,6 +252,7 @@ pub fn knobs(kind: &str) -> &'static [Knob] {
         "training" => TRAINING,
         "serving" => SERVING,
         "diffusion" => DIFFUSION,
+        "collective" => COLLECTIVE,
         _ => &[],
     }
 }
@@ -505,8 +596,13 @@ mod tests {
                 "cluster.gpu",
                 "serving.replicas",
                 "serving.tp",
+                "serving.pp",
                 "workload.rate",
-                "serving.scheduler"
+                "serving.scheduler",
+                "serving.max_batch_size",
+                "serving.max_batch_tokens",
+                "serving.disaggregation.prefill_replicas",
+                "serving.disaggregation.decode_replicas"
             ]
         );
         let mut d = WhatIf::new(
@@ -515,6 +611,19 @@ mod tests {
         );
         d.set("parallel.ulysses", "4");
         assert_eq!(d.sets(), ["parallel.ulysses=4"]);
+        let mut d = WhatIf::new(
+            &json!({"kind": "diffusion", "video": {"frames": 33, "steps": 50}}),
+            None,
+        );
+        d.set("diffusion.frames", "33");
+        d.set("diffusion.steps", "30");
+        assert_eq!(d.sets(), ["diffusion.steps=30"], "only what differs");
+        let mut c = WhatIf::new(
+            &json!({"kind": "collective", "op": "all-reduce", "algorithm": "ring"}),
+            None,
+        );
+        c.set("collective.algorithm", "tree");
+        assert_eq!(c.sets(), ["collective.algorithm=tree"]);
     }
 
     #[test]
