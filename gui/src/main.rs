@@ -20,6 +20,7 @@ mod cards;
 mod compare;
 mod controls;
 mod edited;
+mod fleet_plots;
 #[cfg(test)]
 mod fuzz;
 mod gpu_lanes;

@@ -2,6 +2,7 @@
 //! a training step's parts and one GPU's memory, serving latency percentiles, a diffusion video's
 //! phases. Anything the report lacks is left out, never invented.
 
+use crate::fleet_plots::OverTime;
 use crate::timeline::kind_color;
 use clustersim::exec::OpKind;
 use egui::Color32;
@@ -42,6 +43,8 @@ pub enum Metrics {
         /// The report's averages over the run (`throughput.*`), drawn over the time series.
         tokens_per_s: Option<f64>,
         requests_per_s: Option<f64>,
+        /// Queue, batch and KV cache per replica over the run (`over_time`).
+        over_time: Option<OverTime>,
     },
     Diffusion {
         phases: Vec<Part>,
@@ -223,6 +226,7 @@ impl Metrics {
                 .collect(),
                 tokens_per_s: f("/throughput/output_tokens_per_s"),
                 requests_per_s: f("/throughput/requests_per_s"),
+                over_time: OverTime::from_report(r),
             },
             Some("diffusion") => Metrics::Diffusion {
                 phases: DIFFUSION_PHASES

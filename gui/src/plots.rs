@@ -55,8 +55,13 @@ pub fn show(ui: &mut Ui, m: &Metrics, throughput: Option<&Throughput>) {
                 latencies,
                 tokens_per_s,
                 requests_per_s,
+                over_time,
             } => {
                 throughput_plots(ui, throughput, *tokens_per_s, *requests_per_s);
+                if let Some(o) = over_time {
+                    ui.add_space(8.0);
+                    crate::fleet_plots::show(ui, o, PLOT_H * 0.6);
+                }
                 ui.add_space(8.0);
                 ui.strong("Latency");
                 percentile_note(ui, latencies);

@@ -169,6 +169,34 @@ fn the_histograms_count_every_completed_request_and_agree_with_the_percentiles()
 }
 
 #[test]
+fn over_time_stays_within_the_limits_and_peaks_where_the_cache_does() {
+    let r = report("kv_memory_fraction = 0.25\nmax_batch_size = 64", OFFLINE);
+    let o = &r["over_time"];
+    let reps = o["replicas"].as_array().unwrap();
+    assert!(!reps.is_empty());
+    let series = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let mut kv_peak: f64 = 0.0;
+    for rep in reps {
+        assert!(series(&rep["running"]).iter().all(|&n| n <= 64.0));
+        kv_peak = series(&rep["kv_use"])
+            .iter()
+            .fold(kv_peak, |a, &b| a.max(b));
+    }
+    // Offline: every request waits at time zero, so the first span's queue is the backlog.
+    assert!(o["fleet"]["queued"][0].as_f64().unwrap() > 0.0);
+    assert!(
+        kv_peak > 0.5 && kv_peak <= num(&r, "kv_cache.peak_use") + 1e-6,
+        "{kv_peak}"
+    );
+}
+
+#[test]
 fn a_small_kv_cache_forces_preemption_and_still_finishes() {
     // A quarter of memory leaves about 3 GB of KV cache (23k tokens) for 200 x 640 tokens.
     let r = report("kv_memory_fraction = 0.25\nmax_batch_size = 256", OFFLINE);

@@ -5,6 +5,7 @@
 //! engine, or beside a cluster's other jobs (`cluster`), through a [`Clock`].
 
 use super::kind::ReplicaKind;
+use super::over_time::Sample;
 use super::policy::RouterKind;
 use super::replica::{Limits, Plan, Progress, Replica};
 use super::request::Request;
@@ -95,6 +96,8 @@ pub(crate) struct Fleet {
     pub(crate) replica_of: Vec<usize>,
     /// (replica, start, end, prefill tokens, decodes) of every iteration, for the trace.
     pub(crate) iterations: Vec<(usize, SimTime, SimTime, u64, u32)>,
+    /// Each replica's queue, batch and KV cache at the start of every iteration.
+    pub(crate) samples: Vec<Sample>,
     /// Disaggregated: the first this many replicas only prefill.
     pub(crate) prefill_replicas: Option<usize>,
     /// (request, from, to, start, end, bytes) of every KV transfer.
@@ -200,6 +203,15 @@ impl Fleet {
             plan.batch.tokens() - plan.batch.decodes as u64,
             plan.batch.decodes,
         ));
+        let replica = &self.replicas[i];
+        self.samples.push(Sample {
+            replica: i as u32,
+            at: now,
+            waiting: replica.waiting.len() as u32,
+            running: replica.running.len() as u32,
+            kv_ppm: ((replica.blocks_total - replica.blocks_free) as u64 * 1_000_000
+                / replica.blocks_total.max(1) as u64) as u32,
+        });
         self.plans[i] = Some((plan, now));
         sched.at(end, Ev::Done(i));
     }
@@ -345,6 +357,7 @@ pub(super) fn new_fleet(
         admitted: vec![None; n],
         replica_of: vec![0; n],
         iterations: Vec::new(),
+        samples: Vec::new(),
         work: 0,
         prefill_replicas,
         transfers: Vec::new(),

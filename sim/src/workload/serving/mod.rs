@@ -22,6 +22,7 @@ pub mod engine;
 pub(crate) mod fleet;
 pub(crate) mod kind;
 pub(crate) mod offload;
+pub(crate) mod over_time;
 pub mod overhead;
 pub(crate) mod pipelines;
 pub(crate) mod placement;
@@ -280,6 +281,7 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_er
             "profile": profile_name,
         },
         "disaggregation": disaggregation,
+        "over_time": over_time::report(&fleet.samples, fleet.replicas.len(), stats.end),
         "model": { "name": c.model.name, "params": c.model.params(), "dtype": c.model.dtype.name() },
         "serving": {
             "engine": memory.engine.name(),
