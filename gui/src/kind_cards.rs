@@ -1,7 +1,7 @@
-//! The cards of a serving, diffusion or collective run, each in its own terms: a fleet's
-//! throughput, latencies against its SLO, replicas and KV cache; a video's latency, denoising
-//! step, videos per hour, where its time goes and its memory; a collective's time, bandwidths
-//! and algorithm.
+//! The cards of a serving, diffusion, collective or federated run, each in its own terms: a
+//! fleet's throughput, latencies against its SLO, replicas and KV cache; a video's latency,
+//! denoising step, videos per hour, where its time goes and its memory; a collective's time,
+//! bandwidths and algorithm; federated rounds' time, rate, uploads and stragglers.
 //!
 //! [`KindCards::from_report`] reads the report JSON into plain fields (testable without a
 //! window); [`show`] lays them out with the training cards' pieces (`cards.rs`). A key the
@@ -20,6 +20,23 @@ pub enum KindCards {
     Serving(Serving),
     Diffusion(Diffusion),
     Collective(Collective),
+    Federated(Federated),
+}
+
+/// Federated training's figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Federated {
+    pub round_p50: Option<f64>,
+    pub round_p90: Option<f64>,
+    pub rounds_per_hour: Option<f64>,
+    pub rounds: Option<f64>,
+    pub rounds_succeeded: Option<f64>,
+    pub upload_per_device: Option<f64>,
+    pub upload_per_round: Option<f64>,
+    pub device_p50: Option<f64>,
+    pub stragglers_dropped: Option<f64>,
+    pub dropouts: Option<f64>,
+    pub selected_per_round: Option<f64>,
 }
 
 /// A fleet's figures.
@@ -180,6 +197,19 @@ impl KindCards {
                         .collect()
                 },
             }),
+            "federated" => KindCards::Federated(Federated {
+                round_p50: f("/round_time_s/p50"),
+                round_p90: f("/round_time_s/p90"),
+                rounds_per_hour: f("/rounds_per_hour"),
+                rounds: f("/rounds"),
+                rounds_succeeded: f("/rounds_succeeded"),
+                upload_per_device: f("/upload_bytes_per_device"),
+                upload_per_round: f("/upload_bytes_per_round"),
+                device_p50: f("/device_time_s/total/p50"),
+                stragglers_dropped: f("/stragglers_dropped"),
+                dropouts: f("/dropouts"),
+                selected_per_round: f("/selected_per_round"),
+            }),
             "collective" => KindCards::Collective(Collective {
                 op: s("/op"),
                 size_bytes: f("/size_bytes"),
@@ -215,7 +245,52 @@ pub fn show(ui: &mut Ui, k: &KindCards, gpus: Option<u64>, gpu: Option<&str>) {
         KindCards::Serving(s) => serving(ui, s, gpus, gpu),
         KindCards::Diffusion(d) => diffusion(ui, d, gpu),
         KindCards::Collective(c) => collective(ui, c),
+        KindCards::Federated(f) => federated(ui, f),
     }
+}
+
+fn federated(ui: &mut Ui, f: &Federated) {
+    ui.columns(4, |cols| {
+        card(
+            &mut cols[0],
+            "Round time, p50",
+            dash(f.round_p50.map(units::duration)),
+            RichText::new(format!("p90 {}", dash(f.round_p90.map(units::duration)))),
+        );
+        let failed = match (f.rounds, f.rounds_succeeded) {
+            (Some(n), Some(ok)) if ok < n => {
+                RichText::new(format!("{:.0} of {n:.0} rounds failed", n - ok)).color(BAD)
+            }
+            (Some(n), _) => RichText::new(format!("{n:.0} rounds simulated")),
+            _ => RichText::new(""),
+        };
+        card(
+            &mut cols[1],
+            "Rounds per hour",
+            dash(f.rounds_per_hour.map(|r| format!("{r:.1}"))),
+            failed,
+        );
+        card(
+            &mut cols[2],
+            "Upload per device",
+            dash(f.upload_per_device.map(units::bytes)),
+            RichText::new(format!(
+                "{} a round",
+                dash(f.upload_per_round.map(units::bytes))
+            )),
+        );
+        card(
+            &mut cols[3],
+            "Stragglers dropped",
+            dash(f.stragglers_dropped.map(|n| format!("{n:.0}"))),
+            RichText::new(format!(
+                "{} dropped out · {} selected a round · device p50 {}",
+                dash(f.dropouts.map(|n| format!("{n:.0}"))),
+                dash(f.selected_per_round.map(|n| format!("{n:.0}"))),
+                dash(f.device_p50.map(units::duration))
+            )),
+        );
+    });
 }
 
 fn p99(v: Option<f64>) -> RichText {
@@ -515,6 +590,24 @@ mod tests {
         h.get_by_label_contains("the uncompressed speed");
         h.get_by_label_contains("all-reduce of ");
         h.get_by_label_contains(" on 64 ranks");
+    }
+
+    #[test]
+    fn a_federated_run_has_its_own_cards() {
+        let r = report(
+            "papers/private-fl-nnlm-100k-vocab-peu-lora.toml",
+            &["federated.rounds=5"],
+        );
+        let h = shows(
+            &r,
+            &[
+                "Round time, p50",
+                "Rounds per hour",
+                "Upload per device",
+                "Stragglers dropped",
+            ],
+        );
+        h.get_by_label_contains("selected a round");
     }
 
     #[test]
