@@ -157,12 +157,57 @@ const DIFFUSION: &[Headline] = &[
     ),
 ];
 
+const COLLECTIVE: &[Headline] = &[
+    h("/time_s", "time", Better::Lower, Format::Seconds),
+    h(
+        "/busbw_GBps",
+        "bus bandwidth",
+        Better::Higher,
+        Format::Rate("GB/s"),
+    ),
+    h(
+        "/algbw_GBps",
+        "algorithm bandwidth",
+        Better::Higher,
+        Format::Rate("GB/s"),
+    ),
+];
+
+const FEDERATED: &[Headline] = &[
+    h(
+        "/round_time_s/p50",
+        "round time p50",
+        Better::Lower,
+        Format::Seconds,
+    ),
+    h(
+        "/round_time_s/p90",
+        "round time p90",
+        Better::Lower,
+        Format::Seconds,
+    ),
+    h(
+        "/rounds_per_hour",
+        "rounds/hour",
+        Better::Higher,
+        Format::Rate("rounds/h"),
+    ),
+    h(
+        "/upload_bytes_per_device",
+        "upload per device",
+        Better::Lower,
+        Format::Bytes,
+    ),
+];
+
 /// The headline metrics of a report's kind (`report["kind"]`).
 pub fn headlines(kind: &str) -> &'static [Headline] {
     match kind {
         "training" => TRAINING,
         "serving" => SERVING,
         "diffusion" => DIFFUSION,
+        "collective" => COLLECTIVE,
+        "federated" => FEDERATED,
         _ => &[],
     }
 }
@@ -369,5 +414,21 @@ mod tests {
         h.get_by_label("1.25 s");
         h.get_by_label("+25.0% worse");
         assert!(h.query_by_label("+25.0% better").is_none());
+    }
+
+    #[test]
+    fn a_collective_with_more_bandwidth_is_better() {
+        let c = |t: f64| json!({"kind": "collective", "time_s": t, "busbw_GBps": 1.0 / t});
+        let rows = rows(&c(2.0), &c(1.0));
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].verdict, Verdict::Better, "less time");
+        assert_eq!(rows[1].verdict, Verdict::Better, "more bus bandwidth");
+        assert_eq!(rows[2].verdict, Verdict::Unknown, "no algbw in either");
+        let f = json!({"kind": "federated", "rounds_per_hour": 10.0});
+        assert_eq!(rows_of(&f), 4);
+    }
+
+    fn rows_of(r: &Value) -> usize {
+        rows(r, r).len()
     }
 }
