@@ -36,12 +36,22 @@ fn gib(bytes: f64) -> String {
 
 fn seconds(s: f64) -> String {
     match s {
+        0.0 => "0 s".to_string(),
         s if s >= 7200.0 => format!("{:.1} h", s / 3600.0),
         s if s >= 120.0 => format!("{:.1} min", s / 60.0),
         s if s >= 1.0 => format!("{s:.3} s"),
         s if s >= 1e-3 => format!("{:.3} ms", s * 1e3),
         s => format!("{:.3} us", s * 1e6),
     }
+}
+
+/// `x` with three significant digits (at least none after the point): 0.00312, 4.52, 1234.
+fn significant(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.decimals$}")
 }
 
 /// One labelled row of the summary.
@@ -249,10 +259,10 @@ fn capacity_rows(out: &mut String, r: &Value) {
             out,
             "energy",
             format!(
-                "{:.0} W per GPU ({:.0}% busy), {:.2} kWh per million tokens",
+                "{:.0} W per GPU ({:.0}% busy), {} kWh per million tokens",
                 num(r, "energy.board_watts_per_gpu"),
                 100.0 * num(r, "energy.gpu_busy_fraction"),
-                num(r, "energy.kwh_per_million_tokens")
+                significant(num(r, "energy.kwh_per_million_tokens"))
             ),
         );
     }
@@ -317,5 +327,20 @@ fn capacity_rows(out: &mut String, r: &Value) {
                 num(c, "energy_kwh") / 1e3
             ),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_figures_keep_three_significant_digits() {
+        assert_eq!(significant(0.0030012), "0.00300");
+        assert_eq!(significant(4.5219), "4.52");
+        assert_eq!(significant(1234.4), "1234");
+        assert_eq!(significant(0.0), "0");
+        assert_eq!(seconds(0.0), "0 s");
+        assert_eq!(seconds(0.0021849), "2.185 ms");
     }
 }
