@@ -1,11 +1,13 @@
 //! Failed cables between a leaf and a spine of a leaf/spine fabric ([`Clos`]). The switches
 //! reconverge: a flow whose path survives keeps it (resilient hashing), and a flow whose path
 //! crossed a failed cable moves to a surviving spine, picked by its ECMP hash among those that
-//! reach both its leaves. A failure that leaves two leaves with no spine between them (or a leaf
-//! with no uplink) is refused. Ignored: the seconds of reconvergence and the packets lost
-//! meanwhile, and failures of NIC cables and of links above the spines.
+//! reach both its leaves; likewise between a spine and a core of a multi-pod fabric. A failure
+//! that leaves two leaves with no spine between them, a leaf with no uplink, or two spines of
+//! different pods with no core between them is refused. Ignored: the seconds of reconvergence
+//! and the packets lost meanwhile, and failures of NIC cables and WAN links.
 
-use super::clos::Clos;
+use super::clos::{Clos, Upper};
+use super::multi_pod::Core;
 use petgraph::graph::EdgeIndex;
 
 impl Clos {
@@ -22,6 +24,12 @@ impl Clos {
     }
 
     fn fail_and_check(&mut self, e: EdgeIndex) -> Result<(), FailError> {
+        let spines = self.spines as usize;
+        if let Upper::Core(core) = &mut self.upper
+            && let Some(at) = core.index_of(e)
+        {
+            return core.fail_at(at, spines);
+        }
         let at = self
             .leaf_up
             .iter()
@@ -81,6 +89,53 @@ impl Clos {
     }
 }
 
+impl Core {
+    /// The index of `e` (either direction of a spine-core cable), if it is one.
+    fn index_of(&self, e: EdgeIndex) -> Option<usize> {
+        self.up
+            .iter()
+            .position(|&x| x == e)
+            .or_else(|| self.down.iter().position(|&x| x == e))
+    }
+
+    /// Fails cable `at`, refusing (and leaving the core as it was) a failure after which two
+    /// spines of different pods (of `per_pod` spines each) share no live core.
+    fn fail_at(&mut self, at: usize, per_pod: usize) -> Result<(), FailError> {
+        let was = self.failed.clone();
+        if self.failed.is_empty() {
+            self.failed = vec![false; self.up.len()];
+        }
+        self.failed[at] = true;
+        let c = self.cores as usize;
+        let spines = self.up.len() / c;
+        let a = at / c;
+        for b in 0..spines {
+            let other_pod = b / per_pod.max(1) != a / per_pod.max(1);
+            if other_pod && (0..c).all(|k| !(self.alive(a, k) && self.alive(b, k))) {
+                self.failed = was;
+                return Err(FailError::CoreCut(a as u32, b as u32));
+            }
+        }
+        Ok(())
+    }
+
+    fn alive(&self, spine: usize, core: usize) -> bool {
+        self.failed.is_empty() || !self.failed[spine * self.cores as usize + core]
+    }
+
+    /// The core a flow from spine `a` to spine `b` (global spine indices) takes: `preferred`
+    /// while both its cables are up, else one both still reach, by `hash`.
+    pub(super) fn core_between(&self, a: u32, b: u32, preferred: u32, hash: u32) -> u32 {
+        let up = |k: u32| self.alive(a as usize, k as usize) && self.alive(b as usize, k as usize);
+        if self.failed.is_empty() || up(preferred) {
+            return preferred;
+        }
+        let alive: Vec<u32> = (0..self.cores).filter(|&k| up(k)).collect();
+        // `fail_at` refuses a failure that leaves none.
+        alive[hash as usize % alive.len().max(1)]
+    }
+}
+
 /// Why a cable cannot be failed.
 #[derive(Debug, PartialEq)]
 pub enum FailError {
@@ -88,6 +143,8 @@ pub enum FailError {
     NotLeafSpine,
     /// A leaf (by index) with no spine left to reach another leaf of its group, or any spine.
     Cut(u32, Option<u32>),
+    /// Two spines (by global index) of different pods with no core in common.
+    CoreCut(u32, u32),
 }
 
 #[cfg(test)]
@@ -148,6 +205,51 @@ mod tests {
         assert!(t.route(8, 0).links.contains(&cable(&t, "leaf1", "spine3")));
         let why = t.fail_link(cable(&t, "node0/nic0", "leaf0")).unwrap_err();
         assert!(why.contains("NCCL"), "{why}");
+    }
+
+    /// 3 pods of 2 servers of 2 GPUs and 2 NICs, one leaf a pod, 4 spines a pod, 4 cores.
+    fn pods() -> Topology {
+        Topology::build(&TopologySpec {
+            leaf_downlinks: 4,
+            pods: 3,
+            pod_oversubscription: 2.0,
+            ..TopologySpec::new(6, 2)
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_failed_core_cable_moves_only_the_flows_that_crossed_it() {
+        let healthy = pods();
+        let mut t = pods();
+        let (up, down) = (
+            cable(&t, "pod0/spine1", "core2"),
+            cable(&t, "core2", "pod0/spine1"),
+        );
+        t.fail_link(up).unwrap();
+        let (mut moved, mut kept) = (0, 0);
+        for s in 0..12 {
+            for d in 0..12 {
+                let (before, after) = (healthy.route(s, d), t.route(s, d));
+                assert!(!after.links.contains(&up) && !after.links.contains(&down));
+                if before.links.contains(&up) || before.links.contains(&down) {
+                    assert_eq!(before.links.len(), after.links.len(), "{s} -> {d}");
+                    moved += 1;
+                } else {
+                    assert_eq!(before.links, after.links, "{s} -> {d}");
+                    kept += 1;
+                }
+            }
+        }
+        assert!(moved > 0 && kept > moved, "{moved} moved, {kept} kept");
+        // A spine cut off from every core is refused, and the core stays as it was.
+        t.fail_link(cable(&t, "pod0/spine1", "core0")).unwrap();
+        t.fail_link(cable(&t, "pod0/spine1", "core1")).unwrap();
+        let last = cable(&t, "pod0/spine1", "core3");
+        let why = t.fail_link(last).unwrap_err();
+        assert!(why.contains("no core would join pod0/spine1"), "{why}");
+        assert!((0..12).any(|s| (0..12).any(|d| t.route(s, d).links.contains(&last))));
+        crate::net::topology::testing::check_all_routes(&t);
     }
 
     #[test]

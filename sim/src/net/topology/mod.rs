@@ -12,7 +12,7 @@
 //! the configured figure (docs/NETWORK.md#topologies), as in [`Fabric`](crate::net::Fabric).
 //!
 //! Ignored: switch buffers, queueing, packets, adaptive routing, in-network reduction, PXN,
-//! GPU-NIC PCIe switches, failures but a leaf-spine cable's (`failure.rs`).
+//! GPU-NIC PCIe switches, failures but a leaf-spine or spine-core cable's (`failure.rs`).
 
 pub mod catalog;
 pub(crate) mod clos;
@@ -153,9 +153,9 @@ impl Topology {
         }
     }
 
-    /// Fails the cable of `e` (either direction of a link between a leaf and a spine): the
-    /// routes that crossed it move to surviving spines (`failure.rs`). Errors, in words: the
-    /// link is of another kind or fabric, or its failure cuts a leaf off.
+    /// Fails the cable of `e` (either direction of a leaf-spine or spine-core link): the routes
+    /// that crossed it move to surviving spines or cores (`failure.rs`). Errors, in words: the
+    /// link is of another kind or fabric, or its failure cuts a leaf or a spine off.
     pub fn fail_link(&mut self, e: EdgeIndex) -> Result<(), String> {
         let Routing::Structured {
             inter: routing::Inter::Clos(clos),
@@ -171,9 +171,9 @@ impl Topology {
         let name = |v: NodeIndex| self.graph[v].name.clone();
         clos.fail(e).map_err(|why| match why {
             failure::FailError::NotLeafSpine => {
-                "only a cable between a leaf and a spine can fail here: a NIC's cable failing \
-                 stops NCCL's communicator (a job restart, which [reliability] prices), and \
-                 links above the spines are not rerouted"
+                "only a cable between a leaf and a spine, or a spine and a core, can fail here: \
+                 a NIC's cable failing stops NCCL's communicator (a job restart, which \
+                 [reliability] prices), and WAN links are not rerouted"
                     .to_string()
             }
             failure::FailError::Cut(a, None) => {
@@ -186,6 +186,11 @@ impl Topology {
                 "no spine would join {} and {} any more",
                 name(clos.leaf_vertices[a as usize]),
                 name(clos.leaf_vertices[b as usize])
+            ),
+            failure::FailError::CoreCut(a, b) => format!(
+                "no core would join {} and {} any more",
+                name(clos.spine_vertices[a as usize]),
+                name(clos.spine_vertices[b as usize])
             ),
         })
     }

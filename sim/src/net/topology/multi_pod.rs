@@ -11,8 +11,10 @@
 //! destination, see [`clos`](super::clos)). Spine <-> core
 //! links have `switch_latency`. Units: bytes/s per direction, seconds.
 //!
-//! Deliberately ignored: core "planes" (real three-tier Clos networks often join spine i of each
-//! pod only to core group i; here any spine reaches any core), switch radix limits of the core.
+//! A failed spine-core cable moves the flows that crossed it to a core both their spines still
+//! reach (`failure.rs`). Deliberately ignored: core "planes" (real three-tier Clos networks often
+//! join spine i of each pod only to core group i; here any spine reaches any core), switch radix
+//! limits of the core.
 
 use super::clos::{self, Clos, Placement, Upper};
 use super::nic::Nics;
@@ -26,6 +28,8 @@ pub(crate) struct Core {
     /// Spine -> core and core -> spine, by `(pod * spines + spine) * cores + core`.
     pub up: Vec<EdgeIndex>,
     pub down: Vec<EdgeIndex>,
+    /// Failed spine-core cables, by the same index (empty while none has failed; `failure.rs`).
+    pub failed: Vec<bool>,
 }
 
 impl Core {
@@ -42,7 +46,12 @@ impl Core {
         choice: u32,
         out: &mut Vec<EdgeIndex>,
     ) {
-        let c = choice % self.cores;
+        let c = self.core_between(
+            ga * spines + s1,
+            gb * spines + s2,
+            choice % self.cores,
+            choice,
+        );
         out.push(self.up[((ga * spines + s1) * self.cores + c) as usize]);
         out.push(self.down[((gb * spines + s2) * self.cores + c) as usize]);
     }
@@ -76,7 +85,12 @@ pub(crate) fn build(
             down.push(d);
         }
     }
-    c.upper = Upper::Core(Core { cores, up, down });
+    c.upper = Upper::Core(Core {
+        cores,
+        up,
+        down,
+        failed: Vec::new(),
+    });
     c
 }
 

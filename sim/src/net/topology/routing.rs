@@ -17,6 +17,8 @@ pub(crate) enum Intra {
     Pcie(PcieRoutes),
 }
 
+/// One per topology, so the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub(crate) enum Inter {
     /// A single node: nothing between nodes.

@@ -2,7 +2,8 @@
 //! slower than their peers and those whose kernel times vary. Perturbations make ranks unlike, so they need every rank simulated:
 //! unstated, `ranks` becomes `"all"` (recorded); stated `"stage"`, they are refused. Degraded
 //! links are found by the names of their ends and must run below their rate, above zero; a
-//! failed one (bandwidth 0 in the set-up) must be a leaf-spine cable whose loss cuts no leaf off.
+//! failed one (bandwidth 0 in the set-up) must be a leaf-spine or spine-core cable whose loss
+//! cuts nothing off.
 
 use crate::hw::GpuSpec;
 use crate::net::Topology;
@@ -51,8 +52,9 @@ pub(super) fn resolve(
                         .fail_link(petgraph::graph::EdgeIndex::new(e as usize))
                         .map_err(|why| {
                             s.error_at(&at("link"), why).with_help(
-                                "fail a cable between a leaf and a spine (leaf0, spine3) whose \
-                                 leaves keep a spine in common; a slower one takes `bandwidth`",
+                                "fail a cable between a leaf and a spine (leaf0, spine3) or a \
+                                 spine and a core (pod0/spine1, core2) that leaves every pair a \
+                                 path; a slower one takes `bandwidth`",
                             )
                         })?;
                 }
