@@ -81,33 +81,10 @@ impl JobCard {
     }
 }
 
-const MEMORY_ORDER: [&str; 6] = [
-    "weights",
-    "gradients",
-    "optimizer",
-    "activations",
-    "logits",
-    "buffers",
-];
-
 impl Summary {
     pub fn from_report(r: &Value) -> Summary {
         let f = |p: &str| r.pointer(p).and_then(Value::as_f64);
-        let mut memory_parts: Vec<(String, f64)> = r
-            .pointer("/memory/breakdown_bytes")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        memory_parts.sort_by_key(|(k, _)| {
-            MEMORY_ORDER
-                .iter()
-                .position(|o| o == k)
-                .unwrap_or(MEMORY_ORDER.len())
-        });
+        let memory_parts = crate::metrics::memory_breakdown(r);
         let fidelity = r
             .get("fidelity")
             .and_then(Value::as_object)

@@ -101,6 +101,27 @@ pub(crate) const DIFFUSION_PHASES: [(&str, &str, Color32); 6] = [
     ("vae_decode", "VAE decode", Color32::from_rgb(60, 170, 90)),
 ];
 
+/// A training report's memory at peak by purpose (`memory.breakdown_bytes`), weights first,
+/// then gradients, optimizer, activations, logits, buffers, and parts of other names last.
+pub(crate) fn memory_breakdown(r: &Value) -> Vec<(String, f64)> {
+    let mut parts: Vec<(String, f64)> = r
+        .pointer("/memory/breakdown_bytes")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    parts.sort_by_key(|(k, _)| {
+        MEMORY_ORDER
+            .iter()
+            .position(|o| o == k)
+            .unwrap_or(MEMORY_ORDER.len())
+    });
+    parts
+}
+
 /// The cumulative distribution of `counts` over buckets bounded by `edges` (one more count
 /// than edges: below the first, between each pair, at or above the last), as points at each
 /// bucket's upper edge from the first bucket with a count to the last. Empty when there is
@@ -184,21 +205,7 @@ impl Metrics {
                     })
                 })
                 .collect();
-                let mut memory: Vec<(String, f64)> = r
-                    .pointer("/memory/breakdown_bytes")
-                    .and_then(Value::as_object)
-                    .map(|m| {
-                        m.iter()
-                            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                memory.sort_by_key(|(k, _)| {
-                    MEMORY_ORDER
-                        .iter()
-                        .position(|o| o == k)
-                        .unwrap_or(MEMORY_ORDER.len())
-                });
+                let memory = memory_breakdown(r);
                 Metrics::Training {
                     step,
                     iteration_s: f("/iteration_time_s"),

@@ -56,6 +56,18 @@ pub fn outcome(name: &str, text: &str) -> Result<Value, String> {
         .map_err(|e| e.to_string())
 }
 
+/// Checks that scenario `text` (named `name`) is refused with an error that says `message`,
+/// gives `hint` and is located in the file.
+pub fn refused_saying(name: &str, text: &str, message: &str, hint: &str) {
+    let e = match outcome(name, text) {
+        Err(e) => e,
+        Ok(_) => panic!("ran: {message}"),
+    };
+    assert!(e.contains(message), "{e}\nwanted: {message}");
+    assert!(e.contains(hint), "{e}\nwanted: {hint}");
+    assert!(e.contains(&format!("{name}:")), "not located: {e}");
+}
+
 /// The error simulating a scenario that parses gives; panics with `why` if it runs.
 pub fn refused(name: &str, text: &str, why: &str) -> ScenarioError {
     match clustersim::run(&scenario(name, text, &[])) {
