@@ -8,6 +8,7 @@
 //! comparisons between runs, and editing anything from here.
 
 use crate::kind_cards::{self, KindCards};
+use crate::metrics::MEMORY_COLORS;
 use crate::timeline::kind_color;
 use crate::units;
 use clustersim::exec::OpKind;
@@ -163,16 +164,6 @@ impl Summary {
 const BUBBLE: Color32 = Color32::from_rgb(150, 150, 150);
 pub(crate) const GOOD: Color32 = Color32::from_rgb(60, 170, 90);
 pub(crate) const BAD: Color32 = Color32::from_rgb(220, 60, 60);
-const MEMORY_COLORS: [Color32; 7] = [
-    Color32::from_rgb(95, 110, 200),
-    Color32::from_rgb(150, 90, 190),
-    Color32::from_rgb(200, 90, 140),
-    Color32::from_rgb(70, 160, 170),
-    Color32::from_rgb(210, 170, 60),
-    Color32::from_rgb(130, 130, 130),
-    Color32::from_rgb(100, 100, 100),
-];
-
 pub(crate) fn dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".into())
 }

@@ -57,7 +57,8 @@ pub enum Metrics {
 }
 
 const BUBBLE: Color32 = Color32::from_rgb(150, 150, 150);
-const MEMORY_COLORS: [Color32; 7] = [
+/// Memory parts' colours, in `memory_breakdown`'s order (the last for any further part).
+pub(crate) const MEMORY_COLORS: [Color32; 7] = [
     Color32::from_rgb(95, 110, 200),
     Color32::from_rgb(150, 90, 190),
     Color32::from_rgb(200, 90, 140),

@@ -5,7 +5,6 @@
 use crate::common;
 
 use common::number as num;
-use serde_json::Value;
 
 /// 16 servers of 8 H100 behind a fat-tree with 4 servers per leaf, `oversubscription`:1, and
 /// the `[[job]]` entries in `jobs`.
@@ -29,20 +28,13 @@ fn llama(name: &str, first: u32, last: u32) -> String {
     )
 }
 
-fn job<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["jobs"]
-        .as_array()
-        .and_then(|j| j.iter().find(|j| j["name"] == name))
-        .unwrap_or_else(|| panic!("no job {name}"))
-}
-
 #[test]
 fn jobs_sharing_an_oversubscribed_leaf_slow_each_other() {
     // Servers 2-5 share leaf 0's and leaf 1's uplinks: both jobs reduce gradients through them.
     let text = cluster(4.0, &(llama("a", 0, 5) + &llama("b", 6, 11)));
     let r = common::report("c.toml", &text, &[]);
     for name in ["a", "b"] {
-        let j = job(&r, name);
+        let j = common::job(&r, name);
         // Alone on the engine a job keeps the step its own report gives.
         let (alone, own) = (num(j, "step_s.alone"), num(j, "step_s.report"));
         assert!((alone / own - 1.0).abs() < 1e-6, "{name}: {alone} vs {own}");
@@ -82,9 +74,9 @@ fn a_job_beside_one_that_never_leaves_its_servers_is_not_slowed() {
         &[],
     );
     for name in ["a", "b"] {
-        assert_eq!(num(job(&r, name), "slowdown"), 1.0, "{name}");
+        assert_eq!(num(common::job(&r, name), "slowdown"), 1.0, "{name}");
     }
-    assert_eq!(num(job(&r, "b"), "bytes_between_servers"), 0.0);
+    assert_eq!(num(common::job(&r, "b"), "bytes_between_servers"), 0.0);
     assert_eq!(num(&r, "links.shared_by_jobs"), 0.0);
     // Jobs on leaves of their own share no link either.
     let r = common::report(

@@ -44,13 +44,6 @@ fn disaggregated() -> String {
     fleet("[job.serving.disaggregation]\nprefill_replicas = 4\ndecode_replicas = 4\n")
 }
 
-fn job<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["jobs"]
-        .as_array()
-        .and_then(|j| j.iter().find(|j| j["name"] == name))
-        .unwrap_or_else(|| panic!("no job {name}"))
-}
-
 #[test]
 fn a_disaggregated_fleet_and_a_training_job_on_shared_uplinks_slow_each_other() {
     let r = common::report(
@@ -58,7 +51,7 @@ fn a_disaggregated_fleet_and_a_training_job_on_shared_uplinks_slow_each_other() 
         &cluster(4.0, &(training() + &disaggregated())),
         &[],
     );
-    let (t, f) = (job(&r, "train"), job(&r, "serve"));
+    let (t, f) = (common::job(&r, "train"), common::job(&r, "serve"));
     assert_eq!(f["kind"], "serving");
     assert_eq!(f["report"]["kind"], "serving");
     assert_eq!(num(f, "gpus"), 32.0);
@@ -95,7 +88,10 @@ fn a_disaggregated_fleet_and_a_training_job_on_shared_uplinks_slow_each_other() 
         &cluster(1.0, &(training() + &disaggregated())),
         &[],
     );
-    let free_shared = num(job(&free, "serve"), "latency.shared.kv_transfer_s.mean");
+    let free_shared = num(
+        common::job(&free, "serve"),
+        "latency.shared.kv_transfer_s.mean",
+    );
     assert!(free_shared < shared, "{free_shared} vs {shared}");
 }
 
@@ -112,15 +108,15 @@ fn a_colocated_fleet_and_a_diffusion_job_cost_no_one_anything() {
         &[],
     );
     for name in ["train", "serve", "video"] {
-        assert_eq!(num(job(&r, name), "slowdown"), 1.0, "{name}");
+        assert_eq!(num(common::job(&r, name), "slowdown"), 1.0, "{name}");
     }
-    let f = job(&r, "serve");
+    let f = common::job(&r, "serve");
     assert_eq!(num(f, "bytes_between_servers"), 0.0);
     assert_eq!(
         f["latency"]["alone"].to_string(),
         f["latency"]["shared"].to_string()
     );
-    let v = job(&r, "video");
+    let v = common::job(&r, "video");
     assert_eq!(v["kind"], "diffusion");
     assert!(num(v, "report.latency_s") > 0.0);
     assert_eq!(num(v, "bytes_between_servers"), 0.0);

@@ -68,6 +68,14 @@ pub fn refused_saying(name: &str, text: &str, message: &str, hint: &str) {
     assert!(e.contains(&format!("{name}:")), "not located: {e}");
 }
 
+/// The entry of a cluster report's `jobs` named `name`.
+pub fn job<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["jobs"]
+        .as_array()
+        .and_then(|j| j.iter().find(|j| j["name"] == name))
+        .unwrap_or_else(|| panic!("no job {name}"))
+}
+
 /// The error simulating a scenario that parses gives; panics with `why` if it runs.
 pub fn refused(name: &str, text: &str, why: &str) -> ScenarioError {
     match clustersim::run(&scenario(name, text, &[])) {
