@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 
 from . import _native
 
-__all__ = ["run", "gpus", "models", "ScenarioError"]
+__all__ = ["run", "check", "gpus", "models", "ScenarioError"]
 
 
 class ScenarioError(ValueError):
@@ -80,6 +80,18 @@ def run(scenario: Union[str, "os.PathLike[str]", Mapping[str, Any]],
     except _native.NativeScenarioError as e:
         raise ScenarioError(*e.args) from None
     return json.loads(report)
+
+
+def check(*paths: Union[str, "os.PathLike[str]"]) -> List[Dict[str, Any]]:
+    """Runs every scenario file under `paths` (folders are searched for `*.toml`) and judges its
+    `[expect]` assertions, as `clustersim check` does: one dict per file, `{"file",
+    "expectations": [{"path", "actual", "passed", "text"}]}`. Raises ScenarioError on a file the
+    simulator refuses.
+    """
+    try:
+        return json.loads(_native.check([os.fspath(p) for p in paths]))
+    except _native.NativeScenarioError as e:
+        raise ScenarioError(*e.args) from None
 
 
 def gpus() -> List[str]:

@@ -1,8 +1,8 @@
 //! The native half of the `clustersim` Python package: a scenario (a path, TOML text, or a
 //! table as JSON) run by the library itself, the report handed back as JSON text (the Python
 //! half parses it), and a refused scenario raised as `clustersim.ScenarioError` with its file,
-//! line, column and help. The simulation runs with the GIL released. Ignored here: sweeps,
-//! plans and the rest of the CLI (not bound yet).
+//! line, column and help; scenario files checked against their `[expect]`. The simulation runs
+//! with the GIL released. Ignored here: sweeps, plans and the rest of the CLI (not bound yet).
 
 use clustersim::scenario::Scenario;
 use clustersim::scenario::error::{Location, ScenarioError};
@@ -52,6 +52,36 @@ fn run_text(py: Python<'_>, text: String, name: String, sets: Vec<String>) -> Py
     report_of(py, scenario)
 }
 
+/// Every scenario file under `paths` (folders searched for `*.toml`) run and its `[expect]`
+/// judged, as JSON text: a list of {file, expectations: [{path, actual, passed, text}]}. A file
+/// the simulator refuses raises, as `clustersim check` exits 2 on it.
+#[pyfunction]
+fn check(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<String> {
+    let files = clustersim::check::discover(&paths).map_err(raise)?;
+    let mut out = Vec::new();
+    for file in files {
+        let outcomes = py
+            .detach(|| clustersim::check::check_file(&file, &[]))
+            .map_err(raise)?;
+        let expectations: Vec<serde_json::Value> = outcomes
+            .iter()
+            .map(|o| {
+                serde_json::json!({
+                    "path": o.path,
+                    "actual": o.actual,
+                    "passed": o.passed(),
+                    "text": o.to_string(),
+                })
+            })
+            .collect();
+        out.push(serde_json::json!({
+            "file": file.display().to_string(),
+            "expectations": expectations,
+        }));
+    }
+    Ok(serde_json::Value::Array(out).to_string())
+}
+
 /// TOML text of a table given as JSON text (a Python dict the Python half dumped).
 #[pyfunction]
 fn toml_of_json(json: &str) -> PyResult<String> {
@@ -86,6 +116,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_path, m)?)?;
     m.add_function(wrap_pyfunction!(run_text, m)?)?;
     m.add_function(wrap_pyfunction!(toml_of_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(gpus, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     Ok(())

@@ -69,3 +69,19 @@ def test_a_refused_scenario_raises_with_its_place_and_help():
 def test_the_catalogs():
     assert any(name.startswith("H100") for name in clustersim.gpus())
     assert "llama-3-70b" in clustersim.models()
+
+
+def test_check_judges_the_expectations_as_the_cli_does(tmp_path):
+    results = clustersim.check(ROOT / "scenarios/cluster")
+    assert len(results) == 4
+    assert all(e["passed"] for r in results for e in r["expectations"])
+    failing = tmp_path / "failing.toml"
+    head = SCENARIO.read_text().split("[expect]")[0]
+    failing.write_text(head + '[expect]\n"iteration_time_s" = { max = 0.001 }\n')
+    (result,) = clustersim.check(failing)
+    (expectation,) = result["expectations"]
+    assert expectation["path"] == "iteration_time_s"
+    assert not expectation["passed"]
+    assert expectation["actual"] > 0.001
+    with pytest.raises(clustersim.ScenarioError):
+        clustersim.check(tmp_path / "missing.toml")
