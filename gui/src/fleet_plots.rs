@@ -5,8 +5,9 @@
 //! [`OverTime::from_report`] reads the report into plain series (testable without a window);
 //! [`show`] draws three plots side by side. Ignored: anything the report does not bin.
 
+use crate::plots::SERIES_COLORS;
 use crate::units;
-use egui::{Color32, Ui};
+use egui::Ui;
 use egui_plot::{Line, Plot, PlotPoints};
 use serde_json::Value;
 
@@ -57,15 +58,6 @@ impl OverTime {
     }
 }
 
-const COLORS: [Color32; 6] = [
-    Color32::from_rgb(66, 133, 244),
-    Color32::from_rgb(240, 150, 30),
-    Color32::from_rgb(60, 170, 90),
-    Color32::from_rgb(200, 90, 140),
-    Color32::from_rgb(150, 90, 190),
-    Color32::from_rgb(70, 160, 170),
-];
-
 /// Three plots: requests waiting, requests running, KV cache in use.
 pub fn show(ui: &mut Ui, o: &OverTime, height: f32) {
     type Pick = fn(&Series) -> &Vec<f64>;
@@ -93,7 +85,7 @@ pub fn show(ui: &mut Ui, o: &OverTime, height: f32) {
                             .collect();
                         plot.line(
                             Line::new(s.name.clone(), PlotPoints::from(pts))
-                                .color(COLORS[i % COLORS.len()])
+                                .color(SERIES_COLORS[i % SERIES_COLORS.len()])
                                 .width(1.2),
                         );
                     }

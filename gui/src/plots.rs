@@ -25,10 +25,14 @@ use egui::{Color32, RichText, Ui};
 use egui_plot::{Bar, BarChart, HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 
 const CAPACITY: Color32 = Color32::from_rgb(220, 60, 60);
-const LATENCY_COLORS: [Color32; 3] = [
+/// Colours of the series a plot draws side by side (latencies, throughputs, replicas), in order.
+pub(crate) const SERIES_COLORS: [Color32; 6] = [
     Color32::from_rgb(66, 133, 244),
     Color32::from_rgb(240, 150, 30),
     Color32::from_rgb(60, 170, 90),
+    Color32::from_rgb(200, 90, 140),
+    Color32::from_rgb(150, 90, 190),
+    Color32::from_rgb(70, 160, 170),
 ];
 
 const PLOT_H: f32 = 260.0;
@@ -231,7 +235,7 @@ fn latency_plots(ui: &mut Ui, series: &[Percentiles]) {
     ui.columns(n, |cols| {
         for (i, s) in series.iter().enumerate() {
             let ui = &mut cols[i];
-            let color = LATENCY_COLORS[i % LATENCY_COLORS.len()];
+            let color = SERIES_COLORS[i % SERIES_COLORS.len()];
             ui.strong(&s.name);
             let pts: Vec<[f64; 2]> = s.points.iter().map(|&(q, v)| [v, q]).collect();
             Plot::new(("latency", i))
@@ -309,13 +313,13 @@ fn throughput_plots(
             "output tokens/s",
             t.tokens_per_s(),
             tokens_avg,
-            LATENCY_COLORS[0],
+            SERIES_COLORS[0],
         ),
         (
             "requests completed/s",
             t.requests_per_s(),
             requests_avg,
-            LATENCY_COLORS[2],
+            SERIES_COLORS[2],
         ),
     ];
     let bucket = t.bucket_s;

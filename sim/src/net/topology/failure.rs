@@ -80,13 +80,21 @@ impl Clos {
     }
 
     fn survivor(&self, preferred: u32, hash: u64, up: impl Fn(u32) -> bool) -> u32 {
-        if self.failed.is_empty() || up(preferred) {
+        if self.failed.is_empty() {
             return preferred;
         }
-        let alive: Vec<u32> = (0..self.spines).filter(|&s| up(s)).collect();
-        // `fail` refuses a failure that leaves none.
-        alive[(hash % alive.len().max(1) as u64) as usize]
+        survivor(self.spines, preferred, hash, up)
     }
+}
+
+/// Of `count` equal next hops, `preferred` while `up`, else the surviving one `hash` picks
+/// (resilient hashing); the failure checks leave at least one.
+fn survivor(count: u32, preferred: u32, hash: u64, up: impl Fn(u32) -> bool) -> u32 {
+    if up(preferred) {
+        return preferred;
+    }
+    let alive: Vec<u32> = (0..count).filter(|&k| up(k)).collect();
+    alive[(hash % alive.len().max(1) as u64) as usize]
 }
 
 impl Core {
@@ -126,13 +134,12 @@ impl Core {
     /// The core a flow from spine `a` to spine `b` (global spine indices) takes: `preferred`
     /// while both its cables are up, else one both still reach, by `hash`.
     pub(super) fn core_between(&self, a: u32, b: u32, preferred: u32, hash: u32) -> u32 {
-        let up = |k: u32| self.alive(a as usize, k as usize) && self.alive(b as usize, k as usize);
-        if self.failed.is_empty() || up(preferred) {
+        if self.failed.is_empty() {
             return preferred;
         }
-        let alive: Vec<u32> = (0..self.cores).filter(|&k| up(k)).collect();
-        // `fail_at` refuses a failure that leaves none.
-        alive[hash as usize % alive.len().max(1)]
+        survivor(self.cores, preferred, hash as u64, |k| {
+            self.alive(a as usize, k as usize) && self.alive(b as usize, k as usize)
+        })
     }
 }
 
