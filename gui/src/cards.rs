@@ -1,12 +1,14 @@
 //! The report as cards: step time, throughput, per-GPU FLOP rate, memory, where the step's time
 //! goes, and how faithful the simulation was; for a cluster of jobs, a card per job (its step
 //! alone and beside the others); a serving, diffusion or collective run's own (`kind_cards.rs`).
+//! A headline figure the report's `uncertainty` covers has its interval under it (`band.rs`).
 //!
 //! [`Summary::from_report`] reads the report JSON into plain fields (testable without a window);
 //! [`show`] lays them out. A key the report lacks shows as "—", never as an invented number.
 //! Deliberately left out: the report's other keys (the CLI prints them all with `--json`),
 //! comparisons between runs, and editing anything from here.
 
+use crate::band::{self, Bands, Line};
 use crate::kind_cards::{self, KindCards};
 use crate::metrics::MEMORY_COLORS;
 use crate::timeline::kind_color;
@@ -44,6 +46,8 @@ pub struct Summary {
     pub jobs: Vec<JobCard>,
     /// A serving, diffusion or collective run's own cards (`kind_cards.rs`).
     pub kind_cards: Option<KindCards>,
+    /// The headline figures' prediction intervals (`uncertainty`), if the report has them.
+    pub bands: Bands,
 }
 
 /// One job of a cluster run: where it ran and what sharing the links cost it.
@@ -132,6 +136,7 @@ impl Summary {
                 .map(JobCard::from_report)
                 .collect(),
             kind_cards: KindCards::from_report(r),
+            bands: Bands::from_report(r),
         }
     }
 
@@ -201,26 +206,28 @@ pub fn show(ui: &mut Ui, s: &Summary) {
         return fidelity(ui, s);
     }
     if let Some(k) = &s.kind_cards {
-        kind_cards::show(ui, k, s.gpus, s.gpu.as_deref());
+        kind_cards::show(ui, k, s.gpus, s.gpu.as_deref(), &s.bands);
         return fidelity(ui, s);
     }
+    let b = &s.bands;
+    let tokens = |t: f64| format!("{} tokens/s", units::si(t, ""));
+    let tflops = |t: f64| format!("{t:.0} TFLOP/s");
     ui.columns(4, |cols| {
-        card(
+        banded(
             &mut cols[0],
             "Iteration time",
             dash(s.iteration_time_s.map(units::duration)),
+            b.line("iteration_time_s", units::duration),
             match (s.gpus, &s.gpu) {
                 (Some(n), Some(gpu)) => RichText::new(format!("one step on {n} × {gpu}")),
                 _ => RichText::new(""),
             },
         );
-        card(
+        banded(
             &mut cols[1],
             "Throughput",
-            dash(
-                s.tokens_per_s
-                    .map(|t| format!("{} tokens/s", units::si(t, ""))),
-            ),
+            dash(s.tokens_per_s.map(tokens)),
+            b.line("tokens_per_s", tokens),
             match (s.tokens_per_s, s.gpus) {
                 (Some(t), Some(n)) if n > 0 => {
                     RichText::new(format!("{} tokens/s per GPU", units::si(t / n as f64, "")))
@@ -228,10 +235,11 @@ pub fn show(ui: &mut Ui, s: &Summary) {
                 _ => RichText::new(""),
             },
         );
-        card(
+        banded(
             &mut cols[2],
             "Model FLOP/s per GPU",
-            dash(s.tflops_per_gpu.map(|t| format!("{t:.0} TFLOP/s"))),
+            dash(s.tflops_per_gpu.map(tflops)),
+            b.line("tflops_per_gpu", tflops),
             RichText::new(format!(
                 "MFU {} · HFU {}{}",
                 dash(s.mfu.map(units::percent)),
@@ -320,6 +328,17 @@ fn fidelity(ui: &mut Ui, s: &Summary) {
 
 /// One card: a caption, a big value, and a line under it.
 pub(crate) fn card(ui: &mut Ui, title: &str, value: String, sub: RichText) {
+    banded(ui, title, value, None, sub);
+}
+
+/// A card whose value has prediction intervals (`band.rs`): each a weak line under the value.
+pub(crate) fn banded(
+    ui: &mut Ui,
+    title: &str,
+    value: String,
+    bands: impl IntoIterator<Item = Line>,
+    sub: RichText,
+) {
     Frame::new()
         .fill(ui.visuals().faint_bg_color)
         .stroke(ui.visuals().widgets.noninteractive.bg_stroke)
@@ -329,6 +348,9 @@ pub(crate) fn card(ui: &mut Ui, title: &str, value: String, sub: RichText) {
             ui.set_width(ui.available_width());
             ui.label(RichText::new(title).small().weak());
             ui.label(RichText::new(value).size(20.0).strong());
+            for line in bands {
+                band::show(ui, &line);
+            }
             ui.label(sub.small());
         });
 }

@@ -4,10 +4,16 @@
 //! whether more is better or worse, so a change is marked better (green) or worse (red) with its
 //! percentage, and a change under 0.05% counts as the same. `memory.fits` compares as a yes/no
 //! (fitting is better). A metric either report lacks shows "—" and is not judged.
+//! Where the current report's `uncertainty` covers a metric, its 80% interval (`band.rs`) shows
+//! beside it, and a change whose previous value lies inside that interval (or the current value
+//! inside the previous run's, when only it has one) says so: it is drawn weak, not as a win or a
+//! loss, since it is smaller than the simulator's usual error against real clusters.
 //! [`rows`] does the arithmetic (tested without a window); [`show`] draws the table.
-//! Deliberately left out: more than two runs, significance (the simulator is deterministic, so any
-//! difference is the change's own), and metrics beyond the headlines (the cards show the rest).
+//! Deliberately left out: more than two runs, statistical significance (the simulator is
+//! deterministic; the interval is its error against measurements), and metrics beyond the
+//! headlines (the cards show the rest).
 
+use crate::band::{self, Band, Line};
 use crate::units;
 use egui::{Color32, RichText, Ui};
 use serde_json::Value;
@@ -231,6 +237,10 @@ pub struct Row {
     /// Relative change of the current run against the previous one (0.1 = +10%).
     pub change: Option<f64>,
     pub verdict: Verdict,
+    /// The current run's prediction interval of the metric, "80%: 0.9 s – 1.3 s".
+    pub interval: Option<Line>,
+    /// When the change is inside an interval: "within the 80% interval", and why it matters.
+    pub inside: Option<Line>,
 }
 
 /// Changes smaller than this fraction count as none.
@@ -244,7 +254,10 @@ fn number(v: Option<&Value>) -> Option<f64> {
 }
 
 fn text(v: Option<f64>, format: Format) -> String {
-    let Some(v) = v else { return "—".into() };
+    v.map_or_else(|| "—".into(), |v| write(v, format))
+}
+
+fn write(v: f64, format: Format) -> String {
     match format {
         Format::Seconds => units::duration(v),
         Format::Rate(unit) => format!("{} {unit}", units::si(v, "")),
@@ -262,6 +275,8 @@ pub fn rows(previous: &Value, current: &Value) -> Vec<Row> {
         .map(|h| {
             let a = number(previous.pointer(h.pointer));
             let b = number(current.pointer(h.pointer));
+            let path = h.pointer.trim_start_matches('/').replace('/', ".");
+            let band_now = Band::at(current, &path);
             let (change, verdict) = match (a, b) {
                 (Some(a), Some(b)) => {
                     let change = if h.format == Format::YesNo {
@@ -289,15 +304,51 @@ pub fn rows(previous: &Value, current: &Value) -> Vec<Row> {
                 }
                 _ => (None, Verdict::Unknown),
             };
+            let fmt = |v| write(v, h.format);
+            let inside = match (a, b) {
+                (Some(a), Some(b)) if matches!(verdict, Verdict::Better | Verdict::Worse) => {
+                    within(a, b, band_now.as_ref(), Band::at(previous, &path), fmt)
+                }
+                _ => None,
+            };
             Row {
                 label: h.label,
                 previous: text(a, h.format),
                 current: text(b, h.format),
                 change,
                 verdict,
+                interval: band_now.map(|band| band.line(fmt)),
+                inside,
             }
         })
         .collect()
+}
+
+/// Whether the previous value `a` lies inside the current run's interval (or, when only the
+/// previous run has one, the current value `b` inside the previous run's), said as a line.
+fn within(
+    a: f64,
+    b: f64,
+    now: Option<&Band>,
+    before: Option<Band>,
+    fmt: impl Fn(f64) -> String,
+) -> Option<Line> {
+    let (band, other, whose, value) = match (now, &before) {
+        (Some(band), _) => (band, a, "current", "previous"),
+        (None, Some(band)) => (band, b, "previous", "current"),
+        (None, None) => return None,
+    };
+    band.contains(other).then(|| Line {
+        text: format!("within the {} interval", band.level_text()),
+        hover: format!(
+            "The {value} run's {} lies inside the {whose} run's {}, so the difference is \
+             smaller than the simulator's usual error against real clusters and may not hold \
+             on one.\n{}",
+            fmt(other),
+            band.text(&fmt),
+            band.hover()
+        ),
+    })
 }
 
 pub const BETTER: Color32 = Color32::from_rgb(40, 160, 70);
@@ -309,11 +360,15 @@ pub fn change_text(row: &Row) -> String {
         let sign = if c > 0.0 { "+" } else { "−" };
         format!("{sign}{:.1}% ", (c * 100.0).abs())
     });
-    match row.verdict {
+    let judged = match row.verdict {
         Verdict::Better => format!("{}better", pct.unwrap_or_default()),
         Verdict::Worse => format!("{}worse", pct.unwrap_or_default()),
         Verdict::Same => "same".into(),
         Verdict::Unknown => "—".into(),
+    };
+    match &row.inside {
+        Some(inside) => format!("{judged}, {}", inside.text),
+        None => judged,
     }
 }
 
@@ -323,26 +378,45 @@ pub fn show(ui: &mut Ui, previous_name: &str, current_name: &str, rows: &[Row]) 
         ui.weak("No headline metrics for this kind of scenario.");
         return;
     }
+    let intervals = rows.iter().any(|r| r.interval.is_some());
     egui::Grid::new("compare")
         .striped(true)
-        .num_columns(4)
+        .num_columns(if intervals { 5 } else { 4 })
         .spacing([18.0, 4.0])
         .show(ui, |ui| {
             ui.strong("metric");
             ui.strong("previous").on_hover_text(previous_name);
             ui.strong("current").on_hover_text(current_name);
+            if intervals {
+                ui.strong("current's interval").on_hover_text(
+                    "Where a measurement of the current run on a real cluster is expected to \
+                     fall, from the simulator's validation errors",
+                );
+            }
             ui.strong("change");
             ui.end_row();
             for r in rows {
                 ui.label(r.label);
                 ui.label(RichText::new(&r.previous).monospace());
                 ui.label(RichText::new(&r.current).monospace());
+                if intervals {
+                    match &r.interval {
+                        Some(line) => band::show(ui, line),
+                        None => {
+                            ui.label("");
+                        }
+                    }
+                }
                 let t = RichText::new(change_text(r));
-                ui.label(match r.verdict {
-                    Verdict::Better => t.color(BETTER).strong(),
-                    Verdict::Worse => t.color(WORSE).strong(),
+                let cell = ui.label(match (r.verdict, &r.inside) {
+                    (_, Some(_)) => t.weak(),
+                    (Verdict::Better, None) => t.color(BETTER).strong(),
+                    (Verdict::Worse, None) => t.color(WORSE).strong(),
                     _ => t.weak(),
                 });
+                if let Some(inside) = &r.inside {
+                    cell.on_hover_text(&inside.hover);
+                }
                 ui.end_row();
             }
         });

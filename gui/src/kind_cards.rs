@@ -5,10 +5,11 @@
 //!
 //! [`KindCards::from_report`] reads the report JSON into plain fields (testable without a
 //! window); [`show`] lays them out with the training cards' pieces (`cards.rs`). A key the
-//! report lacks shows as "—". Ignored: latency distributions and per-replica curves (the
+//! report lacks shows as "—"; a figure with an interval (`band.rs`) has it under. Ignored: latency distributions and per-replica curves (the
 //! metrics tab draws those).
 
-use crate::cards::{BAD, GOOD, card, dash, legend, stacked_bar};
+use crate::band::Bands;
+use crate::cards::{BAD, GOOD, banded, card, dash, legend, stacked_bar};
 use crate::metrics::DIFFUSION_PHASES;
 use crate::units;
 use egui::{Color32, RichText, Ui};
@@ -240,11 +241,11 @@ fn peak_phase(r: &Value) -> Option<String> {
 }
 
 /// Lays out the cards of a serving, diffusion or collective run.
-pub fn show(ui: &mut Ui, k: &KindCards, gpus: Option<u64>, gpu: Option<&str>) {
+pub fn show(ui: &mut Ui, k: &KindCards, gpus: Option<u64>, gpu: Option<&str>, b: &Bands) {
     match k {
-        KindCards::Serving(s) => serving(ui, s, gpus, gpu),
-        KindCards::Diffusion(d) => diffusion(ui, d, gpu),
-        KindCards::Collective(c) => collective(ui, c),
+        KindCards::Serving(s) => serving(ui, s, gpus, gpu, b),
+        KindCards::Diffusion(d) => diffusion(ui, d, gpu, b),
+        KindCards::Collective(c) => collective(ui, c, b),
         KindCards::Federated(f) => federated(ui, f),
     }
 }
@@ -297,27 +298,34 @@ fn p99(v: Option<f64>) -> RichText {
     RichText::new(format!("p99 {}", dash(v.map(units::duration))))
 }
 
-fn serving(ui: &mut Ui, s: &Serving, gpus: Option<u64>, gpu: Option<&str>) {
+fn serving(ui: &mut Ui, s: &Serving, gpus: Option<u64>, gpu: Option<&str>, b: &Bands) {
+    let rps = |r: f64| format!("{r:.2} requests/s");
+    let tokens = |t: f64| format!("{} tokens/s", units::si(t, ""));
     ui.columns(4, |cols| {
-        card(
+        banded(
             &mut cols[0],
             "Throughput",
-            dash(s.requests_per_s.map(|r| format!("{r:.2} requests/s"))),
+            dash(s.requests_per_s.map(rps)),
+            b.line("throughput.requests_per_s", rps)
+                .into_iter()
+                .chain(b.line("throughput.output_tokens_per_s", tokens)),
             RichText::new(format!(
                 "{} output tokens/s",
                 dash(s.output_tokens_per_s.map(|t| units::si(t, "")))
             )),
         );
-        card(
+        banded(
             &mut cols[1],
             "Time to first token, p50",
             dash(s.ttft_p50.map(units::duration)),
+            b.line("ttft_s.p50", units::duration),
             p99(s.ttft_p99),
         );
-        card(
+        banded(
             &mut cols[2],
             "Time per output token, p50",
             dash(s.tpot_p50.map(units::duration)),
+            b.line("tpot_s.p50", units::duration),
             p99(s.tpot_p99),
         );
         let sub = match (s.completed, s.requests, s.goodput) {
@@ -395,12 +403,14 @@ fn fit_line(fits: Option<bool>, capacity: Option<f64>) -> RichText {
     }
 }
 
-fn diffusion(ui: &mut Ui, d: &Diffusion, gpu: Option<&str>) {
+fn diffusion(ui: &mut Ui, d: &Diffusion, gpu: Option<&str>, b: &Bands) {
+    let per_hour = |v: f64| format!("{v:.1}");
     ui.columns(4, |cols| {
-        card(
+        banded(
             &mut cols[0],
             "Video latency",
             dash(d.latency_s.map(units::duration)),
+            b.line("latency_s", units::duration),
             match (d.gpus_per_video, gpu) {
                 (Some(n), Some(g)) => RichText::new(format!("one video on {n} × {g}")),
                 _ => RichText::new(""),
@@ -412,10 +422,11 @@ fn diffusion(ui: &mut Ui, d: &Diffusion, gpu: Option<&str>) {
             dash(d.step_s.map(units::duration)),
             RichText::new(d.steps.map(|s| format!("{s} steps")).unwrap_or_default()),
         );
-        card(
+        banded(
             &mut cols[2],
             "Videos per hour",
-            dash(d.videos_per_hour.map(|v| format!("{v:.1}"))),
+            dash(d.videos_per_hour.map(per_hour)),
+            b.line("videos_per_hour", per_hour),
             RichText::new(
                 d.tflops_per_gpu
                     .map(|t| format!("{t:.0} TFLOP/s per GPU"))
@@ -456,12 +467,14 @@ fn diffusion(ui: &mut Ui, d: &Diffusion, gpu: Option<&str>) {
     });
 }
 
-fn collective(ui: &mut Ui, c: &Collective) {
+fn collective(ui: &mut Ui, c: &Collective, b: &Bands) {
+    let gbps = |x: f64| format!("{x:.1} GB/s");
     ui.columns(4, |cols| {
-        card(
+        banded(
             &mut cols[0],
             "Time",
             dash(c.time_s.map(units::duration)),
+            b.line("time_s", units::duration),
             RichText::new(format!(
                 "{} of {} on {} ranks",
                 c.op.as_deref().unwrap_or("—"),
@@ -469,16 +482,17 @@ fn collective(ui: &mut Ui, c: &Collective) {
                 dash(c.ranks.map(|r| r.to_string()))
             )),
         );
-        card(
+        banded(
             &mut cols[1],
             "Bus bandwidth",
-            dash(c.busbw.map(|b| format!("{b:.1} GB/s"))),
+            dash(c.busbw.map(gbps)),
+            b.line("busbw_GBps", gbps),
             RichText::new("as nccl-tests reports it"),
         );
         card(
             &mut cols[2],
             "Algorithm bandwidth",
-            dash(c.algbw.map(|b| format!("{b:.1} GB/s"))),
+            dash(c.algbw.map(gbps)),
             RichText::new("size over time"),
         );
         let sub = match c.speedup {

@@ -16,6 +16,7 @@
 
 mod app;
 mod args;
+mod band;
 mod cards;
 mod compare;
 mod controls;

@@ -25,7 +25,7 @@ mod tests {
         &["scenario/lower"],
         &["scenario", "files"],
         &["workload"],
-        &["report"],
+        &["report", "uncertainty"],
         &["exec"],
         &["collective"],
         &["net"],

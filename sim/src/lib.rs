@@ -29,6 +29,7 @@ pub mod scenario;
 pub mod stats;
 pub mod suggest;
 pub mod sweep;
+pub mod uncertainty;
 pub mod validate;
 pub mod workload;
 

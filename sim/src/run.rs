@@ -45,15 +45,23 @@ impl RunOutput {
     }
 }
 
-/// Simulates a scenario. Bad or unsupported input is a located error; a configuration that does
-/// not fit in memory is a result (`memory.fits = false`).
 /// A training scenario lowered and simulated.
 pub fn training(scenario: &Scenario) -> Result<training::TrainingRun, ScenarioError> {
     let (setup, compute) = crate::scenario::lower::training::lower(scenario)?;
     training::simulate(setup, &compute).map_err(|e| e.locate(scenario))
 }
 
+/// Simulates a scenario. Bad or unsupported input is a located error; a configuration that does
+/// not fit in memory is a result (`memory.fits = false`). The report carries its prediction
+/// intervals (`uncertainty`).
 pub fn run(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
+    let mut out = simulate(scenario)?;
+    crate::uncertainty::attach(&mut out.report);
+    Ok(out)
+}
+
+/// The run without its prediction intervals.
+fn simulate(scenario: &Scenario) -> Result<RunOutput, ScenarioError> {
     use crate::workload::{collective, diffusion, federated, kernels, serving};
     // Only training and collective runs count link traffic (federated refuses the key itself).
     if scenario.file.sim.record_links == Some(true)

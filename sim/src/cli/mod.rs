@@ -4,6 +4,7 @@
 //! file, impossible configuration, bad option) with the message on stderr.
 
 mod collective;
+mod coverage;
 mod list;
 mod merge;
 mod plan;

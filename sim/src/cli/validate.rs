@@ -19,9 +19,36 @@ pub struct ValidateArgs {
     /// Also write the results as Markdown to this path (e.g. docs/VALIDATION.md).
     #[arg(long, value_name = "PATH")]
     write: Option<PathBuf>,
+    /// How often the 80% prediction intervals hold: over FILE's cases, or without FILE over the
+    /// shipped residuals, each case's source left out (docs/UNCERTAINTY.md).
+    #[arg(long, conflicts_with = "json")]
+    coverage: bool,
+    /// Regenerate the residual table the intervals come from (validation/residuals.json) from
+    /// the shared published.json and every validation/*.json; run from the repository root.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["file", "json", "write", "coverage"])]
+    residuals: Option<PathBuf>,
 }
 
 pub fn run(args: &ValidateArgs) -> ExitCode {
+    let done = |r: Result<String, String>| match r {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    };
+    if let Some(path) = &args.residuals {
+        return done(super::coverage::write_residuals(path));
+    }
+    if args.coverage {
+        return done(super::coverage::report(
+            args.file.as_ref(),
+            args.write.as_ref(),
+        ));
+    }
     let file = args
         .file
         .clone()

@@ -46,7 +46,8 @@ enum Reading {
 }
 
 /// The predicted value of the case's collective, in its unit, and the choices made.
-pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
+/// The predicted figure, the assumptions and the regime (`uncertainty::regime::collective`).
+pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>, String), Refusal> {
     let mut a = Vec::new();
     let (g, n, board) = gpus(c, &mut a)?;
     // Fewer GPUs than a board: the first n of one server take part.
@@ -87,9 +88,10 @@ pub(super) fn collective(c: &Case) -> Result<(f64, Vec<String>), Refusal> {
         priced.algorithm.name(),
         priced.protocol.name()
     ));
+    let regime = crate::uncertainty::regime::collective(nodes as f64, bytes);
     Ok(match reading {
-        Reading::BusBw => (priced.busbw / 1e9, a),
-        Reading::TimeUs => (priced.seconds * 1e6, a),
+        Reading::BusBw => (priced.busbw / 1e9, a, regime),
+        Reading::TimeUs => (priced.seconds * 1e6, a, regime),
     })
 }
 

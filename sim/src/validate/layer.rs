@@ -32,6 +32,7 @@ pub(super) fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
     ));
     let assumptions = with_report_notes(assumptions, &output.report);
     let fits = output.report["memory"]["fits"].as_bool();
+    let regime = crate::uncertainty::regime::of_report(&output.report);
     let Some((forward, backward)) = output.layer_times(layer) else {
         let mut r = row(
             Status::Failed("the timeline has no per-layer operations to read".into()),
@@ -48,6 +49,7 @@ pub(super) fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
     )];
     rows[0].scenario = Some(built.toml.clone());
     rows[0].fits = fits;
+    rows[0].regime = regime.clone();
     for (key, value, short) in [
         ("forward_ms", forward, "layer fwd ms"),
         ("backward_ms", backward, "layer bwd ms"),
@@ -59,6 +61,7 @@ pub(super) fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
             r.measured = measured;
             r.primary = false;
             r.fits = fits;
+            r.regime = regime.clone();
             rows.push(r);
         }
     }

@@ -17,11 +17,13 @@
 mod case;
 mod cluster;
 mod collective;
+pub mod coverage;
 mod diffusion;
 mod layer;
 mod model;
 mod parallel;
 mod prose;
+pub mod residuals;
 mod row;
 mod serving;
 mod serving_batch;
@@ -169,6 +171,7 @@ pub fn validate_case(c: &Case, file_name: &str) -> Vec<Row> {
         primary: true,
         scenario: None,
         fits: None,
+        regime: None,
     };
     // A panic is a bug in the simulator; it fails this case's row rather than the whole run (the
     // panic message is printed on stderr as usual).
@@ -180,7 +183,11 @@ pub fn validate_case(c: &Case, file_name: &str) -> Vec<Row> {
         Ok(CaseKind::Serving) => vec![serving_row(c, file_name, &row)],
         Ok(CaseKind::Diffusion) => vec![diffusion_row(c, file_name, &row)],
         Ok(CaseKind::Collective) => vec![match collective::collective(c) {
-            Ok((busbw, assumptions)) => row(Status::Compared, Some(busbw), assumptions),
+            Ok((busbw, assumptions, regime)) => {
+                let mut r = row(Status::Compared, Some(busbw), assumptions);
+                r.regime = Some(regime);
+                r
+            }
             Err(Refusal {
                 status,
                 assumptions,
@@ -260,11 +267,13 @@ fn scenario_row(
         match Scenario::parse(Path::new(&path), toml.clone(), &[]).and_then(|s| crate::run(&s)) {
             Ok(out) => {
                 let predicted = read(&out.report, &mut a);
-                row(
+                let mut r = row(
                     Status::Compared,
                     predicted,
                     with_report_notes(a, &out.report),
-                )
+                );
+                r.regime = crate::uncertainty::regime::of_report(&out.report);
+                r
             }
             Err(e) => row(Status::Failed(e.message), None, a),
         };

@@ -49,6 +49,8 @@ pub struct Row {
     pub scenario: Option<String>,
     /// Whether the simulator's memory model says the configuration fits (training cases).
     pub fits: Option<bool>,
+    /// The regime of the run the case became (`uncertainty::regime`).
+    pub regime: Option<String>,
 }
 
 impl Row {
@@ -72,6 +74,7 @@ impl Row {
             "wall_s": self.wall_s,
             "scenario": self.scenario,
             "fits_in_memory": self.fits,
+            "regime": self.regime,
         })
     }
 }

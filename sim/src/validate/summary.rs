@@ -128,6 +128,7 @@ mod tests {
             primary: true,
             scenario: None,
             fits: None,
+            regime: None,
         };
         let rows = vec![
             row("a-1", Some(0.1), Status::Compared),

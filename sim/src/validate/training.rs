@@ -209,7 +209,9 @@ pub(super) fn training_rows(
     };
     let assumptions = with_report_notes(assumptions, report);
     let fits = report["memory"]["fits"].as_bool();
+    let regime = crate::uncertainty::regime::of_report(report);
     let mut rows = vec![row(Status::Compared, predicted, assumptions.clone())];
+    rows[0].regime = regime.clone();
     rows[0].scenario = Some(built.toml.clone());
     rows[0].fits = fits;
     // A second, convention-free figure of the same row: tokens per second per GPU.
@@ -227,6 +229,7 @@ pub(super) fn training_rows(
         r.measured = measured;
         r.primary = false;
         r.fits = fits;
+        r.regime = regime;
         rows.push(r);
     }
     rows

@@ -53,6 +53,7 @@ mod traffic;
 mod training_compression;
 mod training_frameworks;
 mod training_links;
+mod uncertainty;
 mod unfused_attention;
 mod validate;
 mod vidur_compute;

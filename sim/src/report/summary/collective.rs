@@ -27,12 +27,14 @@ pub(super) fn render_collective(r: &Value) -> String {
         &mut out,
         "time",
         format!(
-            "{} ({}, {}): algbw {:.2} GB/s, busbw {:.2} GB/s",
+            "{}{} ({}, {}): algbw {:.2} GB/s, busbw {:.2} GB/s{}",
             seconds(num(r, "time_s")),
+            band(r, "time_s", seconds),
             r["algorithm"].as_str().unwrap_or("?"),
             r["protocol"].as_str().unwrap_or("?"),
             num(r, "algbw_GBps"),
-            num(r, "busbw_GBps")
+            num(r, "busbw_GBps"),
+            band(r, "busbw_GBps", |x| format!("{x:.2}"))
         ),
     );
     if r["uncompressed"].is_object() {

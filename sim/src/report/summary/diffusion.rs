@@ -19,8 +19,9 @@ pub(super) fn render_diffusion(r: &Value) -> String {
             &mut out,
             "latency",
             format!(
-                "{} a video, {} a denoising step, {:.1} videos/hour",
+                "{}{} a video, {} a denoising step, {:.1} videos/hour",
                 seconds(num(r, "latency_s")),
+                band(r, "latency_s", seconds),
                 seconds(num(r, "denoise_step_s")),
                 num(r, "videos_per_hour")
             ),

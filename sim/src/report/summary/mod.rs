@@ -54,13 +54,71 @@ fn significant(x: f64) -> String {
     format!("{x:.decimals$}")
 }
 
+/// " (80%: low to high)" for the interval `uncertainty.<path>` of a report, each bound shown
+/// as `show` shows the figure; empty when the report has none.
+fn band(r: &Value, path: &str, show: impl Fn(f64) -> String) -> String {
+    let u = path
+        .split('.')
+        .try_fold(&r["uncertainty"], |v, p| v.get(p));
+    match u.map(|u| (u["low"].as_f64(), u["high"].as_f64(), u["level"].as_f64())) {
+        Some((Some(low), Some(high), Some(level))) => format!(
+            " ({:.0}%: {} to {})",
+            100.0 * level,
+            show(low),
+            show(high)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Where the report's intervals come from: one row, or none without `uncertainty`.
+fn uncertainty_row(out: &mut String, r: &Value) {
+    let u = &r["uncertainty"];
+    let Some(own) = u["regime"].as_str() else {
+        return;
+    };
+    let first = u
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| *k != "regime")
+        .map(|(_, v)| v)
+        .find_map(|v| {
+            if v["cases"].is_u64() {
+                Some(v)
+            } else {
+                v.as_object()?.values().find(|w| w["cases"].is_u64())
+            }
+        });
+    if let Some(b) = first {
+        let from = b["regime"].as_str().unwrap_or(own);
+        row(
+            out,
+            "intervals",
+            format!(
+                "80% from the errors on {} published cases of {} sources in {from}{} \
+                 (docs/UNCERTAINTY.md)",
+                b["cases"],
+                b["sources"],
+                if from == own {
+                    String::new()
+                } else {
+                    format!("; {own} has too few")
+                }
+            ),
+        );
+    }
+}
+
 /// One labelled row of the summary.
 fn row(out: &mut String, label: &str, value: String) {
     let _ = writeln!(out, "  {label:<22}{value}");
 }
 
-/// One row per assumption the run made, the first labelled "assumed".
+/// Where the intervals come from, then one row per assumption the run made, the first labelled
+/// "assumed".
 fn assumption_rows(out: &mut String, r: &Value) {
+    uncertainty_row(out, r);
     let items = r["assumptions"].as_array().into_iter().flatten();
     for (i, item) in items.enumerate() {
         row(
@@ -148,19 +206,28 @@ pub fn render(r: &Value) -> String {
     row(
         &mut out,
         "iteration time",
-        seconds(num(r, "iteration_time_s")),
+        format!(
+            "{}{}",
+            seconds(num(r, "iteration_time_s")),
+            band(r, "iteration_time_s", seconds)
+        ),
     );
     row(
         &mut out,
         "tokens/s",
-        format!("{:.0}", num(r, "tokens_per_s")),
+        format!(
+            "{:.0}{}",
+            num(r, "tokens_per_s"),
+            band(r, "tokens_per_s", |x| format!("{x:.0}"))
+        ),
     );
     row(
         &mut out,
         "TFLOP/s per GPU",
         format!(
-            "{:.1} model ({:.1}% MFU), {:.1} hardware ({:.1}% HFU)",
+            "{:.1}{} model ({:.1}% MFU), {:.1} hardware ({:.1}% HFU)",
             num(r, "tflops_per_gpu"),
+            band(r, "tflops_per_gpu", |x| format!("{x:.1}")),
             100.0 * num(r, "mfu"),
             num(r, "hardware_tflops_per_gpu"),
             100.0 * num(r, "hfu")

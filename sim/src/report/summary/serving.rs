@@ -122,9 +122,11 @@ fn latency_rows(out: &mut String, r: &Value) {
         out,
         "throughput",
         format!(
-            "{:.2} requests/s, {:.0} output tokens/s",
+            "{:.2} requests/s{}, {:.0} output tokens/s{}",
             num(r, "throughput.requests_per_s"),
-            num(r, "throughput.output_tokens_per_s")
+            band(r, "throughput.requests_per_s", |x| format!("{x:.2}")),
+            num(r, "throughput.output_tokens_per_s"),
+            band(r, "throughput.output_tokens_per_s", |x| format!("{x:.0}"))
         ),
     );
     for (label, key) in [
@@ -137,9 +139,10 @@ fn latency_rows(out: &mut String, r: &Value) {
             out,
             label,
             format!(
-                "mean {}, p50 {}, p90 {}, p99 {}",
+                "mean {}, p50 {}{}, p90 {}, p99 {}",
                 seconds(num(r, &format!("{key}.mean"))),
                 seconds(num(r, &format!("{key}.p50"))),
+                band(r, &format!("{key}.p50"), seconds),
                 seconds(num(r, &format!("{key}.p90"))),
                 seconds(num(r, &format!("{key}.p99")))
             ),
