@@ -208,6 +208,28 @@ mod tests {
     }
 
     #[test]
+    fn the_interval_names_its_regime_on_hover() {
+        let mut h = cards_of(&training(1.5, Some((1.25, 2.0))));
+        h.get_by_label("80%: 1.25 s – 2.0 s").hover();
+        h.run();
+        h.get_by_label_contains("validation regime training/one-server (134 cases from 4 sources)");
+    }
+
+    #[test]
+    fn a_shipped_run_carries_its_intervals_onto_its_cards() {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/papers/zccl-all-reduce-16x4xa100-fast.toml");
+        let scenario = clustersim::Scenario::load(&path, &[]).unwrap();
+        let r = clustersim::run(&scenario).unwrap().report;
+        let time = Band::at(&r, "time_s").expect("a collective report has an interval");
+        assert!(time.low < time.high && time.level == 0.8);
+        let h = cards_of(&r);
+        h.get_by_label(&time.text(units::duration));
+        let busbw = Band::at(&r, "busbw_GBps").expect("and its bus bandwidth one");
+        h.get_by_label(&busbw.text(|x| format!("{x:.1} GB/s")));
+    }
+
+    #[test]
     fn a_report_without_uncertainty_shows_no_interval() {
         let h = cards_of(&training(1.5, None));
         h.get_by_label("1.5 s");

@@ -31,15 +31,27 @@ pub fn report(file: Option<&PathBuf>, write: Option<&PathBuf>) -> Result<String,
     let table = Table::shipped();
     let (cases, what): (Vec<Residual>, String) = match file {
         Some(path) => {
-            let cases = clustersim::validate::load(path).map_err(|e| e.to_string())?;
-            let name = path
-                .file_name()
-                .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-            let rows = clustersim::validate::validate(&cases, &name).rows;
-            (
-                residuals::residuals(&name, &rows),
-                format!("the cases of {}", path.display()),
-            )
+            let files = if path.is_dir() {
+                let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                    .collect();
+                files.sort();
+                files
+            } else {
+                vec![path.clone()]
+            };
+            let mut all = Vec::new();
+            for f in &files {
+                let cases = clustersim::validate::load(f).map_err(|e| e.to_string())?;
+                let name = f
+                    .file_name()
+                    .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+                let rows = clustersim::validate::validate(&cases, &name).rows;
+                all.extend(residuals::residuals(&name, &rows));
+            }
+            (all, path.display().to_string())
         }
         None => (
             table.residuals.clone(),
@@ -100,6 +112,21 @@ pub fn table_markdown(lines: &[Coverage]) -> String {
         );
     }
     md
+}
+
+/// The section of docs/VALIDATION.md on the prediction intervals: the coverage of the shipped
+/// residuals, each case's source left out.
+pub fn intervals_section() -> String {
+    let table = Table::shipped();
+    format!(
+        "\n## Prediction intervals\n\nEvery report states an 80% interval on its headline \
+         figures, made from the residuals of the validation files (`validation/residuals.json`, \
+         {} cases) in the run's regime (docs/UNCERTAINTY.md). Judged on those cases, each \
+         against the interval its regime gets without the case's own source (`clustersim \
+         validate --coverage`):\n\n{}",
+        table.residuals.len(),
+        table_markdown(&coverage(table, &table.residuals))
+    )
 }
 
 fn markdown(lines: &[Coverage], what: &str, command: &str) -> String {

@@ -19,8 +19,9 @@ pub struct ValidateArgs {
     /// Also write the results as Markdown to this path (e.g. docs/VALIDATION.md).
     #[arg(long, value_name = "PATH")]
     write: Option<PathBuf>,
-    /// How often the 80% prediction intervals hold: over FILE's cases, or without FILE over the
-    /// shipped residuals, each case's source left out (docs/UNCERTAINTY.md).
+    /// How often the 80% prediction intervals hold: over FILE's cases (or every *.json of a
+    /// folder), or without FILE over the shipped residuals, each case's source left out
+    /// (docs/UNCERTAINTY.md).
     #[arg(long, conflicts_with = "json")]
     coverage: bool,
     /// Regenerate the residual table the intervals come from (validation/residuals.json) from
@@ -349,11 +350,16 @@ fn markdown(v: &Validation, command: &str) -> String {
         }
     }
     md.push_str(CONVENTIONS);
-    md.push_str(&weaknesses(v).unwrap_or_else(|| {
-        "\n## Where the model is weak\n\nSee `docs/VALIDATION.md` (the shared file's cases), \
-         whose figures it quotes from its own rows.\n"
-            .into()
-    }));
+    match weaknesses(v) {
+        Some(weak) => {
+            md.push_str(&weak);
+            md.push_str(&super::coverage::intervals_section());
+        }
+        None => md.push_str(
+            "\n## Where the model is weak\n\nSee `docs/VALIDATION.md` (the shared file's \
+             cases), whose figures it quotes from its own rows.\n",
+        ),
+    }
     let _ = writeln!(md, "\n## Assumptions per case\n");
     for r in v.rows.iter().filter(|r| r.primary) {
         let _ = writeln!(md, "### `{}`\n", r.id);
