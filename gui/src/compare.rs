@@ -341,11 +341,13 @@ fn within(
     band.contains(other).then(|| Line {
         text: format!("within the {} interval", band.level_text()),
         hover: format!(
-            "The {value} run's {} lies inside the {whose} run's {}, so the difference is \
-             smaller than the simulator's usual error against real clusters and may not hold \
-             on one.\n{}",
+            "The {value} run's {} lies inside the {whose} run's {} interval ({} – {}), so the \
+             difference is smaller than the simulator's usual error against real clusters and \
+             may not hold on one.\n{}",
             fmt(other),
-            band.text(&fmt),
+            band.level_text(),
+            fmt(band.low),
+            fmt(band.high),
             band.hover()
         ),
     })
@@ -354,7 +356,8 @@ fn within(
 pub const BETTER: Color32 = Color32::from_rgb(40, 160, 70);
 pub const WORSE: Color32 = Color32::from_rgb(215, 50, 50);
 
-/// The change column's text: "+12.3% better", "−4.0% worse", "same".
+/// The change column's text: "+12.3% better", "−4.0% worse", "same", and ", within the 80%
+/// interval" after a change inside one.
 pub fn change_text(row: &Row) -> String {
     let pct = row.change.map(|c| {
         let sign = if c > 0.0 { "+" } else { "−" };

@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 
 /// Regenerates the residual table from the repository's validation files and writes it.
 pub fn write_residuals(path: &Path) -> Result<String, String> {
-    let files = residuals::table_files(Path::new(".")).map_err(|e| {
-        format!("cannot list validation/ (run from the repository root): {e}")
-    })?;
+    let files = residuals::table_files(Path::new("."))
+        .map_err(|e| format!("cannot list validation/ (run from the repository root): {e}"))?;
     let table = residuals::table(&files).map_err(|e| e.to_string())?;
     let command = format!("clustersim validate --residuals {}", path.display());
     std::fs::write(path, table.to_text(&command))

@@ -161,6 +161,7 @@ fn render_training(p: &Value) -> String {
     );
     if let Some(best) = p["top"].get(0) {
         let _ = writeln!(out, "  best: {}", best["why"].as_str().unwrap_or(""));
+        out.push_str(&within_best(p, best));
         if let Some(h) = best["gpu_hours_per_million_tokens"].as_f64() {
             let _ = writeln!(out, "  cost: {h:.3} GPU-hours per million tokens");
         }
@@ -241,6 +242,36 @@ fn head(out: &mut String, p: &Value) {
             }
         }
     }
+}
+
+/// The ranks whose step time lies inside the best's 80% interval: layouts the simulator cannot
+/// tell apart from the best. Empty without an interval.
+fn within_best(p: &Value, best: &Value) -> String {
+    let band = &best["iteration_time_s_80"];
+    let (Some(low), Some(high)) = (band["low"].as_f64(), band["high"].as_f64()) else {
+        return String::new();
+    };
+    let close: Vec<String> = p["top"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .skip(1)
+        .filter(|r| {
+            r["iteration_time_s"]
+                .as_f64()
+                .is_some_and(|t| low <= t && t <= high)
+        })
+        .filter_map(|r| r["rank"].as_u64().map(|k| k.to_string()))
+        .collect();
+    if close.is_empty() {
+        return format!("  the best's 80% interval ({low:.3}-{high:.3} s) holds no other rank\n");
+    }
+    format!(
+        "  rank {} inside the best's 80% interval ({low:.3}-{high:.3} s): within the simulator's \
+         uncertainty on an absolute step time (layouts on one stack share much of their error, so \
+         the ranking is surer); measure the close ones before choosing\n",
+        close.join(", ")
+    )
 }
 
 /// The best's `--set` options as a command, or why nothing is listed.

@@ -78,6 +78,7 @@ impl Simulated {
             "set": layout_sets(&self.layout),
             "estimate_s": self.estimate.iteration_s,
             "iteration_time_s": r["iteration_time_s"],
+            "iteration_time_s_80": r["uncertainty"]["iteration_time_s"],
             "tokens_per_s": r["tokens_per_s"],
             "tflops_per_gpu": r["tflops_per_gpu"],
             "mfu": r["mfu"],
@@ -311,7 +312,8 @@ fn simulate(
         .map(|(layout, estimate)| {
             let mut setup = base.clone();
             setup.set_layout(layout);
-            let run = training::simulate(setup, compute)?;
+            let mut run = training::simulate(setup, compute)?;
+            crate::uncertainty::attach(&mut run.report);
             Ok(Simulated {
                 layout: *layout,
                 estimate: *estimate,

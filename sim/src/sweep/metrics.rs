@@ -1,6 +1,7 @@
 //! Which figures of a report a sweep row carries.
 //!
-//! By default the contract's headline figures of the scenario's kind; `--metric PATH` (any
+//! By default the contract's headline figures of the scenario's kind, the main one with its 80%
+//! interval (`uncertainty.*.low`, `.high`); `--metric PATH` (any
 //! dotted report path, as `[expect]` takes) replaces them. Values are looked up with
 //! `scenario::expect::lookup`, the same lookup `[expect]` uses. Deliberately ignored: the wall
 //! time of a run (`sim.wall_s`), which the library never puts in a report, so that the same
@@ -15,6 +16,8 @@ pub fn defaults(kind: Kind) -> &'static [&'static str] {
     match kind {
         Kind::Training => &[
             "iteration_time_s",
+            "uncertainty.iteration_time_s.low",
+            "uncertainty.iteration_time_s.high",
             "tokens_per_s",
             "tflops_per_gpu",
             "mfu",
@@ -25,7 +28,11 @@ pub fn defaults(kind: Kind) -> &'static [&'static str] {
             "requests_completed",
             "throughput.requests_per_s",
             "throughput.output_tokens_per_s",
+            "uncertainty.throughput.output_tokens_per_s.low",
+            "uncertainty.throughput.output_tokens_per_s.high",
             "ttft_s.p50",
+            "uncertainty.ttft_s.p50.low",
+            "uncertainty.ttft_s.p50.high",
             "ttft_s.p99",
             "tpot_s.p50",
             "tpot_s.p99",
@@ -34,11 +41,20 @@ pub fn defaults(kind: Kind) -> &'static [&'static str] {
         ],
         Kind::Diffusion => &[
             "latency_s",
+            "uncertainty.latency_s.low",
+            "uncertainty.latency_s.high",
             "denoise_step_s",
             "videos_per_hour",
             "memory.peak_bytes_per_gpu",
         ],
-        Kind::Collective => &["time_s", "algbw_GBps", "busbw_GBps", "algorithm"],
+        Kind::Collective => &[
+            "time_s",
+            "uncertainty.time_s.low",
+            "uncertainty.time_s.high",
+            "algbw_GBps",
+            "busbw_GBps",
+            "algorithm",
+        ],
         Kind::Kernels => &[
             "time_s",
             "launches",

@@ -78,8 +78,7 @@ pub fn band<'a>(residuals: impl IntoIterator<Item = (&'a str, f64)>) -> Option<B
     } else {
         0.0
     };
-    let between_of_means =
-        means.iter().map(|m| (m - mu) * (m - mu)).sum::<f64>() / (k - 1) as f64;
+    let between_of_means = means.iter().map(|m| (m - mu) * (m - mu)).sum::<f64>() / (k - 1) as f64;
     let inverse_sizes = groups.iter().map(|g| 1.0 / g.len() as f64).sum::<f64>() / k as f64;
     let tau2 = (between_of_means - within * inverse_sizes).max(0.0);
     let var_mu = (tau2 + within * inverse_sizes) / k as f64;

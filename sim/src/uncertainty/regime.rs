@@ -112,7 +112,14 @@ mod tests {
     #[test]
     fn lineage_runs_from_the_leaf_to_the_kind() {
         let l: Vec<&str> = lineage("training/multi-server/fp8").collect();
-        assert_eq!(l, ["training/multi-server/fp8", "training/multi-server", "training"]);
+        assert_eq!(
+            l,
+            [
+                "training/multi-server/fp8",
+                "training/multi-server",
+                "training"
+            ]
+        );
         assert_eq!(lineage("serving").collect::<Vec<_>>(), ["serving"]);
     }
 
@@ -127,13 +134,25 @@ mod tests {
                    "serving": {"max_batch_size": 256},
                    "over_time": {"fleet": {"running": running}}})
         };
-        assert_eq!(of_report(&s(vec![2.0, 30.0])).as_deref(), Some("serving/small-batch"));
-        assert_eq!(of_report(&s(vec![40.0, 30.0])).as_deref(), Some("serving/large-batch"));
-        assert_eq!(of_report(&s(vec![])).as_deref(), Some("serving/large-batch"));
+        assert_eq!(
+            of_report(&s(vec![2.0, 30.0])).as_deref(),
+            Some("serving/small-batch")
+        );
+        assert_eq!(
+            of_report(&s(vec![40.0, 30.0])).as_deref(),
+            Some("serving/large-batch")
+        );
+        assert_eq!(
+            of_report(&s(vec![])).as_deref(),
+            Some("serving/large-batch")
+        );
         let d = json!({"kind": "diffusion", "video": {"tokens": 118800}});
         assert_eq!(of_report(&d).as_deref(), Some("diffusion/long-video"));
         let c = json!({"kind": "collective", "cluster": {"nodes": 2}, "size_bytes": 8});
-        assert_eq!(of_report(&c).as_deref(), Some("collective/multi-server/latency"));
+        assert_eq!(
+            of_report(&c).as_deref(),
+            Some("collective/multi-server/latency")
+        );
         assert_eq!(collective(1.0, 1e9), "collective/one-server");
         assert_eq!(collective(4.0, 1e9), "collective/multi-server/bandwidth");
         assert_eq!(of_report(&json!({"kind": "kernels"})), None);

@@ -13,7 +13,10 @@ fn the_shipped_residual_table_is_what_the_validation_files_give() {
     common::shared();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let fresh = dir.join("residuals.json");
-    let out = run_in(&root(), &["validate", "--residuals", fresh.to_str().unwrap()]);
+    let out = run_in(
+        &root(),
+        &["validate", "--residuals", fresh.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let shipped = std::fs::read_to_string(root().join("validation/residuals.json")).unwrap();
     let fresh = std::fs::read_to_string(&fresh)
@@ -28,9 +31,7 @@ fn the_shipped_residual_table_is_what_the_validation_files_give() {
 
 fn interval(report: &Value, path: &str) -> (f64, f64, f64) {
     let figure = common::number(report, path);
-    let u = path
-        .split('.')
-        .fold(&report["uncertainty"], |v, p| &v[p]);
+    let u = path.split('.').fold(&report["uncertainty"], |v, p| &v[p]);
     assert_eq!(u["level"], 0.8, "{path}: {u}");
     assert!(u["cases"].as_u64().unwrap() >= 3 && u["sources"].as_u64().unwrap() >= 3);
     let (low, high) = (u["low"].as_f64().unwrap(), u["high"].as_f64().unwrap());
@@ -67,7 +68,10 @@ fn every_kind_with_a_regime_states_its_intervals() {
         let s = clustersim::Scenario::load(&path, &[]).unwrap();
         let r = clustersim::run(&s).unwrap().report;
         assert!(
-            r["uncertainty"]["regime"].as_str().unwrap().starts_with(regime),
+            r["uncertainty"]["regime"]
+                .as_str()
+                .unwrap()
+                .starts_with(regime),
             "{file}: {}",
             r["uncertainty"]
         );
@@ -125,7 +129,10 @@ fn training_and_serving_intervals_hold_on_sources_they_were_not_made_from() {
             .cloned()
             .unwrap_or_else(|| panic!("no line for {family}"));
         assert!(inside >= 0.75, "{family}: {inside} inside");
-        assert!(half > error, "{family}: an interval narrower than the typical error");
+        assert!(
+            half > error,
+            "{family}: an interval narrower than the typical error"
+        );
     }
     // Training's intervals are not an answer-everything +-50%: at most twice the typical error.
     let training = lines.iter().find(|l| l.0 == "training").unwrap();

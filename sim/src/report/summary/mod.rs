@@ -57,16 +57,11 @@ fn significant(x: f64) -> String {
 /// " (80%: low to high)" for the interval `uncertainty.<path>` of a report, each bound shown
 /// as `show` shows the figure; empty when the report has none.
 fn band(r: &Value, path: &str, show: impl Fn(f64) -> String) -> String {
-    let u = path
-        .split('.')
-        .try_fold(&r["uncertainty"], |v, p| v.get(p));
+    let u = path.split('.').try_fold(&r["uncertainty"], |v, p| v.get(p));
     match u.map(|u| (u["low"].as_f64(), u["high"].as_f64(), u["level"].as_f64())) {
-        Some((Some(low), Some(high), Some(level))) => format!(
-            " ({:.0}%: {} to {})",
-            100.0 * level,
-            show(low),
-            show(high)
-        ),
+        Some((Some(low), Some(high), Some(level))) => {
+            format!(" ({:.0}%: {} to {})", 100.0 * level, show(low), show(high))
+        }
         _ => String::new(),
     }
 }
