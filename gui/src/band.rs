@@ -254,15 +254,15 @@ mod tests {
         let close = compare::rows(&training(1.0, None), &training(1.05, Some((0.9, 1.3))));
         let mut h = Harness::new_ui(move |ui| compare::show(ui, "a", "b", &close));
         h.run();
-        h.get_by_label("80%: 900.0 ms – 1.3 s");
-        h.get_by_label("+5.0% worse, within the 80% interval");
+        h.get_by_label("900.0 ms – 1.3 s");
+        h.get_by_label("+5.0% worse, inside 80%");
         assert!(h.query_by_label("+5.0% worse").is_none());
         // 1.0 s against 2.0 s (interval 1.8 s – 2.6 s): a real difference, judged as before.
         let far = compare::rows(&training(1.0, None), &training(2.0, Some((1.8, 2.6))));
         let mut h = Harness::new_ui(move |ui| compare::show(ui, "a", "b", &far));
         h.run();
-        h.get_by_label("80%: 1.8 s – 2.6 s");
+        h.get_by_label("1.8 s – 2.6 s");
         h.get_by_label("+100.0% worse");
-        assert!(h.query_all_by_label_contains("within").next().is_none());
+        assert!(h.query_all_by_label_contains("inside").next().is_none());
     }
 }

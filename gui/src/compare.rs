@@ -5,7 +5,7 @@
 //! percentage, and a change under 0.05% counts as the same. `memory.fits` compares as a yes/no
 //! (fitting is better). A metric either report lacks shows "—" and is not judged.
 //! Where the current report's `uncertainty` covers a metric, its 80% interval (`band.rs`) shows
-//! beside it, and a change whose previous value lies inside that interval (or the current value
+//! under it, and a change whose previous value lies inside that interval (or the current value
 //! inside the previous run's, when only it has one) says so: it is drawn weak, not as a win or a
 //! loss, since it is smaller than the simulator's usual error against real clusters.
 //! [`rows`] does the arithmetic (tested without a window); [`show`] draws the table.
@@ -237,9 +237,9 @@ pub struct Row {
     /// Relative change of the current run against the previous one (0.1 = +10%).
     pub change: Option<f64>,
     pub verdict: Verdict,
-    /// The current run's prediction interval of the metric, "80%: 0.9 s – 1.3 s".
+    /// The current run's prediction interval of the metric, "0.9 s – 1.3 s".
     pub interval: Option<Line>,
-    /// When the change is inside an interval: "within the 80% interval", and why it matters.
+    /// When the change is inside an interval: "inside 80%", and why it matters (the tooltip).
     pub inside: Option<Line>,
 }
 
@@ -317,7 +317,11 @@ pub fn rows(previous: &Value, current: &Value) -> Vec<Row> {
                 current: text(b, h.format),
                 change,
                 verdict,
-                interval: band_now.map(|band| band.line(fmt)),
+                // The column's header names the level: the cell gives the ends only.
+                interval: band_now.map(|band| Line {
+                    text: format!("{} – {}", fmt(band.low), fmt(band.high)),
+                    hover: band.hover(),
+                }),
                 inside,
             }
         })
@@ -339,7 +343,7 @@ fn within(
         (None, None) => return None,
     };
     band.contains(other).then(|| Line {
-        text: format!("within the {} interval", band.level_text()),
+        text: format!("inside {}", band.level_text()),
         hover: format!(
             "The {value} run's {} lies inside the {whose} run's {} interval ({} – {}), so the \
              difference is smaller than the simulator's usual error against real clusters and \
@@ -356,8 +360,8 @@ fn within(
 pub const BETTER: Color32 = Color32::from_rgb(40, 160, 70);
 pub const WORSE: Color32 = Color32::from_rgb(215, 50, 50);
 
-/// The change column's text: "+12.3% better", "−4.0% worse", "same", and ", within the 80%
-/// interval" after a change inside one.
+/// The change column's text: "+12.3% better", "−4.0% worse", "same", and ", inside 80%" after
+/// a change inside the interval.
 pub fn change_text(row: &Row) -> String {
     let pct = row.change.map(|c| {
         let sign = if c > 0.0 { "+" } else { "−" };
@@ -381,35 +385,50 @@ pub fn show(ui: &mut Ui, previous_name: &str, current_name: &str, rows: &[Row]) 
         ui.weak("No headline metrics for this kind of scenario.");
         return;
     }
-    let intervals = rows.iter().any(|r| r.interval.is_some());
+    // Wider than the panel (long names, intervals): scroll rather than clip the change column.
+    egui::ScrollArea::horizontal()
+        .id_salt("compare-scroll")
+        .show(ui, |ui| grid(ui, previous_name, current_name, rows));
+    ui.add_space(4.0);
+    ui.label(
+        RichText::new(format!("previous: {previous_name}"))
+            .small()
+            .weak(),
+    );
+    ui.label(
+        RichText::new(format!("current: {current_name}"))
+            .small()
+            .weak(),
+    );
+}
+
+/// The table's cells; a current value's interval is drawn small under it.
+fn grid(ui: &mut Ui, previous_name: &str, current_name: &str, rows: &[Row]) {
+    // Cells keep their text on one line; the scroll area around takes the width.
+    ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
     egui::Grid::new("compare")
         .striped(true)
-        .num_columns(if intervals { 5 } else { 4 })
+        .num_columns(4)
         .spacing([18.0, 4.0])
         .show(ui, |ui| {
             ui.strong("metric");
             ui.strong("previous").on_hover_text(previous_name);
-            ui.strong("current").on_hover_text(current_name);
-            if intervals {
-                ui.strong("current's interval").on_hover_text(
-                    "Where a measurement of the current run on a real cluster is expected to \
-                     fall, from the simulator's validation errors",
-                );
-            }
+            ui.strong("current").on_hover_text(format!(
+                "{current_name}\nUnder a value: its 80% interval, where a measurement of the \
+                 current run on a real cluster is expected to fall (from the simulator's \
+                 validation errors)"
+            ));
             ui.strong("change");
             ui.end_row();
             for r in rows {
                 ui.label(r.label);
                 ui.label(RichText::new(&r.previous).monospace());
-                ui.label(RichText::new(&r.current).monospace());
-                if intervals {
-                    match &r.interval {
-                        Some(line) => band::show(ui, line),
-                        None => {
-                            ui.label("");
-                        }
+                ui.vertical(|ui| {
+                    ui.label(RichText::new(&r.current).monospace());
+                    if let Some(line) = &r.interval {
+                        band::show(ui, line);
                     }
-                }
+                });
                 let t = RichText::new(change_text(r));
                 let cell = ui.label(match (r.verdict, &r.inside) {
                     (_, Some(_)) => t.weak(),
@@ -423,17 +442,6 @@ pub fn show(ui: &mut Ui, previous_name: &str, current_name: &str, rows: &[Row]) 
                 ui.end_row();
             }
         });
-    ui.add_space(4.0);
-    ui.label(
-        RichText::new(format!("previous: {previous_name}"))
-            .small()
-            .weak(),
-    );
-    ui.label(
-        RichText::new(format!("current: {current_name}"))
-            .small()
-            .weak(),
-    );
 }
 
 #[cfg(test)]

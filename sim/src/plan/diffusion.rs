@@ -170,6 +170,7 @@ impl Ranked {
                 "cfg": d.cfg, "tp": d.tp,
             },
             "latency_s": r["latency_s"],
+            "uncertainty": r["uncertainty"],
             "denoise_step_s": r["denoise_step_s"],
             "videos_per_hour": r["videos_per_hour"],
             "gpu_hours_per_video": self.gpu_seconds() / 3600.0,

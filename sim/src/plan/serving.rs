@@ -136,6 +136,7 @@ impl Ranked {
             "tpot_s": r["tpot_s"],
             "e2e_s": r["e2e_s"],
             "slo": r["slo"],
+            "uncertainty": r["uncertainty"],
             "gpu_hours_per_million_output_tokens": gpu_hours_per_million_tokens(self.fleet.gpus(), self.tokens_per_s()),
             "memory": {
                 "weights_bytes_per_gpu": r["memory"]["weights_bytes_per_gpu"],
