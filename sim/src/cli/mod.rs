@@ -76,6 +76,20 @@ enum ListWhat {
     Topologies,
 }
 
+/// Prints a command's text and succeeds, or prints its error and exits 2.
+fn printed<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -86,16 +100,7 @@ pub fn main() -> ExitCode {
             trace,
         } => run(&scenario, &sets, json, trace.as_deref()),
         Command::Check { paths, sets } => check(&paths, &sets),
-        Command::Collective(args) => match collective::run(&args) {
-            Ok(text) => {
-                print!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
-            }
-        },
+        Command::Collective(args) => printed(collective::run(&args)),
         Command::List { what } => {
             let text = match what {
                 ListWhat::Gpus => list::gpus(),

@@ -31,21 +31,11 @@ pub struct ValidateArgs {
 }
 
 pub fn run(args: &ValidateArgs) -> ExitCode {
-    let done = |r: Result<String, String>| match r {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-    };
     if let Some(path) = &args.residuals {
-        return done(super::coverage::write_residuals(path));
+        return super::printed(super::coverage::write_residuals(path));
     }
     if args.coverage {
-        return done(super::coverage::report(
+        return super::printed(super::coverage::report(
             args.file.as_ref(),
             args.write.as_ref(),
         ));
