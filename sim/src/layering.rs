@@ -21,7 +21,16 @@ mod tests {
     /// The layers of ARCHITECTURE.md's picture, top to bottom, by the module (or file) that
     /// starts a path under `src/`.
     const LAYERS: [&[&str]; 12] = [
-        &["cli", "main", "check", "run", "validate", "sweep", "plan"],
+        &[
+            "cli",
+            "main",
+            "check",
+            "run",
+            "validate",
+            "sweep",
+            "plan",
+            "collective_bench",
+        ],
         &["scenario/lower"],
         &["scenario", "files"],
         &["workload"],

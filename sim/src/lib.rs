@@ -11,6 +11,7 @@
 
 pub mod check;
 pub mod collective;
+pub mod collective_bench;
 pub mod engine;
 pub mod exec;
 pub mod files;
