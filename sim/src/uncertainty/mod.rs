@@ -14,16 +14,21 @@ pub mod residual;
 use residual::{Found, Table};
 use serde_json::{Map, Value, json};
 
-/// Whether a metric is a time (the residual's direction) or a rate (its inverse).
+/// Whether a metric is a time (the residual's direction), a rate (its inverse), or a serving
+/// throughput: completions over a span of which the arrivals fix a part (`throughput.
+/// arrival_span_s` of `throughput.span_s`) and only the rest, the tail after the last arrival,
+/// scales with the simulator's error. Offline, the tail is the whole span: a plain rate; under
+/// a light open-loop load, the throughput is nearly the arrival rate, whatever the error.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Reading {
     Time,
     Rate,
+    Throughput,
 }
 
 /// The headline metrics of a kind of report, dotted paths, and how each reads.
 pub fn headline(kind: &str) -> &'static [(&'static str, Reading)] {
-    use Reading::{Rate, Time};
+    use Reading::{Rate, Throughput, Time};
     match kind {
         "training" => &[
             ("iteration_time_s", Time),
@@ -31,8 +36,8 @@ pub fn headline(kind: &str) -> &'static [(&'static str, Reading)] {
             ("tflops_per_gpu", Rate),
         ],
         "serving" => &[
-            ("throughput.requests_per_s", Rate),
-            ("throughput.output_tokens_per_s", Rate),
+            ("throughput.requests_per_s", Throughput),
+            ("throughput.output_tokens_per_s", Throughput),
             ("ttft_s.p50", Time),
             ("tpot_s.p50", Time),
         ],
@@ -63,6 +68,7 @@ pub fn of_report(report: &Value, table: &Table) -> Option<Value> {
         let (low, high) = match reading {
             Reading::Time => band.time(predicted),
             Reading::Rate => band.rate(predicted),
+            Reading::Throughput => throughput(report, &band, predicted),
         };
         let entry = json!({
             "low": low,
@@ -75,6 +81,29 @@ pub fn of_report(report: &Value, table: &Table) -> Option<Value> {
         insert(&mut out, path, entry);
     }
     Some(Value::Object(out))
+}
+
+/// The interval of a serving throughput: the span's tail after the last arrival scaled by the
+/// band, the arrivals' span kept. A report without the spans reads as a plain rate.
+fn throughput(report: &Value, band: &estimate::Band, predicted: f64) -> (f64, f64) {
+    let spans = (
+        lookup(report, "throughput.span_s"),
+        lookup(report, "throughput.arrival_span_s"),
+    );
+    let (Some(span), Some(arrivals)) = spans else {
+        return band.rate(predicted);
+    };
+    if !(span > 0.0 && arrivals >= 0.0) {
+        return band.rate(predicted);
+    }
+    let fixed = arrivals.min(span);
+    let tail = span - fixed;
+    // A time band's ends (low, high) are the measured tail's (shortest, longest).
+    let (short, long) = band.time(tail);
+    (
+        predicted * span / (fixed + long),
+        predicted * span / (fixed + short),
+    )
 }
 
 /// The number at a dotted path.
@@ -137,6 +166,34 @@ mod tests {
         assert!(rps["low"].as_f64().unwrap() < 2.0);
         // A zero figure gets no interval.
         assert!(u["throughput"].get("output_tokens_per_s").is_none());
+    }
+
+    #[test]
+    fn throughput_under_open_loop_arrivals_moves_only_with_the_tail() {
+        let serving = |arrival_span: f64| {
+            json!({
+                "kind": "serving", "cluster": {"replicas": 1}, "serving": {"max_batch_size": 4},
+                "throughput": {"requests_per_s": 1.0, "output_tokens_per_s": 100.0,
+                               "span_s": 100.0, "arrival_span_s": arrival_span}
+            })
+        };
+        let width = |u: &Value| {
+            let t = &u["throughput"]["requests_per_s"];
+            t["high"].as_f64().unwrap() / t["low"].as_f64().unwrap()
+        };
+        let offline = of_report(&serving(0.0), &table()).unwrap();
+        let open = of_report(&serving(95.0), &table()).unwrap();
+        // Offline the throughput is a plain rate; with arrivals over 95% of the span, a far
+        // narrower interval, still on the same side.
+        let b = table().band("serving/small-batch", None).unwrap().band;
+        let (lo, hi) = b.rate(1.0);
+        let t = &offline["throughput"]["requests_per_s"];
+        assert!((t["low"].as_f64().unwrap() - lo).abs() < 1e-12);
+        assert!((t["high"].as_f64().unwrap() - hi).abs() < 1e-12);
+        assert!(width(&open) > 1.0 && width(&open) - 1.0 < 0.1 * (width(&offline) - 1.0));
+        let end = |u: &Value, k: &str| u["throughput"]["requests_per_s"][k].as_f64().unwrap();
+        assert!(end(&open, "low") >= end(&offline, "low"));
+        assert!(end(&open, "high") <= end(&offline, "high"));
     }
 
     #[test]

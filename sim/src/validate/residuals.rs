@@ -31,7 +31,7 @@ pub fn residuals(file: &str, rows: &[Row]) -> Vec<Residual> {
             let predicted = r.predicted?;
             let ratio = match reading(&r.unit)? {
                 Reading::Time => predicted / r.measured,
-                Reading::Rate => r.measured / predicted,
+                Reading::Rate | Reading::Throughput => r.measured / predicted,
             };
             (ratio.is_finite() && ratio > 0.0).then(|| Residual {
                 id: r.id.clone(),

@@ -94,6 +94,8 @@ impl Lives<'_> {
             .unwrap_or(SimTime::ZERO);
         let end = done.iter().map(|&r| last(r)).max().unwrap_or(start);
         let span = secs(end - start).max(f64::MIN_POSITIVE);
+        let last_arrival = self.requests.iter().map(|r| r.arrival).max();
+        let arrivals = last_arrival.map_or(0.0, |l| secs(l - start));
         let output_tokens: u64 = done.iter().map(|&r| self.outputs[r] as u64).sum();
         let meets = |r: usize| {
             slo.ttft_s.is_none_or(|d| ttft(r) <= d)
@@ -115,6 +117,8 @@ impl Lives<'_> {
             "throughput": {
                 "requests_per_s": done.len() as f64 / span,
                 "output_tokens_per_s": output_tokens as f64 / span,
+                "span_s": span,
+                "arrival_span_s": arrivals,
             },
             "ttft_s": summary(ttfts),
             "tpot_s": summary(tpots),
