@@ -8,11 +8,18 @@ use clustersim::validate::residuals;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// A file of cases that cannot be used, said as the other errors are (the printer adds
+/// "error: ").
+fn load_error(e: clustersim::validate::LoadError) -> String {
+    let text = e.to_string();
+    text.strip_prefix("error: ").unwrap_or(&text).to_string()
+}
+
 /// Regenerates the residual table from the repository's validation files and writes it.
 pub fn write_residuals(path: &Path) -> Result<String, String> {
     let files = residuals::table_files(Path::new("."))
         .map_err(|e| format!("cannot list validation/ (run from the repository root): {e}"))?;
-    let table = residuals::table(&files).map_err(|e| e.to_string())?;
+    let table = residuals::table(&files).map_err(load_error)?;
     let command = format!("clustersim validate --residuals {}", path.display());
     std::fs::write(path, table.to_text(&command))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -43,7 +50,7 @@ pub fn report(file: Option<&PathBuf>, write: Option<&PathBuf>) -> Result<String,
             };
             let mut all = Vec::new();
             for f in &files {
-                let cases = clustersim::validate::load(f).map_err(|e| e.to_string())?;
+                let cases = clustersim::validate::load(f).map_err(load_error)?;
                 let name = f
                     .file_name()
                     .map_or(String::new(), |n| n.to_string_lossy().into_owned());

@@ -138,3 +138,21 @@ fn training_and_serving_intervals_hold_on_sources_they_were_not_made_from() {
     let training = lines.iter().find(|l| l.0 == "training").unwrap();
     assert!(training.2 <= 2.0 * training.3, "{training:?}");
 }
+
+#[test]
+fn coverage_of_a_missing_file_exits_2_saying_where() {
+    let out = run_in(&root(), &["validate", "nowhere.json", "--coverage"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("error: the file of published measurements was not found: nowhere.json"),
+        "{err}"
+    );
+    let out = run_in(&root(), &["validate", "--residuals", "x.json", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--residuals writes a file, not JSON on stdout"
+    );
+    assert!(!root().join("x.json").exists());
+}
