@@ -47,10 +47,18 @@ pub fn headline(kind: &str) -> &'static [(&'static str, Reading)] {
     }
 }
 
-/// Adds `uncertainty` to a report of a kind with a regime, from the shipped residuals.
+/// Adds `uncertainty` to a report of a kind with a regime, from the shipped residuals; a cluster
+/// run's to each of its jobs' reports (`jobs[i].report`).
 pub fn attach(report: &mut Value) {
     if let Some(u) = of_report(report, Table::shipped()) {
         report["uncertainty"] = u;
+    }
+    if let Some(jobs) = report.get_mut("jobs").and_then(Value::as_array_mut) {
+        for job in jobs {
+            if let Some(r) = job.get_mut("report").filter(|r| r.is_object()) {
+                attach(r);
+            }
+        }
     }
 }
 

@@ -99,6 +99,25 @@ fn every_kind_with_a_regime_states_its_intervals() {
 }
 
 #[test]
+fn each_job_of_a_cluster_carries_its_own_intervals() {
+    let path = root().join("scenarios/cluster/training-beside-disaggregated-fleet.toml");
+    let r = clustersim::run(&clustersim::Scenario::load(&path, &[]).unwrap())
+        .unwrap()
+        .report;
+    assert!(
+        r.get("uncertainty").is_none(),
+        "the cluster itself has no headline to bound"
+    );
+    let jobs = r["jobs"].as_array().unwrap();
+    for (job, metric) in jobs
+        .iter()
+        .zip(["iteration_time_s", "ttft_s.p50", "latency_s"])
+    {
+        interval(&job["report"], metric);
+    }
+}
+
+#[test]
 fn a_kind_without_validation_cases_has_no_intervals() {
     let r = common::paper("dp-consolidation-16k-children-v100-grid.toml", &[]);
     assert!(r.get("uncertainty").is_none(), "{}", r["kind"]);
