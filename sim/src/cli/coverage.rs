@@ -38,26 +38,13 @@ pub fn report(file: Option<&PathBuf>, write: Option<&PathBuf>) -> Result<String,
     let (cases, what): (Vec<Residual>, String) = match file {
         Some(path) => {
             let files = if path.is_dir() {
-                let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+                residuals::json_files(path)
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|e| e == "json"))
-                    .collect();
-                files.sort();
-                files
             } else {
                 vec![path.clone()]
             };
-            let mut all = Vec::new();
-            for f in &files {
-                let cases = clustersim::validate::load(f).map_err(load_error)?;
-                let name = f
-                    .file_name()
-                    .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-                let rows = clustersim::validate::validate(&cases, &name).rows;
-                all.extend(residuals::residuals(&name, &rows));
-            }
-            (all, path.display().to_string())
+            let cases = residuals::table(&files).map_err(load_error)?.residuals;
+            (cases, path.display().to_string())
         }
         None => (
             table.residuals.clone(),

@@ -9,6 +9,7 @@
 //! Ignored: skew, and any difference between the metrics of a regime.
 
 use crate::stats::math::exp;
+use std::collections::BTreeMap;
 
 /// The interval's level.
 pub const LEVEL: f64 = 0.8;
@@ -51,20 +52,23 @@ impl Band {
 /// The band of residuals `(source, x)`, or None with fewer than [`MIN_SOURCES`] sources. The
 /// result does not depend on the order of `residuals`.
 pub fn band<'a>(residuals: impl IntoIterator<Item = (&'a str, f64)>) -> Option<Band> {
-    let mut by_source: Vec<(&str, f64)> = residuals.into_iter().collect();
-    by_source.sort_by(|a, b| a.0.cmp(b.0).then(a.1.total_cmp(&b.1)));
-    let mut groups: Vec<Vec<f64>> = Vec::new();
-    for (i, (source, x)) in by_source.iter().enumerate() {
-        if i == 0 || by_source[i - 1].0 != *source {
-            groups.push(Vec::new());
-        }
-        groups.last_mut().expect("pushed").push(*x);
+    // Sources by name, each one's residuals sorted: sums in one order whatever the input's.
+    let mut by_source: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for (source, x) in residuals {
+        by_source.entry(source).or_default().push(x);
     }
+    let groups: Vec<Vec<f64>> = by_source
+        .into_values()
+        .map(|mut g| {
+            g.sort_by(f64::total_cmp);
+            g
+        })
+        .collect();
     let k = groups.len();
     if k < MIN_SOURCES {
         return None;
     }
-    let n = by_source.len();
+    let n: usize = groups.iter().map(Vec::len).sum();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let means: Vec<f64> = groups.iter().map(|g| mean(g)).collect();
     let mu = mean(&means);

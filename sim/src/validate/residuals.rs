@@ -48,15 +48,21 @@ pub fn residuals(file: &str, rows: &[Row]) -> Vec<Residual> {
 /// shared published.json, then validation/*.json by name.
 pub fn table_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files = vec![root.join(super::DEFAULT_FILE)];
-    let mut own: Vec<PathBuf> = std::fs::read_dir(root.join("validation"))?
+    files.extend(
+        json_files(&root.join("validation"))?
+            .into_iter()
+            .filter(|p| p.file_name().is_some_and(|n| n != "residuals.json")),
+    );
+    Ok(files)
+}
+
+/// The `*.json` files of a folder, by name.
+pub fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && p.file_name().is_some_and(|n| n != "residuals.json")
-        })
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
-    own.sort();
-    files.extend(own);
+    files.sort();
     Ok(files)
 }
 
