@@ -10,10 +10,9 @@
 //! `--write`), and `sweep --shard` / `merge` (a script runs the whole grid in one process).
 
 use clustersim::plan::{self, Objective};
+use clustersim::scenario::Scenario;
 use clustersim::scenario::error::{Location, ScenarioError};
-use clustersim::scenario::quantity::{Bytes, Duration};
 use clustersim::scenario::serving::WorkloadSection;
-use clustersim::scenario::{Kind, Scenario};
 use clustersim::sweep::{Shard, Sweep, SweepError, format::jsonl_line};
 use clustersim::validate;
 use pyo3::create_exception;
@@ -217,31 +216,17 @@ fn plan_json(
             Objective::parse(text).map_err(|e| flag_error(format!("--objective {text}: {e}")))?
         }
     };
-    if args.top == 0 || args.simulate == Some(0) {
-        return Err(flag_error("--top and --simulate must be at least 1"));
-    }
-    let scenario = load(scenario, is_text, &name, &sets)?;
-    if args.simulate.is_some() && scenario.kind != Kind::Training {
-        return Err(flag_error(format!(
-            "--simulate caps a training plan's full simulations; a {} plan simulates every \
-             valid candidate (remove --simulate{})",
-            scenario.kind.name(),
-            if scenario.kind == Kind::Serving {
-                "; to shorten each run, cap its traffic with --set workload.requests=N"
-            } else {
-                ""
-            }
-        )));
-    }
-    let defaults = plan::Options::default();
-    let options = plan::Options {
+    let flags = plan::Flags {
         top: args.top,
-        simulate: args.simulate.unwrap_or(defaults.simulate).max(args.top),
+        simulate: args.simulate,
         objective,
         slo_attainment: args.slo_attainment,
         max_latency_s: args.max_latency_s,
-        headroom_bytes: args.headroom_bytes.unwrap_or(0.0),
+        headroom_bytes: args.headroom_bytes,
     };
+    flags.check().map_err(flag_error)?;
+    let scenario = load(scenario, is_text, &name, &sets)?;
+    let options = flags.options(scenario.kind).map_err(flag_error)?;
     let result = py
         .detach(|| plan::plan(&scenario, &options))
         .map_err(raise)?;
@@ -251,21 +236,14 @@ fn plan_json(
 /// `--max-latency`'s reading of a duration with its unit ("60 s"), in seconds.
 #[pyfunction]
 fn duration_s(text: &str) -> PyResult<f64> {
-    Duration::parse(text).map(Duration::secs).map_err(|e| {
-        flag_error(format!(
-            "--max-latency {text}: {e} (e.g. --max-latency \"60 s\")"
-        ))
-    })
+    plan::flags::latency_s(text).map_err(|e| flag_error(format!("--max-latency {text}: {e}")))
 }
 
 /// `--memory-headroom`'s reading of a size with its unit ("4 GiB"), in bytes.
 #[pyfunction]
 fn size_bytes(text: &str) -> PyResult<f64> {
-    Bytes::parse(text).map(|b| b.0 as f64).map_err(|e| {
-        flag_error(format!(
-            "--memory-headroom {text}: {e} (e.g. --memory-headroom \"4 GiB\")"
-        ))
-    })
+    plan::flags::headroom_bytes(text)
+        .map_err(|e| flag_error(format!("--memory-headroom {text}: {e}")))
 }
 
 /// `clustersim collective ... --json` without `sim`, as JSON text; `args` the flags as a JSON

@@ -1,9 +1,8 @@
 //! `clustersim plan`: the planner's table, or its JSON.
 
 use clap::Args;
-use clustersim::plan::{self, Objective, Options};
-use clustersim::scenario::quantity::Duration;
-use clustersim::scenario::{Kind, Scenario};
+use clustersim::plan::{self, Flags, Objective};
+use clustersim::scenario::Scenario;
 use serde_json::Value;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -30,11 +29,11 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FRACTION")]
     slo_attainment: Option<f64>,
     /// Diffusion, --objective fewest-gpus: the latency one video must meet, e.g. "60 s".
-    #[arg(long, value_name = "DURATION", value_parser = parse_latency)]
+    #[arg(long, value_name = "DURATION", value_parser = plan::flags::latency_s)]
     max_latency: Option<f64>,
     /// Training and diffusion: memory kept free on every GPU beyond the modelled peak (CUDA
     /// context, allocator fragmentation), e.g. "4 GiB" (default none).
-    #[arg(long, value_name = "SIZE", value_parser = parse_headroom)]
+    #[arg(long, value_name = "SIZE", value_parser = plan::flags::headroom_bytes)]
     memory_headroom: Option<f64>,
     /// Override a key of the scenario before planning (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -44,23 +43,17 @@ pub struct PlanArgs {
     json: bool,
 }
 
-/// `--max-latency`: a duration with its unit, in seconds.
-fn parse_latency(text: &str) -> Result<f64, String> {
-    Duration::parse(text)
-        .map(Duration::secs)
-        .map_err(|e| format!("{e} (e.g. --max-latency \"60 s\")"))
-}
-
-/// `--memory-headroom`: a size with its unit, in bytes.
-fn parse_headroom(text: &str) -> Result<f64, String> {
-    clustersim::scenario::quantity::Bytes::parse(text)
-        .map(|b| b.0 as f64)
-        .map_err(|e| format!("{e} (e.g. --memory-headroom \"4 GiB\")"))
-}
-
 pub fn run(args: &PlanArgs) -> ExitCode {
-    if args.top == 0 || args.simulate == Some(0) {
-        eprintln!("error: --top and --simulate must be at least 1");
+    let flags = Flags {
+        top: args.top,
+        simulate: args.simulate,
+        objective: args.objective,
+        slo_attainment: args.slo_attainment,
+        max_latency_s: args.max_latency,
+        headroom_bytes: args.memory_headroom,
+    };
+    if let Err(e) = flags.check() {
+        eprintln!("error: {e}");
         return ExitCode::from(2);
     }
     let started = Instant::now();
@@ -68,27 +61,12 @@ pub fn run(args: &PlanArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return super::bad_input(&e),
     };
-    if args.simulate.is_some() && scenario.kind != Kind::Training {
-        eprintln!(
-            "error: --simulate caps a training plan's full simulations; a {} plan simulates \
-             every valid candidate (remove --simulate{})",
-            scenario.kind.name(),
-            if scenario.kind == Kind::Serving {
-                "; to shorten each run, cap its traffic with --set workload.requests=N"
-            } else {
-                ""
-            }
-        );
-        return ExitCode::from(2);
-    }
-    let defaults = Options::default();
-    let options = Options {
-        top: args.top,
-        simulate: args.simulate.unwrap_or(defaults.simulate).max(args.top),
-        objective: args.objective,
-        slo_attainment: args.slo_attainment,
-        max_latency_s: args.max_latency,
-        headroom_bytes: args.memory_headroom.unwrap_or(0.0),
+    let options = match flags.options(scenario.kind) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
     let mut result = match plan::plan(&scenario, &options) {
         Ok(r) => r,

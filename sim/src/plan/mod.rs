@@ -13,11 +13,13 @@
 
 pub(crate) mod candidate;
 pub(crate) mod diffusion;
+pub mod flags;
 pub(crate) mod objective;
 pub(crate) mod serving;
 pub(crate) mod space;
 pub(crate) mod training;
 
+pub use flags::Flags;
 pub use objective::Objective;
 pub use space::Space;
 
