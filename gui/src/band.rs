@@ -3,47 +3,27 @@
 //! weak line under a card's figure and in the compare table, with the validation regime, cases
 //! and sources in its tooltip. A report without `uncertainty`, or without that metric, shows none.
 
+use clustersim::uncertainty::Interval;
 use egui::{RichText, Ui};
 use serde_json::Value;
 
-/// One figure's interval, in the figure's own unit.
+/// One figure's interval, in the figure's own unit (the library's `Interval`, read from the
+/// report), with how the viewer writes it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Band {
-    pub low: f64,
-    pub high: f64,
-    /// The share of measurements the interval is meant to hold (0.8).
-    pub level: f64,
-    /// The validation regime whose residuals made the interval.
-    pub regime: Option<String>,
-    pub cases: Option<u64>,
-    pub sources: Option<u64>,
+pub struct Band(Interval);
+
+impl std::ops::Deref for Band {
+    type Target = Interval;
+    fn deref(&self) -> &Interval {
+        &self.0
+    }
 }
 
 impl Band {
     /// The interval of the figure at dotted `path` (`iteration_time_s`, `ttft_s.p50`) in
     /// `report["uncertainty"]`, if the report carries one for it.
     pub fn at(report: &Value, path: &str) -> Option<Band> {
-        Band::under(report.get("uncertainty")?, path)
-    }
-
-    /// The interval at dotted `path` inside an `uncertainty` object.
-    fn under(uncertainty: &Value, path: &str) -> Option<Band> {
-        let v = path.split('.').try_fold(uncertainty, |v, k| v.get(k))?;
-        let f = |k: &str| v.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
-        let (low, high) = (f("low")?, f("high")?);
-        (low <= high).then(|| Band {
-            low,
-            high,
-            level: f("level").unwrap_or(0.8),
-            regime: v.get("regime").and_then(Value::as_str).map(str::to_string),
-            cases: v.get("cases").and_then(Value::as_u64),
-            sources: v.get("sources").and_then(Value::as_u64),
-        })
-    }
-
-    /// Whether `x` lies inside the interval (ends included).
-    pub fn contains(&self, x: f64) -> bool {
-        self.low <= x && x <= self.high
+        Interval::at(report, path).map(Band)
     }
 
     /// "80%".
@@ -101,7 +81,7 @@ impl Bands {
 
     /// The line under the figure at dotted `path`, written by `fmt` like the figure.
     pub fn line(&self, path: &str, fmt: impl Fn(f64) -> String) -> Option<Line> {
-        Some(Band::under(&self.0, path)?.line(fmt))
+        Some(Band(Interval::within(&self.0, path)?).line(fmt))
     }
 }
 

@@ -3,6 +3,7 @@
 use clap::Args;
 use clustersim::plan::{self, Flags, Objective};
 use clustersim::scenario::Scenario;
+use clustersim::uncertainty::Interval;
 use serde_json::Value;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -225,8 +226,7 @@ fn head(out: &mut String, p: &Value) {
 /// The ranks whose step time lies inside the best's 80% interval: layouts the simulator cannot
 /// tell apart from the best. Empty without an interval.
 fn within_best(p: &Value, best: &Value) -> String {
-    let band = &best["iteration_time_s_80"];
-    let (Some(low), Some(high)) = (band["low"].as_f64(), band["high"].as_f64()) else {
+    let Some(Interval { low, high, .. }) = Interval::within(best, "iteration_time_s_80") else {
         return String::new();
     };
     let close: Vec<String> = p["top"]

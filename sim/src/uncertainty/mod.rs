@@ -12,7 +12,46 @@ pub mod regime;
 pub mod residual;
 
 use residual::{Found, Table};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+/// One figure's entry in a report's `uncertainty`, in the figure's unit: what `attach` writes
+/// and what the summary, the planner and the viewer read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+    #[serde(default = "default_level")]
+    pub level: f64,
+    /// The regime whose residuals made it (the run's own or a parent).
+    pub regime: Option<String>,
+    pub cases: Option<u64>,
+    pub sources: Option<u64>,
+}
+
+fn default_level() -> f64 {
+    estimate::LEVEL
+}
+
+impl Interval {
+    /// The interval of the figure at dotted `path` (`ttft_s.p50`) in `report["uncertainty"]`.
+    pub fn at(report: &Value, path: &str) -> Option<Interval> {
+        Interval::within(report.get("uncertainty")?, path)
+    }
+
+    /// The interval at dotted `path` inside any object (an `uncertainty`, a plan's row);
+    /// None unless its ends are finite and in order.
+    pub fn within(object: &Value, path: &str) -> Option<Interval> {
+        let v = path.split('.').try_fold(object, |v, k| v.get(k))?;
+        let i: Interval = serde_json::from_value(v.clone()).ok()?;
+        (i.low.is_finite() && i.high.is_finite() && i.low <= i.high).then_some(i)
+    }
+
+    /// Whether `x` lies inside (ends included).
+    pub fn contains(&self, x: f64) -> bool {
+        self.low <= x && x <= self.high
+    }
+}
 
 /// Whether a metric is a time (the residual's direction), a rate (its inverse), or a serving
 /// throughput: completions over a span of which the arrivals fix a part (`throughput.
@@ -78,15 +117,19 @@ pub fn of_report(report: &Value, table: &Table) -> Option<Value> {
             Reading::Rate => band.rate(predicted),
             Reading::Throughput => throughput(report, &band, predicted),
         };
-        let entry = json!({
-            "low": low,
-            "high": high,
-            "level": estimate::LEVEL,
-            "regime": regime,
-            "cases": band.cases,
-            "sources": band.sources,
-        });
-        insert(&mut out, path, entry);
+        let entry = Interval {
+            low,
+            high,
+            level: estimate::LEVEL,
+            regime: Some(regime.clone()),
+            cases: Some(band.cases as u64),
+            sources: Some(band.sources as u64),
+        };
+        insert(
+            &mut out,
+            path,
+            serde_json::to_value(entry).expect("an interval serialises"),
+        );
     }
     Some(Value::Object(out))
 }
@@ -202,6 +245,22 @@ mod tests {
         let end = |u: &Value, k: &str| u["throughput"]["requests_per_s"][k].as_f64().unwrap();
         assert!(end(&open, "low") >= end(&offline, "low"));
         assert!(end(&open, "high") <= end(&offline, "high"));
+    }
+
+    #[test]
+    fn an_interval_reads_back_what_attach_wrote() {
+        let mut report = json!({
+            "kind": "serving", "cluster": {"replicas": 1}, "serving": {"max_batch_size": 4},
+            "ttft_s": {"p50": 0.1}
+        });
+        report["uncertainty"] = of_report(&report, &table()).unwrap();
+        let i = Interval::at(&report, "ttft_s.p50").unwrap();
+        assert_eq!(i.regime.as_deref(), Some("serving/small-batch"));
+        assert_eq!((i.cases, i.sources, i.level), (Some(3), Some(3), 0.8));
+        assert!(i.contains((i.low + i.high) / 2.0) && !i.contains(i.high * 2.0));
+        assert_eq!(Interval::at(&report, "tpot_s.p50"), None);
+        let backwards = json!({"uncertainty": {"x": {"low": 2.0, "high": 1.0}}});
+        assert_eq!(Interval::at(&backwards, "x"), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod federated;
 mod kernels;
 mod serving;
 
+use crate::uncertainty::{Interval, headline};
 use cluster::render_cluster;
 use collective::render_collective;
 use diffusion::render_diffusion;
@@ -57,44 +58,36 @@ fn significant(x: f64) -> String {
 /// " (80%: low to high)" for the interval `uncertainty.<path>` of a report, each bound shown
 /// as `show` shows the figure; empty when the report has none.
 fn band(r: &Value, path: &str, show: impl Fn(f64) -> String) -> String {
-    let u = path.split('.').try_fold(&r["uncertainty"], |v, p| v.get(p));
-    match u.map(|u| (u["low"].as_f64(), u["high"].as_f64(), u["level"].as_f64())) {
-        Some((Some(low), Some(high), Some(level))) => {
-            format!(" ({:.0}%: {} to {})", 100.0 * level, show(low), show(high))
-        }
-        _ => String::new(),
-    }
+    Interval::at(r, path).map_or(String::new(), |i| {
+        format!(
+            " ({:.0}%: {} to {})",
+            100.0 * i.level,
+            show(i.low),
+            show(i.high)
+        )
+    })
 }
 
-/// Where the report's intervals come from: one row, or none without `uncertainty`.
+/// Where the report's intervals come from (every figure's share one band): one row, or none
+/// without `uncertainty`.
 fn uncertainty_row(out: &mut String, r: &Value) {
-    let u = &r["uncertainty"];
-    let Some(own) = u["regime"].as_str() else {
+    let Some(own) = r["uncertainty"]["regime"].as_str() else {
         return;
     };
-    let first = u
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| *k != "regime")
-        .map(|(_, v)| v)
-        .find_map(|v| {
-            if v["cases"].is_u64() {
-                Some(v)
-            } else {
-                v.as_object()?.values().find(|w| w["cases"].is_u64())
-            }
-        });
-    if let Some(b) = first {
-        let from = b["regime"].as_str().unwrap_or(own);
+    let kind = r["kind"].as_str().unwrap_or("");
+    let first = headline(kind)
+        .iter()
+        .find_map(|(path, _)| Interval::at(r, path));
+    if let Some(i) = first {
+        let from = i.regime.as_deref().unwrap_or(own);
         row(
             out,
             "intervals",
             format!(
                 "80% from the errors on {} published cases of {} sources in {from}{} \
                  (docs/UNCERTAINTY.md)",
-                b["cases"],
-                b["sources"],
+                i.cases.unwrap_or(0),
+                i.sources.unwrap_or(0),
                 if from == own {
                     String::new()
                 } else {
