@@ -548,7 +548,17 @@ the schedule orders them. Its errors follow the software stack more than the mod
   L20 within 8%; Wan 2.1 14B on one H200 within 3% at 480p and 52% slow at 720p (the measured
   time grows 2.7 times for 2.3 times the tokens, the modelled 4.1 times; with FlashAttention 3
   the 720p row comes within 12% and the 480p row 35% fast, so the kernel alone does not explain
-  it); Open-Sora 1.2 58% fast at every length and resolution of its table (not investigated).
+  it); Open-Sora 1.2 38-42% fast on one H100 at every length and resolution of its table, with
+  its pipeline's frame mask (every block modulates twice) and its temporal blocks' rotary
+  embedding priced (56-60% fast without them). Papers' runs of the same model
+  (`validation/opensora-papers.json`, docs/VALIDATION-OPENSORA-PAPERS.md) agree: one GPU 25-38%
+  fast, yet 2, 4 and 8 A100 with DSP within 8%, the measured speed-up from one GPU to two being
+  2.6; the counted arithmetic matches PAB's (3,463 against 3,230 TFLOPs for 480p, 51 frames), so
+  what slows a one-GPU run is not arithmetic, and is not known. Open-Sora 2.0 (three branches a
+  step) is 13-34% slow with FlashAttention 2, which its README installs (FlashAttention 3,
+  optional there, would make the one-GPU row 28% fast); its peak memory is within 7% on 2-8 GPUs
+  and 23% low on one. CogVideoX 1.5 within 13% (held out: 5-10%), Wan2.2 TI2V-5B 19-30% slow on
+  an L20 and an H20; held out, Wan2.2 A14B under SGLang on an H200 is 69% slow.
 - **Collectives between servers** (nccl-tests on clouds, `validation/nccl-tests-multinode.json`,
   docs/VALIDATION-NCCL-TESTS-MULTINODE.md; held out: docs/VALIDATION-NCCL-TESTS-HOLDOUT.md): a
   median |error| of about 20% on each, a known gap. Messages of 1 GiB and more are mostly within

@@ -32,12 +32,18 @@ pub struct Vae {
     /// The VAE encodes the video in chunks: (frames a chunk, latent frames it becomes), instead
     /// of keeping the first frame apart and compressing the rest `temporal` times.
     pub chunks: Option<(u32, u32)>,
+    /// With chunks: frames past the last whole chunk are encoded too, padded to a multiple of
+    /// `temporal` (Open-Sora 1.2's `get_latent_size`); false: they are dropped (Step-Video).
+    pub chunk_remainder: bool,
     /// Residual blocks per level in the decoder (two convolutions each).
     pub blocks_per_level: u32,
     /// 3-D convolutions (3 x 3 x 3); false: 2-D convolutions per frame (3 x 3).
     pub conv3d: bool,
     /// How the model's own pipeline decodes in overlapping tiles by default (None: whole).
     pub tiling: Option<VaeTiling>,
+    /// Pixels per position of the decoder's finest level, along height and width: 1, or 2 where
+    /// the decoder ends in a 2 x 2 unpatchify of 12 channels (Wan2.2's VAE).
+    pub unpatchify: u32,
     pub params: u64,
 }
 
@@ -69,8 +75,9 @@ pub struct TextEncoder {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QkNorm {
     None,
-    /// `F.layer_norm` over each head (diffusers' CogVideoX and ConsisID attention): one kernel
-    /// that reads and writes the 16-bit tensor, 4 bytes.
+    /// `F.layer_norm` over each head (diffusers' CogVideoX and ConsisID attention), or a fused
+    /// RMS norm kernel (Liger's, Open-Sora 2.0): one kernel that reads and writes the 16-bit
+    /// tensor, 4 bytes.
     LayerNorm,
     /// RMS normalisation written out in PyTorch with an fp32 upcast (HunyuanVideo's `RMSNorm`,
     /// Wan's `WanRMSNorm`, Open-Sora's `LlamaRMSNorm`, Step-Video's `RMSNorm`): `x.float()` (2
@@ -105,6 +112,8 @@ pub enum Rope {
     /// (8 + 8), the `cat` and the `stack` of the sequences (8 + 8 each), `float()` (8 + 4) and
     /// the attention's cast to 16 bits (4 + 2): 76 bytes.
     ComplexF64,
+    /// One fused kernel rotating queries and keys in place (Liger's rope, Open-Sora 2.0): 4 bytes.
+    Fused,
 }
 
 impl Rope {
@@ -113,6 +122,7 @@ impl Rope {
             Rope::None => 0.0,
             Rope::RealEager => 58.0,
             Rope::ComplexF64 => 76.0,
+            Rope::Fused => 4.0,
         }
     }
 }
@@ -139,9 +149,17 @@ pub struct VideoDit {
     pub text_dim: u32,
     /// Latent frames, height and width per token.
     pub patch: (u32, u32, u32),
-    /// The queries' and keys' normalisation and rotary embedding (self-attention).
+    /// The queries' and keys' normalisation and rotary embedding (self-attention). A factorised
+    /// model rotates along time only, in its temporal blocks.
     pub qk_norm: QkNorm,
     pub rope: Rope,
+    /// Branches a guided step runs as one batch: 2 (conditional and unconditional), or 3 where
+    /// the sampler guides by text and by image at once (Open-Sora 2.0).
+    pub guided_branches: u32,
+    /// The pipeline passes a per-frame conditioning mask even for text to video (Open-Sora 1.2's
+    /// `x_mask`): each block normalises, modulates and gates its stream twice and picks per
+    /// frame with `torch.where`, 28 more passes of the stream's 16-bit activations.
+    pub frame_mask: bool,
     pub vae: Vae,
     pub text_encoders: &'static [TextEncoder],
     /// The denoiser's parameters as published.
@@ -160,12 +178,18 @@ pub struct Video {
 
 impl VideoDit {
     /// The latent of `v`: frames, height and width (a causal VAE keeps the first frame apart; a
-    /// chunked one makes each whole chunk a few latent frames; a size that does not divide is
-    /// padded up).
+    /// chunked one makes each whole chunk a few latent frames, and the rest as `chunk_remainder`
+    /// says; a size that does not divide is padded up).
     pub fn latent(&self, v: Video) -> (u32, u32, u32) {
         let s = self.vae.spatial;
         let frames = match self.vae.chunks {
-            Some((chunk, latent)) => (v.frames / chunk * latent).max(latent),
+            Some((chunk, latent)) => {
+                let whole = v.frames / chunk * latent;
+                match self.vae.chunk_remainder {
+                    true => (whole + (v.frames % chunk).div_ceil(self.vae.temporal)).max(1),
+                    false => whole.max(latent),
+                }
+            }
             None => (v.frames.max(1) - 1).div_ceil(self.vae.temporal) + 1,
         };
         (frames, v.height.div_ceil(s), v.width.div_ceil(s))
@@ -192,6 +216,15 @@ impl VideoDit {
         self.dual_stream_blocks + self.single_stream_blocks + self.cross_attention_blocks
     }
 
+    /// Branches a step runs: 1, or `guided_branches` with guidance.
+    pub fn branches(&self, guided: bool) -> u64 {
+        if guided {
+            self.guided_branches as u64
+        } else {
+            1
+        }
+    }
+
     /// Width of the attention's queries (heads x head_dim).
     pub fn attention_width(&self) -> u64 {
         self.heads as u64 * self.head_dim as u64
@@ -213,5 +246,26 @@ mod tests {
         };
         assert_eq!(m.latent(v), (33, 90, 160));
         assert_eq!(m.tokens(v), 33 * 45 * 80);
+    }
+
+    /// Open-Sora 1.2 encodes the frames past its last 17-frame micro-batch too, one latent frame
+    /// per 4 rounded up; Step-Video drops them.
+    #[test]
+    fn chunked_vaes_keep_or_drop_the_frames_past_the_last_chunk() {
+        let at = |name: &str, frames: u32| {
+            let m = dit_preset::find(name).expect("a preset");
+            m.latent(Video {
+                width: 854,
+                height: 480,
+                frames,
+            })
+            .0
+        };
+        assert_eq!(at("open-sora-1.2", 51), 15);
+        assert_eq!(at("open-sora-1.2", 48), 2 * 5 + 4);
+        assert_eq!(at("open-sora-1.2", 192), 11 * 5 + 2);
+        assert_eq!(at("open-sora-1.2", 16), 4);
+        assert_eq!(at("step-video-t2v", 48), 2 * 3);
+        assert_eq!(at("step-video-t2v", 204), 36);
     }
 }

@@ -51,7 +51,7 @@ fn scenario_toml(c: &Case, a: &mut Vec<String>) -> Result<String, String> {
     a.extend(note);
     let preset = preset(c)?;
     let (width, height, frames, steps) = video(c)?;
-    let (ulysses, ring, cfg) = degrees(c)?;
+    let (ulysses, ring, cfg, dsp) = degrees(c)?;
     let guided = guidance(c, cfg, a)?;
     let source = c.raw["source"].as_str().unwrap_or("").to_lowercase();
     let offload = if source.contains("xdit") {
@@ -62,11 +62,15 @@ fn scenario_toml(c: &Case, a: &mut Vec<String>) -> Result<String, String> {
         ""
     };
     let kernel_line = attention_line(c, gpu, a);
+    let dsp_line = match dsp {
+        1 => String::new(),
+        n => format!("dsp = {n}\n"),
+    };
     Ok(format!(
         "name = {}\nkind = \"diffusion\"\n[cluster]\ngpu = \"{}\"\nnodes = 1\ngpus_per_node = 8\n\
          [model]\npreset = \"{}\"\n{kernel_line}\
          [diffusion]\nwidth = {width}\nheight = {height}\nframes = {frames}\nsteps = {steps}\ncfg = {}\n{offload}\
-         [parallel]\nulysses = {ulysses}\nring = {ring}\ncfg = {cfg}\n",
+         [parallel]\nulysses = {ulysses}\nring = {ring}\ncfg = {cfg}\n{dsp_line}",
         quote(&c.id),
         gpu.name,
         preset.name,
@@ -103,19 +107,20 @@ fn video(c: &Case) -> Result<(u32, u32, u32, u32), String> {
     Ok((width, height, frames, steps))
 }
 
-/// The Ulysses, ring and CFG degrees, their product the case's GPUs.
-fn degrees(c: &Case) -> Result<(u32, u32, u32), String> {
+/// The Ulysses, ring, CFG and DSP degrees, their product the case's GPUs.
+fn degrees(c: &Case) -> Result<(u32, u32, u32, u32), String> {
     let par = |k: &str| c.get("parallel", k);
     let gpus = whole(c.get("hardware", "count")).unwrap_or(1);
     let ulysses = whole(par("ulysses_degree")).unwrap_or(1);
     let ring = whole(par("ring_degree")).unwrap_or(1);
     let cfg = whole(par("cfg_parallel")).unwrap_or(1);
-    if ulysses * ring * cfg != gpus {
+    let dsp = whole(par("dsp_degree")).unwrap_or(1);
+    if ulysses * ring * cfg * dsp != gpus {
         return Err(format!(
-            "ulysses {ulysses} x ring {ring} x cfg {cfg} is not the {gpus} GPUs"
+            "ulysses {ulysses} x ring {ring} x cfg {cfg} x dsp {dsp} is not the {gpus} GPUs"
         ));
     }
-    Ok((ulysses, ring, cfg))
+    Ok((ulysses, ring, cfg, dsp))
 }
 
 /// Whether classifier-free guidance runs: as the case states its scale (above 1: two branches a
@@ -185,7 +190,7 @@ fn attention_line(c: &Case, gpu: &'static GpuSpec, a: &mut Vec<String>) -> Strin
 }
 
 /// Bytes in the unit of a peak-memory case ("GB": 1e9, "GiB": 2^30), or None for a latency.
-fn memory_unit(c: &Case) -> Option<f64> {
+pub(super) fn memory_unit(c: &Case) -> Option<f64> {
     if !c.metric.to_lowercase().contains("memory") {
         return None;
     }

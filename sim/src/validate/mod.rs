@@ -146,6 +146,9 @@ fn short_name(kind: &Result<CaseKind, String>, c: &Case) -> String {
             serving_batch::short(c).unwrap_or_default()
         }
         Ok(CaseKind::Serving) => "output tok/s".into(),
+        Ok(CaseKind::Diffusion) if diffusion::memory_unit(c).is_some() => {
+            format!("peak memory {}", c.unit.trim())
+        }
         Ok(CaseKind::Diffusion) if denoise_only(c) => "DiT latency s".into(),
         Ok(CaseKind::Diffusion) => "latency s".into(),
         Err(_) => c.unit.clone(),

@@ -31,6 +31,8 @@ fn the_reference_pipelines_offload_is_the_default() {
         ("hunyuanvideo", 1, "encoders"),
         ("hunyuanvideo", 4, "none"),
         ("cogvideox-5b", 1, "sequential"),
+        ("wan2.2-ti2v-5b", 1, "model"),
+        ("wan2.2-t2v-a14b", 1, "model"),
         ("open-sora-1.2", 1, "none"),
     ] {
         let silent = run(preset, gpus, "");

@@ -17,6 +17,7 @@ mod context;
 mod degraded_links;
 mod diffusion;
 mod diffusion_offload;
+mod diffusion_presets;
 mod eager_and_op_recompute;
 mod federated;
 mod fp8_training;

@@ -405,15 +405,21 @@ fn layout(
                 .with_help("use dsp alone, or ulysses / ring alone"));
         }
     }
-    if layout.cfg > 2 {
+    let branches = model.guided_branches;
+    if layout.cfg > 1 && layout.cfg != branches {
         return Err(s
             .error_at(
                 "parallel.cfg",
-                format!("cfg = {} but guidance has two branches", layout.cfg),
+                format!(
+                    "cfg = {} but {}'s guidance has {branches} branches",
+                    layout.cfg, model.name
+                ),
             )
-            .with_help("use cfg = 2 (each branch on its own GPUs) or 1"));
+            .with_help(format!(
+                "use cfg = {branches} (each branch on its own GPUs) or 1"
+            )));
     }
-    if layout.cfg == 2 && !guidance {
+    if layout.cfg > 1 && !guidance {
         return Err(s
             .error_at(
                 "parallel.cfg",

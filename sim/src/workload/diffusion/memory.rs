@@ -140,8 +140,8 @@ impl Sizing<'_> {
     /// The denoising's activations and, with PipeFusion, its stale keys and values.
     fn denoise_activations(&self, video: Video) -> f64 {
         let (model, l, act) = (self.model, self.layout, self.act);
-        let branches: u64 = if self.guidance { 2 } else { 1 };
-        let batch = (branches / l.cfg as u64).max(1);
+        let branches = self.model.branches(self.guidance);
+        let batch = branches.div_ceil(l.cfg as u64);
         let joint = if model.dual_stream_blocks + model.single_stream_blocks > 0 {
             model.text_tokens as u64
         } else {

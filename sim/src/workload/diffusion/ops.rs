@@ -310,8 +310,12 @@ fn self_attention(
     // Queries and keys normalised per head, the video tokens' rotated, on this GPU's tokens
     // before any exchange: streaming passes of the bytes the model's code moves.
     let per_head_elements = |n: u64| (2 * s.batch * n * a / t) as f64;
+    let rotated = match axis {
+        Some(Attention3::Spatial(..)) => 0,
+        _ => s.video,
+    };
     let qk_bytes = per_head_elements(tokens) * m.qk_norm.bytes_per_element()
-        + per_head_elements(s.video) * m.rope.bytes_per_element();
+        + per_head_elements(rotated) * m.rope.bytes_per_element();
     if qk_bytes > 0.0 {
         b.kernel(
             "qk_norm_rope",
@@ -439,6 +443,11 @@ fn mlp(b: &mut Builder, m: &VideoDit, batch: u64, n: u64) {
         2 * batch * n * h,
         3.0,
     );
+    if m.frame_mask {
+        // The second norms (2 passes each), modulations (4) and gates (2), and four selects
+        // (read two, write one).
+        b.elementwise("frame_mask_select", ElementwiseOp::Add, batch * n * h, 28.0);
+    }
 }
 
 /// One block of `kind` on `s`.
@@ -550,7 +559,7 @@ pub fn build(
     let moves = v.moves;
     b.host_copy("offload_encoders_in", moves.before_encode, &mut parts);
     let start = b.graph.ops.len();
-    let branches: u64 = if v.guidance { 2 } else { 1 };
+    let branches = v.model.branches(v.guidance);
     for enc in v.model.text_encoders {
         let tokens = enc.tokens as u64 * branches;
         b.gemm("text_encoder", tokens, (enc.params / 4096).max(1), 4096);

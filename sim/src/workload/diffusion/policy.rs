@@ -54,11 +54,16 @@ pub fn reference_offload(model: &str, gpus: u32) -> (Offload, &'static str) {
     if gpus > 1 {
         return (Offload::None, SEVERAL);
     }
-    let table: [(&str, Offload, &str); 3] = [
+    let table: [(&str, Offload, &str); 4] = [
         (
             "wan2.1",
             Offload::Model,
             "Wan2.1 generate.py: offload_model defaults to True on one GPU",
+        ),
+        (
+            "wan2.2",
+            Offload::Model,
+            "Wan2.2 generate.py: offload_model defaults to True on one GPU",
         ),
         (
             "hunyuanvideo",

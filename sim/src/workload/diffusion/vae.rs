@@ -130,8 +130,8 @@ pub fn convs(m: &VideoDit, v: Video) -> Vec<Conv> {
         .collect()
 }
 
-/// Voxels of decoder level `l` (0: full resolution) for a video of `v`'s size: height and width
-/// halved once a level, the frames halved once for every time-doubling level above it.
+/// Voxels of decoder level `l` (0: the finest, the video's resolution over `Vae::unpatchify`) for
+/// a video of `v`'s size: height and width halved once a level, the frames halved once for every time-doubling level above it.
 fn level_voxels(m: &VideoDit, v: Video, l: usize) -> u64 {
     let halvings = m
         .vae
@@ -140,7 +140,8 @@ fn level_voxels(m: &VideoDit, v: Video, l: usize) -> u64 {
         .filter(|&&k| (k as usize) < l)
         .count();
     let frames = (v.frames as u64).div_ceil(1 << halvings);
-    frames * (v.height as u64 >> l) * (v.width as u64 >> l)
+    let p = m.vae.unpatchify.max(1) as u64;
+    frames * ((v.height as u64 / p) >> l) * ((v.width as u64 / p) >> l)
 }
 
 /// The convolutions of decoding one piece of `v`'s size, without tiling.
@@ -179,7 +180,8 @@ fn piece_convs(m: &VideoDit, v: Video) -> Vec<Conv> {
             out.push(conv(l, fine, fine, taps, 2 * blocks));
         }
     }
-    out.push(conv(0, ch[0], 3, taps, 1));
+    let p = vae.unpatchify.max(1);
+    out.push(conv(0, ch[0], 3 * p * p, taps, 1));
     out
 }
 

@@ -57,7 +57,7 @@ struct Denoising<'a> {
 impl<'a> Denoising<'a> {
     fn new(v: &'a Generation<'a>, layout: Layout) -> Self {
         let m = v.model;
-        let branches: u64 = if v.guidance { 2 } else { 1 };
+        let branches = v.model.branches(v.guidance);
         let text = m.text_tokens as u64;
         let joint = match (m.dual_stream_blocks + m.single_stream_blocks) > 0 {
             true => text,
@@ -68,7 +68,7 @@ impl<'a> Denoising<'a> {
             v,
             m,
             layout,
-            batch: (branches / layout.cfg as u64).max(1),
+            batch: branches.div_ceil(layout.cfg as u64),
             sp: layout.sp() as u64,
             video: m.tokens(v.video),
             joint,
