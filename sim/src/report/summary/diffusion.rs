@@ -55,10 +55,10 @@ fn video_rows(out: &mut String, r: &Value) {
             v["height"],
             v["frames"],
             v["steps"],
-            if v["guidance"] == true {
-                ", classifier-free guidance"
-            } else {
-                ""
+            match (v["guidance"] == true, v["branches"].as_u64()) {
+                (false, _) => String::new(),
+                (true, Some(n)) if n != 2 => format!(", guidance: {n} branches a step"),
+                (true, _) => ", classifier-free guidance".into(),
             },
             v["latent"]
                 .as_array()

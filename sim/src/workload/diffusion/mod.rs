@@ -306,6 +306,7 @@ impl Plan<'_> {
                 "frames": video.frames,
                 "steps": steps,
                 "guidance": self.guidance,
+                "branches": model.branches(self.guidance),
                 "latent": [lf, lh, lw],
                 "tokens": model.tokens(video),
                 "text_tokens": model.text_tokens,
