@@ -13,13 +13,14 @@
 
 use super::algorithm::Algorithm;
 use super::buffer_copy;
+use super::capacities::Capacities;
 use super::group::Group;
 use super::op::CollectiveOp;
 use super::protocol::Protocol;
 use super::refusal::Refusal;
 use super::routing::{Routing, route};
 use super::schedule::{Endpoint, Phase, Schedule, Transfer};
-use crate::net::tier::{self, Efficiency, Placed, Tier, price};
+use crate::net::tier::{Efficiency, Placed, Tier, price};
 use crate::net::topology::spec::IntraKind;
 use crate::net::topology::{LinkKind, Topology};
 
@@ -99,7 +100,7 @@ pub struct CollectiveCost {
 }
 
 fn price_schedule(
-    topo: &Topology,
+    capacities: &Capacities,
     c: &Collective,
     algorithm: Algorithm,
     protocol: Protocol,
@@ -111,7 +112,8 @@ fn price_schedule(
     let scale = algorithm
         .reduces_in_switch()
         .then_some(options.nvls_efficiency);
-    let capacity = tier::capacities(topo, &options.efficiency, scale);
+    let topo = capacities.topo;
+    let capacity = capacities.of(scale);
     let step_latency = |kind: LinkKind| protocol.step_latency_s(algorithm, kind);
     let mut seconds = protocol.base_latency_s(algorithm);
     let mut peak_load: f64 = 0.0;
@@ -156,7 +158,7 @@ fn price_schedule(
         }
         // A repeated or pipelined phase is a steady state: every transfer runs throughout.
         let steady = phase.repeat > 1 || !phase.path.is_empty();
-        let cost = price(tier, &capacity, &placed, steady);
+        let cost = price(tier, capacity, &placed, steady);
         peak_load = peak_load.max(cost.peak_load);
         let step = match c.compression {
             // Each rank decompresses what it received and compresses what it sends, per step:
@@ -237,7 +239,7 @@ fn protocols(
 
 /// The cheapest protocol for a routed schedule, priced with `tier`.
 fn best_protocol(
-    topo: &Topology,
+    capacities: &Capacities,
     c: &Collective,
     algorithm: Algorithm,
     routing: &Routing,
@@ -245,8 +247,8 @@ fn best_protocol(
     tier: Tier,
 ) -> Result<CollectiveCost, Refusal> {
     let mut best: Option<CollectiveCost> = None;
-    for protocol in protocols(topo, algorithm, routing, options) {
-        let priced = price_schedule(topo, c, algorithm, protocol, routing, options, tier)?;
+    for protocol in protocols(capacities.topo, algorithm, routing, options) {
+        let priced = price_schedule(capacities, c, algorithm, protocol, routing, options, tier)?;
         if best.as_ref().is_none_or(|b| priced.seconds < b.seconds) {
             best = Some(priced);
         }
@@ -294,6 +296,7 @@ pub fn cost_beside(
         });
     }
     let beside = |schedule: Schedule| beside(schedule, offsets, topo.gpus_per_node);
+    let capacities = Capacities::new(topo, options.efficiency);
     // The torus algorithm's rows: a torus's first dimension, when its nodes are single chips.
     let torus_row = topo
         .torus_dims()
@@ -321,7 +324,7 @@ pub fn cost_beside(
             })?;
         let schedule = beside(schedule);
         return best_protocol(
-            topo,
+            &capacities,
             c,
             c.algorithm,
             &route(topo, &schedule)?,
@@ -338,7 +341,14 @@ pub fn cost_beside(
     let mut best: Option<(f64, Algorithm, Protocol, Routing)> = None;
     for (algorithm, schedule) in &candidates {
         let routing = route(topo, schedule)?;
-        let estimate = best_protocol(topo, c, *algorithm, &routing, options, Tier::Analytical)?;
+        let estimate = best_protocol(
+            &capacities,
+            c,
+            *algorithm,
+            &routing,
+            options,
+            Tier::Analytical,
+        )?;
         if best.as_ref().is_none_or(|(t, ..)| estimate.seconds < *t) {
             best = Some((estimate.seconds, *algorithm, estimate.protocol, routing));
         }
@@ -348,7 +358,7 @@ pub fn cost_beside(
         ranks: c.group.size(),
     })?;
     price_schedule(
-        topo,
+        &capacities,
         c,
         algorithm,
         protocol,

@@ -2,12 +2,14 @@
 //!
 //! `op` names the operations and nccl-tests' bandwidth definitions; `group` the communicator;
 //! `algorithm/` lowers an operation to a `schedule` of point-to-point transfers in phases;
-//! `cost` prices a schedule on a topology with either network tier, with optional `compression`
-//! (its ratio and codec time, added per step or pipelined with the transfers), and adds the
-//! local pass over one chunk that ends a ring collective (`buffer_copy`).
+//! `cost` prices a schedule on a topology with either network tier (each link's capacity built
+//! once a collective, `capacities`), with optional `compression` (its ratio and codec time, added
+//! per step or pipelined with the transfers), and adds the local pass over one chunk that ends a
+//! ring collective (`buffer_copy`).
 
 pub mod algorithm;
 pub(crate) mod buffer_copy;
+mod capacities;
 pub(crate) mod compression;
 pub mod cost;
 pub(crate) mod group;

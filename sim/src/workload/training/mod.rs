@@ -195,17 +195,32 @@ pub fn hardware_flops(s: &TrainingConfig) -> f64 {
 pub fn compute_fidelity(graph: &Graph) -> String {
     const CLASSES: [&str; 3] = ["GEMM", "attention", "memory-bound"];
     let fallback = ComputeTier::Roofline.name();
+    // Operations of each class by tier, counted in a short list (a graph has one tier or a few).
+    let mut counted: Vec<(&str, [usize; CLASSES.len()])> = Vec::new();
+    for op in &graph.ops {
+        let Some(class) = step::kernel_class(op) else {
+            continue;
+        };
+        let c = CLASSES
+            .iter()
+            .position(|k| *k == class)
+            .expect("kernel_class gives one of CLASSES");
+        match counted.iter_mut().find(|(tier, _)| *tier == op.tier) {
+            Some((_, n)) => n[c] += 1,
+            None => {
+                let mut n = [0; CLASSES.len()];
+                n[c] = 1;
+                counted.push((op.tier, n));
+            }
+        }
+    }
     // tier -> kernel class -> operations
     let mut by_tier: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
     let mut totals: BTreeMap<&str, usize> = BTreeMap::new();
-    for op in &graph.ops {
-        if let Some(class) = step::kernel_class(op) {
-            *by_tier
-                .entry(op.tier)
-                .or_default()
-                .entry(class)
-                .or_default() += 1;
-            *totals.entry(class).or_default() += 1;
+    for (tier, n) in counted {
+        for (class, &count) in CLASSES.iter().zip(&n).filter(|(_, n)| **n > 0) {
+            *by_tier.entry(tier).or_default().entry(class).or_default() += count;
+            *totals.entry(class).or_default() += count;
         }
     }
     if by_tier.len() <= 1 {
