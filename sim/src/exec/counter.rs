@@ -82,7 +82,8 @@ impl Counter {
             };
         }
         let mean = held.iter().map(|&(v, d)| v * d as f64).sum::<f64>() / total as f64;
-        held.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Equal values are interchangeable here, so an unstable sort gives the same figures.
+        held.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         let quantile = |q: f64| {
             let at = (q * total as f64) as u64;
             let mut seen = 0u64;

@@ -162,8 +162,11 @@ pub struct VideoDit {
     pub frame_mask: bool,
     pub vae: Vae,
     pub text_encoders: &'static [TextEncoder],
-    /// The denoiser's parameters as published.
+    /// The denoiser's parameters as published (one expert's, with several).
     pub params: u64,
+    /// Denoisers of this shape taking turns by timestep (Wan2.2-A14B: a high-noise and a
+    /// low-noise expert): a step runs one, all are held unless offloaded.
+    pub experts: u32,
     /// Where the shapes come from.
     pub source: &'static str,
 }

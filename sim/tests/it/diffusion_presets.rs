@@ -113,3 +113,31 @@ fn wan2_2_decodes_below_full_resolution_and_unpatchifies() {
     assert!(vae < 8.0 * finest * 4.0, "{vae}");
     assert!(num(&out.report, "breakdown_s.vae_decode") > 0.0);
 }
+
+/// Wan2.2-A14B's two experts take turns: a step's work is one expert's, a run without offload
+/// holds both, and the reference pipeline's offload on one GPU holds one at a time and swaps them
+/// once over PCIe.
+#[test]
+fn wan2_2_a14b_holds_both_experts_or_swaps_them() {
+    let body = "width = 832\nheight = 480\nframes = 17\nsteps = 2\ncfg = true";
+    let a14b = run("wan2.2-t2v-a14b", body, "ulysses = 1").report;
+    let wan21 = run("wan2.1-14b", body, "ulysses = 1").report;
+    assert_eq!(num(&a14b, "flops.per_step"), num(&wan21, "flops.per_step"));
+    assert_eq!(num(&a14b, "model.experts"), 2.0);
+    let expert = 14e9 * 2.0;
+    assert_eq!(num(&a14b, "memory.weights_bytes_per_gpu"), 2.0 * expert);
+    // One GPU: generate.py's offload, one expert resident while denoising.
+    assert_eq!(a14b["memory"]["offload"], "model");
+    let denoise = num(&a14b, "memory.phase_bytes_per_gpu.denoise");
+    let one_expert = num(&wan21, "memory.phase_bytes_per_gpu.denoise");
+    assert!((denoise - one_expert).abs() < 1.0, "{denoise} {one_expert}");
+    // The swap: the second expert in and the first out, beside the moves Wan 2.1 makes.
+    let swap = num(&a14b, "memory.offload_bytes_per_video")
+        - num(&wan21, "memory.offload_bytes_per_video");
+    assert!((swap - 2.0 * expert).abs() < 1.0, "{swap}");
+    // Resident together without offload.
+    let held = run("wan2.2-t2v-a14b", body, "ulysses = 2").report;
+    assert_eq!(held["memory"]["offload"], "none");
+    let all = num(&held, "memory.phase_bytes_per_gpu.denoise");
+    assert!(all > denoise + expert, "{all} {denoise}");
+}

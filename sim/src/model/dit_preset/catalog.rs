@@ -32,6 +32,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         // 3·h² per single block, 3.4e9 in all) brings the blocks to 12.46e9, the refiner and
         // embedders to about 12.8e9.
         params: 13_000_000_000,
+        experts: 1,
         source: "Tencent/HunyuanVideo hyvideo/modules/models.py, hyvideo/config.py",
     },
     VideoDit {
@@ -65,6 +66,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         // (2 × 512 × 6·1920) add 0.35e9, giving ≈ 1.69e9 with the embedders; "2B" is the
         // published, rounded name.
         params: 2_000_000_000,
+        experts: 1,
         source: "THUDM/CogVideo sat/configs/cogvideox_2b.yaml; CogVideoX paper (2B)",
     },
     VideoDit {
@@ -90,6 +92,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_encoders: COGVIDEOX_TEXT,
         // Derived count 4.76e9 (0.95×); with the adaptive layernorms ≈ 5.57e9.
         params: 5_000_000_000,
+        experts: 1,
         source: "THUDM/CogVideo sat/configs/cogvideox_5b.yaml; CogVideoX paper (5B)",
     },
     VideoDit {
@@ -118,6 +121,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_encoders: COGVIDEOX_TEXT,
         // Derived count 4.76e9 (0.95x); 5.57e9 counted with the expert layer norms.
         params: 5_000_000_000,
+        experts: 1,
         source: "zai-org/CogVideo sat/configs/cogvideox1.5_5b.yaml; diffusers \
                  scripts/convert_cogvideox_to_diffusers.py (1.5)",
     },
@@ -146,6 +150,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_encoders: WAN_TEXT,
         // Derived count 14.05e9 (1.00×); the modulation is a learned 6 × dim table per block.
         params: 14_000_000_000,
+        experts: 1,
         source: "Wan-Video/Wan2.1 wan/configs/wan_t2v_14B.py, wan/modules/model.py",
     },
     VideoDit {
@@ -171,6 +176,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_encoders: WAN_TEXT,
         // Derived count 1.39e9 (1.07×).
         params: 1_300_000_000,
+        experts: 1,
         source: "Wan-Video/Wan2.1 wan/configs/wan_t2v_1_3B.py, wan/modules/model.py",
     },
     VideoDit {
@@ -198,6 +204,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_encoders: WAN_TEXT,
         // Derived count 4.96e9 (0.99x).
         params: 5_000_000_000,
+        experts: 1,
         source: "Wan-Video/Wan2.2 wan/configs/wan_ti2v_5B.py, wan/modules/model.py, vae2_2.py",
     },
     VideoDit {
@@ -221,10 +228,11 @@ pub(super) const PRESETS: &[VideoDit] = &[
         vae: WAN_VAE,
         text_encoders: WAN_TEXT,
         // Two experts of Wan2.1-14B's shape (high noise above the boundary timestep, low noise
-        // below); each step runs one, so the work is one expert's. `params` is one expert: on one
-        // GPU generate.py keeps the idle one on the CPU; runs on several GPUs hold both, which
-        // the memory here does not count. Derived count 14.05e9 (1.00x).
+        // below); each step runs one, so the work is one expert's. `params` is one expert's. On
+        // one GPU generate.py keeps the idle one on the CPU and swaps them once, at the boundary;
+        // runs on several GPUs hold both. Derived count 14.05e9 (1.00x).
         params: 14_000_000_000,
+        experts: 2,
         source: "Wan-Video/Wan2.2 wan/configs/wan_t2v_A14B.py, wan/text2video.py",
     },
     VideoDit {
@@ -260,6 +268,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_encoders: OPEN_SORA_TEXT,
         // Derived count 1.19e9 (1.08×), counting each step as two complete blocks.
         params: 1_100_000_000,
+        experts: 1,
         source: "hpcaitech/Open-Sora opensora/models/stdit/stdit3.py, docs/report_03.md",
     },
     VideoDit {
@@ -293,6 +302,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_encoders: OPEN_SORA_2_TEXT,
         // Derived count 8.61e9 (0.78x): modulation and embedders are left out.
         params: 11_000_000_000,
+        experts: 1,
         source: "hpcaitech/Open-Sora configs/diffusion/inference/256px.py, opensora/models/mmdit",
     },
     VideoDit {
@@ -323,6 +333,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_encoders: STEP_VIDEO_TEXT,
         // Derived count 28.99e9 (0.97×); the modulation is a learned 6 × dim table per block.
         params: 30_000_000_000,
+        experts: 1,
         source: "stepfun-ai/Step-Video-T2V stepvideo/modules/model.py; arXiv 2502.10248 (30B)",
     },
     VideoDit {
@@ -353,6 +364,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         // the diffusers defaults: 21 perceiver cross-attentions of 21.0e6 (0.44e9) and the local
         // facial extractor (≈ 0.15e9). Derived count 4.76e9 (0.85×).
         params: 5_600_000_000,
+        experts: 1,
         source: "diffusers consisid_transformer_3d.py (ConsisID on CogVideoX-5B)",
     },
 ];

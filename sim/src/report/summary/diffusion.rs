@@ -75,8 +75,12 @@ fn video_rows(out: &mut String, r: &Value) {
         out,
         "model",
         format!(
-            "{} ({:.2} B parameters, {} blocks, {})",
+            "{} ({}{:.2} B parameters, {} blocks, {})",
             r["model"]["name"].as_str().unwrap_or("?"),
+            match r["model"]["experts"].as_u64() {
+                Some(n) if n > 1 => format!("{n} experts of "),
+                _ => String::new(),
+            },
             num(r, "model.params") / 1e9,
             r["model"]["blocks"],
             r["model"]["dtype"].as_str().unwrap_or("?")

@@ -7,10 +7,10 @@
 //! keys and values of its blocks for the whole sequence) or the VAE decoder's (three tensors of
 //! its widest level, decoded in tiles of at most 256 x 256 pixels and all frames). The peak is
 //! the largest phase. Which models are resident follows the offload ([`Offload`]):
-//! - none: the transformer's share (over tp x pipefusion GPUs), the text encoders and the VAE,
-//!   in every phase;
-//! - model: the encoders only while encoding; the transformer only while denoising; the VAE
-//!   throughout. Each video moves the encoders and the transformer to the GPU and back;
+//! - none: the transformer's share (over tp x pipefusion GPUs; every expert's), the text encoders
+//!   and the VAE, in every phase;
+//! - model: the encoders only while encoding; the transformer (one expert at a time, each swapped
+//!   in once) only while denoising; the VAE throughout. Each video moves them to the GPU and back;
 //! - encoders: the transformer throughout; the encoders and the VAE streamed from host memory a
 //!   layer at a time (their resident share neglected), each moved once a video;
 //! - sequential: every model streamed; the transformer once a denoising step.
@@ -80,7 +80,9 @@ pub struct Sizing<'a> {
 impl Sizing<'_> {
     pub fn memory(&self, video: Video) -> Memory {
         let (model, layout, act) = (self.model, self.layout, self.act);
-        let weights = model.params as f64 * act.bytes() / (layout.tp * layout.pipefusion) as f64;
+        // One expert's share, and every expert's (what a run that keeps them all holds).
+        let expert = model.params as f64 * act.bytes() / (layout.tp * layout.pipefusion) as f64;
+        let weights = expert * model.experts.max(1) as f64;
         let encoders = model
             .text_encoders
             .iter()
@@ -95,13 +97,15 @@ impl Sizing<'_> {
                 let all = weights + encoders + vae;
                 ([all, all + denoise_act, all + vae_act], Moves::default())
             }
+            // One expert on the GPU at a time: each later one swapped in once (and the one
+            // before it out) when the steps reach it.
             Offload::Model => (
-                [encoders + vae, weights + vae + denoise_act, vae + vae_act],
+                [encoders + vae, expert + vae + denoise_act, vae + vae_act],
                 Moves {
                     before_encode: encoders,
-                    before_denoise: encoders + weights,
-                    during_denoise: 0.0,
-                    before_decode: weights,
+                    before_denoise: encoders + expert,
+                    during_denoise: 2.0 * (weights - expert),
+                    before_decode: expert,
                 },
             ),
             Offload::Encoders => (
@@ -116,7 +120,7 @@ impl Sizing<'_> {
                 [0.0, denoise_act, vae_act],
                 Moves {
                     before_encode: encoders,
-                    during_denoise: weights * self.steps as f64,
+                    during_denoise: expert * self.steps as f64,
                     before_decode: vae,
                     ..Moves::default()
                 },

@@ -331,6 +331,7 @@ impl Plan<'_> {
             "model": {
                 "name": model.name,
                 "params": model.params,
+                "experts": model.experts,
                 "blocks": model.blocks(),
                 "hidden": model.hidden,
                 "heads": model.heads,
