@@ -32,6 +32,8 @@ fn the_reference_pipelines_offload_is_the_default() {
         ("hunyuanvideo", 4, "none"),
         ("cogvideox-5b", 1, "sequential"),
         ("wan2.2-ti2v-5b", 1, "model"),
+        ("cogvideox1.5-5b", 1, "sequential"),
+        ("open-sora-2.0", 1, "none"),
         ("wan2.2-t2v-a14b", 1, "model"),
         ("open-sora-1.2", 1, "none"),
     ] {
