@@ -92,11 +92,12 @@ impl Degrees {
     }
 }
 
-/// The space, in order: CFG, PipeFusion, Ring, Ulysses, TP (the last fastest).
-fn space(gpus: u32) -> Vec<Degrees> {
+/// The space, in order: CFG (1, or a group per guidance branch), PipeFusion, Ring, Ulysses, TP
+/// (the last fastest).
+fn space(gpus: u32, branches: u32) -> Vec<Degrees> {
     let ds = divisors(gpus);
     let mut out = Vec::new();
-    for cfg in [1, 2] {
+    for cfg in [1, branches] {
         for &pipefusion in &ds {
             for &ring in &ds {
                 for &ulysses in &ds {
@@ -227,7 +228,11 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     .into_iter()
     .filter_map(|(set, k)| set.then_some(k))
     .collect();
-    let space = space(gpus);
+    // A guided step's branches (3 for Open-Sora 2.0); 2 unguided, which CFG parallelism refuses.
+    let branches = reference["video"]["branches"]
+        .as_u64()
+        .map_or(2, |b| b.max(2)) as u32;
+    let space = space(gpus, branches);
     let candidates: Vec<Candidate> = space
         .iter()
         .map(|d| Candidate {
@@ -275,7 +280,10 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             "model": reference.report["model"]["name"],
         },
         "space": {
-            "degrees": "ulysses, ring, pipefusion and tp each a divisor of the GPUs, cfg 1 or 2; their product a divisor of the GPUs",
+            "degrees": format!(
+                "ulysses, ring, pipefusion and tp each a divisor of the GPUs, cfg 1 or \
+                 {branches}; their product a divisor of the GPUs"
+            ),
             "fixed": "dsp = 1 and latent = 1; the scenario's pipefusion_patches and vae_parallel",
         },
         "candidates": tally.json(),

@@ -263,3 +263,50 @@ fn the_cli_renders_a_table_and_reads_the_latency_bound() {
     assert!(common::text(&out.stderr).contains("unit"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Open-Sora 2.0 guides with three branches, so on 3 GPUs the planner tries a group per branch
+/// (cfg = 3) and never the two groups other models split into.
+#[test]
+fn three_branch_guidance_is_split_three_ways() {
+    let text = r#"
+name = "Open-Sora 2.0 256px on 3 H100"
+kind = "diffusion"
+[cluster]
+gpu = "H100"
+nodes = 1
+gpus_per_node = 3
+[model]
+preset = "open-sora-2.0"
+[diffusion]
+width = 256
+height = 256
+frames = 33
+steps = 2
+cfg = true
+[parallel]
+ring = 1
+"#;
+    let scenario = common::scenario("video.toml", text, &[]);
+    let p = plan::plan(
+        &scenario,
+        &Options {
+            top: 50,
+            ..Options::default()
+        },
+    )
+    .expect("the video plans");
+    assert_accounted(&p);
+    let cfgs: Vec<u64> = p["top"]
+        .as_array()
+        .expect("top")
+        .iter()
+        .map(|t| count(&t["parallel"]["cfg"]))
+        .collect();
+    assert!(cfgs.contains(&3), "{cfgs:?}");
+    assert!(!cfgs.contains(&2), "{cfgs:?}");
+    assert!(
+        p["space"]["degrees"]
+            .as_str()
+            .is_some_and(|d| d.contains("cfg 1 or 3"))
+    );
+}
