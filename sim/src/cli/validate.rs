@@ -556,8 +556,8 @@ the schedule orders them. Its errors follow the software stack more than the mod
   2.6; the counted arithmetic matches PAB's (3,463 against 3,230 TFLOPs for 480p, 51 frames), so
   what slows a one-GPU run is not arithmetic, and is not known. Open-Sora 2.0 (three branches a
   step) is 13-34% slow with FlashAttention 2, which its README installs (FlashAttention 3,
-  optional there, would make the one-GPU row 28% fast); its peak memory is within 7% on 2-8 GPUs
-  and 23% low on one. CogVideoX 1.5 within 13% (held out: 5-10%), Wan2.2 TI2V-5B 19-30% slow on
+  optional there, would make the one-GPU row 28% fast); its peak memory is within 8% on 1-8 GPUs,
+  with a Flux-style single block's tensors held at once (23% low on one GPU without). CogVideoX 1.5 within 13% (held out: 5-10%), Wan2.2 TI2V-5B 19-30% slow on
   an L20 and an H20; held out, Wan2.2 A14B under SGLang on an H200 is 69% slow.
 - **Collectives between servers** (nccl-tests on clouds, `validation/nccl-tests-multinode.json`,
   docs/VALIDATION-NCCL-TESTS-MULTINODE.md; held out: docs/VALIDATION-NCCL-TESTS-HOLDOUT.md): a

@@ -215,6 +215,13 @@ impl VideoDit {
         f * h * w
     }
 
+    /// Whether the single-stream blocks are Flux's, following dual-stream ones (HunyuanVideo,
+    /// Open-Sora 2.0): attention and MLP side by side from one input projection, their outputs
+    /// concatenated into one output projection. CogVideoX's expert blocks run them in turn.
+    pub fn flux_single_blocks(&self) -> bool {
+        self.dual_stream_blocks > 0 && self.single_stream_blocks > 0
+    }
+
     pub fn blocks(&self) -> u32 {
         self.dual_stream_blocks + self.single_stream_blocks + self.cross_attention_blocks
     }

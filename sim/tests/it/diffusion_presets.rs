@@ -141,3 +141,26 @@ fn wan2_2_a14b_holds_both_experts_or_swaps_them() {
     let all = num(&held, "memory.phase_bytes_per_gpu.denoise");
     assert!(all > denoise + expert, "{all} {denoise}");
 }
+
+/// A Flux-style single block (Open-Sora 2.0, HunyuanVideo) holds its fused input projection, the
+/// MLP's activation, the attention's output and their concatenation at once: 5 x 3072 + 3 x
+/// 12288 values a token, wider than its MLP alone; CogVideoX's expert blocks hold their MLP's.
+#[test]
+fn flux_single_blocks_hold_their_fused_tensors() {
+    let body = "width = 768\nheight = 768\nframes = 33\nsteps = 1\ncfg = true";
+    let r = run("open-sora-2.0", body, "ring = 1").report;
+    let tokens = num(&r, "video.tokens") + num(&r, "video.text_tokens");
+    let want = 3.0 * tokens * (5.0 * 3072.0 + 3.0 * 12288.0) * 2.0;
+    let got = num(&r, "memory.denoise_activation_bytes_per_gpu");
+    assert!((got / want - 1.0).abs() < 1e-9, "{got} {want}");
+    let cog = run(
+        "cogvideox-5b",
+        "width = 720\nheight = 480\nframes = 49\nsteps = 1\ncfg = true",
+        "ulysses = 1",
+    )
+    .report;
+    let tokens = num(&cog, "video.tokens") + num(&cog, "video.text_tokens");
+    let mlp = 2.0 * tokens * (2.0 * 12288.0 + 2.0 * 3072.0) * 2.0;
+    let got = num(&cog, "memory.denoise_activation_bytes_per_gpu");
+    assert!((got / mlp - 1.0).abs() < 1e-9, "{got} {mlp}");
+}

@@ -159,7 +159,14 @@ impl Sizing<'_> {
                 + 2 * model.hidden as u64);
         let attention =
             tokens.div_ceil((l.ring * l.latent) as u64) * 4 * a / (l.tp * l.ulysses) as u64;
-        let activations = (batch * mlp.max(attention)) as f64 * act.bytes();
+        // A Flux-style single block holds its fused input projection (queries, keys, values and
+        // the MLP's input), the activation, the attention's output and their concatenation at once.
+        let single = if model.flux_single_blocks() {
+            local * (5 * a + 3 * model.ffn as u64) / l.tp as u64
+        } else {
+            0
+        };
+        let activations = (batch * mlp.max(attention).max(single)) as f64 * act.bytes();
         let stale_kv = if l.pipefusion > 1 {
             let stage_blocks = model.blocks().div_ceil(l.pipefusion) as u64;
             (stage_blocks * 2 * batch * tokens.div_ceil(l.ring as u64) * a
