@@ -72,11 +72,15 @@ pub fn models() -> String {
             (0, s, 0) => format!("{s} joint"),
             (_, _, c) => format!("{c} cross"),
         };
+        let params = match m.experts {
+            0 | 1 => format!("{:.2}B", m.params as f64 / 1e9),
+            n => format!("{n}x{:.2}B", m.params as f64 / 1e9),
+        };
         let _ = writeln!(
             out,
-            "{:<16} {:>8.2}B {:>12} {:>7} {:>4}x{:<4} {:>6} {:>8}  {}x{}, {}",
+            "{:<16} {:>9} {:>12} {:>7} {:>4}x{:<4} {:>6} {:>8}  {}x{}, {}",
             m.name,
-            m.params as f64 / 1e9,
+            params,
             blocks,
             m.hidden,
             m.heads,
