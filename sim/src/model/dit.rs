@@ -75,10 +75,9 @@ pub struct TextEncoder {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QkNorm {
     None,
-    /// `F.layer_norm` over each head (diffusers' CogVideoX and ConsisID attention), or a fused
-    /// RMS norm kernel (Liger's, Open-Sora 2.0): one kernel that reads and writes the 16-bit
-    /// tensor, 4 bytes.
-    LayerNorm,
+    /// One kernel that reads and writes the 16-bit tensor, 4 bytes: `F.layer_norm` over each head
+    /// (diffusers' CogVideoX and ConsisID attention), or Liger's fused RMS norm (Open-Sora 2.0).
+    Fused,
     /// RMS normalisation written out in PyTorch with an fp32 upcast (HunyuanVideo's `RMSNorm`,
     /// Wan's `WanRMSNorm`, Open-Sora's `LlamaRMSNorm`, Step-Video's `RMSNorm`): `x.float()` (2
     /// read, 4 written), `pow(2)` (4 + 4), `mean` (4 read), `x * rsqrt(...)` (4 + 4), the cast
@@ -90,7 +89,7 @@ impl QkNorm {
     pub fn bytes_per_element(self) -> f64 {
         match self {
             QkNorm::None => 0.0,
-            QkNorm::LayerNorm => 4.0,
+            QkNorm::Fused => 4.0,
             QkNorm::RmsNormEager => 36.0,
         }
     }

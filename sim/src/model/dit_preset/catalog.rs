@@ -56,7 +56,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         patch: (1, 2, 2),
         // diffusers CogVideoX: LayerNorm on queries and keys; the 2B adds sinusoidal positions once
         // (use_rotary_positional_embeddings false), no rotary embedding.
-        qk_norm: QkNorm::LayerNorm,
+        qk_norm: QkNorm::Fused,
         rope: Rope::None,
         guided_branches: 2,
         frame_mask: false,
@@ -84,7 +84,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_dim: 3072,
         patch: (1, 2, 2),
         // diffusers CogVideoX: LayerNorm on queries and keys, rotary embedding on the video tokens'.
-        qk_norm: QkNorm::LayerNorm,
+        qk_norm: QkNorm::Fused,
         rope: Rope::RealEager,
         guided_branches: 2,
         frame_mask: false,
@@ -113,7 +113,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         // decoder drops it again (pipeline_cogvideox.py).
         patch: (2, 2, 2),
         // As CogVideoX-5B: LayerNorm on queries and keys, diffusers' fp32 rotary embedding.
-        qk_norm: QkNorm::LayerNorm,
+        qk_norm: QkNorm::Fused,
         rope: Rope::RealEager,
         guided_branches: 2,
         frame_mask: false,
@@ -292,7 +292,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         patch: (1, 2, 2),
         // opensora/models/mmdit/layers.py: Liger's fused RMS norm on queries and keys, and Liger's
         // rope kernel (`use_liger_rope=True`).
-        qk_norm: QkNorm::LayerNorm,
+        qk_norm: QkNorm::Fused,
         rope: Rope::Fused,
         // from opensora/utils/sampling.py `I2VDenoiser` (`method="i2v"`, hard-coded for text to
         // video too): conditional, text-unconditional and image-unconditional, one batch of 3.
@@ -354,7 +354,7 @@ pub(super) const PRESETS: &[VideoDit] = &[
         text_dim: 3072,
         patch: (1, 2, 2),
         // As CogVideoX-5B (diffusers' ConsisID attention processor).
-        qk_norm: QkNorm::LayerNorm,
+        qk_norm: QkNorm::Fused,
         rope: Rope::RealEager,
         guided_branches: 2,
         frame_mask: false,
