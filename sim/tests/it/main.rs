@@ -33,6 +33,7 @@ mod malformed;
 mod models;
 mod moe;
 mod network;
+mod opensora_validation;
 mod optimizers;
 mod papers;
 mod pipeline;
