@@ -1,7 +1,64 @@
-//! The video presets' shapes, each from its model's reference code (`source`, `// from`).
+//! The video presets' shapes, each from its model's reference code (`source`, `// from`); a
+//! model built on another's shapes names only what differs.
 
 use super::components::*;
 use crate::model::dit::{QkNorm, Rope, VideoDit};
+
+const COGVIDEOX_5B: VideoDit = VideoDit {
+    name: "cogvideox-5b",
+    hidden: 3072,
+    heads: 48,
+    head_dim: 64,
+    dual_stream_blocks: 0,
+    single_stream_blocks: 42,
+    cross_attention_blocks: 0,
+    ffn: 12288,
+    gated_mlp: false,
+    factorised_attention: false,
+    text_tokens: 226,
+    text_dim: 3072,
+    patch: (1, 2, 2),
+    // diffusers CogVideoX: LayerNorm on queries and keys, rotary embedding on the video tokens'.
+    qk_norm: QkNorm::Fused,
+    rope: Rope::RealEager,
+    guided_branches: 2,
+    frame_mask: false,
+    vae: COGVIDEOX_VAE,
+    text_encoders: COGVIDEOX_TEXT,
+    // Derived count 4.76e9 (0.95×); with the adaptive layernorms ≈ 5.57e9.
+    params: 5_000_000_000,
+    experts: 1,
+    source: "THUDM/CogVideo sat/configs/cogvideox_5b.yaml; CogVideoX paper (5B)",
+};
+
+const WAN21_14B: VideoDit = VideoDit {
+    name: "wan2.1-14b",
+    hidden: 5120,
+    heads: 40,
+    head_dim: 128,
+    dual_stream_blocks: 0,
+    single_stream_blocks: 0,
+    cross_attention_blocks: 40,
+    ffn: 13824,
+    gated_mlp: false,
+    factorised_attention: false,
+    text_tokens: 512,
+    // umT5 features are 4096 wide; `text_embedding` maps them to 5120, and the cross-attention
+    // keys and values are dim × dim.
+    text_dim: 5120,
+    patch: (1, 2, 2),
+    // wan/modules/model.py: `WanRMSNorm` on queries and keys, `rope_apply` in fp64.
+    qk_norm: QkNorm::RmsNormEager,
+    rope: Rope::ComplexF64,
+    guided_branches: 2,
+    frame_mask: false,
+    vae: WAN_VAE,
+    text_encoders: WAN_TEXT,
+    // Derived count 14.05e9 (1.00×); the modulation is a learned 6 × dim table per block.
+    params: 14_000_000_000,
+    experts: 1,
+    source: "Wan-Video/Wan2.1 wan/configs/wan_t2v_14B.py, wan/modules/model.py",
+};
 
 pub(super) const PRESETS: &[VideoDit] = &[
     VideoDit {
@@ -69,90 +126,19 @@ pub(super) const PRESETS: &[VideoDit] = &[
         experts: 1,
         source: "THUDM/CogVideo sat/configs/cogvideox_2b.yaml; CogVideoX paper (2B)",
     },
-    VideoDit {
-        name: "cogvideox-5b",
-        hidden: 3072,
-        heads: 48,
-        head_dim: 64,
-        dual_stream_blocks: 0,
-        single_stream_blocks: 42,
-        cross_attention_blocks: 0,
-        ffn: 12288,
-        gated_mlp: false,
-        factorised_attention: false,
-        text_tokens: 226,
-        text_dim: 3072,
-        patch: (1, 2, 2),
-        // diffusers CogVideoX: LayerNorm on queries and keys, rotary embedding on the video tokens'.
-        qk_norm: QkNorm::Fused,
-        rope: Rope::RealEager,
-        guided_branches: 2,
-        frame_mask: false,
-        vae: COGVIDEOX_VAE,
-        text_encoders: COGVIDEOX_TEXT,
-        // Derived count 4.76e9 (0.95×); with the adaptive layernorms ≈ 5.57e9.
-        params: 5_000_000_000,
-        experts: 1,
-        source: "THUDM/CogVideo sat/configs/cogvideox_5b.yaml; CogVideoX paper (5B)",
-    },
+    COGVIDEOX_5B,
     VideoDit {
         name: "cogvideox1.5-5b",
-        hidden: 3072,
-        heads: 48,
-        head_dim: 64,
-        dual_stream_blocks: 0,
-        single_stream_blocks: 42,
-        cross_attention_blocks: 0,
-        ffn: 12288,
-        gated_mlp: false,
-        factorised_attention: false,
-        // diffusers' pipeline pads the T5 prompt to 226 (the SAT code to 224).
-        text_tokens: 226,
-        text_dim: 3072,
-        // patch_size_t 2: the pipeline pads an odd latent frame count by one frame, and the
-        // decoder drops it again (pipeline_cogvideox.py).
+        // diffusers' pipeline pads the T5 prompt to 226 (the SAT code to 224). patch_size_t 2: the
+        // pipeline pads an odd latent frame count by one frame, and the decoder drops it again
+        // (pipeline_cogvideox.py). The rest is CogVideoX-5B's, LayerNorm on queries and keys and
+        // diffusers' fp32 rotary embedding included; 5.57e9 counted with the expert layer norms.
         patch: (2, 2, 2),
-        // As CogVideoX-5B: LayerNorm on queries and keys, diffusers' fp32 rotary embedding.
-        qk_norm: QkNorm::Fused,
-        rope: Rope::RealEager,
-        guided_branches: 2,
-        frame_mask: false,
-        vae: COGVIDEOX_VAE,
-        text_encoders: COGVIDEOX_TEXT,
-        // Derived count 4.76e9 (0.95x); 5.57e9 counted with the expert layer norms.
-        params: 5_000_000_000,
-        experts: 1,
         source: "zai-org/CogVideo sat/configs/cogvideox1.5_5b.yaml; diffusers \
                  scripts/convert_cogvideox_to_diffusers.py (1.5)",
+        ..COGVIDEOX_5B
     },
-    VideoDit {
-        name: "wan2.1-14b",
-        hidden: 5120,
-        heads: 40,
-        head_dim: 128,
-        dual_stream_blocks: 0,
-        single_stream_blocks: 0,
-        cross_attention_blocks: 40,
-        ffn: 13824,
-        gated_mlp: false,
-        factorised_attention: false,
-        text_tokens: 512,
-        // umT5 features are 4096 wide; `text_embedding` maps them to 5120, and the cross-attention
-        // keys and values are dim × dim.
-        text_dim: 5120,
-        patch: (1, 2, 2),
-        // wan/modules/model.py: `WanRMSNorm` on queries and keys, `rope_apply` in fp64.
-        qk_norm: QkNorm::RmsNormEager,
-        rope: Rope::ComplexF64,
-        guided_branches: 2,
-        frame_mask: false,
-        vae: WAN_VAE,
-        text_encoders: WAN_TEXT,
-        // Derived count 14.05e9 (1.00×); the modulation is a learned 6 × dim table per block.
-        params: 14_000_000_000,
-        experts: 1,
-        source: "Wan-Video/Wan2.1 wan/configs/wan_t2v_14B.py, wan/modules/model.py",
-    },
+    WAN21_14B,
     VideoDit {
         name: "wan2.1-1.3b",
         hidden: 1536,
@@ -209,31 +195,13 @@ pub(super) const PRESETS: &[VideoDit] = &[
     },
     VideoDit {
         name: "wan2.2-t2v-a14b",
-        hidden: 5120,
-        heads: 40,
-        head_dim: 128,
-        dual_stream_blocks: 0,
-        single_stream_blocks: 0,
-        cross_attention_blocks: 40,
-        ffn: 13824,
-        gated_mlp: false,
-        factorised_attention: false,
-        text_tokens: 512,
-        text_dim: 5120,
-        patch: (1, 2, 2),
-        qk_norm: QkNorm::RmsNormEager,
-        rope: Rope::ComplexF64,
-        guided_branches: 2,
-        frame_mask: false,
-        vae: WAN_VAE,
-        text_encoders: WAN_TEXT,
         // Two experts of Wan2.1-14B's shape (high noise above the boundary timestep, low noise
         // below); each step runs one, so the work is one expert's. `params` is one expert's. On
         // one GPU generate.py keeps the idle one on the CPU and swaps them once, at the boundary;
-        // runs on several GPUs hold both. Derived count 14.05e9 (1.00x).
-        params: 14_000_000_000,
+        // runs on several GPUs hold both.
         experts: 2,
         source: "Wan-Video/Wan2.2 wan/configs/wan_t2v_A14B.py, wan/text2video.py",
+        ..WAN21_14B
     },
     VideoDit {
         name: "open-sora-1.2",
