@@ -6,33 +6,33 @@ use crate::net::topology::Topology;
 use std::cell::OnceCell;
 
 /// Every link's effective capacity for one collective's pricing, built once on first use: the
-/// plain one, and the one of an in-switch reduction (its NVLink scale), whichever the candidate
-/// algorithms and protocols ask for.
+/// plain one, and the one of an in-switch reduction (NVLink at `nvls_scale` of line rate),
+/// whichever the candidate algorithms and protocols ask for.
 pub(super) struct Capacities<'t> {
     pub(super) topo: &'t Topology,
     efficiency: Efficiency,
+    nvls_scale: f64,
     plain: OnceCell<Vec<f64>>,
     in_switch: OnceCell<Vec<f64>>,
 }
 
 impl<'t> Capacities<'t> {
-    pub(super) fn new(topo: &'t Topology, efficiency: Efficiency) -> Self {
+    pub(super) fn new(topo: &'t Topology, efficiency: Efficiency, nvls_scale: f64) -> Self {
         Capacities {
             topo,
             efficiency,
+            nvls_scale,
             plain: OnceCell::new(),
             in_switch: OnceCell::new(),
         }
     }
 
-    pub(super) fn of(&self, scale: Option<f64>) -> &[f64] {
-        match scale {
-            None => self
-                .plain
-                .get_or_init(|| tier::capacities(self.topo, &self.efficiency, None)),
-            Some(_) => self
-                .in_switch
-                .get_or_init(|| tier::capacities(self.topo, &self.efficiency, scale)),
-        }
+    /// The capacities an algorithm sees: the in-switch ones if it reduces in the switch.
+    pub(super) fn of(&self, in_switch: bool) -> &[f64] {
+        let (cell, scale) = match in_switch {
+            false => (&self.plain, None),
+            true => (&self.in_switch, Some(self.nvls_scale)),
+        };
+        cell.get_or_init(|| tier::capacities(self.topo, &self.efficiency, scale))
     }
 }

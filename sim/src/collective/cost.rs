@@ -109,11 +109,8 @@ fn price_schedule(
     tier: Tier,
 ) -> Result<CollectiveCost, Refusal> {
     let wire = c.compression.map_or(1.0, |z| z.wire_factor()) / protocol.bandwidth_factor(c.op);
-    let scale = algorithm
-        .reduces_in_switch()
-        .then_some(options.nvls_efficiency);
     let topo = capacities.topo;
-    let capacity = capacities.of(scale);
+    let capacity = capacities.of(algorithm.reduces_in_switch());
     let step_latency = |kind: LinkKind| protocol.step_latency_s(algorithm, kind);
     let mut seconds = protocol.base_latency_s(algorithm);
     let mut peak_load: f64 = 0.0;
@@ -296,7 +293,7 @@ pub fn cost_beside(
         });
     }
     let beside = |schedule: Schedule| beside(schedule, offsets, topo.gpus_per_node);
-    let capacities = Capacities::new(topo, options.efficiency);
+    let capacities = Capacities::new(topo, options.efficiency, options.nvls_efficiency);
     // The torus algorithm's rows: a torus's first dimension, when its nodes are single chips.
     let torus_row = topo
         .torus_dims()

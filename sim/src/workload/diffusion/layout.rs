@@ -37,6 +37,12 @@ impl Layout {
     }
 
     /// Sequence-parallel degree.
+    /// Branches each GPU runs as one batch, of a step's `branches`: split over the `cfg` groups
+    /// (a group takes the larger share when they do not divide).
+    pub fn branches_per_gpu(&self, branches: u64) -> u64 {
+        branches.div_ceil(self.cfg as u64)
+    }
+
     pub fn sp(&self) -> u32 {
         self.ulysses * self.ring * self.dsp
     }

@@ -145,7 +145,7 @@ impl Sizing<'_> {
     fn denoise_activations(&self, video: Video) -> f64 {
         let (model, l, act) = (self.model, self.layout, self.act);
         let branches = self.model.branches(self.guidance);
-        let batch = branches.div_ceil(l.cfg as u64);
+        let batch = l.branches_per_gpu(branches);
         let joint = if model.dual_stream_blocks + model.single_stream_blocks > 0 {
             model.text_tokens as u64
         } else {

@@ -68,7 +68,7 @@ impl<'a> Denoising<'a> {
             v,
             m,
             layout,
-            batch: branches.div_ceil(layout.cfg as u64),
+            batch: layout.branches_per_gpu(branches),
             sp: layout.sp() as u64,
             video: m.tokens(v.video),
             joint,
