@@ -553,8 +553,12 @@ the schedule orders them. Its errors follow the software stack more than the mod
   embedding priced (56-60% fast without them). Papers' runs of the same model
   (`validation/opensora-papers.json`, docs/VALIDATION-OPENSORA-PAPERS.md) agree: one GPU 25-38%
   fast, yet 2, 4 and 8 A100 with DSP within 8%, the measured speed-up from one GPU to two being
-  2.6; the counted arithmetic matches PAB's (3,463 against 3,230 TFLOPs for 480p, 51 frames), so
-  what slows a one-GPU run is not arithmetic, and is not known. Open-Sora 2.0 (three branches a
+  2.6; the counted arithmetic matches PAB's (3,463 against 3,230 TFLOPs for 480p, 51 frames).
+  FasterCache's 2-, 4- and 8-GPU times fit a 5.4 s serial part (modelled: 5.8 s of text encoding
+  and VAE) plus a transformer that halves with each doubling (67 s on two GPUs), so one GPU's
+  transformer takes 187 s where two GPUs' work is 135 s: a cost of the code path without
+  sequence parallelism, not of the work per token, which the DSP rows would show. Two sessions
+  did not find it (VideoSys runs SDPA there, FasterCache flash-attn); a known gap. Open-Sora 2.0 (three branches a
   step) is 13-34% slow with FlashAttention 2, which its README installs (FlashAttention 3,
   optional there, would make the one-GPU row 28% fast); its peak memory is within 8% on 1-8 GPUs,
   with a Flux-style single block's tensors held at once (23% low on one GPU without). CogVideoX 1.5 within 13% (held out: 5-10%), Wan2.2 TI2V-5B 19-30% slow on
