@@ -17,6 +17,7 @@
 use super::Options;
 use super::candidate::{self, Candidate, divisors};
 use super::objective::Objective;
+use crate::report::diffusion::DiffusionReport;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{self, Needs};
 use crate::scenario::{Kind, Scenario};
@@ -76,18 +77,17 @@ impl Degrees {
 
     /// The degrees a diffusion report names, and whether DSP or latent parallelism (outside the
     /// space) is used.
-    fn of_report(r: &Value) -> (Degrees, bool) {
-        let p = &r["parallel"];
-        let n = |k: &str| p[k].as_u64().unwrap_or(1) as u32;
+    fn of_report(r: &DiffusionReport) -> (Degrees, bool) {
+        let p = &r.parallel;
         (
             Degrees {
-                tp: n("tp"),
-                ulysses: n("ulysses"),
-                ring: n("ring"),
-                pipefusion: n("pipefusion"),
-                cfg: n("cfg"),
+                tp: p.tp,
+                ulysses: p.ulysses,
+                ring: p.ring,
+                pipefusion: p.pipefusion,
+                cfg: p.cfg,
             },
-            n("dsp") > 1 || n("latent") > 1,
+            p.dsp > 1 || p.latent > 1,
         )
     }
 }
@@ -127,16 +127,21 @@ struct Ranked {
     /// The options that reproduce it (empty for a reference outside the space).
     sets: Vec<String>,
     layout: String,
-    report: Value,
+    report: DiffusionReport,
+}
+
+/// A candidate's report, typed: the simulator wrote it, so it always reads back.
+fn typed(report: &Value) -> DiffusionReport {
+    DiffusionReport::from_value(report).expect("a diffusion run writes a diffusion report")
 }
 
 impl Ranked {
     /// The scenario's own configuration `own`, simulated as `report`; `outside` the space when it
     /// uses DSP or latent parallelism.
-    fn reference(own: Degrees, outside: bool, report: Value) -> Ranked {
+    fn reference(own: Degrees, outside: bool, report: DiffusionReport) -> Ranked {
         Ranked {
             degrees: own,
-            gpus: report["parallel"]["gpus_per_video"].as_u64().unwrap_or(1) as u32,
+            gpus: report.parallel.gpus_per_video,
             sets: if outside { Vec::new() } else { own.sets(&[]) },
             layout: if outside {
                 format!(
@@ -151,7 +156,7 @@ impl Ranked {
     }
 
     fn latency(&self) -> f64 {
-        self.report["latency_s"].as_f64().unwrap_or(f64::INFINITY)
+        self.report.latency_s
     }
 
     /// GPU-seconds per video.
@@ -170,16 +175,16 @@ impl Ranked {
                 "ulysses": d.ulysses, "ring": d.ring, "pipefusion": d.pipefusion,
                 "cfg": d.cfg, "tp": d.tp,
             },
-            "latency_s": r["latency_s"],
-            "uncertainty": r["uncertainty"],
-            "denoise_step_s": r["denoise_step_s"],
-            "videos_per_hour": r["videos_per_hour"],
+            "latency_s": r.latency_s,
+            "uncertainty": r.uncertainty,
+            "denoise_step_s": r.denoise_step_s,
+            "videos_per_hour": r.videos_per_hour,
             "gpu_hours_per_video": self.gpu_seconds() / 3600.0,
-            "breakdown_s": r["breakdown_s"],
+            "breakdown_s": r.breakdown_s,
             "memory": {
-                "peak_bytes_per_gpu": r["memory"]["peak_bytes_per_gpu"],
-                "capacity_bytes": r["memory"]["capacity_bytes"],
-                "fits": r["memory"]["fits"],
+                "peak_bytes_per_gpu": r.memory.peak_bytes_per_gpu,
+                "capacity_bytes": r.memory.capacity_bytes,
+                "fits": r.memory.fits,
             },
         });
         if let Some(rank) = rank {
@@ -209,7 +214,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     let bound = latency_bound(&scenario.source.path, options)?;
 
     // The scenario's own configuration: bad input ends the plan here.
-    let reference = candidate::run_one(scenario, &[])?;
+    let reference = typed(&candidate::run_one(scenario, &[])?);
     let (own, own_outside) = Degrees::of_report(&reference);
     let mut notes = Vec::new();
     let cluster = cluster::resolve(
@@ -229,9 +234,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     .filter_map(|(set, k)| set.then_some(k))
     .collect();
     // A guided step's branches (3 for Open-Sora 2.0); 2 unguided, which CFG parallelism refuses.
-    let branches = reference["video"]["branches"]
-        .as_u64()
-        .map_or(2, |b| b.max(2)) as u32;
+    let branches = reference.video.branches.max(2) as u32;
     let space = space(gpus, branches);
     let candidates: Vec<Candidate> = space
         .iter()
@@ -252,7 +255,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             gpus: c.gpus,
             sets: c.sets,
             layout: c.layout,
-            report,
+            report: typed(&report),
         },
     );
     let by_gpus = by_gpus(&ranked, options.headroom_bytes, bound);
@@ -277,7 +280,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             "gpus": gpus,
             "nodes": cluster.nodes,
             "gpus_per_node": cluster.gpus_per_node,
-            "model": reference.report["model"]["name"],
+            "model": reference.report.model.name,
         },
         "space": {
             "degrees": format!(
@@ -345,11 +348,8 @@ fn latency_bound(path: &Path, options: &Options) -> Result<Option<f64>, Scenario
 
 /// Why a simulated configuration does not fit with `headroom` bytes to spare, if it does not.
 fn unfit(report: &Value, headroom: f64) -> Option<&'static str> {
-    let peak = report["memory"]["peak_bytes_per_gpu"]
-        .as_f64()
-        .unwrap_or(f64::INFINITY);
-    let capacity = report["memory"]["capacity_bytes"].as_f64().unwrap_or(0.0);
-    if report["memory"]["fits"] != true || peak > capacity - headroom {
+    let m = typed(report).memory;
+    if !m.fits || m.peak_bytes_per_gpu > m.capacity_bytes as f64 - headroom {
         Some("peak memory exceeds a GPU's")
     } else {
         None

@@ -1,6 +1,8 @@
 //! Reports: the JSON every run prints, its readable summary, and the traces it can write.
 
+pub mod diffusion;
 pub(crate) mod links;
+pub mod percentiles;
 pub mod summary;
 pub mod trace;
 

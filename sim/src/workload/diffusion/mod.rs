@@ -29,12 +29,16 @@ use crate::exec::{Graph, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, Dtype};
 use crate::key_error::KeyError;
 use crate::model::dit::{Video, VideoDit};
+use crate::report::diffusion::{
+    Breakdown, Cluster, DiffusionReport, Fidelity, Flops, Memory, Model, Parallel, Phases, Sim,
+    VideoShape,
+};
 use crate::workload::cluster::ClusterSetup;
 use crate::workload::serving::request::Request;
 use layout::Layout;
 use ops::{Generation, Network};
 use policy::VideoScheduler;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The most denoising steps a video is simulated with: every step is its own part of the graph,
 /// and samplers run 1 to 1,000.
@@ -118,9 +122,9 @@ pub fn simulate(c: &DiffusionConfig) -> Result<DiffusionRun, KeyError> {
             &mut report,
             "one GPU simulated: every GPU of a video does the same work on its share",
         );
-        report["assumptions"] = json!(c.assumptions);
+        report.assumptions = Some(c.assumptions.clone());
         return Ok(DiffusionRun {
-            report,
+            report: report.to_value(),
             graph: first.graph,
             timeline: first.timeline,
         });
@@ -162,24 +166,25 @@ pub(crate) struct Context<'a> {
 
 impl Context<'_> {
     /// Writes the report's scenario name, `cluster` and `fidelity` (with `symmetry`).
-    pub fn stamp(&self, report: &mut Value, symmetry: &str) {
+    pub fn stamp(&self, report: &mut DiffusionReport, symmetry: &str) {
         let setup = self.setup;
-        report["scenario"] = json!(self.scenario);
-        report["cluster"] = json!({
-            "gpu": setup.gpu.name,
-            "gpus": setup.nodes * setup.gpus_per_node,
-            "nodes": setup.nodes,
-            "gpus_per_node": setup.gpus_per_node,
-            "profile": self.profile,
+        report.scenario = Some(self.scenario.to_string());
+        report.cluster = Some(Cluster {
+            gpu: setup.gpu.name.to_string(),
+            gpus: setup.nodes * setup.gpus_per_node,
+            nodes: setup.nodes,
+            gpus_per_node: setup.gpus_per_node,
+            profile: self.profile.clone(),
         });
-        report["fidelity"] = json!({
-            "compute": if self.profile.is_some() {
+        report.fidelity = Some(Fidelity {
+            compute: if self.profile.is_some() {
                 "profile where it has a measurement, roofline for the rest"
             } else {
                 "roofline"
-            },
-            "network": setup.tier.name(),
-            "symmetry": symmetry,
+            }
+            .into(),
+            network: setup.tier.name().into(),
+            symmetry: symmetry.into(),
         });
     }
 }
@@ -201,7 +206,7 @@ pub(crate) struct Plan<'a> {
 
 /// One video simulated: its report (the per-video keys), graph and timeline.
 pub(crate) struct VideoRun {
-    pub report: Value,
+    pub report: DiffusionReport,
     pub graph: Graph,
     pub timeline: Timeline,
     pub latency: f64,
@@ -233,7 +238,11 @@ impl Plan<'_> {
         let (graph, parts) = ops::build(&generation, self.layout, self.compute, self.net, self.act);
         let (timeline, stats) = execute(&graph);
         let times = Times::of(&graph, &timeline, &parts);
-        let sim = json!({ "events": stats.events, "ops": graph.ops.len() });
+        let sim = Sim {
+            events: stats.events,
+            ops: graph.ops.len() as u64,
+            wall_s: None,
+        };
         let report = self.report(video, &memory, &times, parts.step_flops, sim);
         VideoRun {
             report,
@@ -251,8 +260,8 @@ impl Plan<'_> {
         memory: &memory::Memory,
         times: &Times,
         step_flops: f64,
-        sim: Value,
-    ) -> Value {
+        sim: Sim,
+    ) -> DiffusionReport {
         let (model, layout, steps) = (self.model, self.layout, self.steps);
         let world = layout.world();
         let latency = times.latency;
@@ -266,80 +275,89 @@ impl Plan<'_> {
         };
         let step_flops_all = step_flops * world as f64;
         let (lf, lh, lw) = model.latent(video);
-        json!({
-            "kind": "diffusion",
-            "scenario": null,
-            "latency_s": latency,
-            "denoise_step_s": denoise_step,
-            "videos_per_hour": videos_per_hour,
-            "tflops_per_gpu": if denoise_span > 0.0 { step_flops * steps as f64 / denoise_span / 1e12 } else { 0.0 },
-            "breakdown_s": {
-                "text_encode": times.text_encode,
-                "denoise": denoise_span,
-                "denoise_compute": times.denoise_compute,
-                "communication": times.communication,
-                "exposed_communication": times.exposed,
-                "pipeline_wait": times.pipeline_wait,
-                "vae_decode": times.vae_decode,
-                "offload": times.offload,
+        DiffusionReport {
+            kind: "diffusion".into(),
+            scenario: None,
+            latency_s: latency,
+            denoise_step_s: denoise_step,
+            videos_per_hour,
+            tflops_per_gpu: if denoise_span > 0.0 {
+                step_flops * steps as f64 / denoise_span / 1e12
+            } else {
+                0.0
             },
-            "communication_bytes_per_gpu": times.communication_bytes,
-            "memory": {
-                "peak_bytes_per_gpu": memory.peak.round(),
-                "weights_bytes_per_gpu": memory.weights.round(),
-                "encoder_and_vae_weights_bytes_per_gpu": (memory.encoders + memory.vae).round(),
-                "denoise_activation_bytes_per_gpu": memory.denoise_act.round(),
-                "vae_activation_bytes_per_gpu": memory.vae_act.round(),
-                "capacity_bytes": self.compute.gpu.memory_bytes,
-                "fits": memory.fits,
-                "offload": memory.offload.name(),
-                "phase_bytes_per_gpu": {
-                    "encode": memory.phases[0].round(),
-                    "denoise": memory.phases[1].round(),
-                    "decode": memory.phases[2].round(),
+            breakdown_s: Breakdown {
+                text_encode: times.text_encode,
+                denoise: denoise_span,
+                denoise_compute: times.denoise_compute,
+                communication: times.communication,
+                exposed_communication: times.exposed,
+                pipeline_wait: times.pipeline_wait,
+                vae_decode: times.vae_decode,
+                offload: times.offload,
+            },
+            communication_bytes_per_gpu: times.communication_bytes,
+            memory: Memory {
+                peak_bytes_per_gpu: memory.peak.round(),
+                weights_bytes_per_gpu: memory.weights.round(),
+                encoder_and_vae_weights_bytes_per_gpu: (memory.encoders + memory.vae).round(),
+                denoise_activation_bytes_per_gpu: memory.denoise_act.round(),
+                vae_activation_bytes_per_gpu: memory.vae_act.round(),
+                capacity_bytes: self.compute.gpu.memory_bytes,
+                fits: memory.fits,
+                offload: memory.offload.name().into(),
+                phase_bytes_per_gpu: Phases {
+                    encode: memory.phases[0].round(),
+                    denoise: memory.phases[1].round(),
+                    decode: memory.phases[2].round(),
                 },
-                "offload_bytes_per_video": memory.moved.total().round(),
+                offload_bytes_per_video: memory.moved.total().round(),
             },
-            "video": {
-                "width": video.width,
-                "height": video.height,
-                "frames": video.frames,
-                "steps": steps,
-                "guidance": self.guidance,
-                "branches": model.branches(self.guidance),
-                "latent": [lf, lh, lw],
-                "tokens": model.tokens(video),
-                "text_tokens": model.text_tokens,
+            video: VideoShape {
+                width: video.width,
+                height: video.height,
+                frames: video.frames,
+                steps,
+                guidance: self.guidance,
+                branches: model.branches(self.guidance),
+                latent: [lf, lh, lw],
+                tokens: model.tokens(video),
+                text_tokens: model.text_tokens,
             },
-            "parallel": {
-                "gpus_per_video": world,
-                "tp": layout.tp,
-                "ulysses": layout.ulysses,
-                "ring": layout.ring,
-                "pipefusion": layout.pipefusion,
-                "pipefusion_patches": layout.patches,
-                "cfg": layout.cfg,
-                "dsp": layout.dsp,
-                "latent": layout.latent,
-                "vae_parallel": self.vae_parallel,
-                "videos_at_once": videos_at_once,
+            parallel: Parallel {
+                gpus_per_video: world,
+                tp: layout.tp,
+                ulysses: layout.ulysses,
+                ring: layout.ring,
+                pipefusion: layout.pipefusion,
+                pipefusion_patches: layout.patches,
+                cfg: layout.cfg,
+                dsp: layout.dsp,
+                latent: layout.latent,
+                vae_parallel: self.vae_parallel,
+                videos_at_once,
             },
-            "flops": {
-                "per_step": step_flops_all,
-                "per_video": step_flops_all * steps as f64,
+            flops: Flops {
+                per_step: step_flops_all,
+                per_video: step_flops_all * steps as f64,
             },
-            "model": {
-                "name": model.name,
-                "params": model.params,
-                "experts": model.experts,
-                "blocks": model.blocks(),
-                "hidden": model.hidden,
-                "heads": model.heads,
-                "dtype": self.act.name(),
+            model: Model {
+                name: model.name.into(),
+                params: model.params,
+                experts: model.experts,
+                blocks: model.blocks(),
+                hidden: model.hidden,
+                heads: model.heads,
+                dtype: self.act.name().into(),
             },
-
-            "sim": sim,
-        })
+            sim,
+            cluster: None,
+            fidelity: None,
+            assumptions: None,
+            serving: None,
+            uncertainty: None,
+            cost: None,
+        }
     }
 }
 

@@ -13,9 +13,9 @@ use super::{Context, DiffusionRun, Plan, VideoQueue, VideoRun};
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::key_error::KeyError;
 use crate::model::dit::Video;
-use crate::workload::serving::summary;
+use crate::report::diffusion::{Queue, QueuedVideo};
+use crate::report::percentiles::Percentiles;
 use rand::RngExt;
-use serde_json::{Value, json};
 
 enum Ev {
     Arrival(usize),
@@ -85,11 +85,11 @@ pub(super) fn serve(
 ) -> Result<DiffusionRun, KeyError> {
     let (requests, seed) = (&queue.requests, queue.seed);
     let mut latencies = vec![first.latency];
-    let mut fits = first.report["memory"]["fits"] == true;
+    let mut fits = first.report.memory.fits;
     for &(v, _) in &mix[1..] {
         let run = plan.video(v);
         super::within_simulated_time(&run, v)?;
-        fits &= run.report["memory"]["fits"] == true;
+        fits &= run.report.memory.fits;
         latencies.push(run.latency);
     }
     let total: f64 = mix.iter().map(|m| m.1).sum();
@@ -141,36 +141,34 @@ pub(super) fn serve(
         .max()
         .unwrap_or(start);
     let span = secs(end - start).max(f64::MIN_POSITIVE);
-    let shapes: Vec<Value> = mix
+    let shapes: Vec<QueuedVideo> = mix
         .iter()
         .zip(&latencies)
         .enumerate()
-        .map(|(k, ((v, share), latency))| {
-            json!({
-                "width": v.width,
-                "height": v.height,
-                "frames": v.frames,
-                "share": share,
-                "latency_s": latency,
-                "requests": pool.kind.iter().filter(|&&x| x == k).count(),
-            })
+        .map(|(k, ((v, share), &latency))| QueuedVideo {
+            width: v.width,
+            height: v.height,
+            frames: v.frames,
+            share: *share,
+            latency_s: latency,
+            requests: pool.kind.iter().filter(|&&x| x == k).count() as u64,
         })
         .collect();
     let mean_e2e = e2e.iter().sum::<f64>() / n.max(1) as f64;
     let mut report = first.report;
-    report["latency_s"] = json!(mean_e2e);
-    report["videos_per_hour"] = json!(n as f64 / span * 3600.0);
-    report["memory"]["fits"] = json!(fits);
-    report["serving"] = json!({
-        "requests": n,
-        "completed": n,
-        "groups": groups,
-        "scheduler": if shortest_first { "sjf" } else { "fcfs" },
-        "videos_per_hour": n as f64 / span * 3600.0,
-        "latency_s": summary(e2e),
-        "queueing_s": summary(queueing),
-        "videos": shapes,
-        "events": stats.events,
+    report.latency_s = mean_e2e;
+    report.videos_per_hour = n as f64 / span * 3600.0;
+    report.memory.fits = fits;
+    report.serving = Some(Queue {
+        requests: n as u64,
+        completed: n as u64,
+        groups,
+        scheduler: if shortest_first { "sjf" } else { "fcfs" }.into(),
+        videos_per_hour: n as f64 / span * 3600.0,
+        latency_s: Percentiles::of(e2e),
+        queueing_s: Percentiles::of(queueing),
+        videos: shapes,
+        events: stats.events,
     });
     context.stamp(
         &mut report,
@@ -181,9 +179,9 @@ pub(super) fn serve(
          per-video figures (breakdown, memory, denoise_step_s) are the mix's first video's"
             .into(),
     );
-    report["assumptions"] = json!(assumptions);
+    report.assumptions = Some(assumptions);
     Ok(DiffusionRun {
-        report,
+        report: report.to_value(),
         graph: first.graph,
         timeline: first.timeline,
     })

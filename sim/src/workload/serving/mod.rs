@@ -42,18 +42,8 @@ use request::Request;
 use serde_json::{Value, json};
 
 /// Mean and percentiles of a sample, in seconds.
-pub(crate) fn summary(mut v: Vec<f64>) -> Value {
-    if v.is_empty() {
-        return json!({ "mean": null, "p50": null, "p90": null, "p99": null });
-    }
-    v.sort_by(f64::total_cmp);
-    let pick = |q: f64| v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)];
-    json!({
-        "mean": v.iter().sum::<f64>() / v.len() as f64,
-        "p50": pick(0.5),
-        "p90": pick(0.9),
-        "p99": pick(0.99),
-    })
+pub(crate) fn summary(v: Vec<f64>) -> Value {
+    json!(crate::report::percentiles::Percentiles::of(v))
 }
 
 /// When each request arrived, was admitted, sampled its first token and finished, and how many

@@ -1,0 +1,81 @@
+//! The typed diffusion report: every shipped diffusion scenario's JSON reads back into it and
+//! writes out the same, and a report with a key it does not know is refused by name.
+
+use crate::common;
+
+use clustersim::report::diffusion::DiffusionReport;
+use serde_json::Value;
+
+/// The text of every shipped scenario of kind diffusion, by path.
+fn shipped() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for dir in ["diffusion", "papers"] {
+        let dir = common::root().join("scenarios").join(dir);
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let text = std::fs::read_to_string(&p).unwrap();
+            if text.contains("kind = \"diffusion\"") {
+                out.push((p.display().to_string(), text));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_shipped_diffusion_report_reads_back_to_the_same_json() {
+    let scenarios = shipped();
+    assert!(
+        scenarios.len() >= 8,
+        "{} diffusion scenarios",
+        scenarios.len()
+    );
+    let mut queues = 0;
+    for (path, text) in scenarios {
+        let report = common::outcome(&path, &text).unwrap();
+        let typed = DiffusionReport::from_value(&report).unwrap_or_else(|e| panic!("{path}: {e}"));
+        queues += usize::from(typed.serving.is_some());
+        assert_eq!(typed.to_value(), report, "{path}");
+        assert_eq!(
+            serde_json::to_string(&typed.to_value()).unwrap(),
+            serde_json::to_string(&report).unwrap(),
+            "{path}"
+        );
+    }
+    assert!(queues >= 1, "a queue of videos is among them");
+}
+
+#[test]
+fn the_cli_report_with_its_wall_time_and_intervals_reads_back() {
+    let path = common::root().join("scenarios/diffusion/wan2.1-1.3b-16xh100-serving-sjf.toml");
+    let out = common::bin()
+        .args(["run", path.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let typed = DiffusionReport::from_value(&report).unwrap();
+    assert!(typed.sim.wall_s.is_some_and(|w| w > 0.0));
+    assert!(typed.uncertainty.is_some());
+    assert_eq!(typed.to_value(), report);
+}
+
+#[test]
+fn a_report_with_a_misspelt_key_is_refused_by_name() {
+    let path = common::root().join("scenarios/diffusion/hunyuanvideo-720p-1xh100-ulysses.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut report = common::outcome("hunyuan.toml", &text).unwrap();
+    let latency = report["latency_s"].take();
+    report.as_object_mut().unwrap().remove("latency_s");
+    report["latncy_s"] = latency;
+    let e = DiffusionReport::from_value(&report).unwrap_err();
+    assert!(e.contains("latncy_s"), "{e}");
+    // The summary says so instead of printing blanks.
+    let summary = clustersim::report::summary::render(&report);
+    assert!(summary.starts_with("not a diffusion report"), "{summary}");
+}
