@@ -1,5 +1,6 @@
 //! Reports: the JSON every run prints, its readable summary, and the traces it can write.
 
+pub mod collective;
 pub mod diffusion;
 pub(crate) mod links;
 pub mod percentiles;

@@ -18,18 +18,19 @@ use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::engine::SimTime;
 use crate::exec::{Graph, Op, OpKind};
 use crate::key_error::KeyError;
+use crate::report::collective::{Cluster, CollectiveReport, Fidelity, Priced, Sim};
 use crate::workload::cluster::ClusterSetup;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::borrow::Cow;
 
-fn row(c: &CollectiveCost) -> Value {
-    json!({
-        "time_s": c.seconds,
-        "algbw_GBps": c.algbw / 1e9,
-        "busbw_GBps": c.busbw / 1e9,
-        "algorithm": c.algorithm.name(),
-        "protocol": c.protocol.name(),
-    })
+fn priced(c: &CollectiveCost) -> Priced {
+    Priced {
+        time_s: c.seconds,
+        algbw_gbps: c.algbw / 1e9,
+        busbw_gbps: c.busbw / 1e9,
+        algorithm: c.algorithm.name().into(),
+        protocol: c.protocol.name().into(),
+    }
 }
 
 /// A lane of rank 0 holding one operation: the collective as priced, for the trace.
@@ -94,41 +95,55 @@ pub fn simulate(c: &CollectiveConfig) -> Result<(Value, Graph), KeyError> {
         cost(&setup.topology, &one, &options)
             .map_err(|e| KeyError::new("collective.algorithm", e.to_string()))
     };
-    let priced = price(compression)?;
-    let mut report = json!({
-        "kind": "collective",
-        "scenario": c.scenario,
-        "op": op.name(),
-        "size_bytes": c.bytes,
-        "ranks": ranks,
-        "cluster": {
-            "gpu": setup.gpu.name,
-            "gpus": gpus,
-            "nodes": setup.nodes,
-            "gpus_per_node": setup.gpus_per_node,
+    let priced_cost = price(compression)?;
+    let p = priced(&priced_cost);
+    let mut report = CollectiveReport {
+        kind: "collective".into(),
+        scenario: c.scenario.clone(),
+        op: op.name().into(),
+        size_bytes: c.bytes,
+        ranks,
+        time_s: p.time_s,
+        algbw_gbps: p.algbw_gbps,
+        busbw_gbps: p.busbw_gbps,
+        algorithm: p.algorithm,
+        protocol: p.protocol,
+        cluster: Cluster {
+            gpu: setup.gpu.name.to_string(),
+            gpus,
+            nodes: setup.nodes,
+            gpus_per_node: setup.gpus_per_node,
         },
-        "fidelity": {
-            "network": setup.tier.name(),
-            "topology": setup.topology.name,
-            "symmetry": "identical steps of an algorithm priced once",
+        fidelity: Fidelity {
+            network: setup.tier.name().into(),
+            topology: setup.topology.name.to_string(),
+            symmetry: "identical steps of an algorithm priced once".into(),
         },
-        "assumptions": c.assumptions,
-        "sim": { "events": 0 },
-    });
-    if let (Some(r), Value::Object(extra)) = (report.as_object_mut(), row(&priced)) {
-        r.extend(extra);
-    }
-    report["links"] =
-        crate::report::links::links(&setup.topology, &priced.link_bytes, priced.seconds);
+        assumptions: c.assumptions.clone(),
+        sim: Sim {
+            events: 0,
+            wall_s: None,
+        },
+        links: crate::report::links::links(
+            &setup.topology,
+            &priced_cost.link_bytes,
+            priced_cost.seconds,
+        ),
+        uncompressed: None,
+        speedup: None,
+        compression: None,
+        uncertainty: None,
+        cost: None,
+    };
     let mut graph = Graph::new();
     let bytes = c.bytes as f64;
-    traced(&mut graph, "collective", op, &priced, bytes);
+    traced(&mut graph, "collective", op, &priced_cost, bytes);
     if let Some(z) = compression {
         let raw = price(None)?;
         traced(&mut graph, "uncompressed (for comparison)", op, &raw, bytes);
-        report["uncompressed"] = row(&raw);
-        report["speedup"] = json!(raw.seconds / priced.seconds);
-        report["compression"] = crate::workload::compression::report(&z);
+        report.uncompressed = Some(priced(&raw));
+        report.speedup = Some(raw.seconds / priced_cost.seconds);
+        report.compression = Some(crate::workload::compression::report(&z));
     }
-    Ok((report, graph))
+    Ok((report.to_value(), graph))
 }

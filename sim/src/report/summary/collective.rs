@@ -1,25 +1,27 @@
-//! The summary of a collective run: time, bandwidths, the links it used.
+//! The summary of a collective run: time, bandwidths, the links it used; read from the typed
+//! report (`report::collective`), so a key it lacks is an error, not a blank.
 
 use super::*;
+use crate::report::collective::CollectiveReport;
 
-/// The summary of a collective scenario.
+/// The summary of a collective scenario, or why `r` is not a collective report.
 pub(super) fn render_collective(r: &Value) -> String {
+    let c = match CollectiveReport::from_value(r) {
+        Ok(c) => c,
+        Err(e) => return format!("{e}\n"),
+    };
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}  [collective]",
-        r["scenario"].as_str().unwrap_or("scenario")
-    );
+    let _ = writeln!(out, "{}  [collective]", c.scenario);
     row(
         &mut out,
         "operation",
         format!(
             "{} of {} B over {} of {} x {} ({})",
-            r["op"].as_str().unwrap_or("?"),
-            num(r, "size_bytes"),
-            num(r, "ranks"),
-            num(r, "cluster.gpus"),
-            r["cluster"]["gpu"].as_str().unwrap_or("?"),
+            c.op,
+            c.size_bytes,
+            c.ranks,
+            c.cluster.gpus,
+            c.cluster.gpu,
             nodes_of(r)
         ),
     );
@@ -28,36 +30,33 @@ pub(super) fn render_collective(r: &Value) -> String {
         "time",
         format!(
             "{}{} ({}, {}): algbw {:.2} GB/s, busbw {:.2} GB/s{}",
-            seconds(num(r, "time_s")),
+            seconds(c.time_s),
             band(r, "time_s", seconds),
-            r["algorithm"].as_str().unwrap_or("?"),
-            r["protocol"].as_str().unwrap_or("?"),
-            num(r, "algbw_GBps"),
-            num(r, "busbw_GBps"),
+            c.algorithm,
+            c.protocol,
+            c.algbw_gbps,
+            c.busbw_gbps,
             band(r, "busbw_GBps", |x| format!("{x:.2}"))
         ),
     );
-    if r["uncompressed"].is_object() {
+    if let Some(u) = &c.uncompressed {
+        let ratio = c.compression.as_ref().and_then(|z| z["ratio"].as_f64());
         row(
             &mut out,
             "uncompressed",
             format!(
                 "{} ({}): compression {:.2}x faster at ratio {}",
-                seconds(num(r, "uncompressed.time_s")),
-                r["uncompressed"]["algorithm"].as_str().unwrap_or("?"),
-                num(r, "speedup"),
-                num(r, "compression.ratio")
+                seconds(u.time_s),
+                u.algorithm,
+                c.speedup.unwrap_or(f64::NAN),
+                ratio.unwrap_or(f64::NAN)
             ),
         );
     }
     row(
         &mut out,
         "fidelity",
-        format!(
-            "network {} on {}",
-            r["fidelity"]["network"].as_str().unwrap_or("?"),
-            r["fidelity"]["topology"].as_str().unwrap_or("?")
-        ),
+        format!("network {} on {}", c.fidelity.network, c.fidelity.topology),
     );
     assumption_rows(&mut out, r);
     out

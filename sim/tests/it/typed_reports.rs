@@ -1,13 +1,15 @@
-//! The typed diffusion report: every shipped diffusion scenario's JSON reads back into it and
-//! writes out the same, and a report with a key it does not know is refused by name.
+//! The typed reports (diffusion, collective): every shipped scenario of their kinds reads back
+//! into them and writes out the same bytes, and a report with a key they do not know is refused
+//! by name.
 
 use crate::common;
 
+use clustersim::report::collective::CollectiveReport;
 use clustersim::report::diffusion::DiffusionReport;
 use serde_json::Value;
 
-/// The text of every shipped scenario of kind diffusion, by path.
-fn shipped() -> Vec<(String, String)> {
+/// The text of every shipped scenario of `kind`, by path.
+fn shipped(kind: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for dir in ["diffusion", "papers"] {
         let dir = common::root().join("scenarios").join(dir);
@@ -19,7 +21,7 @@ fn shipped() -> Vec<(String, String)> {
         paths.sort();
         for p in paths {
             let text = std::fs::read_to_string(&p).unwrap();
-            if text.contains("kind = \"diffusion\"") {
+            if text.contains(&format!("kind = \"{kind}\"")) {
                 out.push((p.display().to_string(), text));
             }
         }
@@ -29,7 +31,7 @@ fn shipped() -> Vec<(String, String)> {
 
 #[test]
 fn every_shipped_diffusion_report_reads_back_to_the_same_json() {
-    let scenarios = shipped();
+    let scenarios = shipped("diffusion");
     assert!(
         scenarios.len() >= 8,
         "{} diffusion scenarios",
@@ -78,4 +80,54 @@ fn a_report_with_a_misspelt_key_is_refused_by_name() {
     // The summary says so instead of printing blanks.
     let summary = clustersim::report::summary::render(&report);
     assert!(summary.starts_with("not a diffusion report"), "{summary}");
+}
+
+#[test]
+fn every_shipped_collective_report_reads_back_to_the_same_json() {
+    let mut scenarios = shipped("collective");
+    assert!(
+        scenarios.len() >= 6,
+        "{} collective scenarios",
+        scenarios.len()
+    );
+    // and one without compression, whose report has no `uncompressed`
+    scenarios.push((
+        "plain.toml".into(),
+        "kind = \"collective\"\n[cluster]\ngpu = \"H100\"\nnodes = 2\ngpus_per_node = 8\n\
+         [cluster.inter_node]\nnic_bandwidth = \"400 Gb/s\"\n\
+         [collective]\nop = \"all_reduce\"\nsize = \"1 GiB\"\n"
+            .into(),
+    ));
+    let (mut compressed, total) = (0, scenarios.len());
+    for (path, text) in scenarios {
+        let report = common::outcome(&path, &text).unwrap();
+        let typed = CollectiveReport::from_value(&report).unwrap_or_else(|e| panic!("{path}: {e}"));
+        compressed += usize::from(typed.uncompressed.is_some());
+        assert_eq!(
+            typed.uncompressed.is_some(),
+            typed.speedup.is_some(),
+            "{path}"
+        );
+        assert_eq!(
+            serde_json::to_string(&typed.to_value()).unwrap(),
+            serde_json::to_string(&report).unwrap(),
+            "{path}"
+        );
+    }
+    assert!(
+        compressed >= 1 && compressed < total,
+        "{compressed} of {total} compressed"
+    );
+}
+
+#[test]
+fn a_collective_report_missing_a_key_is_refused_by_name() {
+    let path = common::root().join("scenarios/papers/zccl-all-reduce-16x4xa100-fast.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut report = common::outcome("zccl.toml", &text).unwrap();
+    report.as_object_mut().unwrap().remove("busbw_GBps");
+    let e = CollectiveReport::from_value(&report).unwrap_err();
+    assert!(e.contains("busbw_GBps"), "{e}");
+    let summary = clustersim::report::summary::render(&report);
+    assert!(summary.starts_with("not a collective report"), "{summary}");
 }
