@@ -18,6 +18,7 @@ use super::Options;
 use super::candidate::{self, Candidate, divisors};
 use super::objective::Objective;
 use crate::report::diffusion::DiffusionReport;
+use crate::report::typed::TypedReport;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{self, Needs};
 use crate::scenario::{Kind, Scenario};

@@ -1,10 +1,9 @@
-//! The report of a collective run, typed: what `workload::collective` writes and the summary
-//! reads. Serialised through `serde_json::Value` (keys sorted, so field order does not change
-//! the bytes). Times in seconds, sizes in bytes, bandwidths in GB/s (nccl-tests' algbw and
-//! busbw). The `links` section, the compression settings and the keys other stages add
-//! (`uncertainty`, `cost`) stay JSON; a report with a key this type does not know is refused
-//! when read back.
+//! The report of a collective run, typed (`report::typed`): what `workload::collective` writes
+//! and the summary reads. Times in seconds, sizes in bytes, bandwidths in GB/s (nccl-tests'
+//! algbw and busbw). The `links` section, the compression settings and the keys other stages
+//! add (`uncertainty`, `cost`) stay JSON.
 
+use super::typed::{Sim, TypedReport};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -78,23 +77,6 @@ pub struct Fidelity {
     pub symmetry: String,
 }
 
-/// The engine's count (none: a collective is priced, not executed) and the CLI's wall time.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sim {
-    pub events: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wall_s: Option<f64>,
-}
-
-impl CollectiveReport {
-    /// The report as JSON (keys sorted, as every report's).
-    pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).expect("a collective report is plain data")
-    }
-
-    /// A collective report read back from JSON, or what in it this type does not know.
-    pub fn from_value(v: &Value) -> Result<CollectiveReport, String> {
-        CollectiveReport::deserialize(v).map_err(|e| format!("not a collective report: {e}"))
-    }
+impl TypedReport for CollectiveReport {
+    const KIND: &'static str = "collective";
 }

@@ -1,10 +1,9 @@
-//! The report of a diffusion run, typed: what `workload::diffusion` writes and the summary and
-//! the planner read. Serialised through `serde_json::Value`, whose maps keep keys sorted, so the
-//! field order here does not change the bytes out. Times in seconds, sizes in bytes, FLOPs as
-//! counted. Keys other stages add (`uncertainty`, `cost`) stay JSON; every other key is a field,
-//! and a report with a key this type does not know is refused when read back.
+//! The report of a diffusion run, typed (`report::typed`): what `workload::diffusion` writes and
+//! the summary and the planner read. Times in seconds, sizes in bytes, FLOPs as counted. Keys
+//! other stages add (`uncertainty`, `cost`) stay JSON; every other key is a field.
 
 use super::percentiles::Percentiles;
+use super::typed::{Sim, TypedReport};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -139,16 +138,6 @@ pub struct Model {
     pub dtype: String,
 }
 
-/// The engine's counts, and the run's wall time once the CLI has measured it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sim {
-    pub events: u64,
-    pub ops: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wall_s: Option<f64>,
-}
-
 /// The cluster a run names.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -200,14 +189,6 @@ pub struct QueuedVideo {
     pub requests: u64,
 }
 
-impl DiffusionReport {
-    /// The report as JSON (keys sorted, as every report's).
-    pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).expect("a diffusion report is plain data")
-    }
-
-    /// A diffusion report read back from JSON, or what in it this type does not know.
-    pub fn from_value(v: &Value) -> Result<DiffusionReport, String> {
-        DiffusionReport::deserialize(v).map_err(|e| format!("not a diffusion report: {e}"))
-    }
+impl TypedReport for DiffusionReport {
+    const KIND: &'static str = "diffusion";
 }

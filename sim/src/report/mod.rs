@@ -2,9 +2,11 @@
 
 pub mod collective;
 pub mod diffusion;
+pub mod kernels;
 pub(crate) mod links;
 pub mod percentiles;
 pub mod summary;
 pub mod trace;
+pub mod typed;
 
 pub use trace::write_chrome_trace;

@@ -18,7 +18,8 @@ use crate::collective::{Algorithm, CollectiveOp, Group};
 use crate::engine::SimTime;
 use crate::exec::{Graph, Op, OpKind};
 use crate::key_error::KeyError;
-use crate::report::collective::{Cluster, CollectiveReport, Fidelity, Priced, Sim};
+use crate::report::collective::{Cluster, CollectiveReport, Fidelity, Priced};
+use crate::report::typed::{Sim, TypedReport};
 use crate::workload::cluster::ClusterSetup;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -122,6 +123,7 @@ pub fn simulate(c: &CollectiveConfig) -> Result<(Value, Graph), KeyError> {
         assumptions: c.assumptions.clone(),
         sim: Sim {
             events: 0,
+            ops: None,
             wall_s: None,
         },
         links: crate::report::links::links(

@@ -18,7 +18,9 @@
 use crate::engine::SimTime;
 use crate::exec::{Graph, Op, OpKind};
 use crate::hw::{ComputeModel, Kernel};
-use serde_json::{Value, json};
+use crate::report::kernels::{Cluster, Fidelity, KernelsReport, Launched};
+use crate::report::typed::{Sim, TypedReport};
+use serde_json::Value;
 use std::borrow::Cow;
 
 /// One way of launching the work, priced.
@@ -72,14 +74,14 @@ pub fn price(
     }
 }
 
-fn row(l: &Launches) -> Value {
-    json!({
-        "time_s": l.seconds,
-        "launches": l.launches,
-        "launch_overhead_s": l.overhead_seconds,
-        "launch_overhead_share": l.overhead_seconds / l.seconds,
-        "sm_share": l.sm_share,
-    })
+fn row(l: &Launches) -> Launched {
+    Launched {
+        time_s: l.seconds,
+        launches: l.launches,
+        launch_overhead_s: l.overhead_seconds,
+        launch_overhead_share: l.overhead_seconds / l.seconds,
+        sm_share: l.sm_share,
+    }
 }
 
 /// The launches to compare, fully specified.
@@ -143,27 +145,37 @@ pub fn simulate(c: &KernelsConfig) -> (Value, Graph) {
             );
         }
     }
-    let report = json!({
-        "kind": "kernels",
-        "scenario": c.scenario,
-        "cluster": { "gpu": gpu.name, "gpus": 1, "multiprocessors": gpu.multiprocessors },
-        "children": c.children,
-        "consolidate": c.consolidate,
-        "time_s": consolidated.seconds,
-        "launches": consolidated.launches,
-        "launch_overhead_s": consolidated.overhead_seconds,
-        "launch_overhead_share": consolidated.overhead_seconds / consolidated.seconds,
-        "sm_share": consolidated.sm_share,
-        "unconsolidated": row(&naive),
-        "speedup": naive.seconds / consolidated.seconds,
-        "fidelity": {
-            "compute": "roofline (small grids get their share of the multiprocessors)",
-            "symmetry": "identical launches priced once",
+    let own = row(&consolidated);
+    let report = KernelsReport {
+        kind: "kernels".into(),
+        scenario: c.scenario.clone(),
+        cluster: Cluster {
+            gpu: gpu.name.to_string(),
+            gpus: 1,
+            multiprocessors: gpu.multiprocessors,
         },
-        "assumptions": assumptions,
-        "sim": { "events": 0 },
-    });
-    (report, graph)
+        children: c.children,
+        consolidate: c.consolidate,
+        time_s: own.time_s,
+        launches: own.launches,
+        launch_overhead_s: own.launch_overhead_s,
+        launch_overhead_share: own.launch_overhead_share,
+        sm_share: own.sm_share,
+        unconsolidated: row(&naive),
+        speedup: naive.seconds / consolidated.seconds,
+        fidelity: Fidelity {
+            compute: "roofline (small grids get their share of the multiprocessors)".into(),
+            symmetry: "identical launches priced once".into(),
+        },
+        assumptions,
+        sim: Sim {
+            events: 0,
+            ops: None,
+            wall_s: None,
+        },
+        cost: None,
+    };
+    (report.to_value(), graph)
 }
 
 #[cfg(test)]

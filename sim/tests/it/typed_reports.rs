@@ -1,11 +1,13 @@
-//! The typed reports (diffusion, collective): every shipped scenario of their kinds reads back
-//! into them and writes out the same bytes, and a report with a key they do not know is refused
-//! by name.
+//! The typed reports (diffusion, collective, kernels): every shipped scenario of their kinds
+//! reads back into them and writes out the same bytes, and a report with a key they do not know
+//! is refused by name.
 
 use crate::common;
 
 use clustersim::report::collective::CollectiveReport;
 use clustersim::report::diffusion::DiffusionReport;
+use clustersim::report::kernels::KernelsReport;
+use clustersim::report::typed::TypedReport;
 use serde_json::Value;
 
 /// The text of every shipped scenario of `kind`, by path.
@@ -130,4 +132,24 @@ fn a_collective_report_missing_a_key_is_refused_by_name() {
     assert!(e.contains("busbw_GBps"), "{e}");
     let summary = clustersim::report::summary::render(&report);
     assert!(summary.starts_with("not a collective report"), "{summary}");
+}
+
+#[test]
+fn every_shipped_kernels_report_reads_back_to_the_same_json() {
+    let scenarios = shipped("kernels");
+    assert!(
+        scenarios.len() >= 3,
+        "{} kernels scenarios",
+        scenarios.len()
+    );
+    for (path, text) in scenarios {
+        let report = common::outcome(&path, &text).unwrap();
+        let typed = KernelsReport::from_value(&report).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(typed.speedup > 0.0 && typed.launches <= typed.unconsolidated.launches);
+        assert_eq!(
+            serde_json::to_string(&typed.to_value()).unwrap(),
+            serde_json::to_string(&report).unwrap(),
+            "{path}"
+        );
+    }
 }

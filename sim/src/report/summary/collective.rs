@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::report::collective::CollectiveReport;
+use crate::report::typed::TypedReport;
 
 /// The summary of a collective scenario, or why `r` is not a collective report.
 pub(super) fn render_collective(r: &Value) -> String {

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::report::diffusion::{DiffusionReport, Queue};
+use crate::report::typed::TypedReport;
 
 /// The summary of a diffusion run, or why `r` is not a diffusion report.
 pub(super) fn render_diffusion(r: &Value) -> String {
@@ -39,7 +40,7 @@ pub(super) fn render_diffusion(r: &Value) -> String {
         "simulated",
         format!(
             "{} operations in {}",
-            d.sim.ops,
+            d.sim.ops.unwrap_or(0),
             seconds(d.sim.wall_s.unwrap_or(f64::NAN))
         ),
     );

@@ -1,56 +1,57 @@
-//! The summary of a kernels run: the work as many tiny launches and as fewer consolidated ones.
+//! The summary of a kernels run: the work as many tiny launches and as fewer consolidated ones;
+//! read from the typed report (`report::kernels`).
 
 use super::*;
+use crate::report::kernels::{KernelsReport, Launched};
+use crate::report::typed::TypedReport;
 
-/// The summary of a kernels scenario.
+/// The summary of a kernels scenario, or why `r` is not a kernels report.
 pub(super) fn render_kernels(r: &Value) -> String {
+    let k = match KernelsReport::from_value(r) {
+        Ok(k) => k,
+        Err(e) => return format!("{e}\n"),
+    };
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}  [kernels]",
-        r["scenario"].as_str().unwrap_or("scenario")
-    );
+    let _ = writeln!(out, "{}  [kernels]", k.scenario);
     row(
         &mut out,
         "GPU",
         format!(
             "{} ({} multiprocessors)",
-            r["cluster"]["gpu"].as_str().unwrap_or("?"),
-            num(r, "cluster.multiprocessors")
+            k.cluster.gpu, k.cluster.multiprocessors
         ),
     );
-    let version = |prefix: &str| {
+    let version = |l: &Launched| {
         format!(
             "{} in {} launches ({:.0}% of it launching, each on {:.1}% of the multiprocessors)",
-            seconds(num(r, &format!("{prefix}time_s"))),
-            num(r, &format!("{prefix}launches")),
-            100.0 * num(r, &format!("{prefix}launch_overhead_share")),
-            100.0 * num(r, &format!("{prefix}sm_share"))
+            seconds(l.time_s),
+            l.launches,
+            100.0 * l.launch_overhead_share,
+            100.0 * l.sm_share
         )
     };
     row(
         &mut out,
         "one per child",
-        format!(
-            "{} children: {}",
-            num(r, "children"),
-            version("unconsolidated.")
-        ),
+        format!("{} children: {}", k.children, version(&k.unconsolidated)),
     );
+    let own = Launched {
+        time_s: k.time_s,
+        launches: k.launches,
+        launch_overhead_s: k.launch_overhead_s,
+        launch_overhead_share: k.launch_overhead_share,
+        sm_share: k.sm_share,
+    };
     row(
         &mut out,
         "consolidated",
-        format!("{} per launch: {}", num(r, "consolidate"), version("")),
+        format!("{} per launch: {}", k.consolidate, version(&own)),
     );
-    row(&mut out, "speed-up", format!("{:.1}x", num(r, "speedup")));
+    row(&mut out, "speed-up", format!("{:.1}x", k.speedup));
     row(
         &mut out,
         "fidelity",
-        format!(
-            "compute {}; {}",
-            r["fidelity"]["compute"].as_str().unwrap_or("?"),
-            r["fidelity"]["symmetry"].as_str().unwrap_or("?")
-        ),
+        format!("compute {}; {}", k.fidelity.compute, k.fidelity.symmetry),
     );
     assumption_rows(&mut out, r);
     out

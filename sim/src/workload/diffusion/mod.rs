@@ -30,9 +30,10 @@ use crate::hw::{ComputeModel, Dtype};
 use crate::key_error::KeyError;
 use crate::model::dit::{Video, VideoDit};
 use crate::report::diffusion::{
-    Breakdown, Cluster, DiffusionReport, Fidelity, Flops, Memory, Model, Parallel, Phases, Sim,
+    Breakdown, Cluster, DiffusionReport, Fidelity, Flops, Memory, Model, Parallel, Phases,
     VideoShape,
 };
+use crate::report::typed::{Sim, TypedReport};
 use crate::workload::cluster::ClusterSetup;
 use crate::workload::serving::request::Request;
 use layout::Layout;
@@ -240,7 +241,7 @@ impl Plan<'_> {
         let times = Times::of(&graph, &timeline, &parts);
         let sim = Sim {
             events: stats.events,
-            ops: graph.ops.len() as u64,
+            ops: Some(graph.ops.len() as u64),
             wall_s: None,
         };
         let report = self.report(video, &memory, &times, parts.step_flops, sim);

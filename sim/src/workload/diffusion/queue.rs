@@ -15,6 +15,7 @@ use crate::key_error::KeyError;
 use crate::model::dit::Video;
 use crate::report::diffusion::{Queue, QueuedVideo};
 use crate::report::percentiles::Percentiles;
+use crate::report::typed::TypedReport;
 use rand::RngExt;
 
 enum Ev {
