@@ -2,6 +2,7 @@
 
 pub mod collective;
 pub mod diffusion;
+pub mod federated;
 pub mod kernels;
 pub(crate) mod links;
 pub mod percentiles;

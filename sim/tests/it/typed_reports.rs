@@ -1,4 +1,4 @@
-//! The typed reports (diffusion, collective, kernels): every shipped scenario of their kinds
+//! The typed reports (diffusion, collective, kernels, federated): every shipped scenario of their kinds
 //! reads back into them and writes out the same bytes, and a report with a key they do not know
 //! is refused by name.
 
@@ -6,6 +6,7 @@ use crate::common;
 
 use clustersim::report::collective::CollectiveReport;
 use clustersim::report::diffusion::DiffusionReport;
+use clustersim::report::federated::FederatedReport;
 use clustersim::report::kernels::KernelsReport;
 use clustersim::report::typed::TypedReport;
 use serde_json::Value;
@@ -152,4 +153,27 @@ fn every_shipped_kernels_report_reads_back_to_the_same_json() {
             "{path}"
         );
     }
+}
+
+#[test]
+fn every_shipped_federated_report_reads_back_to_the_same_json() {
+    let scenarios = shipped("federated");
+    assert!(
+        scenarios.len() >= 3,
+        "{} federated scenarios",
+        scenarios.len()
+    );
+    let mut private = 0;
+    for (path, text) in scenarios {
+        let report = common::outcome(&path, &text).unwrap();
+        let typed = FederatedReport::from_value(&report).unwrap_or_else(|e| panic!("{path}: {e}"));
+        private += usize::from(typed.dp.is_some());
+        assert_eq!(typed.rounds, typed.rounds_succeeded + typed.rounds_failed);
+        assert_eq!(
+            serde_json::to_string(&typed.to_value()).unwrap(),
+            serde_json::to_string(&report).unwrap(),
+            "{path}"
+        );
+    }
+    assert!(private >= 1, "one adds DP noise");
 }

@@ -1,23 +1,28 @@
-//! The summary of a federated run: rounds, devices, what was uploaded.
+//! The summary of a federated run: rounds, devices, what was uploaded; read from the typed
+//! report (`report::federated`).
 
 use super::*;
+use crate::report::federated::FederatedReport;
+use crate::report::typed::TypedReport;
 
+/// The summary of a federated scenario, or why `r` is not a federated report.
 pub(super) fn render_federated(r: &Value) -> String {
+    let f = match FederatedReport::from_value(r) {
+        Ok(f) => f,
+        Err(e) => return format!("{e}\n"),
+    };
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}  [federated]",
-        r["scenario"].as_str().unwrap_or("scenario")
-    );
-    let mb = |path: &str| format!("{:.1} MB", num(r, path) / 1e6);
+    let _ = writeln!(out, "{}  [federated]", f.scenario);
+    let mb = |bytes: f64| format!("{:.1} MB", bytes / 1e6);
+    let or_nan = |x: Option<f64>| x.unwrap_or(f64::NAN);
     row(
         &mut out,
         "model",
         format!(
             "{} ({:.1} M parameters, {:.1}% trainable)",
-            r["model"]["name"].as_str().unwrap_or("?"),
-            num(r, "model.params") / 1e6,
-            100.0 * num(r, "update.trainable_fraction")
+            f.model.name,
+            f.model.params as f64 / 1e6,
+            100.0 * f.update.trainable_fraction
         ),
     );
     row(
@@ -25,10 +30,10 @@ pub(super) fn render_federated(r: &Value) -> String {
         "population",
         format!(
             "{} devices, {:.0}% online, cohort {} a round, {} reports a round",
-            num(r, "population.devices"),
-            100.0 * num(r, "population.availability"),
-            num(r, "selected_per_round"),
-            num(r, "reports_per_round")
+            f.population.devices,
+            100.0 * f.population.availability,
+            f.selected_per_round,
+            f.reports_per_round
         ),
     );
     row(
@@ -36,9 +41,9 @@ pub(super) fn render_federated(r: &Value) -> String {
         "per device",
         format!(
             "download {}, upload {}, {:.2} TFLOP of local training",
-            mb("download_bytes_per_device"),
-            mb("upload_bytes_per_device"),
-            num(r, "local_flops_per_device") / 1e12
+            mb(f.download_bytes_per_device),
+            mb(f.upload_bytes_per_device),
+            f.local_flops_per_device / 1e12
         ),
     );
     row(
@@ -46,11 +51,11 @@ pub(super) fn render_federated(r: &Value) -> String {
         "round time",
         format!(
             "p50 {}, p90 {}, p99 {}: {:.2} rounds an hour ({} failed)",
-            seconds(num(r, "round_time_s.p50")),
-            seconds(num(r, "round_time_s.p90")),
-            seconds(num(r, "round_time_s.p99")),
-            num(r, "rounds_per_hour"),
-            num(r, "rounds_failed")
+            seconds(or_nan(f.round_time_s.p50)),
+            seconds(or_nan(f.round_time_s.p90)),
+            seconds(or_nan(f.round_time_s.p99)),
+            f.rounds_per_hour,
+            f.rounds_failed
         ),
     );
     row(
@@ -58,18 +63,18 @@ pub(super) fn render_federated(r: &Value) -> String {
         "uploaded a round",
         format!(
             "{}; {} stragglers dropped, {} drop-outs over {} rounds",
-            mb("upload_bytes_per_round"),
-            num(r, "stragglers_dropped"),
-            num(r, "dropouts"),
-            num(r, "rounds")
+            mb(f.upload_bytes_per_round),
+            f.stragglers_dropped,
+            f.dropouts,
+            f.rounds
         ),
     );
-    row(&mut out, "device memory", mb("device_memory_bytes"));
-    if r["dp"].is_object() {
+    row(&mut out, "device memory", mb(f.device_memory_bytes));
+    if let Some(dp) = &f.dp {
         row(
             &mut out,
             "DP noise / signal",
-            format!("{:.2}", num(r, "dp.noise_to_signal")),
+            format!("{:.2}", or_nan(dp.noise_to_signal)),
         );
     }
     assumption_rows(&mut out, r);
@@ -78,9 +83,9 @@ pub(super) fn render_federated(r: &Value) -> String {
         "simulated",
         format!(
             "{} events, {} of rounds in {}",
-            num(r, "sim.events"),
-            seconds(num(r, "simulated_s")),
-            seconds(num(r, "sim.wall_s"))
+            f.sim.events,
+            seconds(f.simulated_s),
+            seconds(or_nan(f.sim.wall_s))
         ),
     );
     out

@@ -25,12 +25,17 @@ use crate::engine::{RngStreams, SimTime, Simulation};
 use crate::exec::{Graph, Op, OpKind, Timeline};
 use crate::key_error::KeyError;
 use crate::model::Transformer;
-use crate::workload::serving::summary;
+use crate::report::federated::{
+    DeviceMemory, DeviceTime, Dp, FederatedReport, Fidelity, Model, Population as PopulationShape,
+    Update as UpdateShape,
+};
+use crate::report::percentiles::Percentiles;
+use crate::report::typed::{Sim, TypedReport};
 use local::LocalWork;
 use population::{Population, PopulationSpec};
 use round::{Policy, Server, Work};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use update::{Body, Update};
 
 /// A federated run: the report, and the rounds as operations on a server lane for traces.
@@ -143,76 +148,93 @@ fn report(setup: &FederatedConfig, server: &Server, work: Work, events: u64) -> 
     let model = &setup.model;
     let u = &setup.update;
     let (weights, gradients, activations, logits) = setup.local.memory(model, setup.body, u);
-    let per_device =
-        |f: &dyn Fn(&round::DeviceTimes) -> f64| summary(server.reported.iter().map(f).collect());
-    let mut report = json!({
-        "kind": "federated",
-        "scenario": setup.scenario,
-        "model": {
-            "name": model.name,
-            "params": model.params(),
-            "layers": model.layers,
-            "hidden": model.hidden,
-            "vocab": model.vocab,
-            "seq_len": model.seq_len,
-            "dtype": model.dtype.name(),
+    let per_device = |f: &dyn Fn(&round::DeviceTimes) -> f64| {
+        Percentiles::of(server.reported.iter().map(f).collect())
+    };
+    let mut report = FederatedReport {
+        kind: "federated".into(),
+        scenario: setup.scenario.clone(),
+        model: Model {
+            name: model.name.clone(),
+            params: model.params(),
+            layers: model.layers,
+            hidden: model.hidden,
+            vocab: model.vocab,
+            seq_len: model.seq_len,
+            dtype: model.dtype.name().into(),
         },
-        "population": {
-            "devices": setup.population.devices,
-            "availability": setup.population.availability,
-            "dropout": setup.population.dropout,
-            "compute_flops_median": setup.population.compute.median,
-            "uplink_bytes_per_s_median": setup.population.uplink.median,
-            "downlink_bytes_per_s_median": setup.population.downlink.median,
+        population: PopulationShape {
+            devices: setup.population.devices,
+            availability: setup.population.availability,
+            dropout: setup.population.dropout,
+            compute_flops_median: setup.population.compute.median,
+            uplink_bytes_per_s_median: setup.population.uplink.median,
+            downlink_bytes_per_s_median: setup.population.downlink.median,
         },
-        "update": {
-            "train": match setup.body { Body::Full => "full", Body::Lora(_) => "lora" },
-            "lora_rank": match setup.body { Body::Full => Value::Null, Body::Lora(r) => json!(r) },
-            "embedding_rows": u.rows,
-            "tables": u.tables,
-            "body_coordinates": u.body,
-            "trainable_coordinates": u.coordinates,
-            "trainable_fraction": u.coordinates / model.params() as f64,
-            "output_classes": setup.local.classes,
+        update: UpdateShape {
+            train: match setup.body {
+                Body::Full => "full",
+                Body::Lora(_) => "lora",
+            }
+            .into(),
+            lora_rank: match setup.body {
+                Body::Full => None,
+                Body::Lora(r) => Some(r),
+            },
+            embedding_rows: u.rows,
+            tables: u.tables,
+            body_coordinates: u.body,
+            trainable_coordinates: u.coordinates,
+            trainable_fraction: u.coordinates / model.params() as f64,
+            output_classes: setup.local.classes,
         },
-        "local_tokens_per_device": setup.local.tokens(model),
-        "local_flops_per_device": work.flops,
-        "download_bytes_per_device": work.download_bytes,
-        "upload_bytes_per_device": work.upload_bytes,
-        "upload_bytes_per_round": reports as f64 * work.upload_bytes / n,
-        "upload_bytes_total": reports as f64 * work.upload_bytes,
-        "device_memory_bytes": weights + gradients + activations + logits,
-        "device_memory_breakdown_bytes": {
-            "weights": weights,
-            "gradients": gradients,
-            "activations": activations,
-            "logits": logits,
+        local_tokens_per_device: setup.local.tokens(model),
+        local_flops_per_device: work.flops,
+        download_bytes_per_device: work.download_bytes,
+        upload_bytes_per_device: work.upload_bytes,
+        upload_bytes_per_round: reports as f64 * work.upload_bytes / n,
+        upload_bytes_total: reports as f64 * work.upload_bytes,
+        device_memory_bytes: weights + gradients + activations + logits,
+        device_memory_breakdown_bytes: DeviceMemory {
+            weights,
+            gradients,
+            activations,
+            logits,
         },
-        "round_time_s": summary(times),
-        "rounds": rounds.len(),
-        "rounds_succeeded": succeeded,
-        "rounds_failed": rounds.len() - succeeded,
-        "rounds_per_hour": rounds.len() as f64 / hours,
-        "successful_rounds_per_hour": succeeded as f64 / hours,
-        "simulated_s": end,
-        "selected_per_round": mean(&|r| r.selected),
-        "reports_per_round": mean(&|r| r.reports),
-        "dropouts": rounds.iter().map(|r| r.dropouts as u64).sum::<u64>(),
-        "stragglers_dropped": rounds.iter().map(|r| r.stragglers as u64).sum::<u64>(),
-        "device_time_s": {
-            "download": per_device(&|d| d.download),
-            "compute": per_device(&|d| d.compute),
-            "upload": per_device(&|d| d.upload),
-            "total": per_device(&|d| d.download + d.compute + d.upload),
+        round_time_s: Percentiles::of(times),
+        rounds: rounds.len() as u64,
+        rounds_succeeded: succeeded as u64,
+        rounds_failed: (rounds.len() - succeeded) as u64,
+        rounds_per_hour: rounds.len() as f64 / hours,
+        successful_rounds_per_hour: succeeded as f64 / hours,
+        simulated_s: end,
+        selected_per_round: mean(&|r| r.selected),
+        reports_per_round: mean(&|r| r.reports),
+        dropouts: rounds.iter().map(|r| r.dropouts as u64).sum::<u64>(),
+        stragglers_dropped: rounds.iter().map(|r| r.stragglers as u64).sum::<u64>(),
+        device_time_s: DeviceTime {
+            download: per_device(&|d| d.download),
+            compute: per_device(&|d| d.compute),
+            upload: per_device(&|d| d.upload),
+            total: per_device(&|d| d.download + d.compute + d.upload),
         },
-        "fidelity": {
-            "devices": "every selected device simulated event by event at its own drawn speed and links",
-            "compute": "device FLOPs over its achieved FLOP/s (an input, not a kernel model)",
-            "network": "each device limited by its own uplink and downlink; no shared bottleneck",
+        fidelity: Fidelity {
+            devices: "every selected device simulated event by event at its own drawn speed and \
+                      links"
+                .into(),
+            compute: "device FLOPs over its achieved FLOP/s (an input, not a kernel model)".into(),
+            network: "each device limited by its own uplink and downlink; no shared bottleneck"
+                .into(),
         },
-        "assumptions": setup.assumptions,
-        "sim": { "events": events },
-    });
+        assumptions: setup.assumptions.clone(),
+        sim: Sim {
+            events,
+            ops: None,
+            wall_s: None,
+        },
+        dp: None,
+        cost: None,
+    };
     if let Some(sigma) = setup.dp_noise_multiplier {
         // Central DP on the average of `k` clipped updates: noise of norm sigma * C * sqrt(d) / k
         // against a mean update of norm at most C.
@@ -223,13 +245,13 @@ fn report(setup: &FederatedConfig, server: &Server, work: Work, events: u64) -> 
             .collect();
         let mean_ratio =
             (!ratios.is_empty()).then(|| ratios.iter().sum::<f64>() / ratios.len() as f64);
-        report["dp"] = json!({
-            "noise_multiplier": sigma,
-            "noised_coordinates": u.coordinates,
-            "noise_to_signal": mean_ratio,
+        report.dp = Some(Dp {
+            noise_multiplier: sigma,
+            noised_coordinates: u.coordinates,
+            noise_to_signal: mean_ratio,
         });
     }
-    report
+    report.to_value()
 }
 
 /// One operation per round on a "server" lane, for traces and the timeline.
