@@ -20,6 +20,8 @@
 use super::Options;
 use super::candidate::{self, Candidate, divisors};
 use super::objective::{Objective, gpu_hours_per_million_tokens};
+use crate::report::serving::ServingReport;
+use crate::report::typed::TypedReport;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::lower::cluster::{self, Needs};
 use crate::scenario::serving::ServingSection;
@@ -80,33 +82,38 @@ impl Fleet {
     }
 
     /// The fleet a serving report describes.
-    fn of_report(r: &Value) -> Fleet {
-        let n = |v: &Value| v.as_u64().unwrap_or(1) as u32;
-        let d = &r["disaggregation"];
+    fn of_report(r: &ServingReport) -> Fleet {
+        let c = &r.cluster;
         Fleet {
-            tp: n(&r["cluster"]["tp"]),
-            pp: n(&r["cluster"]["pp"]),
-            replicas: n(&r["cluster"]["replicas"]),
-            pools: (!d.is_null()).then(|| (n(&d["prefill_replicas"]), n(&d["decode_replicas"]))),
+            tp: c.tp.unwrap_or(1),
+            pp: c.pp.unwrap_or(1),
+            replicas: c.replicas,
+            pools: r
+                .disaggregation
+                .as_ref()
+                .map(|d| (d.prefill_replicas, d.decode_replicas)),
         }
     }
+}
+
+/// A candidate's report, typed: the simulator wrote it, so it always reads back.
+fn typed(report: &Value) -> ServingReport {
+    ServingReport::from_value(report).expect("a serving run writes a serving report")
 }
 
 /// A simulated fleet that fits.
 struct Ranked {
     fleet: Fleet,
-    report: Value,
+    report: ServingReport,
 }
 
 impl Ranked {
     fn tokens_per_s(&self) -> f64 {
-        self.report["throughput"]["output_tokens_per_s"]
-            .as_f64()
-            .unwrap_or(0.0)
+        self.report.throughput.output_tokens_per_s
     }
 
     fn attainment(&self) -> f64 {
-        self.report["slo"]["attainment"].as_f64().unwrap_or(0.0)
+        self.report.slo.attainment
     }
 
     /// GPU-seconds per output token.
@@ -129,19 +136,19 @@ impl Ranked {
             "tp": self.fleet.tp,
             "pp": self.fleet.pp,
             "disaggregation": self.fleet.pools.map(|(p, d)| json!({ "prefill_replicas": p, "decode_replicas": d })),
-            "requests": r["requests"],
-            "requests_completed": r["requests_completed"],
-            "throughput": r["throughput"],
-            "ttft_s": r["ttft_s"],
-            "tpot_s": r["tpot_s"],
-            "e2e_s": r["e2e_s"],
-            "slo": r["slo"],
-            "uncertainty": r["uncertainty"],
+            "requests": r.requests,
+            "requests_completed": r.requests_completed,
+            "throughput": r.throughput,
+            "ttft_s": r.ttft_s,
+            "tpot_s": r.tpot_s,
+            "e2e_s": r.e2e_s,
+            "slo": r.slo,
+            "uncertainty": r.uncertainty,
             "gpu_hours_per_million_output_tokens": gpu_hours_per_million_tokens(self.fleet.gpus(), self.tokens_per_s()),
             "memory": {
-                "weights_bytes_per_gpu": r["memory"]["weights_bytes_per_gpu"],
-                "kv_bytes_per_gpu": r["memory"]["kv_bytes_per_gpu"],
-                "fits": r["memory"]["fits"],
+                "weights_bytes_per_gpu": r.memory.weights_bytes_per_gpu,
+                "kv_bytes_per_gpu": r.memory.kv_bytes_per_gpu,
+                "fits": r.memory.fits,
             },
         });
         if let Some(rank) = rank {
@@ -153,10 +160,11 @@ impl Ranked {
 
 /// Why a simulated fleet does not fit, if it does not.
 fn unfit(report: &Value) -> Option<&'static str> {
-    if report["memory"]["fits"] != true {
+    let report = typed(report);
+    if !report.memory.fits {
         return Some("the weights leave no room for a KV cache");
     }
-    if report["requests_completed"] != report["requests"] {
+    if report.requests_completed != report.requests {
         return Some("the KV cache cannot hold some request");
     }
     None
@@ -214,7 +222,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     let target = attainment_target(scenario, &serving, options)?;
 
     // The scenario's own fleet: bad input ends the plan here, before any search.
-    let reference = candidate::run_one(scenario, &[])?;
+    let reference = typed(&candidate::run_one(scenario, &[])?);
     let own = Fleet::of_report(&reference);
     let mut notes = Vec::new();
     let cluster = cluster::resolve(
@@ -247,7 +255,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         unfit,
         |fleet, report| Ranked {
             fleet: *fleet,
-            report,
+            report: typed(&report),
         },
     );
     let by_gpus = by_gpus(&ranked, target);

@@ -6,6 +6,7 @@ pub mod federated;
 pub mod kernels;
 pub(crate) mod links;
 pub mod percentiles;
+pub mod serving;
 pub mod summary;
 pub mod trace;
 pub mod typed;

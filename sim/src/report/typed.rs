@@ -24,14 +24,16 @@ pub trait TypedReport: Serialize + DeserializeOwned {
     }
 }
 
-/// The engine's counts (events handled; operations where a graph was executed) and, once the
-/// CLI has measured it, the run's wall time in seconds.
+/// The engine's counts (events handled; operations where a graph was executed; a serving
+/// fleet's iterations) and, once the CLI has measured it, the run's wall time in seconds.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sim {
     pub events: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_s: Option<f64>,
 }

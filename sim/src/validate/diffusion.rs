@@ -6,6 +6,8 @@ use super::{Case, GIB, Row, RowFn, Status, quote, scenario_row};
 use crate::hw::GpuSpec;
 use crate::hw::attention_kernel::AttentionKernel;
 use crate::model::dit::VideoDit;
+use crate::report::diffusion::DiffusionReport;
+use crate::report::typed::TypedReport;
 
 /// A video diffusion case (xDiT's tables): the model from its architecture, the video from its
 /// resolution, frames and steps, the degrees from the parallel section, end-to-end latency read.
@@ -27,21 +29,20 @@ pub(super) fn diffusion_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         Err(e) => return row(Status::Failed(e), None, a),
     };
     scenario_row(toml, file_name, &c.id, a, row, |report, a| {
-        if let Some(bytes) = memory_unit(c) {
+        let r = DiffusionReport::from_value(report).ok()?;
+        Some(if let Some(bytes) = memory_unit(c) {
             a.push("the peak memory of a GPU (`memory.peak_bytes_per_gpu`)".into());
-            report["memory"]["peak_bytes_per_gpu"]
-                .as_f64()
-                .map(|b| b / bytes)
+            r.memory.peak_bytes_per_gpu / bytes
         } else if denoise_only(c) {
             a.push(
                 "the denoising steps alone (`breakdown_s.denoise`): the source's latency \
                  excludes the text encoders and the VAE"
                     .into(),
             );
-            report["breakdown_s"]["denoise"].as_f64()
+            r.breakdown_s.denoise
         } else {
-            report["latency_s"].as_f64()
-        }
+            r.latency_s
+        })
     })
 }
 

@@ -3,6 +3,8 @@
 
 use super::prose::{find_gpu, text, whole};
 use super::{Case, Row, RowFn, Status, quote, scenario_row};
+use crate::report::serving::ServingReport;
+use crate::report::typed::TypedReport;
 use serde_json::Value;
 
 /// A serving throughput case (TensorRT-LLM's offline benchmark): the model on one replica of the
@@ -96,6 +98,8 @@ pub(super) fn serving_row(c: &Case, file_name: &str, row: &RowFn) -> Row {
         gpu.name
     );
     scenario_row(toml, file_name, &c.id, a, row, |report, _| {
-        report["throughput"]["output_tokens_per_s"].as_f64()
+        ServingReport::from_value(report)
+            .ok()
+            .map(|r| r.throughput.output_tokens_per_s)
     })
 }

@@ -7,6 +7,8 @@
 use super::prose::{find_gpu, stated_engine, text, whole};
 use super::{Case, Row, RowFn, Status, quote, scenario_row};
 use crate::hw::gpu::GpuSpec;
+use crate::report::serving::ServingReport;
+use crate::report::typed::TypedReport;
 use serde_json::Value;
 
 /// What a case measured, read from its metric.
@@ -56,15 +58,13 @@ impl Measure {
 
     /// The figure in seconds or tokens per second from `report`.
     fn read(self, report: &Value) -> Option<f64> {
+        let r = ServingReport::from_value(report).ok()?;
         match self {
-            Measure::FirstToken => report["ttft_s"]["p50"].as_f64(),
-            Measure::PerToken => report["tpot_s"]["p50"].as_f64(),
-            Measure::EndToEnd => report["e2e_s"]["p50"].as_f64(),
-            Measure::Batch => {
-                let requests = report["requests_completed"].as_f64()?;
-                Some(requests / report["throughput"]["requests_per_s"].as_f64()?)
-            }
-            Measure::OutputRate => report["throughput"]["output_tokens_per_s"].as_f64(),
+            Measure::FirstToken => r.ttft_s.p50,
+            Measure::PerToken => r.tpot_s.p50,
+            Measure::EndToEnd => r.e2e_s.p50,
+            Measure::Batch => Some(r.requests_completed as f64 / r.throughput.requests_per_s),
+            Measure::OutputRate => Some(r.throughput.output_tokens_per_s),
         }
     }
 }

@@ -124,6 +124,7 @@ pub fn simulate(c: &CollectiveConfig) -> Result<(Value, Graph), KeyError> {
         sim: Sim {
             events: 0,
             ops: None,
+            iterations: None,
             wall_s: None,
         },
         links: crate::report::links::links(

@@ -171,6 +171,7 @@ pub fn simulate(c: &KernelsConfig) -> (Value, Graph) {
         sim: Sim {
             events: 0,
             ops: None,
+            iterations: None,
             wall_s: None,
         },
         cost: None,

@@ -1,4 +1,4 @@
-//! The typed reports (diffusion, collective, kernels, federated): every shipped scenario of their kinds
+//! The typed reports (diffusion, serving, collective, kernels, federated): every shipped scenario of their kinds
 //! reads back into them and writes out the same bytes, and a report with a key they do not know
 //! is refused by name.
 
@@ -8,13 +8,14 @@ use clustersim::report::collective::CollectiveReport;
 use clustersim::report::diffusion::DiffusionReport;
 use clustersim::report::federated::FederatedReport;
 use clustersim::report::kernels::KernelsReport;
+use clustersim::report::serving::ServingReport;
 use clustersim::report::typed::TypedReport;
 use serde_json::Value;
 
 /// The text of every shipped scenario of `kind`, by path.
 fn shipped(kind: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for dir in ["diffusion", "papers"] {
+    for dir in ["diffusion", "papers", "serving", "training"] {
         let dir = common::root().join("scenarios").join(dir);
         let mut paths: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
@@ -176,4 +177,33 @@ fn every_shipped_federated_report_reads_back_to_the_same_json() {
         );
     }
     assert!(private >= 1, "one adds DP noise");
+}
+
+#[test]
+fn every_shipped_serving_report_reads_back_to_the_same_json() {
+    let scenarios = shipped("serving");
+    assert!(
+        scenarios.len() >= 6,
+        "{} serving scenarios",
+        scenarios.len()
+    );
+    let (mut placed, mut disaggregated, mut mixed) = (0, 0, 0);
+    for (path, text) in scenarios {
+        let report = common::outcome(&path, &text).unwrap();
+        let typed = ServingReport::from_value(&report).unwrap_or_else(|e| panic!("{path}: {e}"));
+        placed += usize::from(typed.placement.is_some());
+        disaggregated += usize::from(typed.disaggregation.is_some());
+        mixed += usize::from(typed.cluster.tp.is_none());
+        assert!(typed.requests_completed <= typed.requests, "{path}");
+        assert_eq!(
+            serde_json::to_string(&typed.to_value()).unwrap(),
+            serde_json::to_string(&report).unwrap(),
+            "{path}"
+        );
+    }
+    // Every shape of fleet is among them.
+    assert!(
+        placed >= 1 && disaggregated >= 1 && mixed >= 2,
+        "{placed} {disaggregated} {mixed}"
+    );
 }

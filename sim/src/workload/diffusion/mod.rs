@@ -242,6 +242,7 @@ impl Plan<'_> {
         let sim = Sim {
             events: stats.events,
             ops: Some(graph.ops.len() as u64),
+            iterations: None,
             wall_s: None,
         };
         let report = self.report(video, &memory, &times, parts.step_flops, sim);

@@ -230,6 +230,7 @@ fn report(setup: &FederatedConfig, server: &Server, work: Work, events: u64) -> 
         sim: Sim {
             events,
             ops: None,
+            iterations: None,
             wall_s: None,
         },
         dp: None,

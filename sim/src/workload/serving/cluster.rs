@@ -117,7 +117,7 @@ impl FleetGuest {
     pub fn outcome(&self, slo: &Slo) -> Value {
         let f = &self.fleet;
         let outputs = f.outputs();
-        let (_, mut report) = f.lives(&outputs).report(slo);
+        let mut report = f.lives(&outputs).report(slo).1.to_value();
         let seconds: Vec<f64> = f
             .transfers
             .iter()

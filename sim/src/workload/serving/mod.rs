@@ -33,6 +33,13 @@ mod trace;
 
 use crate::engine::{SimTime, Simulation};
 use crate::exec::{Graph, Timeline};
+use crate::report::percentiles::Percentiles;
+use crate::report::serving::{
+    Cluster as ClusterReport, Disaggregation, Engine as EngineReport, Fidelity as FidelityReport,
+    KvCache, Latency, Memory as MemoryReport, Model as ModelReport, ServingReport,
+    Slo as SloReport, Throughput,
+};
+use crate::report::typed::{Sim, TypedReport};
 use crate::stats::histogram;
 use config::{FleetConfig, Replicas, ServingConfig, Slo};
 use fleet::{Fleet, new_fleet};
@@ -59,7 +66,7 @@ pub(super) struct Lives<'a> {
 impl Lives<'_> {
     /// The completed requests, and the report's request counts, throughput, latency summaries
     /// and SLO attainment under `slo`.
-    pub fn report(&self, slo: &Slo) -> (Vec<usize>, Value) {
+    pub fn report(&self, slo: &Slo) -> (Vec<usize>, Latency) {
         let n = self.requests.len();
         let done: Vec<usize> = (0..n).filter(|&r| self.finished[r].is_some()).collect();
         let secs = |t: SimTime| t.as_secs_f64();
@@ -101,25 +108,29 @@ impl Lives<'_> {
             ("tpot_s", tpots.as_slice()),
             ("e2e_s", e2es.as_slice()),
         ]);
-        let report = json!({
-            "requests": n,
-            "requests_completed": done.len(),
-            "throughput": {
-                "requests_per_s": done.len() as f64 / span,
-                "output_tokens_per_s": output_tokens as f64 / span,
-                "span_s": span,
-                "arrival_span_s": arrivals,
+        let report = Latency {
+            requests: n as u64,
+            requests_completed: done.len() as u64,
+            throughput: Throughput {
+                requests_per_s: done.len() as f64 / span,
+                output_tokens_per_s: output_tokens as f64 / span,
+                span_s: span,
+                arrival_span_s: arrivals,
             },
-            "ttft_s": summary(ttfts),
-            "tpot_s": summary(tpots),
-            "e2e_s": summary(e2es),
-            "histograms": histograms,
-            "queueing_s": summary(queueing),
-            "slo": {
-                "attainment": if done.is_empty() { 0.0 } else { meeting as f64 / n as f64 },
-                "goodput_requests_per_s": meeting as f64 / span,
+            ttft_s: Percentiles::of(ttfts),
+            tpot_s: Percentiles::of(tpots),
+            e2e_s: Percentiles::of(e2es),
+            histograms,
+            queueing_s: Percentiles::of(queueing),
+            slo: SloReport {
+                attainment: if done.is_empty() {
+                    0.0
+                } else {
+                    meeting as f64 / n as f64
+                },
+                goodput_requests_per_s: meeting as f64 / span,
             },
-        });
+        };
         (done, report)
     }
 }
@@ -128,6 +139,84 @@ impl Lives<'_> {
 pub(super) fn merge(report: &mut Value, extra: Value) {
     if let (Some(r), Value::Object(e)) = (report.as_object_mut(), extra) {
         r.extend(e);
+    }
+}
+
+/// A serving report with `c`'s scenario, model and assumptions, the fleet's `latency` figures and
+/// the engine's counts; the fleet's own sections empty, for the caller to fill.
+pub(super) fn serving_report(
+    c: &ServingConfig,
+    latency: Latency,
+    events: u64,
+    iterations: usize,
+) -> ServingReport {
+    ServingReport {
+        kind: "serving".into(),
+        scenario: c.scenario.clone(),
+        requests: latency.requests,
+        requests_completed: latency.requests_completed,
+        throughput: latency.throughput,
+        ttft_s: latency.ttft_s,
+        tpot_s: latency.tpot_s,
+        e2e_s: latency.e2e_s,
+        queueing_s: latency.queueing_s,
+        histograms: latency.histograms,
+        slo: latency.slo,
+        kv_cache: KvCache {
+            blocks_per_replica: None,
+            block_tokens: c.memory.block_tokens,
+            peak_use: 0.0,
+            preemptions: 0,
+            preemption: String::new(),
+            swapped_bytes: 0.0,
+        },
+        memory: MemoryReport {
+            weights_bytes_per_gpu: None,
+            weights_offload_bytes_per_gpu: 0.0,
+            kv_bytes_per_gpu: None,
+            capacity_bytes: None,
+            fits: true,
+        },
+        cluster: ClusterReport {
+            gpu: String::new(),
+            gpus: 0,
+            nodes: 0,
+            replicas: 0,
+            tp: None,
+            pp: None,
+            groups: Vec::new(),
+            profile: None,
+        },
+        disaggregation: None,
+        model: ModelReport {
+            name: c.model.name.clone(),
+            params: c.model.params(),
+            dtype: c.model.dtype.name().into(),
+        },
+        serving: EngineReport {
+            engine: c.memory.engine.name().into(),
+            scheduler: c.scheduler.name().into(),
+            max_batch_size: c.max_batch_size,
+            max_batch_tokens: c.max_batch_tokens,
+        },
+        fidelity: FidelityReport {
+            compute: String::new(),
+            network: String::new(),
+            symmetry: String::new(),
+        },
+        assumptions: c.assumptions.clone(),
+        sim: Sim {
+            events,
+            ops: None,
+            iterations: Some(iterations as u64),
+            wall_s: None,
+        },
+        over_time: None,
+        energy: None,
+        offload: None,
+        placement: None,
+        uncertainty: None,
+        cost: None,
     }
 }
 
@@ -236,72 +325,69 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_er
         .iter()
         .map(|&(_, _, _, a, b, _)| (b - a).as_secs_f64())
         .collect();
-    let disaggregation = match pools {
-        Some((p, q)) => json!({
-            "prefill_replicas": p,
-            "decode_replicas": q,
-            "kv_transfers": fleet.transfers.len(),
-            "kv_transfer_bytes": fleet.transfers.iter().map(|t| t.5).sum::<f64>(),
-            "kv_transfer_s": summary(transfer_s),
-        }),
-        None => Value::Null,
-    };
-    let mut report = json!({
-        "kind": "serving",
-        "scenario": c.scenario,
-        "kv_cache": {
-            "blocks_per_replica": single.map(|k| k.blocks),
-            "block_tokens": block_tokens,
-            "peak_use": peak_kv,
-            "preemptions": preemptions,
-            "preemption": if swap { "swap" } else { "recompute" },
-            "swapped_bytes": swapped_bytes,
+    let disaggregation = pools.map(|(p, q)| Disaggregation {
+        prefill_replicas: p,
+        decode_replicas: q,
+        kv_transfers: fleet.transfers.len() as u64,
+        kv_transfer_bytes: fleet.transfers.iter().map(|t| t.5).sum::<f64>(),
+        kv_transfer_s: Percentiles::of(transfer_s),
+    });
+    let report = ServingReport {
+        kv_cache: KvCache {
+            blocks_per_replica: single.map(|k| k.blocks),
+            block_tokens,
+            peak_use: peak_kv,
+            preemptions,
+            preemption: if swap { "swap" } else { "recompute" }.into(),
+            swapped_bytes,
         },
-        "memory": {
-            "weights_bytes_per_gpu": single.map(|k| k.weights_per_gpu.round() as u64),
-            "weights_offload_bytes_per_gpu": memory.offload_bytes,
-            "kv_bytes_per_gpu": single.map(|k| kv_bytes(k, block_tokens).round() as u64),
-            "capacity_bytes": single.map(|k| k.gpu.memory_bytes),
-            "fits": fits,
+        memory: MemoryReport {
+            weights_bytes_per_gpu: single.map(|k| k.weights_per_gpu.round() as u64),
+            weights_offload_bytes_per_gpu: memory.offload_bytes,
+            kv_bytes_per_gpu: single.map(|k| kv_bytes(k, block_tokens).round() as u64),
+            capacity_bytes: single.map(|k| k.gpu.memory_bytes),
+            fits,
         },
-        "cluster": {
-            "gpu": single.map_or("mixed", |k| &*k.gpu.name),
-            "gpus": (0..fleet.kind_of.len()).map(|i| kind(i).tp * kind(i).pp).sum::<u32>(),
-            "nodes": nodes,
-            "replicas": replicas,
-            "tp": single.map(|k| k.tp),
-            "pp": single.map(|k| k.pp),
-            "groups": groups,
-            "profile": profile_name,
+        cluster: ClusterReport {
+            gpu: single.map_or("mixed", |k| &*k.gpu.name).into(),
+            gpus: (0..fleet.kind_of.len())
+                .map(|i| kind(i).tp * kind(i).pp)
+                .sum::<u32>(),
+            nodes,
+            replicas,
+            tp: single.map(|k| k.tp),
+            pp: single.map(|k| k.pp),
+            groups,
+            profile: profile_name.clone(),
         },
-        "disaggregation": disaggregation,
-        "over_time": over_time::report(&fleet.samples, fleet.replicas.len(), stats.end),
-        "model": { "name": c.model.name, "params": c.model.params(), "dtype": c.model.dtype.name() },
-        "serving": {
-            "engine": memory.engine.name(),
-            "scheduler": scheduler.name(),
-            "max_batch_size": max_batch_size,
-            "max_batch_tokens": max_batch_tokens,
+        disaggregation,
+        over_time: Some(over_time::report(
+            &fleet.samples,
+            fleet.replicas.len(),
+            stats.end,
+        )),
+        serving: EngineReport {
+            engine: memory.engine.name().into(),
+            scheduler: scheduler.name().into(),
+            max_batch_size,
+            max_batch_tokens,
         },
-        "fidelity": {
-            "compute": if profile_name.is_some() {
+        fidelity: FidelityReport {
+            compute: if profile_name.is_some() {
                 "profile where it has a measurement, roofline for the rest"
             } else {
                 "roofline"
-            },
-            "network": tier.name(),
-            "symmetry": "none: every replica and request simulated",
+            }
+            .into(),
+            network: tier.name().into(),
+            symmetry: "none: every replica and request simulated".into(),
         },
-        "assumptions": c.assumptions,
-        "sim": { "events": stats.events, "iterations": fleet.iterations.len() },
-    });
-    merge(&mut report, latency);
-    report["energy"] = energy_report(&fleet, &done, &outputs, r);
-    if memory.offload_bytes > 0.0 {
-        report["offload"] = offload::report(&fleet.kinds, &memory);
-    }
+        energy: Some(energy_report(&fleet, &done, &outputs, r)),
+        offload: (memory.offload_bytes > 0.0).then(|| offload::report(&fleet.kinds, &memory)),
+        ..serving_report(c, latency, stats.events, fleet.iterations.len())
+    };
     Ok(ServingRun {
-        report,
+        report: report.to_value(),
         graph,
         timeline,
     })

@@ -3,8 +3,10 @@
 
 use super::super::config::{Placed as PlacedFleet, ServingConfig};
 use super::super::placement::{Flow, Method, Placement, Problem};
-use super::super::{Lives, ServingRun, merge, trace};
+use super::super::{Lives, ServingRun, serving_report, trace};
 use super::{Placed, ServerGroup};
+use crate::report::serving::{Cluster, Fidelity, KvCache, Memory, ServingReport};
+use crate::report::typed::TypedReport;
 use serde_json::{Value, json};
 
 /// What a placed fleet's run started from: the scenario, the fleet, the placement problem, every
@@ -56,62 +58,49 @@ pub(super) fn report(o: &Outcome, placed: Placed, events: u64) -> ServingRun {
     let single = (groups.len() == 1).then(|| &*groups[0].gpu.name);
     let (graph, timeline) =
         trace::build(&trace::of_placed(&placed, &gpu_names, &lives, &done), tier);
-    let model = &placed.engine.model;
-    let mut report = json!({
-        "kind": "serving",
-        "scenario": c.scenario,
-        "kv_cache": {
-            "blocks_per_replica": null,
-            "block_tokens": block_tokens,
-            "peak_use": peak_kv,
-            "preemptions": 0,
-            "preemption": "none (whole length reserved at admission)",
-            "swapped_bytes": 0.0,
+    let report = ServingReport {
+        kv_cache: KvCache {
+            blocks_per_replica: None,
+            block_tokens,
+            peak_use: peak_kv,
+            preemptions: 0,
+            preemption: "none (whole length reserved at admission)".into(),
+            swapped_bytes: 0.0,
         },
-        "memory": {
-            "weights_bytes_per_gpu": null,
-            "weights_offload_bytes_per_gpu": 0.0,
-            "kv_bytes_per_gpu": null,
-            "capacity_bytes": null,
-            "fits": o.fits,
+        memory: Memory {
+            weights_bytes_per_gpu: None,
+            weights_offload_bytes_per_gpu: 0.0,
+            kv_bytes_per_gpu: None,
+            capacity_bytes: None,
+            fits: o.fits,
         },
-        "cluster": {
-            "gpu": single.unwrap_or("mixed"),
-            "gpus": groups.iter().map(|g| g.servers * g.tp).sum::<u32>(),
-            "nodes": servers,
-            "replicas": servers,
-            "tp": null,
-            "pp": null,
-            "groups": group_rows,
-            "profile": null,
+        cluster: Cluster {
+            gpu: single.unwrap_or("mixed").into(),
+            gpus: groups.iter().map(|g| g.servers * g.tp).sum::<u32>(),
+            nodes: servers,
+            replicas: servers,
+            tp: None,
+            pp: None,
+            groups: group_rows,
+            profile: None,
         },
-        "placement": {
+        placement: Some(json!({
             "method": p.method.name(),
             "max_flow_tokens_per_s": max_flow,
             "compared_tokens_per_s": compared,
             "servers_used": placed.servers.iter().filter(|sv| sv.placed()).count(),
             "servers": server_rows,
             "refused_requests": placed.refused,
+        })),
+        fidelity: Fidelity {
+            compute: "roofline".into(),
+            network: tier.name().into(),
+            symmetry: "none: every server and request simulated".into(),
         },
-        "disaggregation": null,
-        "model": { "name": model.name.clone(), "params": model.params(), "dtype": model.dtype.name() },
-        "serving": {
-            "engine": c.memory.engine.name(),
-            "scheduler": c.scheduler.name(),
-            "max_batch_size": c.max_batch_size,
-            "max_batch_tokens": c.max_batch_tokens,
-        },
-        "fidelity": {
-            "compute": "roofline",
-            "network": tier.name(),
-            "symmetry": "none: every server and request simulated",
-        },
-        "assumptions": c.assumptions,
-        "sim": { "events": events, "iterations": placed.iterations.len() },
-    });
-    merge(&mut report, latency);
+        ..serving_report(c, latency, events, placed.iterations.len())
+    };
     ServingRun {
-        report,
+        report: report.to_value(),
         graph,
         timeline,
     }
