@@ -7,6 +7,8 @@ use super::objective::gpu_hours_per_million_tokens;
 use super::space::Space;
 use super::{Options, layout_sets};
 use crate::hw::ComputeModel;
+use crate::report::training::TrainingReport;
+use crate::report::typed::TypedReport;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::{Kind, Scenario};
 use crate::workload::training::estimate::{Estimate, Estimator};
@@ -57,18 +59,12 @@ type Pruned = (
 struct Simulated {
     layout: Layout,
     estimate: Estimate,
-    report: Value,
+    report: TrainingReport,
 }
 
 impl Simulated {
     fn seconds(&self) -> f64 {
-        self.report["iteration_time_s"]
-            .as_f64()
-            .unwrap_or(f64::INFINITY)
-    }
-
-    fn breakdown(&self, key: &str) -> f64 {
-        self.report["breakdown_s"][key].as_f64().unwrap_or(0.0)
+        self.report.iteration_time_s
     }
 
     fn json(&self, rank: Option<usize>, reference: Option<&Simulated>) -> Value {
@@ -77,16 +73,16 @@ impl Simulated {
             "layout": describe(&self.layout),
             "set": layout_sets(&self.layout),
             "estimate_s": self.estimate.iteration_s,
-            "iteration_time_s": r["iteration_time_s"],
-            "iteration_time_s_80": r["uncertainty"]["iteration_time_s"],
-            "tokens_per_s": r["tokens_per_s"],
-            "tflops_per_gpu": r["tflops_per_gpu"],
-            "mfu": r["mfu"],
-            "breakdown_s": r["breakdown_s"],
+            "iteration_time_s": r.iteration_time_s,
+            "iteration_time_s_80": r.uncertainty.as_ref().map(|u| &u["iteration_time_s"]),
+            "tokens_per_s": r.tokens_per_s,
+            "tflops_per_gpu": r.tflops_per_gpu,
+            "mfu": r.mfu,
+            "breakdown_s": r.breakdown_s,
             "memory": {
-                "peak_bytes_per_gpu": r["memory"]["peak_bytes_per_gpu"],
-                "capacity_bytes": r["memory"]["capacity_bytes"],
-                "fits": r["memory"]["fits"],
+                "peak_bytes_per_gpu": r.memory.peak_bytes_per_gpu,
+                "capacity_bytes": r.memory.capacity_bytes,
+                "fits": r.memory.fits,
             },
         });
         if let Some(rank) = rank {
@@ -106,13 +102,16 @@ fn why(a: &Simulated, base: &Simulated) -> String {
     if a.layout == base.layout {
         return "the scenario's own layout".into();
     }
+    let (ba, bb) = (&a.report.breakdown_s, &base.report.breakdown_s);
     let mut moves: Vec<(f64, &str)> = [
-        ("compute", "compute"),
-        ("pipeline_bubble", "pipeline bubble"),
-        ("exposed_communication", "exposed communication"),
+        (ba.compute - bb.compute, "compute"),
+        (ba.pipeline_bubble - bb.pipeline_bubble, "pipeline bubble"),
+        (
+            ba.exposed_communication - bb.exposed_communication,
+            "exposed communication",
+        ),
     ]
     .into_iter()
-    .map(|(key, name)| (a.breakdown(key) - base.breakdown(key), name))
     .filter(|(d, _)| d.abs() >= 0.005 * tb)
     .collect();
     moves.sort_by(|x, y| y.0.abs().total_cmp(&x.0.abs()));
@@ -120,12 +119,7 @@ fn why(a: &Simulated, base: &Simulated) -> String {
         .iter()
         .map(|(d, name)| format!("{name} {:+.2} s", d))
         .collect();
-    let gib = |s: &Simulated| {
-        s.report["memory"]["peak_bytes_per_gpu"]
-            .as_f64()
-            .unwrap_or(0.0)
-            / 1073741824.0
-    };
+    let gib = |s: &Simulated| s.report.memory.peak_bytes_per_gpu as f64 / 1073741824.0;
     let verdict = if ta < tb { "faster" } else { "slower" };
     format!(
         "{:.1}% {verdict} than the scenario's layout ({:.3} s vs {:.3} s): {}; memory {:.1} GiB vs {:.1} GiB per GPU",
@@ -161,11 +155,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     let reference_ranked = ranked.iter().any(|(l, _)| *l == reference_layout);
     let mut best: Vec<Simulated> = simulated
         .into_iter()
-        .filter(|s| {
-            s.report["memory"]["peak_bytes_per_gpu"]
-                .as_f64()
-                .is_some_and(|peak| peak <= capacity)
-        })
+        .filter(|s| s.report.memory.peak_bytes_per_gpu as f64 <= capacity)
         .collect();
     best.sort_by(|a, b| a.seconds().total_cmp(&b.seconds()));
     let (median_error, worst_error) = estimate_errors(&best);
@@ -317,7 +307,8 @@ fn simulate(
             Ok(Simulated {
                 layout: *layout,
                 estimate: *estimate,
-                report: run.report,
+                report: TrainingReport::from_value(&run.report)
+                    .expect("a training run writes a training report"),
             })
         })
         .collect::<Result<_, _>>()?;

@@ -1,5 +1,6 @@
 //! Reports: the JSON every run prints, its readable summary, and the traces it can write.
 
+pub mod cluster;
 pub mod collective;
 pub mod diffusion;
 pub mod federated;
@@ -9,6 +10,7 @@ pub mod percentiles;
 pub mod serving;
 pub mod summary;
 pub mod trace;
+pub mod training;
 pub mod typed;
 
 pub use trace::write_chrome_trace;

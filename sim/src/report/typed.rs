@@ -24,8 +24,9 @@ pub trait TypedReport: Serialize + DeserializeOwned {
     }
 }
 
-/// The engine's counts (events handled; operations where a graph was executed; a serving
-/// fleet's iterations) and, once the CLI has measured it, the run's wall time in seconds.
+/// The engine's counts (events handled; operations where a graph was executed, as `ops` or, in
+/// training, `operations`; a serving fleet's iterations; a cluster's simulated seconds and steps
+/// a job) and, once the CLI has measured it, the run's wall time in seconds.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sim {
@@ -33,7 +34,28 @@ pub struct Sim {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_s: Option<f64>,
+}
+
+impl Sim {
+    /// `events` handled, and no other count.
+    pub fn events(events: u64) -> Sim {
+        Sim {
+            events,
+            ops: None,
+            operations: None,
+            iterations: None,
+            simulated_s: None,
+            steps: None,
+            wall_s: None,
+        }
+    }
 }

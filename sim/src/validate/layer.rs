@@ -4,14 +4,17 @@
 use super::prose::number;
 use super::training::build_and_run;
 use super::{Case, Row, RowFn, Status, with_report_notes};
+use crate::report::training::TrainingReport;
+use crate::report::typed::TypedReport;
 
 pub(super) fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
     let (built, output) = match build_and_run(c, file_name, true, row) {
         Ok(run) => run,
         Err(r) => return vec![*r],
     };
-    let layers = output.report["model"]["layers"].as_u64().unwrap_or(0) as u32;
-    if layers < 3 || output.report["parallel"]["pp"] != 1 {
+    let t = TrainingReport::from_value(&output.report).ok();
+    let layers = t.as_ref().map_or(0, |t| t.model.layers);
+    if layers < 3 || t.as_ref().is_none_or(|t| t.parallel.pp != 1) {
         let mut r = row(
             Status::Failed(
                 "a layer's time is read only without pipeline parallelism and with 3 layers or more"
@@ -31,7 +34,7 @@ pub(super) fn layer_rows(c: &Case, file_name: &str, row: &RowFn) -> Vec<Row> {
          included"
     ));
     let assumptions = with_report_notes(assumptions, &output.report);
-    let fits = output.report["memory"]["fits"].as_bool();
+    let fits = t.map(|t| t.memory.fits);
     let regime = crate::uncertainty::regime::of_report(&output.report);
     let Some((forward, backward)) = output.layer_times(layer) else {
         let mut r = row(

@@ -7,6 +7,8 @@ use super::model::model_table;
 use super::parallel::parallel_table;
 use super::prose::{number, text};
 use super::{Case, GIB, Refusal, Row, RowFn, Status, TrainingMetric, quote, with_report_notes};
+use crate::report::training::{Memory, TrainingReport};
+use crate::report::typed::TypedReport;
 use crate::scenario::Scenario;
 use crate::workload::training::framework::Framework;
 use serde_json::Value;
@@ -119,15 +121,11 @@ fn fit_by_recomputation(
     built: Built,
     output: crate::RunOutput,
 ) -> (Built, crate::RunOutput) {
-    if built.recompute_stated || output.report["memory"]["fits"] != false {
+    if built.recompute_stated || memory(&output).is_none_or(|m| m.fits) {
         return (built, output);
     }
-    let peak_gib = |o: &crate::RunOutput| {
-        o.report["memory"]["peak_bytes_per_gpu"]
-            .as_f64()
-            .unwrap_or(0.0)
-            / GIB
-    };
+    let peak_gib =
+        |o: &crate::RunOutput| memory(o).map_or(0.0, |m| m.peak_bytes_per_gpu as f64) / GIB;
     for level in ["selective", "full"] {
         let from = built.recompute;
         let toml = built.toml.replace(
@@ -147,7 +145,7 @@ fn fit_by_recomputation(
             peak_gib(&output)
         ));
         match run_built(c, file_name, &candidate) {
-            Ok(o) if o.report["memory"]["fits"] != false => return (candidate, o),
+            Ok(o) if memory(&o).is_none_or(|m| m.fits) => return (candidate, o),
             // Selective still short: try full from the stated start, not from selective.
             Ok(_) if level == "selective" => {}
             Ok(o) => {
@@ -164,6 +162,11 @@ fn fit_by_recomputation(
     (built, output)
 }
 
+/// The memory section of a training run's report.
+fn memory(o: &crate::RunOutput) -> Option<Memory> {
+    TrainingReport::from_value(&o.report).ok().map(|t| t.memory)
+}
+
 pub(super) fn training_rows(
     c: &Case,
     file_name: &str,
@@ -176,7 +179,13 @@ pub(super) fn training_rows(
     };
     let (built, output) = fit_by_recomputation(c, file_name, built, output);
     let report = &output.report;
-    let f = |key: &str| report[key].as_f64();
+    let Ok(t) = TrainingReport::from_value(report) else {
+        return vec![row(
+            Status::Failed("the run wrote no training report".into()),
+            None,
+            built.assumptions,
+        )];
+    };
     let mut assumptions = built.assumptions.clone();
     let predicted = match metric {
         TrainingMetric::HardwareTflops => {
@@ -185,7 +194,7 @@ pub(super) fn training_rows(
                  recomputed forward)"
                     .into(),
             );
-            f("hardware_tflops_per_gpu")
+            Some(t.hardware_tflops_per_gpu)
         }
         TrainingMetric::Tflops if built.recompute == "full" => {
             assumptions.push(
@@ -193,7 +202,7 @@ pub(super) fn training_rows(
                  counts FLOPs by Megatron-LM's Eq. 3, which includes the recomputed forward"
                     .into(),
             );
-            f("hardware_tflops_per_gpu")
+            Some(t.hardware_tflops_per_gpu)
         }
         TrainingMetric::Tflops => {
             assumptions.push(
@@ -201,14 +210,14 @@ pub(super) fn training_rows(
                  hardware FLOPs are equal)"
                     .into(),
             );
-            f("tflops_per_gpu")
+            Some(t.tflops_per_gpu)
         }
-        TrainingMetric::MfuPercent => f("mfu").map(|m| 100.0 * m),
-        TrainingMetric::StepTime => f("iteration_time_s"),
-        TrainingMetric::TokensPerGpu => f("tokens_per_s").map(|t| t / built.gpus as f64),
+        TrainingMetric::MfuPercent => Some(100.0 * t.mfu),
+        TrainingMetric::StepTime => Some(t.iteration_time_s),
+        TrainingMetric::TokensPerGpu => Some(t.tokens_per_s / built.gpus as f64),
     };
     let assumptions = with_report_notes(assumptions, report);
-    let fits = report["memory"]["fits"].as_bool();
+    let fits = Some(t.memory.fits);
     let regime = crate::uncertainty::regime::of_report(report);
     let mut rows = vec![row(Status::Compared, predicted, assumptions.clone())];
     rows[0].regime = regime.clone();
@@ -220,7 +229,7 @@ pub(super) fn training_rows(
     {
         let mut r = row(
             Status::Compared,
-            f("tokens_per_s").map(|t| t / built.gpus as f64),
+            Some(t.tokens_per_s / built.gpus as f64),
             assumptions,
         );
         r.metric = "tokens/s per GPU (extra_metrics.tokens_per_s_per_gpu)".into();

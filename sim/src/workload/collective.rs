@@ -121,12 +121,7 @@ pub fn simulate(c: &CollectiveConfig) -> Result<(Value, Graph), KeyError> {
             symmetry: "identical steps of an algorithm priced once".into(),
         },
         assumptions: c.assumptions.clone(),
-        sim: Sim {
-            events: 0,
-            ops: None,
-            iterations: None,
-            wall_s: None,
-        },
+        sim: Sim::events(0),
         links: crate::report::links::links(
             &setup.topology,
             &priced_cost.link_bytes,

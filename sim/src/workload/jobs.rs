@@ -23,7 +23,12 @@ use crate::hw::ComputeModel;
 use crate::key_error::KeyError;
 use crate::net::Topology;
 use crate::net::tier::Tier;
-use serde_json::{Value, json};
+use crate::report::cluster::{
+    BusyLink, Cluster as ClusterShape, ClusterReport, Fidelity, Job as JobReport, Links, Shared,
+    Slowest, Step as StepReport,
+};
+use crate::report::typed::{Sim, TypedReport};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// Links listed in the report's `links.busiest`.
@@ -257,18 +262,25 @@ pub fn simulate(c: ClusterJobs) -> Result<JobsRun, ClusterError> {
 
     // Each job's part of the report, and what it carried over the links between servers.
     let mut carried: Vec<&[f64]> = vec![&[]; runs.len()];
-    let mut job_reports: Vec<Value> = runs
+    let mut job_reports: Vec<JobReport> = runs
         .iter()
         .zip(&placed)
-        .map(|(run, (name, servers))| {
-            json!({
-                "name": name,
-                "servers": servers,
-                "gpus": run.report()["cluster"]["gpus"],
-                "slowdown": 1.0,
-                "bytes_between_servers": 0.0,
-                "report": run.report(),
-            })
+        .map(|(run, (name, servers))| JobReport {
+            name: name.clone(),
+            kind: match run {
+                Alone::Training(_) => "training",
+                Alone::Serving { .. } => "serving",
+                Alone::Diffusion(_) => "diffusion",
+            }
+            .into(),
+            servers: *servers,
+            gpus: run.report()["cluster"]["gpus"].as_u64().unwrap_or(0) as u32,
+            slowdown: 1.0,
+            bytes_between_servers: 0.0,
+            report: run.report().clone(),
+            step_s: None,
+            steps_counted: None,
+            latency: None,
         })
         .collect();
     for (t, &(i, run)) in trainings.iter().enumerate() {
@@ -276,70 +288,72 @@ pub fn simulate(c: ClusterJobs) -> Result<JobsRun, ClusterError> {
         let together = mean_s(&s.runs);
         carried[i] = &s.carried;
         let r = &mut job_reports[i];
-        r["kind"] = json!("training");
-        r["gpus"] = json!(run.setup.gpus());
-        r["step_s"] = json!({
-            "alone": step_alone[t],
-            "shared": together,
-            "report": run.report["iteration_time_s"],
+        r.gpus = run.setup.gpus();
+        r.step_s = Some(StepReport {
+            alone: step_alone[t],
+            shared: together,
+            report: step_of(run),
         });
-        r["slowdown"] = json!(together / step_alone[t]);
-        r["steps_counted"] = json!(s.runs.len().min(c.steps as usize));
-        r["bytes_between_servers"] = json!(s.carried.iter().sum::<f64>());
+        r.slowdown = together / step_alone[t];
+        r.steps_counted = Some(s.runs.len().min(c.steps as usize) as u64);
+        r.bytes_between_servers = s.carried.iter().sum::<f64>();
     }
     for (k, &(i, config, _)) in fleets.iter().enumerate() {
         let (a, s) = (&fleets_alone[k], &fleets_shared[k]);
         carried[i] = &fleet_bytes[k];
         let r = &mut job_reports[i];
-        r["kind"] = json!("serving");
-        r["latency"] = json!({
-            "alone": a.outcome(&config.slo),
-            "shared": s.outcome(&config.slo),
+        r.latency = Some(Shared {
+            alone: a.outcome(&config.slo),
+            shared: s.outcome(&config.slo),
         });
         let e2e_alone = a.mean_e2e_s();
-        let slowdown = if e2e_alone > 0.0 {
+        r.slowdown = if e2e_alone > 0.0 {
             s.mean_e2e_s() / e2e_alone
         } else {
             1.0
         };
-        r["slowdown"] = json!(slowdown);
-        r["bytes_between_servers"] = json!(fleet_bytes[k].iter().sum::<f64>());
-    }
-    for (i, run) in runs.iter().enumerate() {
-        if let Alone::Diffusion(_) = run {
-            job_reports[i]["kind"] = json!("diffusion");
-        }
+        r.bytes_between_servers = fleet_bytes[k].iter().sum::<f64>();
     }
     let slowest = job_reports
         .iter()
-        .map(|r| (r["slowdown"].as_f64().unwrap_or(1.0), r["name"].clone()))
-        .fold((0.0f64, Value::Null), |a, b| if b.0 > a.0 { b } else { a });
+        .map(|r| (r.slowdown, Some(r.name.clone())))
+        .fold((0.0f64, None), |a, b| if b.0 > a.0 { b } else { a });
     let horizon = stats.end.as_secs_f64();
     let links = busiest(&topology, &carried, &names, horizon);
-    let report = json!({
-        "scenario": c.name,
-        "kind": "cluster",
-        "cluster": {
-            "gpu": c.gpu,
-            "nodes": topology.gpu_count() / c.gpus_per_node,
-            "gpus": topology.gpu_count(),
-            "topology": topology.name,
+    let report = ClusterReport {
+        kind: "cluster".into(),
+        scenario: c.name.clone(),
+        cluster: ClusterShape {
+            gpu: c.gpu.clone(),
+            nodes: topology.gpu_count() / c.gpus_per_node,
+            gpus: topology.gpu_count(),
+            topology: topology.name.to_string(),
         },
-        "jobs": job_reports,
-        "slowdown": { "max": slowest.0, "job": slowest.1 },
-        "links": links,
-        "fidelity": {
-            "network": c.tier.name(),
-            "sharing": "the traffic between servers of every job (training collectives, \
-                        disaggregated fleets' KV transfers) shares the links at run time, each \
-                        transfer loading its links evenly over its priced duration (weighted \
-                        max-min); a diffusion job shares no link",
-            "ranks": "stage (one GPU per pipeline stage in each training job)",
-            "serving": "every request and replica of a fleet, served once beside the others",
+        jobs: job_reports,
+        slowdown: Slowest {
+            max: slowest.0,
+            job: slowest.1,
         },
-        "assumptions": c.assumptions,
-        "sim": { "events": stats.events, "simulated_s": horizon, "steps": c.steps },
-    });
+        links,
+        fidelity: Fidelity {
+            network: c.tier.name().into(),
+            sharing: "the traffic between servers of every job (training collectives, \
+                      disaggregated fleets' KV transfers) shares the links at run time, each \
+                      transfer loading its links evenly over its priced duration (weighted \
+                      max-min); a diffusion job shares no link"
+                .into(),
+            ranks: "stage (one GPU per pipeline stage in each training job)".into(),
+            serving: "every request and replica of a fleet, served once beside the others".into(),
+        },
+        assumptions: c.assumptions.clone(),
+        sim: Sim {
+            simulated_s: Some(horizon),
+            steps: Some(c.steps),
+            ..Sim::events(stats.events)
+        },
+        cost: None,
+    }
+    .to_value();
     let mut graph = Graph::new();
     let mut timeline = Timeline {
         start: Vec::new(),
@@ -376,36 +390,35 @@ pub fn simulate(c: ClusterJobs) -> Result<JobsRun, ClusterError> {
 /// The links between servers that carried the most bytes over the run, each with its share of
 /// the run's time busy at line rate and every job's bytes on it (`carried[j]`: job j's bytes per
 /// link, empty when it carried none).
-fn busiest(topo: &Topology, carried: &[&[f64]], names: &[&str], horizon: f64) -> Value {
+fn busiest(topo: &Topology, carried: &[&[f64]], names: &[&str], horizon: f64) -> Links {
     let g = &topo.graph;
     let on = |j: usize, l: usize| carried[j].get(l).copied().unwrap_or(0.0);
     let total = |l: usize| (0..carried.len()).map(|j| on(j, l)).sum::<f64>();
     let mut order: Vec<usize> = (0..g.edge_count()).filter(|&l| total(l) > 0.0).collect();
     order.sort_by(|&a, &b| total(b).total_cmp(&total(a)).then(a.cmp(&b)));
     let jobs_on = |l: usize| (0..carried.len()).filter(|&j| on(j, l) > 0.0).count();
-    let list: Vec<Value> = order
+    let list: Vec<BusyLink> = order
         .iter()
         .take(BUSIEST)
         .map(|&l| {
             let e = petgraph::graph::EdgeIndex::new(l);
             let (a, b) = g.edge_endpoints(e).expect("an edge of the graph");
-            let by_job: serde_json::Map<String, Value> = (0..carried.len())
-                .filter(|&j| on(j, l) > 0.0)
-                .map(|j| (names[j].to_string(), json!(on(j, l))))
-                .collect();
-            json!({
-                "from": g[a].name,
-                "to": g[b].name,
-                "kind": g[e].kind.name(),
-                "bytes": total(l),
-                "busy": total(l) / (g[e].bandwidth * horizon.max(1e-12)),
-                "jobs": by_job,
-            })
+            BusyLink {
+                from: g[a].name.to_string(),
+                to: g[b].name.to_string(),
+                kind: g[e].kind.name().into(),
+                bytes: total(l),
+                busy: total(l) / (g[e].bandwidth * horizon.max(1e-12)),
+                jobs: (0..carried.len())
+                    .filter(|&j| on(j, l) > 0.0)
+                    .map(|j| (names[j].to_string(), on(j, l)))
+                    .collect(),
+            }
         })
         .collect();
-    json!({
-        "busiest": list,
-        "used": order.len(),
-        "shared_by_jobs": order.iter().filter(|&&l| jobs_on(l) > 1).count(),
-    })
+    Links {
+        busiest: list,
+        used: order.len() as u64,
+        shared_by_jobs: order.iter().filter(|&&l| jobs_on(l) > 1).count() as u64,
+    }
 }

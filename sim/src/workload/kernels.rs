@@ -168,12 +168,7 @@ pub fn simulate(c: &KernelsConfig) -> (Value, Graph) {
             symmetry: "identical launches priced once".into(),
         },
         assumptions,
-        sim: Sim {
-            events: 0,
-            ops: None,
-            iterations: None,
-            wall_s: None,
-        },
+        sim: Sim::events(0),
         cost: None,
     };
     (report.to_value(), graph)

@@ -1,21 +1,23 @@
-//! The typed reports (diffusion, serving, collective, kernels, federated): every shipped scenario of their kinds
+//! The typed reports (training, serving, diffusion, collective, kernels, federated, cluster): every shipped scenario of their kinds
 //! reads back into them and writes out the same bytes, and a report with a key they do not know
 //! is refused by name.
 
 use crate::common;
 
+use clustersim::report::cluster::ClusterReport;
 use clustersim::report::collective::CollectiveReport;
 use clustersim::report::diffusion::DiffusionReport;
 use clustersim::report::federated::FederatedReport;
 use clustersim::report::kernels::KernelsReport;
 use clustersim::report::serving::ServingReport;
+use clustersim::report::training::TrainingReport;
 use clustersim::report::typed::TypedReport;
 use serde_json::Value;
 
 /// The text of every shipped scenario of `kind`, by path.
 fn shipped(kind: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for dir in ["diffusion", "papers", "serving", "training"] {
+    for dir in ["cluster", "diffusion", "papers", "serving", "training"] {
         let dir = common::root().join("scenarios").join(dir);
         let mut paths: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
@@ -25,7 +27,9 @@ fn shipped(kind: &str) -> Vec<(String, String)> {
         paths.sort();
         for p in paths {
             let text = std::fs::read_to_string(&p).unwrap();
-            if text.contains(&format!("kind = \"{kind}\"")) {
+            // (the top-level key, before the first table: a cluster's jobs name kinds too)
+            let top = text.split("\n[").next().unwrap_or("");
+            if top.contains(&format!("kind = \"{kind}\"")) {
                 out.push((p.display().to_string(), text));
             }
         }
@@ -205,5 +209,82 @@ fn every_shipped_serving_report_reads_back_to_the_same_json() {
     assert!(
         placed >= 1 && disaggregated >= 1 && mixed >= 2,
         "{placed} {disaggregated} {mixed}"
+    );
+}
+
+#[test]
+fn every_shipped_training_report_reads_back_to_the_same_json() {
+    let scenarios = shipped("training");
+    assert!(
+        scenarios.len() >= 30,
+        "{} training scenarios",
+        scenarios.len()
+    );
+    let (mut ranks, mut offload, mut unfit) = (0, 0, 0);
+    for (path, text) in scenarios {
+        let report = common::outcome(&path, &text).unwrap();
+        let typed = TrainingReport::from_value(&report).unwrap_or_else(|e| panic!("{path}: {e}"));
+        ranks += usize::from(typed.ranks.is_some());
+        offload += usize::from(typed.breakdown_s.optimizer_offload.is_some());
+        unfit += usize::from(!typed.memory.fits);
+        assert_eq!(
+            typed.optimizer_offload.is_some(),
+            typed.breakdown_s.optimizer_offload.is_some(),
+            "{path}"
+        );
+        assert_eq!(
+            serde_json::to_string(&typed.to_value()).unwrap(),
+            serde_json::to_string(&report).unwrap(),
+            "{path}"
+        );
+    }
+    // Every rank, an offloaded optimizer and a run that does not fit are among them.
+    assert!(
+        ranks >= 1 && offload >= 1 && unfit >= 1,
+        "{ranks} {offload} {unfit}"
+    );
+}
+
+#[test]
+fn a_training_report_with_a_misspelt_key_is_refused_and_the_summary_says_so() {
+    let path = common::root().join("scenarios/training/gpt3-1.3b-8xh100.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut report = common::outcome("gpt3.toml", &text).unwrap();
+    let mfu = report["mfu"].take();
+    report.as_object_mut().unwrap().remove("mfu");
+    report["mfu_"] = mfu;
+    let e = TrainingReport::from_value(&report).unwrap_err();
+    assert!(e.contains("mfu_"), "{e}");
+    let summary = clustersim::report::summary::render(&report);
+    assert!(summary.starts_with("not a training report"), "{summary}");
+}
+
+#[test]
+fn every_shipped_cluster_report_reads_back_to_the_same_json() {
+    let scenarios = shipped("cluster");
+    assert!(
+        scenarios.len() >= 3,
+        "{} cluster scenarios",
+        scenarios.len()
+    );
+    let mut kinds = std::collections::BTreeSet::new();
+    for (path, text) in scenarios {
+        let report = common::outcome(&path, &text).unwrap();
+        let typed = ClusterReport::from_value(&report).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for job in &typed.jobs {
+            kinds.insert(job.kind.clone());
+            assert_eq!(job.step_s.is_some(), job.kind == "training", "{path}");
+            assert_eq!(job.latency.is_some(), job.kind == "serving", "{path}");
+            assert!(typed.slowdown.max >= job.slowdown, "{path}");
+        }
+        assert_eq!(
+            serde_json::to_string(&typed.to_value()).unwrap(),
+            serde_json::to_string(&report).unwrap(),
+            "{path}"
+        );
+    }
+    assert!(
+        kinds.contains("training") && kinds.contains("serving"),
+        "{kinds:?}"
     );
 }

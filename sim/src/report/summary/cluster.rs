@@ -1,69 +1,59 @@
 //! The summary of a cluster run: what sharing cost each job (a training step, a fleet's
-//! latency, a video's), and the links they shared.
+//! latency, a video's), and the links they shared; read from the typed report
+//! (`report::cluster`; a fleet's latency figures and each job's own report are JSON).
 
 use super::*;
+use crate::report::cluster::{ClusterReport, Job};
+use crate::report::typed::TypedReport;
 
+/// The summary of a cluster scenario, or why `r` is not a cluster report.
 pub(super) fn render_cluster(r: &Value) -> String {
+    let c = match ClusterReport::from_value(r) {
+        Ok(c) => c,
+        Err(e) => return format!("{e}\n"),
+    };
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}  [cluster]",
-        r["scenario"].as_str().unwrap_or("scenario")
-    );
+    let _ = writeln!(out, "{}  [cluster]", c.scenario);
     row(
         &mut out,
         "GPUs",
         format!(
             "{} x {} ({} nodes, {})",
-            num(r, "cluster.gpus"),
-            r["cluster"]["gpu"].as_str().unwrap_or("?"),
-            num(r, "cluster.nodes"),
-            r["cluster"]["topology"].as_str().unwrap_or("?")
+            c.cluster.gpus, c.cluster.gpu, c.cluster.nodes, c.cluster.topology
         ),
     );
-    for job in r["jobs"].as_array().into_iter().flatten() {
-        let servers = &job["servers"];
+    for job in &c.jobs {
         row(
             &mut out,
-            &format!("job {}", job["name"].as_str().unwrap_or("?")),
+            &format!("job {}", job.name),
             format!(
                 "servers {}-{} ({} GPUs): {}",
-                servers[0],
-                servers[1],
-                num(job, "gpus"),
+                job.servers[0],
+                job.servers[1],
+                job.gpus,
                 job_line(job)
             ),
         );
     }
-    let links = &r["links"];
+    let links = &c.links;
     row(
         &mut out,
         "links",
         format!(
             "{} links carried traffic between servers, {} of them for more than one job",
-            num(links, "used"),
-            num(links, "shared_by_jobs")
+            links.used, links.shared_by_jobs
         ),
     );
-    for (i, l) in links["busiest"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .take(3)
-        .enumerate()
-    {
-        let jobs: Vec<&str> = l["jobs"]
-            .as_object()
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default();
+    for (i, l) in links.busiest.iter().take(3).enumerate() {
+        let jobs: Vec<&str> = l.jobs.keys().map(String::as_str).collect();
         row(
             &mut out,
             if i == 0 { "busiest" } else { "" },
             format!(
                 "{} -> {}: busy {:.0}% of the run ({})",
-                l["from"].as_str().unwrap_or("?"),
-                l["to"].as_str().unwrap_or("?"),
-                100.0 * num(l, "busy"),
+                l.from,
+                l.to,
+                100.0 * l.busy,
                 jobs.join(", ")
             ),
         );
@@ -71,11 +61,7 @@ pub(super) fn render_cluster(r: &Value) -> String {
     row(
         &mut out,
         "fidelity",
-        format!(
-            "network {}; {}",
-            r["fidelity"]["network"].as_str().unwrap_or("?"),
-            r["fidelity"]["sharing"].as_str().unwrap_or("?")
-        ),
+        format!("network {}; {}", c.fidelity.network, c.fidelity.sharing),
     );
     assumption_rows(&mut out, r);
     row(
@@ -83,33 +69,33 @@ pub(super) fn render_cluster(r: &Value) -> String {
         "simulated",
         format!(
             "{} events, {} of cluster time, {} steps per job counted",
-            num(r, "sim.events"),
-            seconds(num(r, "sim.simulated_s")),
-            num(r, "sim.steps")
+            c.sim.events,
+            seconds(c.sim.simulated_s.unwrap_or(f64::NAN)),
+            c.sim.steps.map_or(f64::NAN.to_string(), |s| s.to_string())
         ),
     );
     out
 }
 
 /// What sharing cost one job, in its kind's terms.
-fn job_line(job: &Value) -> String {
-    let change = 100.0 * (num(job, "slowdown") - 1.0);
-    match job["kind"].as_str() {
-        Some("serving") => format!(
+fn job_line(job: &Job) -> String {
+    let change = 100.0 * (job.slowdown - 1.0);
+    match (job.kind.as_str(), &job.latency, &job.step_s) {
+        ("serving", Some(l), _) => format!(
             "mean end-to-end {} alone, {} beside the others ({change:+.1}%); KV transfer {} -> {}",
-            seconds(num(job, "latency.alone.e2e_s.mean")),
-            seconds(num(job, "latency.shared.e2e_s.mean")),
-            seconds(num(job, "latency.alone.kv_transfer_s.mean")),
-            seconds(num(job, "latency.shared.kv_transfer_s.mean")),
+            seconds(num(&l.alone, "e2e_s.mean")),
+            seconds(num(&l.shared, "e2e_s.mean")),
+            seconds(num(&l.alone, "kv_transfer_s.mean")),
+            seconds(num(&l.shared, "kv_transfer_s.mean")),
         ),
-        Some("diffusion") => format!(
+        ("diffusion", _, _) => format!(
             "video {} (inside its servers: shares no link)",
-            seconds(num(job, "report.latency_s"))
+            seconds(num(&job.report, "latency_s"))
         ),
-        _ => format!(
+        (_, _, step) => format!(
             "step {} alone, {} beside the others ({change:+.1}%)",
-            seconds(num(job, "step_s.alone")),
-            seconds(num(job, "step_s.shared")),
+            seconds(step.as_ref().map_or(f64::NAN, |s| s.alone)),
+            seconds(step.as_ref().map_or(f64::NAN, |s| s.shared)),
         ),
     }
 }

@@ -240,10 +240,8 @@ impl Plan<'_> {
         let (timeline, stats) = execute(&graph);
         let times = Times::of(&graph, &timeline, &parts);
         let sim = Sim {
-            events: stats.events,
             ops: Some(graph.ops.len() as u64),
-            iterations: None,
-            wall_s: None,
+            ..Sim::events(stats.events)
         };
         let report = self.report(video, &memory, &times, parts.step_flops, sim);
         VideoRun {

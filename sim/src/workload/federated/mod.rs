@@ -227,12 +227,7 @@ fn report(setup: &FederatedConfig, server: &Server, work: Work, events: u64) -> 
                 .into(),
         },
         assumptions: setup.assumptions.clone(),
-        sim: Sim {
-            events,
-            ops: None,
-            iterations: None,
-            wall_s: None,
-        },
+        sim: Sim::events(events),
         dp: None,
         cost: None,
     };

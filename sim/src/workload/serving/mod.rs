@@ -206,10 +206,8 @@ pub(super) fn serving_report(
         },
         assumptions: c.assumptions.clone(),
         sim: Sim {
-            events,
-            ops: None,
             iterations: Some(iterations as u64),
-            wall_s: None,
+            ..Sim::events(events)
         },
         over_time: None,
         energy: None,

@@ -11,7 +11,8 @@
 
 use super::setup::TrainingConfig;
 use crate::hw::power;
-use serde_json::{Value, json};
+use crate::report::training::TrainingReport;
+use serde_json::json;
 
 /// The measured step, as the capacity figures need it.
 pub struct Step {
@@ -25,13 +26,13 @@ pub struct Step {
 }
 
 /// The report sections `energy`, and when asked for, `reliability`, `capacity` and `cost`.
-pub fn report(s: &TrainingConfig, step: &Step, report: &mut Value) {
+pub fn report(s: &TrainingConfig, step: &Step, report: &mut TrainingReport) {
     let gpus = s.gpus();
     let idle_watts = power::idle_watts(&s.gpu);
     let watts = step.board_watts;
     let pue = s.prices.map_or(1.0, |p| p.pue);
     let joules = watts * gpus as f64 * step.seconds * pue;
-    report["energy"] = json!({
+    report.energy = Some(json!({
         "gpu_busy_fraction": step.busy,
         "board_watts_per_gpu": watts,
         "joules_per_step": joules,
@@ -45,12 +46,12 @@ pub fn report(s: &TrainingConfig, step: &Step, report: &mut Value) {
                 "GPUs only (no PUE given)"
             }
         ),
-    });
+    }));
     let goodput = match &s.reliability {
         Some(r) => {
             let section = r.report(gpus, s.fabric.nodes, s.dp, step.seconds);
             let g = section["goodput"].as_f64().expect("a goodput");
-            report["reliability"] = section;
+            report.reliability = Some(section);
             g
         }
         None => 1.0,
@@ -60,7 +61,7 @@ pub fn report(s: &TrainingConfig, step: &Step, report: &mut Value) {
         if let Some(kwh) = prices.usd_per_kwh {
             cost["usd_per_million_tokens_energy"] = json!(kwh * joules / 3.6e6 / step.tokens * 1e6);
         }
-        report["cost"] = cost;
+        report.cost = Some(cost);
     }
     if let Some(tokens) = s.train_tokens {
         let training_s = tokens / step.tokens * step.seconds;
@@ -86,6 +87,6 @@ pub fn report(s: &TrainingConfig, step: &Step, report: &mut Value) {
                 "total": gpu_usd.unwrap_or(0.0) + energy_usd.unwrap_or(0.0),
             });
         }
-        report["capacity"] = c;
+        report.capacity = Some(c);
     }
 }

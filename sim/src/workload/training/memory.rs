@@ -19,7 +19,7 @@ use super::policy::{OptimizerOffload, ParamGather, Recompute, Schedule};
 use super::schedule;
 use super::setup::TrainingConfig;
 use super::step::{BUCKET_BYTES, most_gathered_params};
-use serde_json::{Value, json};
+use crate::report::training::{Memory, MemoryParts};
 
 /// Bytes per GPU by purpose.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,27 +52,30 @@ impl MemoryUse {
             + self.error_feedback
     }
 
-    pub fn report(&self, capacity: u64) -> Value {
+    /// The report's `memory` against `capacity` bytes; the stage, the largest micro-batch and
+    /// the activation plan are the caller's to fill.
+    pub fn report(&self, capacity: u64) -> Memory {
         let peak = self.peak().round() as u64;
-        let mut report = json!({
-            "peak_bytes_per_gpu": peak,
-            "capacity_bytes": capacity,
-            "fits": peak <= capacity,
-            "breakdown_bytes": {
-                "weights": self.weights.round() as u64,
-                "gradients": self.gradients.round() as u64,
-                "optimizer": self.optimizer.round() as u64,
-                "activations": self.activations.round() as u64,
-                "logits": self.logits.round() as u64,
-                "buffers": self.buffers.round() as u64,
-                "outer_optimizer": self.outer.round() as u64,
-                "error_feedback": self.error_feedback.round() as u64,
-            }
-        });
-        if self.host > 0.0 {
-            report["offloaded_bytes_per_gpu"] = json!(self.host.round() as u64);
+        let bytes = |b: f64| b.round() as u64;
+        Memory {
+            peak_bytes_per_gpu: peak,
+            capacity_bytes: capacity,
+            fits: peak <= capacity,
+            breakdown_bytes: MemoryParts {
+                weights: bytes(self.weights),
+                gradients: bytes(self.gradients),
+                optimizer: bytes(self.optimizer),
+                activations: bytes(self.activations),
+                logits: bytes(self.logits),
+                buffers: bytes(self.buffers),
+                outer_optimizer: bytes(self.outer),
+                error_feedback: bytes(self.error_feedback),
+            },
+            stage: 0,
+            largest_micro_batch: None,
+            offloaded_bytes_per_gpu: (self.host > 0.0).then(|| bytes(self.host)),
+            activation_plan: None,
         }
-        report
     }
 }
 

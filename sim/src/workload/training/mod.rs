@@ -41,6 +41,11 @@ pub(crate) mod step;
 use crate::engine::SimTime;
 use crate::exec::{Graph, LaneId, OpKind, Timeline, execute};
 use crate::hw::{ComputeModel, ComputeTier};
+use crate::report::training::{
+    Breakdown as BreakdownReport, Cluster, Communication, Fidelity, Flops, Memory, Model, Parallel,
+    TrainingReport,
+};
+use crate::report::typed::{Sim, TypedReport};
 pub use layout::Layout;
 use policy::{Recompute, Schedule};
 use serde_json::{Value, json};
@@ -317,7 +322,7 @@ pub fn simulate(
     let mut report = step_report(&setup, &graph, &lanes, &step_time, stats.events);
     optional_reports(&mut report, &setup, &lanes, &step_time, &uses);
     let (power, board_watts) = power::report(&setup, compute, &graph, &timeline, lanes.critical);
-    report["power"] = power;
+    report.power = Some(power);
     let step = capacity::Step {
         seconds: iteration,
         tokens,
@@ -325,9 +330,8 @@ pub fn simulate(
         board_watts,
     };
     capacity::report(&setup, &step, &mut report);
-    if let Some(ranks) = ranks {
-        report["ranks"] = ranks;
-    }
+    report.ranks = ranks;
+    let report = report.to_value();
     Ok(TrainingRun {
         setup,
         graph,
@@ -446,7 +450,7 @@ fn step_report(
     lanes: &Breakdown,
     time: &StepTime,
     events: u64,
-) -> Value {
+) -> TrainingReport {
     let (iteration, round) = (time.iteration, time.round);
     let gpus = setup.gpus() as f64;
     let model = model_flops(setup);
@@ -457,101 +461,121 @@ fn step_report(
         .expect("checked in set-up");
     let tflops = model / iteration / gpus / 1e12;
     let hardware_tflops = hardware / iteration / gpus / 1e12;
-    json!({
-        "kind": "training",
-        "scenario": setup.scenario.clone(),
-        "iteration_time_s": iteration,
-        "tokens_per_s": time.tokens / iteration,
-        "tflops_per_gpu": tflops,
-        "hardware_tflops_per_gpu": hardware_tflops,
-        "mfu": tflops * 1e12 / peak,
-        "hfu": hardware_tflops * 1e12 / peak,
-        "breakdown_s": {
-            "compute": lanes.compute_busy,
-            "exposed_communication": lanes.exposed + round.map_or(0.0, |r| r.step_s - r.inner_step_s),
-            "pipeline_bubble": lanes.bubble,
+    TrainingReport {
+        kind: "training".into(),
+        scenario: setup.scenario.clone(),
+        iteration_time_s: iteration,
+        tokens_per_s: time.tokens / iteration,
+        tflops_per_gpu: tflops,
+        hardware_tflops_per_gpu: hardware_tflops,
+        mfu: tflops * 1e12 / peak,
+        hfu: hardware_tflops * 1e12 / peak,
+        breakdown_s: BreakdownReport {
+            compute: lanes.compute_busy,
+            exposed_communication: lanes.exposed + round.map_or(0.0, |r| r.step_s - r.inner_step_s),
+            pipeline_bubble: lanes.bubble,
+            optimizer_offload: None,
         },
-        "contention": lanes.contention,
-        "communication_s": {
-            "data_parallel": lanes.data_parallel,
-            "tensor_parallel": lanes.tensor,
-            "pipeline": lanes.pipeline,
-            "expert_parallel": lanes.expert,
-            "context_parallel": lanes.context,
+        contention: lanes.contention.clone(),
+        communication_s: Communication {
+            data_parallel: lanes.data_parallel,
+            tensor_parallel: lanes.tensor,
+            pipeline: lanes.pipeline,
+            expert_parallel: lanes.expert,
+            context_parallel: lanes.context,
         },
-        "memory": memory_report(setup),
-        "flops": {
-            "model_per_step": model,
-            "hardware_per_step": hardware,
-            "convention": "model: 6 x GEMM FLOPs per token + non-causal attention (Megatron-LM Eq. 3 without recompute); hardware: plus recomputed forwards",
+        memory: memory_report(setup),
+        flops: Flops {
+            model_per_step: model,
+            hardware_per_step: hardware,
+            convention: "model: 6 x GEMM FLOPs per token + non-causal attention (Megatron-LM \
+                         Eq. 3 without recompute); hardware: plus recomputed forwards"
+                .into(),
         },
-        "cluster": {
-            "gpu": setup.gpu.name,
-            "gpus": setup.gpus(),
-            "nodes": setup.fabric.nodes,
-            "gpus_per_node": setup.fabric.gpus_per_node,
-            "peak_tflops_per_gpu": peak / 1e12,
-            "profile": setup.profile.as_ref().map(|p| p.name.clone()),
+        cluster: Cluster {
+            gpu: setup.gpu.name.to_string(),
+            gpus: setup.gpus(),
+            nodes: setup.fabric.nodes,
+            gpus_per_node: setup.fabric.gpus_per_node,
+            peak_tflops_per_gpu: peak / 1e12,
+            profile: setup.profile.as_ref().map(|p| p.name.clone()),
         },
-        "model": {
-            "name": setup.model.name,
-            "params": setup.model.params(),
-            "active_params": setup.model.active_params(),
-            "layers": setup.model.layers,
-            "hidden": setup.model.hidden,
-            "seq_len": setup.model.seq_len,
-            "dtype": setup.gemm_dtype.name(),
+        model: Model {
+            name: setup.model.name.clone(),
+            params: setup.model.params(),
+            active_params: setup.model.active_params(),
+            layers: setup.model.layers,
+            hidden: setup.model.hidden,
+            seq_len: setup.model.seq_len,
+            dtype: setup.gemm_dtype.name().into(),
         },
-        "parallel": parallel_report(setup),
-        "fidelity": fidelity_report(setup, graph),
-        "assumptions": setup.assumptions,
-        "sim": { "events": events, "operations": graph.len() },
-    })
+        parallel: parallel_report(setup),
+        fidelity: fidelity_report(setup, graph),
+        assumptions: setup.assumptions.clone(),
+        sim: Sim {
+            operations: Some(graph.len() as u64),
+            ..Sim::events(events)
+        },
+        power: None,
+        energy: None,
+        ranks: None,
+        reliability: None,
+        capacity: None,
+        local_sgd: None,
+        sequences: None,
+        optimizer_offload: None,
+        links: None,
+        uncertainty: None,
+        cost: None,
+    }
 }
 
 /// Memory a GPU of the fullest stage holds, against its capacity.
-fn memory_report(setup: &TrainingConfig) -> Value {
-    let (memory_stage, mem) = memory::memory(setup);
-    let mut memory_report = mem.report(setup.gpu.memory_bytes);
-    memory_report["stage"] = json!(memory_stage);
-    if setup.recompute == Recompute::Adaptive {
-        memory_report["activation_plan"] = activation_plan::plan(setup).report();
+fn memory_report(setup: &TrainingConfig) -> Memory {
+    let (stage, mem) = memory::memory(setup);
+    let capacity = setup.gpu.memory_bytes;
+    Memory {
+        stage,
+        activation_plan: (setup.recompute == Recompute::Adaptive)
+            .then(|| activation_plan::plan(setup).report()),
+        // (micro-batches of unlike shapes have no one size to grow)
+        largest_micro_batch: match setup.sequences {
+            Some(_) => None,
+            None => Some(memory::largest_micro_batch(setup, capacity as f64)),
+        },
+        ..mem.report(capacity)
     }
-    // (micro-batches of unlike shapes have no one size to grow)
-    memory_report["largest_micro_batch"] = match setup.sequences {
-        Some(_) => Value::Null,
-        None => json!(memory::largest_micro_batch(
-            setup,
-            setup.gpu.memory_bytes as f64
-        )),
-    };
-    memory_report
 }
 
 /// The parallel layout and training policies the step ran.
-fn parallel_report(setup: &TrainingConfig) -> Value {
-    json!({
-        "dp": setup.dp, "tp": setup.tp, "pp": setup.pp, "cp": setup.cp, "ep": setup.ep,
-        "cp_algorithm": match setup.cp_algorithm {
+fn parallel_report(setup: &TrainingConfig) -> Parallel {
+    Parallel {
+        dp: setup.dp,
+        tp: setup.tp,
+        pp: setup.pp,
+        cp: setup.cp,
+        ep: setup.ep,
+        cp_algorithm: match setup.cp_algorithm {
             policy::ContextAlgorithm::Ring => "ring",
             policy::ContextAlgorithm::AllGather => "all-gather",
-        },
-        "schedule": setup.schedule.name(),
-        "virtual_stages": setup.virtual_stages,
-        "sequence_parallel": setup.sequence_parallel,
-        "micro_batch": setup.micro_batch,
-        "global_batch": setup.global_batch,
-        "accumulation_steps": setup.accumulation,
-        "recompute": setup.recompute.name(),
-        "zero": setup.zero,
-        "optimizer": setup.optimizer.report(),
-        "compression": setup.compression.report(),
-    })
+        }
+        .into(),
+        schedule: setup.schedule.name().into(),
+        virtual_stages: setup.virtual_stages,
+        sequence_parallel: setup.sequence_parallel,
+        micro_batch: setup.micro_batch,
+        global_batch: setup.global_batch,
+        accumulation_steps: setup.accumulation,
+        recompute: setup.recompute.name().into(),
+        zero: setup.zero,
+        optimizer: setup.optimizer.report(),
+        compression: setup.compression.report(),
+    }
 }
 
 /// How the step was priced: compute tiers, network tier, topology, and the symmetry that lets
 /// one GPU a stage stand for all.
-fn fidelity_report(setup: &TrainingConfig, graph: &Graph) -> Value {
+fn fidelity_report(setup: &TrainingConfig, graph: &Graph) -> Fidelity {
     let symmetry = match setup.ranks {
         policy::Ranks::All => format!(
             "every GPU simulated: {} GPUs as {} pipelines of {} stage{}, each GPU its own timeline; a collective starts when its group's last member reaches it",
@@ -570,33 +594,33 @@ fn fidelity_report(setup: &TrainingConfig, graph: &Graph) -> Value {
             setup.dp
         ),
     };
-    json!({
-        "compute": compute_fidelity(graph),
-        "network": setup.tier.name(),
-        "topology": setup.topology.name,
-        "ranks": setup.ranks.name(),
-        "symmetry": symmetry,
-    })
+    Fidelity {
+        compute: compute_fidelity(graph),
+        network: setup.tier.name().into(),
+        topology: setup.topology.name.to_string(),
+        ranks: setup.ranks.name().into(),
+        symmetry,
+    }
 }
 
 /// The report's sections for what only some set-ups have: local SGD, `[sequences]`, optimizer
 /// offload and per-link traffic.
 fn optional_reports(
-    report: &mut Value,
+    report: &mut TrainingReport,
     setup: &TrainingConfig,
     lanes: &Breakdown,
     time: &StepTime,
     uses: &[links::CommUse],
 ) {
     if let Some(r) = &time.round {
-        report["local_sgd"] = local_sgd::report(setup, r);
+        report.local_sgd = Some(local_sgd::report(setup, r));
     }
     if let Some(q) = &setup.sequences {
-        report["sequences"] = sequences::report(setup, q);
+        report.sequences = Some(sequences::report(setup, q));
     }
     if let Some(host) = setup.host {
-        report["breakdown_s"]["optimizer_offload"] = json!(lanes.offload_tail);
-        report["optimizer_offload"] = json!({
+        report.breakdown_s.optimizer_offload = Some(lanes.offload_tail);
+        report.optimizer_offload = Some(json!({
             "mode": setup.optimizer_offload.name(),
             "host_copies_s": lanes.host_copies,
             "optimizer_s": lanes.offload,
@@ -606,10 +630,14 @@ fn optional_reports(
                 "memory_bandwidth": host.memory_bandwidth,
                 "memory_bytes": host.memory_bytes,
             },
-        });
+        }));
     }
     if setup.record_links {
         let bytes = links::link_bytes(setup, uses);
-        report["links"] = crate::report::links::links(&setup.topology, &bytes, time.iteration);
+        report.links = Some(crate::report::links::links(
+            &setup.topology,
+            &bytes,
+            time.iteration,
+        ));
     }
 }
