@@ -198,19 +198,17 @@ pub fn hardware_flops(s: &TrainingConfig) -> f64 {
 /// or "profile (GEMM: 96 of 144 ops), roofline (GEMM: 48 of 144 ops, other kernels)" when a kind
 /// was split between tiers.
 pub fn compute_fidelity(graph: &Graph) -> String {
-    const CLASSES: [&str; 3] = ["GEMM", "attention", "memory-bound"];
+    const CLASSES: [&str; 3] = step::KERNEL_CLASSES;
     let fallback = ComputeTier::Roofline.name();
-    // Operations of each class by tier, counted in a short list (a graph has one tier or a few).
+    // Operations of each class by tier, counted in a short list (a graph has one tier or a few;
+    // tiers are static names, so the same pointer is the same tier).
     let mut counted: Vec<(&str, [usize; CLASSES.len()])> = Vec::new();
     for op in &graph.ops {
-        let Some(class) = step::kernel_class(op) else {
+        let Some(c) = step::kernel_class(op) else {
             continue;
         };
-        let c = CLASSES
-            .iter()
-            .position(|k| *k == class)
-            .expect("kernel_class gives one of CLASSES");
-        match counted.iter_mut().find(|(tier, _)| *tier == op.tier) {
+        let same = |tier: &str| std::ptr::eq(tier, op.tier) || tier == op.tier;
+        match counted.iter_mut().find(|(tier, _)| same(tier)) {
             Some((_, n)) => n[c] += 1,
             None => {
                 let mut n = [0; CLASSES.len()];

@@ -44,16 +44,20 @@ pub const BUCKET_BYTES: f64 = 25.0 * 1024.0 * 1024.0;
 pub const GRAD_BYTES: f64 = 4.0;
 
 /// The kind of kernel a compute-lane operation of this graph runs, for saying which compute tier
-/// priced what: "GEMM", "attention" (the fused attention kernels) or "memory-bound" (elementwise
-/// kernels and the optimizer step). None for communication.
-pub fn kernel_class(op: &Op) -> Option<&'static str> {
+/// priced what, as an index of [`KERNEL_CLASSES`]: "GEMM", "attention" (the fused attention
+/// kernels) or "memory-bound" (elementwise kernels and the optimizer step). None for
+/// communication.
+pub fn kernel_class(op: &Op) -> Option<usize> {
     match op.kind {
         OpKind::Communication => None,
-        OpKind::Memory => Some("memory-bound"),
-        OpKind::Compute if op.name.starts_with("attention") => Some("attention"),
-        OpKind::Compute => Some("GEMM"),
+        OpKind::Memory => Some(2),
+        OpKind::Compute if op.name.starts_with("attention") => Some(1),
+        OpKind::Compute => Some(0),
     }
 }
+
+/// The kinds of kernel [`kernel_class`] tells apart, by its index.
+pub const KERNEL_CLASSES: [&str; 3] = ["GEMM", "attention", "memory-bound"];
 
 /// A collective or send of the graph: its operation, its stage, its communicator and which of
 /// the distinct collectives priced it (`links::CommUse`, `NOT_PRICED` when none did).
