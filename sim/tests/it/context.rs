@@ -97,3 +97,26 @@ fn zero_shards_and_gradients_reduce_over_context_ranks_too() {
     let optimizer = |o: &RunOutput| number(&o.report, "memory.breakdown_bytes.optimizer");
     assert!((optimizer(&none) / optimizer(&one) - 8.0).abs() < 1e-9);
 }
+
+/// A rank holds a load-balanced share of the causal sequence, so either algorithm computes an
+/// equal share of one sequence's causal attention: `cp` ranks together do what one GPU does
+/// alone, forward and backward, and all-gathering the keys first adds no work.
+#[test]
+fn each_rank_computes_its_share_of_causal_attention_under_either_algorithm() {
+    let flops = |o: &RunOutput, name: &str| -> f64 {
+        o.graph
+            .ops
+            .iter()
+            .filter(|op| op.name == name)
+            .map(|op| op.flops)
+            .sum()
+    };
+    let one = run(1, "ring");
+    for algorithm in ["ring", "all-gather"] {
+        let four = run(4, algorithm);
+        for name in ["attention", "attention_bwd"] {
+            let share = flops(&four, name) * 4.0 / flops(&one, name);
+            assert!((share - 1.0).abs() < 1e-9, "{algorithm} {name}: {share}");
+        }
+    }
+}

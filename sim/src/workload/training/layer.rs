@@ -382,9 +382,11 @@ impl LayerKinds {
 }
 
 /// The attention kernel one context-parallel rank runs for a layer's attention `kernel` (its
-/// queries against every key), in the pass `backward` or forward: the whole kernel once after an
-/// all-gather of the keys and values, or under ring attention one block of `kv_len / cp` keys per
-/// ring step, `cp` times. Returns the kernel and how many times it runs.
+/// queries against every key), in the pass `backward` or forward, and how many times it runs.
+/// A rank holds a load-balanced share of the causal sequence (chunks `i` and `2 cp - 1 - i`), so
+/// its queries meet half of the keys on average. After an all-gather of the keys and values: one
+/// kernel of its `kv_len / cp` queries against `kv_len / 2` keys, every pair computed; under ring
+/// attention one block of `kv_len / cp` keys a ring step, `cp` times, each block half computed.
 pub(super) fn context_attention_kernel(
     kernel: Kernel,
     cp: u32,
@@ -402,16 +404,16 @@ pub(super) fn context_attention_kernel(
     else {
         unreachable!("context attention splits an attention kernel")
     };
-    let (kv, runs) = match algorithm {
-        ContextAlgorithm::AllGather => (kv_len, 1),
-        ContextAlgorithm::Ring => (kv_len / cp as u64, cp),
+    let (kv, causal, runs) = match algorithm {
+        ContextAlgorithm::AllGather => (kv_len / 2, false, 1),
+        ContextAlgorithm::Ring => (kv_len / cp as u64, true, cp),
     };
     let block = Kernel::Attention {
         batch_heads,
         q_len,
         kv_len: kv,
         head_dim,
-        causal: true,
+        causal,
         backward,
         dtype,
     };
