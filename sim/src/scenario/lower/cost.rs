@@ -1,6 +1,9 @@
 //! `[cost]` read into `workload::cost::Prices` (every price checked at its key, the PUE 1 when not
 //! given: board power alone), and the `cost` section stamped on serving and diffusion reports.
 
+use crate::report::diffusion::DiffusionReport;
+use crate::report::serving::ServingReport;
+use crate::report::typed::TypedReport;
 use crate::scenario::error::ScenarioError;
 use crate::scenario::{Kind, Scenario};
 use crate::workload::cost::Prices;
@@ -70,13 +73,11 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
             "price GPU time with usd_per_gpu_hour (energy included, as clouds bill it)",
         )?;
     }
-    let gpus = report["cluster"]["gpus"].as_u64().unwrap_or(0) as u32;
     let section = match s.kind {
         Kind::Serving => {
-            let tokens = report["throughput"]["output_tokens_per_s"]
-                .as_f64()
-                .unwrap_or(0.0);
-            let mut v = prices.per_unit(gpus, 1.0, tokens / 1e6, "million_output_tokens");
+            let r = ServingReport::from_value(report).expect("a serving run's report");
+            let tokens = r.throughput.output_tokens_per_s;
+            let mut v = prices.per_unit(r.cluster.gpus, 1.0, tokens / 1e6, "million_output_tokens");
             if let (Some(kwh), Some(j)) = (prices.usd_per_kwh, joules_per_token) {
                 // The report's joules already include the PUE.
                 v["usd_per_million_output_tokens_energy"] = json!(kwh * j / 3.6e6 * 1e6);
@@ -84,8 +85,9 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
             v
         }
         Kind::Diffusion => {
-            let videos = report["videos_per_hour"].as_f64().unwrap_or(0.0);
-            prices.per_unit(gpus, 3600.0, videos, "video")
+            let r = DiffusionReport::from_value(report).expect("a diffusion run's report");
+            let gpus = r.cluster.map_or(0, |c| c.gpus);
+            prices.per_unit(gpus, 3600.0, r.videos_per_hour, "video")
         }
         Kind::Training => return Ok(()),
         Kind::Collective | Kind::Federated | Kind::Kernels | Kind::Cluster => {
