@@ -10,8 +10,14 @@
 //! - collective: `one-server`, or `multi-server` then `latency` below [`LATENCY_BYTES`] a rank
 //!   (`size_bytes`), else `bandwidth`.
 //!
-//! Other kinds (cluster, federated, kernels) have no regime. docs/UNCERTAINTY.md says why these.
+//! Read from the typed reports (`report::typed`); other kinds (cluster, federated, kernels) have
+//! no regime. docs/UNCERTAINTY.md says why these.
 
+use crate::report::collective::CollectiveReport;
+use crate::report::diffusion::DiffusionReport;
+use crate::report::serving::ServingReport;
+use crate::report::training::TrainingReport;
+use crate::report::typed::TypedReport;
 use serde_json::Value;
 
 /// Requests running per replica at or below which serving is in the small-batch regime, where
@@ -24,55 +30,71 @@ pub const LONG_VIDEO_TOKENS: f64 = 50_000.0;
 /// Bytes a rank below which a collective between servers is latency-bound.
 pub const LATENCY_BYTES: f64 = (64u64 << 20) as f64;
 
-/// The regime of a report, or None for a kind without one.
+/// The regime of a report, or None for a kind without one (or JSON that is not its kind's
+/// report).
 pub fn of_report(report: &Value) -> Option<String> {
-    let num = |v: &Value| v.as_f64();
     match report["kind"].as_str()? {
         "training" => {
-            let servers = num(&report["cluster"]["nodes"])?;
-            let fp8 = report["model"]["dtype"].as_str() == Some("fp8");
-            Some(format!(
-                "training/{}/{}",
-                scale(servers),
-                if fp8 { "fp8" } else { "16-bit" }
-            ))
+            let t = TrainingReport::from_value(report).ok()?;
+            Some(training(t.cluster.nodes, t.model.dtype == "fp8"))
         }
         "serving" => {
-            let replicas = num(&report["cluster"]["replicas"])?.max(1.0);
-            let running = report["over_time"]["fleet"]["running"]
-                .as_array()
+            let s = ServingReport::from_value(report).ok()?;
+            let running = s
+                .over_time
+                .as_ref()
+                .and_then(|o| o["fleet"]["running"].as_array())
                 .filter(|r| !r.is_empty());
             let per_replica = match running {
                 Some(r) => r.iter().filter_map(Value::as_f64).sum::<f64>() / r.len() as f64,
                 // No samples (a placed fleet): the batch limit bounds what runs.
-                None => num(&report["serving"]["max_batch_size"])?,
-            } / replicas;
-            Some(format!(
-                "serving/{}",
-                if per_replica <= SMALL_BATCH {
-                    "small-batch"
-                } else {
-                    "large-batch"
-                }
-            ))
+                None => s.serving.max_batch_size as f64,
+            } / s.cluster.replicas.max(1) as f64;
+            Some(serving(per_replica))
         }
         "diffusion" => {
-            let tokens = num(&report["video"]["tokens"])?;
-            Some(format!(
-                "diffusion/{}",
-                if tokens >= LONG_VIDEO_TOKENS {
-                    "long-video"
-                } else {
-                    "short-video"
-                }
-            ))
+            let d = DiffusionReport::from_value(report).ok()?;
+            Some(diffusion(d.video.tokens as f64))
         }
-        "collective" => Some(collective(
-            num(&report["cluster"]["nodes"])?,
-            num(&report["size_bytes"])?,
-        )),
+        "collective" => {
+            let c = CollectiveReport::from_value(report).ok()?;
+            Some(collective(c.cluster.nodes as f64, c.size_bytes as f64))
+        }
         _ => None,
     }
+}
+
+/// The regime of training on `servers` servers, in fp8 or not.
+pub fn training(servers: u32, fp8: bool) -> String {
+    format!(
+        "training/{}/{}",
+        scale(servers as f64),
+        if fp8 { "fp8" } else { "16-bit" }
+    )
+}
+
+/// The regime of a fleet running `per_replica` requests a replica on average.
+pub fn serving(per_replica: f64) -> String {
+    format!(
+        "serving/{}",
+        if per_replica <= SMALL_BATCH {
+            "small-batch"
+        } else {
+            "large-batch"
+        }
+    )
+}
+
+/// The regime of a video of `tokens` latent tokens.
+pub fn diffusion(tokens: f64) -> String {
+    format!(
+        "diffusion/{}",
+        if tokens >= LONG_VIDEO_TOKENS {
+            "long-video"
+        } else {
+            "short-video"
+        }
+    )
 }
 
 /// The regime of a collective over `servers` servers of `bytes` a rank.
@@ -124,38 +146,24 @@ mod tests {
     }
 
     #[test]
-    fn each_kind_maps_from_its_report() {
-        let t = json!({"kind": "training", "cluster": {"nodes": 16}, "model": {"dtype": "fp8"}});
-        assert_eq!(of_report(&t).as_deref(), Some("training/multi-server/fp8"));
-        let t = json!({"kind": "training", "cluster": {"nodes": 1}, "model": {"dtype": "bf16"}});
-        assert_eq!(of_report(&t).as_deref(), Some("training/one-server/16-bit"));
-        let s = |running: Vec<f64>| {
-            json!({"kind": "serving", "cluster": {"replicas": 2},
-                   "serving": {"max_batch_size": 256},
-                   "over_time": {"fleet": {"running": running}}})
-        };
-        assert_eq!(
-            of_report(&s(vec![2.0, 30.0])).as_deref(),
-            Some("serving/small-batch")
-        );
-        assert_eq!(
-            of_report(&s(vec![40.0, 30.0])).as_deref(),
-            Some("serving/large-batch")
-        );
-        assert_eq!(
-            of_report(&s(vec![])).as_deref(),
-            Some("serving/large-batch")
-        );
-        let d = json!({"kind": "diffusion", "video": {"tokens": 118800}});
-        assert_eq!(of_report(&d).as_deref(), Some("diffusion/long-video"));
-        let c = json!({"kind": "collective", "cluster": {"nodes": 2}, "size_bytes": 8});
-        assert_eq!(
-            of_report(&c).as_deref(),
-            Some("collective/multi-server/latency")
-        );
+    fn each_kind_maps_from_its_figures() {
+        assert_eq!(training(16, true), "training/multi-server/fp8");
+        assert_eq!(training(1, false), "training/one-server/16-bit");
+        assert_eq!(serving(16.0), "serving/small-batch");
+        assert_eq!(serving(35.0), "serving/large-batch");
+        assert_eq!(diffusion(118_800.0), "diffusion/long-video");
+        assert_eq!(diffusion(32_760.0), "diffusion/short-video");
+        assert_eq!(collective(2.0, 8.0), "collective/multi-server/latency");
         assert_eq!(collective(1.0, 1e9), "collective/one-server");
         assert_eq!(collective(4.0, 1e9), "collective/multi-server/bandwidth");
+    }
+
+    #[test]
+    fn kinds_without_a_regime_and_partial_reports_have_none() {
         assert_eq!(of_report(&json!({"kind": "kernels"})), None);
         assert_eq!(of_report(&json!({"kind": "training"})), None);
+        let partial =
+            json!({"kind": "training", "cluster": {"nodes": 16}, "model": {"dtype": "fp8"}});
+        assert_eq!(of_report(&partial), None);
     }
 }
