@@ -184,6 +184,21 @@ mod tests {
     use super::*;
     use residual::Residual;
 
+    /// The report of a small fleet (one replica of at most 4 requests: small batches), with the
+    /// figures at the dotted `paths` set to the values given.
+    fn serving(figures: &[(&str, f64)]) -> Value {
+        let text = "kind = \"serving\"\n[cluster]\ngpu = \"H100\"\n[model]\n\
+                    preset = \"llama-3.1-8b\"\n[serving]\nmax_batch_size = 4\n[workload]\n\
+                    requests = 4\narrival = \"offline\"\nprompt_tokens = 16\noutput_tokens = 4\n";
+        let s = crate::Scenario::parse(std::path::Path::new("s.toml"), text.into(), &[]).unwrap();
+        let mut report = crate::run(&s).unwrap().report;
+        for (path, x) in figures {
+            let (head, key) = path.split_once('.').unwrap();
+            report[head][key] = json!(x);
+        }
+        report
+    }
+
     fn table() -> Table {
         let r = |source: &str, x: f64| Residual {
             id: format!("{source}-1"),
@@ -199,11 +214,12 @@ mod tests {
 
     #[test]
     fn times_and_rates_get_intervals_on_the_side_the_errors_point() {
-        let report = json!({
-            "kind": "serving", "cluster": {"replicas": 1}, "serving": {"max_batch_size": 4},
-            "throughput": {"requests_per_s": 2.0, "output_tokens_per_s": 0.0},
-            "ttft_s": {"p50": 0.1}, "tpot_s": {"p50": 0.01}
-        });
+        let report = serving(&[
+            ("throughput.requests_per_s", 2.0),
+            ("throughput.output_tokens_per_s", 0.0),
+            ("ttft_s.p50", 0.1),
+            ("tpot_s.p50", 0.01),
+        ]);
         let u = of_report(&report, &table()).unwrap();
         assert_eq!(u["regime"], "serving/small-batch");
         let t = &u["ttft_s"]["p50"];
@@ -222,11 +238,12 @@ mod tests {
     #[test]
     fn throughput_under_open_loop_arrivals_moves_only_with_the_tail() {
         let serving = |arrival_span: f64| {
-            json!({
-                "kind": "serving", "cluster": {"replicas": 1}, "serving": {"max_batch_size": 4},
-                "throughput": {"requests_per_s": 1.0, "output_tokens_per_s": 100.0,
-                               "span_s": 100.0, "arrival_span_s": arrival_span}
-            })
+            serving(&[
+                ("throughput.requests_per_s", 1.0),
+                ("throughput.output_tokens_per_s", 100.0),
+                ("throughput.span_s", 100.0),
+                ("throughput.arrival_span_s", arrival_span),
+            ])
         };
         let width = |u: &Value| {
             let t = &u["throughput"]["requests_per_s"];
@@ -249,10 +266,8 @@ mod tests {
 
     #[test]
     fn an_interval_reads_back_what_attach_wrote() {
-        let mut report = json!({
-            "kind": "serving", "cluster": {"replicas": 1}, "serving": {"max_batch_size": 4},
-            "ttft_s": {"p50": 0.1}
-        });
+        // (a zero figure has no interval)
+        let mut report = serving(&[("ttft_s.p50", 0.1), ("tpot_s.p50", 0.0)]);
         report["uncertainty"] = of_report(&report, &table()).unwrap();
         let i = Interval::at(&report, "ttft_s.p50").unwrap();
         assert_eq!(i.regime.as_deref(), Some("serving/small-batch"));
