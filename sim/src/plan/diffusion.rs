@@ -131,11 +131,6 @@ struct Ranked {
     report: DiffusionReport,
 }
 
-/// A candidate's report, typed: the simulator wrote it, so it always reads back.
-fn typed(report: &Value) -> DiffusionReport {
-    DiffusionReport::from_value(report).expect("a diffusion run writes a diffusion report")
-}
-
 impl Ranked {
     /// The scenario's own configuration `own`, simulated as `report`; `outside` the space when it
     /// uses DSP or latent parallelism.
@@ -215,7 +210,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     let bound = latency_bound(&scenario.source.path, options)?;
 
     // The scenario's own configuration: bad input ends the plan here.
-    let reference = typed(&candidate::run_one(scenario, &[])?);
+    let reference = DiffusionReport::of_run(&candidate::run_one(scenario, &[])?);
     let (own, own_outside) = Degrees::of_report(&reference);
     let mut notes = Vec::new();
     let cluster = cluster::resolve(
@@ -256,7 +251,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
             gpus: c.gpus,
             sets: c.sets,
             layout: c.layout,
-            report: typed(&report),
+            report: DiffusionReport::of_run(&report),
         },
     );
     let by_gpus = by_gpus(&ranked, options.headroom_bytes, bound);
@@ -349,7 +344,7 @@ fn latency_bound(path: &Path, options: &Options) -> Result<Option<f64>, Scenario
 
 /// Why a simulated configuration does not fit with `headroom` bytes to spare, if it does not.
 fn unfit(report: &Value, headroom: f64) -> Option<&'static str> {
-    let m = typed(report).memory;
+    let m = DiffusionReport::of_run(report).memory;
     if !m.fits || m.peak_bytes_per_gpu > m.capacity_bytes as f64 - headroom {
         Some("peak memory exceeds a GPU's")
     } else {

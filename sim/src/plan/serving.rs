@@ -96,11 +96,6 @@ impl Fleet {
     }
 }
 
-/// A candidate's report, typed: the simulator wrote it, so it always reads back.
-fn typed(report: &Value) -> ServingReport {
-    ServingReport::from_value(report).expect("a serving run writes a serving report")
-}
-
 /// A simulated fleet that fits.
 struct Ranked {
     fleet: Fleet,
@@ -160,7 +155,7 @@ impl Ranked {
 
 /// Why a simulated fleet does not fit, if it does not.
 fn unfit(report: &Value) -> Option<&'static str> {
-    let report = typed(report);
+    let report = ServingReport::of_run(report);
     if !report.memory.fits {
         return Some("the weights leave no room for a KV cache");
     }
@@ -222,7 +217,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
     let target = attainment_target(scenario, &serving, options)?;
 
     // The scenario's own fleet: bad input ends the plan here, before any search.
-    let reference = typed(&candidate::run_one(scenario, &[])?);
+    let reference = ServingReport::of_run(&candidate::run_one(scenario, &[])?);
     let own = Fleet::of_report(&reference);
     let mut notes = Vec::new();
     let cluster = cluster::resolve(
@@ -255,7 +250,7 @@ pub fn plan(scenario: &Scenario, options: &Options) -> Result<Value, ScenarioErr
         unfit,
         |fleet, report| Ranked {
             fleet: *fleet,
-            report: typed(&report),
+            report: ServingReport::of_run(&report),
         },
     );
     let by_gpus = by_gpus(&ranked, target);

@@ -307,8 +307,7 @@ fn simulate(
             Ok(Simulated {
                 layout: *layout,
                 estimate: *estimate,
-                report: TrainingReport::from_value(&run.report)
-                    .expect("a training run writes a training report"),
+                report: TrainingReport::of_run(&run.report),
             })
         })
         .collect::<Result<_, _>>()?;

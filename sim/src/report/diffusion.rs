@@ -13,7 +13,7 @@ use serde_json::Value;
 pub struct DiffusionReport {
     /// Always `"diffusion"`.
     pub kind: String,
-    pub scenario: Option<String>,
+    pub scenario: String,
     /// One video's generation; with a queue, the mean from a request's arrival to its video.
     pub latency_s: f64,
     pub denoise_step_s: f64,
@@ -28,12 +28,9 @@ pub struct DiffusionReport {
     pub flops: Flops,
     pub model: Model,
     pub sim: Sim,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<Cluster>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fidelity: Option<Fidelity>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub assumptions: Option<Vec<String>>,
+    pub cluster: Cluster,
+    pub fidelity: Fidelity,
+    pub assumptions: Vec<String>,
     /// The queue of requests, when the scenario has a `[workload]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serving: Option<Queue>,

@@ -22,6 +22,12 @@ pub trait TypedReport: Serialize + DeserializeOwned {
     fn from_value(v: &Value) -> Result<Self, String> {
         Self::deserialize(v).map_err(|e| format!("not a {} report: {e}", Self::KIND))
     }
+
+    /// The report of a run of this kind that this build simulated: it always reads back (the
+    /// round trip over every shipped scenario is tested), so a failure is a bug, not input.
+    fn of_run(v: &Value) -> Self {
+        Self::from_value(v).unwrap_or_else(|e| panic!("a {} run's own report: {e}", Self::KIND))
+    }
 }
 
 /// The engine's counts (events handled; operations where a graph was executed, as `ops` or, in

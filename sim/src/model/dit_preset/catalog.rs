@@ -306,33 +306,15 @@ pub(super) const PRESETS: &[VideoDit] = &[
     },
     VideoDit {
         name: "consisid",
-        hidden: 3072,
-        heads: 48,
-        head_dim: 64,
-        dual_stream_blocks: 0,
-        // The CogVideoX-5B block stack. Every second block is followed by a perceiver
-        // cross-attention from the video tokens (3072 → 16 heads of 128) to 32 face tokens; those
-        // 21 layers cost about 3 % of the blocks' arithmetic and are not represented.
-        single_stream_blocks: 42,
-        cross_attention_blocks: 0,
-        ffn: 12288,
-        gated_mlp: false,
-        factorised_attention: false,
-        text_tokens: 226,
-        text_dim: 3072,
-        patch: (1, 2, 2),
-        // As CogVideoX-5B (diffusers' ConsisID attention processor).
-        qk_norm: QkNorm::Fused,
-        rope: Rope::RealEager,
-        guided_branches: 2,
-        frame_mask: false,
-        vae: COGVIDEOX_VAE,
-        text_encoders: COGVIDEOX_TEXT,
+        // The CogVideoX-5B block stack and attention (diffusers' ConsisID attention processor).
+        // Every second block is followed by a perceiver cross-attention from the video tokens
+        // (3072 → 16 heads of 128) to 32 face tokens; those 21 layers cost about 3 % of the
+        // blocks' arithmetic and are not represented.
         // No published count. CogVideoX-5B's published 5e9 plus the identity modules counted from
         // the diffusers defaults: 21 perceiver cross-attentions of 21.0e6 (0.44e9) and the local
         // facial extractor (≈ 0.15e9). Derived count 4.76e9 (0.85×).
         params: 5_600_000_000,
-        experts: 1,
         source: "diffusers consisid_transformer_3d.py (ConsisID on CogVideoX-5B)",
+        ..COGVIDEOX_5B
     },
 ];

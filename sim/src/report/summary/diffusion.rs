@@ -12,11 +12,7 @@ pub(super) fn render_diffusion(r: &Value) -> String {
         Err(e) => return format!("{e}\n"),
     };
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}  [diffusion]",
-        d.scenario.as_deref().unwrap_or("scenario")
-    );
+    let _ = writeln!(out, "{}  [diffusion]", d.scenario);
     video_rows(&mut out, &d);
     if let Some(q) = &d.serving {
         queue_rows(&mut out, &d, q);
@@ -91,7 +87,7 @@ fn video_rows(out: &mut String, d: &DiffusionReport) {
             "{} a video on {}: ulysses {} x ring {} x pipefusion {} ({} patches) x cfg {} x tp {}{}; \
              {} video(s) at once",
             p.gpus_per_video,
-            d.cluster.as_ref().map_or("?", |c| c.gpu.as_str()),
+            d.cluster.gpu,
             p.ulysses,
             p.ring,
             p.pipefusion,

@@ -75,7 +75,7 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
     }
     let section = match s.kind {
         Kind::Serving => {
-            let r = ServingReport::from_value(report).expect("a serving run's report");
+            let r = ServingReport::of_run(report);
             let tokens = r.throughput.output_tokens_per_s;
             let mut v = prices.per_unit(r.cluster.gpus, 1.0, tokens / 1e6, "million_output_tokens");
             if let (Some(kwh), Some(j)) = (prices.usd_per_kwh, joules_per_token) {
@@ -85,9 +85,8 @@ pub fn stamp(s: &Scenario, report: &mut Value) -> Result<(), ScenarioError> {
             v
         }
         Kind::Diffusion => {
-            let r = DiffusionReport::from_value(report).expect("a diffusion run's report");
-            let gpus = r.cluster.map_or(0, |c| c.gpus);
-            prices.per_unit(gpus, 3600.0, r.videos_per_hour, "video")
+            let r = DiffusionReport::of_run(report);
+            prices.per_unit(r.cluster.gpus, 3600.0, r.videos_per_hour, "video")
         }
         Kind::Training => return Ok(()),
         Kind::Collective | Kind::Federated | Kind::Kernels | Kind::Cluster => {

@@ -98,6 +98,17 @@ pub fn simulate(c: &DiffusionConfig) -> Result<DiffusionRun, KeyError> {
         nvls: setup.in_switch_reduction,
     };
     let plan = Plan {
+        context: Context {
+            setup,
+            profile: c.profile.clone(),
+            scenario: &c.scenario,
+        },
+        symmetry: if c.queue.is_some() {
+            "one GPU of a group simulated per video size; the queue simulated request by request"
+        } else {
+            "one GPU simulated: every GPU of a video does the same work on its share"
+        },
+        assumptions: &c.assumptions,
         model: &c.model,
         layout: c.layout,
         compute: &c.compute,
@@ -112,32 +123,14 @@ pub fn simulate(c: &DiffusionConfig) -> Result<DiffusionRun, KeyError> {
     };
     let first = plan.video(c.videos[0].0);
     within_simulated_time(&first, c.videos[0].0)?;
-    let context = Context {
-        setup,
-        profile: c.profile.clone(),
-        scenario: &c.scenario,
-    };
     let Some(queue) = &c.queue else {
-        let mut report = first.report;
-        context.stamp(
-            &mut report,
-            "one GPU simulated: every GPU of a video does the same work on its share",
-        );
-        report.assumptions = Some(c.assumptions.clone());
         return Ok(DiffusionRun {
-            report: report.to_value(),
+            report: first.report.to_value(),
             graph: first.graph,
             timeline: first.timeline,
         });
     };
-    queue::serve(
-        queue,
-        &plan,
-        &c.videos,
-        first,
-        c.assumptions.clone(),
-        &context,
-    )
+    queue::serve(queue, &plan, &c.videos, first)
 }
 
 /// Refuses a video whose generation would last past the end of simulated time.
@@ -166,32 +159,40 @@ pub(crate) struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// Writes the report's scenario name, `cluster` and `fidelity` (with `symmetry`).
-    pub fn stamp(&self, report: &mut DiffusionReport, symmetry: &str) {
+    /// The report's `cluster`.
+    fn cluster(&self) -> Cluster {
         let setup = self.setup;
-        report.scenario = Some(self.scenario.to_string());
-        report.cluster = Some(Cluster {
+        Cluster {
             gpu: setup.gpu.name.to_string(),
             gpus: setup.nodes * setup.gpus_per_node,
             nodes: setup.nodes,
             gpus_per_node: setup.gpus_per_node,
             profile: self.profile.clone(),
-        });
-        report.fidelity = Some(Fidelity {
+        }
+    }
+
+    /// The report's `fidelity`, with `symmetry`.
+    fn fidelity(&self, symmetry: &str) -> Fidelity {
+        Fidelity {
             compute: if self.profile.is_some() {
                 "profile where it has a measurement, roofline for the rest"
             } else {
                 "roofline"
             }
             .into(),
-            network: setup.tier.name().into(),
+            network: self.setup.tier.name().into(),
             symmetry: symmetry.into(),
-        });
+        }
     }
 }
 
-/// What every video of a scenario shares: the model, the layout, the GPU's pricing.
+/// What every video of a scenario shares: the cluster and scenario the report names, the model,
+/// the layout, the GPU's pricing.
 pub(crate) struct Plan<'a> {
+    pub context: Context<'a>,
+    /// What the report's `fidelity.symmetry` says stood for what.
+    pub symmetry: &'static str,
+    pub assumptions: &'a [String],
     pub model: &'a VideoDit,
     pub layout: Layout,
     pub compute: &'a ComputeModel,
@@ -277,7 +278,7 @@ impl Plan<'_> {
         let (lf, lh, lw) = model.latent(video);
         DiffusionReport {
             kind: "diffusion".into(),
-            scenario: None,
+            scenario: self.context.scenario.to_string(),
             latency_s: latency,
             denoise_step_s: denoise_step,
             videos_per_hour,
@@ -351,9 +352,9 @@ impl Plan<'_> {
                 dtype: self.act.name().into(),
             },
             sim,
-            cluster: None,
-            fidelity: None,
-            assumptions: None,
+            cluster: self.context.cluster(),
+            fidelity: self.context.fidelity(self.symmetry),
+            assumptions: self.assumptions.to_vec(),
             serving: None,
             uncertainty: None,
             cost: None,

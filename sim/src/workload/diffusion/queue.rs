@@ -9,7 +9,7 @@
 //! different sizes.
 
 use super::policy::VideoScheduler;
-use super::{Context, DiffusionRun, Plan, VideoQueue, VideoRun};
+use super::{DiffusionRun, Plan, VideoQueue, VideoRun};
 use crate::engine::{Process, RngStreams, Scheduler, SimTime, Simulation};
 use crate::key_error::KeyError;
 use crate::model::dit::Video;
@@ -81,8 +81,6 @@ pub(super) fn serve(
     plan: &Plan,
     mix: &[(Video, f64)],
     first: VideoRun,
-    mut assumptions: Vec<String>,
-    context: &Context,
 ) -> Result<DiffusionRun, KeyError> {
     let (requests, seed) = (&queue.requests, queue.seed);
     let mut latencies = vec![first.latency];
@@ -171,16 +169,11 @@ pub(super) fn serve(
         videos: shapes,
         events: stats.events,
     });
-    context.stamp(
-        &mut report,
-        "one GPU of a group simulated per video size; the queue simulated request by request",
-    );
-    assumptions.push(
+    report.assumptions.push(
         "latency_s is the mean from a request's arrival to its video, queueing included; the \
          per-video figures (breakdown, memory, denoise_step_s) are the mix's first video's"
             .into(),
     );
-    report.assumptions = Some(assumptions);
     Ok(DiffusionRun {
         report: report.to_value(),
         graph: first.graph,

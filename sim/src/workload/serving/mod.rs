@@ -142,11 +142,21 @@ pub(super) fn merge(report: &mut Value, extra: Value) {
     }
 }
 
-/// A serving report with `c`'s scenario, model and assumptions, the fleet's `latency` figures and
-/// the engine's counts; the fleet's own sections empty, for the caller to fill.
+/// What only the fleet knows of its report: its KV cache, memory, GPUs and how it was simulated.
+pub(super) struct FleetSections {
+    pub kv_cache: KvCache,
+    pub memory: MemoryReport,
+    pub cluster: ClusterReport,
+    pub fidelity: FidelityReport,
+}
+
+/// A serving report of `c` (scenario, model, engine and assumptions), the fleet's `latency`
+/// figures and sections, and the engine's counts; the sections only some fleets have are None,
+/// for the caller to add.
 pub(super) fn serving_report(
     c: &ServingConfig,
     latency: Latency,
+    fleet: FleetSections,
     events: u64,
     iterations: usize,
 ) -> ServingReport {
@@ -162,31 +172,9 @@ pub(super) fn serving_report(
         queueing_s: latency.queueing_s,
         histograms: latency.histograms,
         slo: latency.slo,
-        kv_cache: KvCache {
-            blocks_per_replica: None,
-            block_tokens: c.memory.block_tokens,
-            peak_use: 0.0,
-            preemptions: 0,
-            preemption: String::new(),
-            swapped_bytes: 0.0,
-        },
-        memory: MemoryReport {
-            weights_bytes_per_gpu: None,
-            weights_offload_bytes_per_gpu: 0.0,
-            kv_bytes_per_gpu: None,
-            capacity_bytes: None,
-            fits: true,
-        },
-        cluster: ClusterReport {
-            gpu: String::new(),
-            gpus: 0,
-            nodes: 0,
-            replicas: 0,
-            tp: None,
-            pp: None,
-            groups: Vec::new(),
-            profile: None,
-        },
+        kv_cache: fleet.kv_cache,
+        memory: fleet.memory,
+        cluster: fleet.cluster,
         disaggregation: None,
         model: ModelReport {
             name: c.model.name.clone(),
@@ -199,11 +187,7 @@ pub(super) fn serving_report(
             max_batch_size: c.max_batch_size,
             max_batch_tokens: c.max_batch_tokens,
         },
-        fidelity: FidelityReport {
-            compute: String::new(),
-            network: String::new(),
-            symmetry: String::new(),
-        },
+        fidelity: fleet.fidelity,
         assumptions: c.assumptions.clone(),
         sim: Sim {
             iterations: Some(iterations as u64),
@@ -276,8 +260,6 @@ pub(crate) fn fleet_of(c: &ServingConfig, r: &Replicas) -> (Fleet, bool) {
 
 /// Whole replicas behind a router.
 fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_error::KeyError> {
-    let (scheduler, max_batch_size, max_batch_tokens) =
-        (c.scheduler, c.max_batch_size, c.max_batch_tokens);
     let (memory, tier, swap, pools, nodes) = (c.memory, c.tier, r.swap, r.pools, r.nodes);
     let block_tokens = memory.block_tokens;
     let replicas: u32 = r.kinds.iter().map(|k| k.replicas).sum();
@@ -330,7 +312,7 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_er
         kv_transfer_bytes: fleet.transfers.iter().map(|t| t.5).sum::<f64>(),
         kv_transfer_s: Percentiles::of(transfer_s),
     });
-    let report = ServingReport {
+    let sections = FleetSections {
         kv_cache: KvCache {
             blocks_per_replica: single.map(|k| k.blocks),
             block_tokens,
@@ -358,18 +340,6 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_er
             groups,
             profile: profile_name.clone(),
         },
-        disaggregation,
-        over_time: Some(over_time::report(
-            &fleet.samples,
-            fleet.replicas.len(),
-            stats.end,
-        )),
-        serving: EngineReport {
-            engine: memory.engine.name().into(),
-            scheduler: scheduler.name().into(),
-            max_batch_size,
-            max_batch_tokens,
-        },
         fidelity: FidelityReport {
             compute: if profile_name.is_some() {
                 "profile where it has a measurement, roofline for the rest"
@@ -380,9 +350,17 @@ fn replicas(c: &ServingConfig, r: &Replicas) -> Result<ServingRun, crate::key_er
             network: tier.name().into(),
             symmetry: "none: every replica and request simulated".into(),
         },
+    };
+    let report = ServingReport {
+        disaggregation,
+        over_time: Some(over_time::report(
+            &fleet.samples,
+            fleet.replicas.len(),
+            stats.end,
+        )),
         energy: Some(energy_report(&fleet, &done, &outputs, r)),
         offload: (memory.offload_bytes > 0.0).then(|| offload::report(&fleet.kinds, &memory)),
-        ..serving_report(c, latency, stats.events, fleet.iterations.len())
+        ..serving_report(c, latency, sections, stats.events, fleet.iterations.len())
     };
     Ok(ServingRun {
         report: report.to_value(),

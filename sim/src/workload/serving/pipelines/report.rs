@@ -3,7 +3,7 @@
 
 use super::super::config::{Placed as PlacedFleet, ServingConfig};
 use super::super::placement::{Flow, Method, Placement, Problem};
-use super::super::{Lives, ServingRun, serving_report, trace};
+use super::super::{FleetSections, Lives, ServingRun, serving_report, trace};
 use super::{Placed, ServerGroup};
 use crate::report::serving::{Cluster, Fidelity, KvCache, Memory, ServingReport};
 use crate::report::typed::TypedReport;
@@ -58,7 +58,7 @@ pub(super) fn report(o: &Outcome, placed: Placed, events: u64) -> ServingRun {
     let single = (groups.len() == 1).then(|| &*groups[0].gpu.name);
     let (graph, timeline) =
         trace::build(&trace::of_placed(&placed, &gpu_names, &lives, &done), tier);
-    let report = ServingReport {
+    let sections = FleetSections {
         kv_cache: KvCache {
             blocks_per_replica: None,
             block_tokens,
@@ -84,6 +84,13 @@ pub(super) fn report(o: &Outcome, placed: Placed, events: u64) -> ServingRun {
             groups: group_rows,
             profile: None,
         },
+        fidelity: Fidelity {
+            compute: "roofline".into(),
+            network: tier.name().into(),
+            symmetry: "none: every server and request simulated".into(),
+        },
+    };
+    let report = ServingReport {
         placement: Some(json!({
             "method": p.method.name(),
             "max_flow_tokens_per_s": max_flow,
@@ -92,12 +99,7 @@ pub(super) fn report(o: &Outcome, placed: Placed, events: u64) -> ServingRun {
             "servers": server_rows,
             "refused_requests": placed.refused,
         })),
-        fidelity: Fidelity {
-            compute: "roofline".into(),
-            network: tier.name().into(),
-            symmetry: "none: every server and request simulated".into(),
-        },
-        ..serving_report(c, latency, events, placed.iterations.len())
+        ..serving_report(c, latency, sections, events, placed.iterations.len())
     };
     ServingRun {
         report: report.to_value(),
