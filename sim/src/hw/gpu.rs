@@ -134,7 +134,7 @@ fn normalize(name: &str) -> String {
 
 /// Every GPU in the catalog, in the order `clustersim list gpus` prints them.
 pub fn catalog() -> &'static [GpuSpec] {
-    CATALOG
+    &CATALOG
 }
 
 /// A borrowed spec (a catalog entry) copied into an owned one that runs share.
@@ -205,6 +205,8 @@ mod tests {
         ("A100-80GB", "A100-SXM4-80GB"),
         ("A100", "A100-SXM4-80GB"),
         ("A100-PCIe", "A100-PCIe-80GB"),
+        ("A800", "A800-SXM4-80GB"),
+        ("A800 80GB", "A800-SXM4-80GB"),
         ("L20", "L20"),
         ("L40S", "L40S"),
         ("H20", "H20-96GB"),
@@ -324,6 +326,7 @@ mod tests {
         for name in [
             "A100",
             "A100-40GB",
+            "A800",
             "H100",
             "H800",
             "H20",
@@ -349,6 +352,7 @@ mod tests {
             assert_eq!(kind(name), IntraLinkKind::Pcie, "{name}");
         }
         assert_eq!(find("H800").unwrap().intra_bandwidth, 200.0 * GB);
+        assert_eq!(find("A800").unwrap().intra_bandwidth, 200.0 * GB);
         assert_eq!(find("MI300X").unwrap().intra_bandwidth, 448.0 * GB);
     }
 

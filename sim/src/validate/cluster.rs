@@ -125,7 +125,7 @@ fn inter_node(
             || gpu.name.starts_with("H200")
         {
             400
-        } else if gpu.name.starts_with("A100") {
+        } else if gpu.name.starts_with("A100") || gpu.name.starts_with("A800") {
             200
         } else {
             return Err(format!(

@@ -1,8 +1,11 @@
-//! The catalog's entries: datasheet figures of each GPU, with the source of each. The types and
-//! look-ups are in `hw::gpu`.
+//! The catalog's entries: datasheet figures of each GPU, with the source of each; NVIDIA's here,
+//! AMD's and Google's in `catalog/amd_google.rs`. The types and look-ups are in `hw::gpu`.
 
 use super::{Architecture, GpuSpec, IntraLinkKind};
 use std::borrow::Cow;
+use std::sync::LazyLock;
+
+mod amd_google;
 
 pub(super) const GB: f64 = 1e9;
 pub(super) const TFLOPS: f64 = 1e12;
@@ -85,7 +88,36 @@ const H100_SXM5_80GB: GpuSpec = GpuSpec {
     ),
 };
 
-pub(super) static CATALOG: &[GpuSpec] = &[
+const A100_SXM4_80GB: GpuSpec = GpuSpec {
+    name: Cow::Borrowed("A100-SXM4-80GB"),
+    aliases: &["A100-80GB", "A100 80GB", "A100"],
+    vendor: "NVIDIA",
+    architecture: Architecture::Ampere,
+    peak_fp32: 19.5 * TFLOPS,
+    peak_tf32: Some(156.0 * TFLOPS),
+    peak_bf16: Some(312.0 * TFLOPS),
+    peak_fp16: 312.0 * TFLOPS,
+    peak_fp8: None,
+    peak_int8: Some(624.0 * TFLOPS),
+    // GiB: 5 HBM2e stacks of 16 GiB.
+    memory_bytes: 80 * GIB,
+    memory_bandwidth: 2039.0 * GB,
+    intra_link: IntraLinkKind::NvSwitch,
+    intra_bandwidth: 300.0 * GB,
+    pcie_bandwidth: 32.0 * GB,
+    tdp_watts: 400.0,
+    in_switch_reduction: false,
+    multiprocessors: 108,
+    peak_int4: None,
+    idle_watts: None,
+    nonlinear_rate: None,
+    sustained_clock: 1.0,
+    efficiency: None,
+    source: Cow::Borrowed("NVIDIA A100 Tensor Core GPU datasheet (2021), SXM4 80GB column"),
+};
+
+/// NVIDIA's GPUs, oldest first; then [`amd_google::ENTRIES`].
+static NVIDIA: &[GpuSpec] = &[
     // ---- NVIDIA Volta / Turing ----
     V100_SXM2_32GB,
     GpuSpec {
@@ -192,32 +224,17 @@ pub(super) static CATALOG: &[GpuSpec] = &[
             "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 40GB SXM column (dense figures)",
         ),
     },
+    A100_SXM4_80GB,
     GpuSpec {
-        name: Cow::Borrowed("A100-SXM4-80GB"),
-        aliases: &["A100-80GB", "A100 80GB", "A100"],
-        vendor: "NVIDIA",
-        architecture: Architecture::Ampere,
-        peak_fp32: 19.5 * TFLOPS,
-        peak_tf32: Some(156.0 * TFLOPS),
-        peak_bf16: Some(312.0 * TFLOPS),
-        peak_fp16: 312.0 * TFLOPS,
-        peak_fp8: None,
-        peak_int8: Some(624.0 * TFLOPS),
-        // GiB: 5 HBM2e stacks of 16 GiB.
-        memory_bytes: 80 * GIB,
-        memory_bandwidth: 2039.0 * GB,
-        intra_link: IntraLinkKind::NvSwitch,
-        intra_bandwidth: 300.0 * GB,
-        pcie_bandwidth: 32.0 * GB,
-        tdp_watts: 400.0,
-        in_switch_reduction: false,
-        multiprocessors: 108,
-        peak_int4: None,
-        idle_watts: None,
-        nonlinear_rate: None,
-        sustained_clock: 1.0,
-        efficiency: None,
-        source: Cow::Borrowed("NVIDIA A100 Tensor Core GPU datasheet (2021), SXM4 80GB column"),
+        name: Cow::Borrowed("A800-SXM4-80GB"),
+        aliases: &["A800", "A800 80GB", "A800-80GB", "A800-SXM4"],
+        // The A100 80GB SXM's GA100 with the same compute, memory and 400 W; NVLink cut to
+        // 400 GB/s bidirectional (8 of the 12 NVLink3 links) through NVSwitch.
+        intra_bandwidth: 200.0 * GB,
+        source: Cow::Borrowed(
+            "NVIDIA A800 Tensor Core GPU datasheet (2022), A800 80GB SXM column (dense figures)",
+        ),
+        ..A100_SXM4_80GB
     },
     GpuSpec {
         name: Cow::Borrowed("A100-PCIe-80GB"),
@@ -571,129 +588,8 @@ pub(super) static CATALOG: &[GpuSpec] = &[
                  halved)",
         ),
     },
-    // ---- AMD CDNA ----
-    GpuSpec {
-        name: Cow::Borrowed("MI250X"),
-        aliases: &["AMD MI250X", "Instinct MI250X", "MI250X-128GB"],
-        vendor: "AMD",
-        architecture: Architecture::Cdna2,
-        // One OAM module, i.e. both GCDs (the OS shows each GCD as its own GPU with half of
-        // everything below). FP32 is the matrix (and packed-FP32) peak, 95.7 TFLOPS, which is what
-        // FP32 GEMMs get; plain vector FP32 is 47.9. CDNA2 has no TF32/XF32 and no FP8.
-        peak_fp32: 95.7 * TFLOPS,
-        peak_tf32: None,
-        peak_bf16: Some(383.0 * TFLOPS),
-        peak_fp16: 383.0 * TFLOPS,
-        peak_fp8: None,
-        peak_int8: Some(383.0 * TFLOPS),
-        // GiB: 8 HBM2e stacks of 16 GiB (64 GiB per GCD).
-        memory_bytes: 128 * GIB,
-        memory_bandwidth: 3276.8 * GB,
-        // Infinity Fabric: the datasheet lists 8 links x 100 GB/s peak (bidirectional; ROCm
-        // docs: 50 GB/s per direction per x16 link at 25 GT/s) = 400 GB/s per direction in
-        // total. Point-to-point, not switched: on a 4-OAM node (e.g. Frontier) GCDs on different
-        // OAMs share 1 or 2 links (50-100 GB/s per direction); the two GCDs inside one OAM share
-        // 4 links (200 GB/s per direction), which is not counted here.
-        intra_link: IntraLinkKind::Mesh,
-        intra_bandwidth: 400.0 * GB,
-        // Each GCD has its own PCIe Gen4 x16 link to the host: 2 x 32 GB/s per OAM.
-        pcie_bandwidth: 64.0 * GB,
-        // 560 W peak board power (OAM, liquid or air cooled); 500 W in some platforms.
-        tdp_watts: 560.0,
-        in_switch_reduction: false,
-        multiprocessors: 220,
-        peak_int4: None,
-        idle_watts: None,
-        nonlinear_rate: None,
-        sustained_clock: 1.0,
-        efficiency: None,
-        source: Cow::Borrowed(
-            "AMD Instinct MI250X accelerator datasheet (2021), OAM module (both GCDs); \
-                 ROCm MI250 microarchitecture page for the link figures",
-        ),
-    },
-    GpuSpec {
-        name: Cow::Borrowed("MI300X"),
-        aliases: &["AMD MI300X", "Instinct MI300X", "MI300X-192GB"],
-        vendor: "AMD",
-        architecture: Architecture::Cdna3,
-        // Dense figures (the datasheet gives sparse ones separately). Vector and matrix FP32
-        // are both 163.4; AMD's datasheet gives a TF32 matrix figure, used here.
-        peak_fp32: 163.4 * TFLOPS,
-        peak_tf32: Some(653.7 * TFLOPS),
-        peak_bf16: Some(1307.4 * TFLOPS),
-        peak_fp16: 1307.4 * TFLOPS,
-        peak_fp8: Some(2614.9 * TFLOPS),
-        peak_int8: Some(2614.9 * TFLOPS),
-        // GiB: 8 HBM3 stacks of 24 GiB (ROCm's GPU spec table lists "VRAM (GiB) 192").
-        memory_bytes: 192 * GIB,
-        memory_bandwidth: 5300.0 * GB,
-        // Infinity Fabric, fully connected 8-GPU platform: 7 peer links of 128 GB/s peak
-        // bidirectional (64 GB/s per direction) = 448 GB/s per direction in aggregate, but only
-        // 64 GB/s per direction to any single peer. The 8th link is for scale-out. Sources: AMD
-        // MI300X datasheet ("Infinity Fabric Links", "Peak Infinity Fabric Link Bandwidth
-        // 128 GB/s"), MI300X platform datasheet (896 GB/s aggregate bidirectional).
-        intra_link: IntraLinkKind::Mesh,
-        intra_bandwidth: 448.0 * GB,
-        // PCIe Gen5 x16.
-        pcie_bandwidth: 64.0 * GB,
-        // 750 W peak board power.
-        tdp_watts: 750.0,
-        in_switch_reduction: false,
-        multiprocessors: 304,
-        peak_int4: None,
-        idle_watts: None,
-        nonlinear_rate: None,
-        sustained_clock: 1.0,
-        efficiency: None,
-        source: Cow::Borrowed(
-            "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
-                 MI300X platform datasheet for Infinity Fabric",
-        ),
-    },
-    // ---- Google TPU ----
-    GpuSpec {
-        name: Cow::Borrowed("TPU-v3"),
-        aliases: &["TPUv3", "TPU v3", "Cloud TPU v3"],
-        vendor: "Google",
-        architecture: Architecture::TpuV3,
-        // One chip (two TensorCores). The matrix units multiply bf16 and accumulate in fp32; there
-        // is no fp16, fp8 or int8 path, so an fp16 model is priced at the bf16 peak. FP32 matrix
-        // products run as bf16 passes (6 for full fp32 precision): 123 / 6 = 20.5, our
-        // derivation, not a datasheet figure (the optimizer step it prices is memory-bound).
-        peak_fp32: 20.5 * TFLOPS,
-        peak_tf32: None,
-        peak_bf16: Some(123.0 * TFLOPS),
-        peak_fp16: 123.0 * TFLOPS,
-        peak_fp8: None,
-        peak_int8: None,
-        // GiB, as the Cloud TPU page writes it ("32 GiB, 900 GBps").
-        memory_bytes: 32 * GIB,
-        memory_bandwidth: 900.0 * GB,
-        // No server-internal switch: every chip has 4 inter-chip-interconnect (ICI) links of
-        // 656 Gb/s (82 GB/s) to its torus neighbours (Jouppi et al. 2020, Table 3; 1,024 chips x
-        // 4 x 82 GB/s = 336 TB/s matches the Cloud page's "all-reduce bandwidth per Pod 340
-        // TB/s"). Chips of one board are neighbours on the same torus: a scenario models the
-        // torus with one chip per node (`topology = "torus-2d"`, `torus_link_bandwidth`).
-        intra_link: IntraLinkKind::Mesh,
-        intra_bandwidth: 4.0 * 82.0 * GB,
-        // The host's PCIe Gen3 x16 (assumed; the four chips of a board share one host).
-        pcie_bandwidth: 16.0 * GB,
-        // Measured power per chip, min/mean/max 123/220/262 W (Cloud TPU v3 page): the maximum as
-        // the board power, the minimum as idle.
-        tdp_watts: 262.0,
-        in_switch_reduction: false,
-        // Two TensorCores.
-        multiprocessors: 2,
-        peak_int4: None,
-        idle_watts: Some(123.0),
-        nonlinear_rate: None,
-        sustained_clock: 1.0,
-        efficiency: None,
-        source: Cow::Borrowed(
-            "Google Cloud TPU v3 documentation (system architecture: 123 TFLOPS bf16, 32 GiB \
-                 HBM2 at 900 GBps, measured power 123/220/262 W, 2-D torus pods of 1,024 chips); \
-                 Jouppi et al., CACM 2020, Table 3 (4 ICI links at 656 Gbit/s)",
-        ),
-    },
 ];
+
+/// Every entry, in the order `clustersim list gpus` prints them.
+pub(super) static CATALOG: LazyLock<Vec<GpuSpec>> =
+    LazyLock::new(|| [NVIDIA, amd_google::ENTRIES].concat());
