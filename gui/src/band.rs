@@ -103,6 +103,7 @@ mod tests {
     use super::*;
     use crate::cards::{self, Summary};
     use crate::compare;
+    use crate::metrics::tests::{serving, shipped, training as metrics_training, with};
     use crate::units;
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
@@ -113,16 +114,28 @@ mod tests {
                "cases": 134, "sources": 4})
     }
 
+    /// A real training report with an `iteration` s step, 1,000 tokens a step and 400 TFLOP/s
+    /// a GPU, with the interval `band` on its step time and throughput or with none.
     fn training(iteration: f64, band: Option<(f64, f64)>) -> Value {
-        let mut r = json!({"kind": "training", "iteration_time_s": iteration,
-                           "tokens_per_s": 1000.0 / iteration, "tflops_per_gpu": 400.0,
-                           "cluster": {"gpu": "H100", "gpus": 8}});
+        let mut r = with(
+            metrics_training(),
+            &[
+                ("/iteration_time_s", json!(iteration)),
+                ("/tokens_per_s", json!(1000.0 / iteration)),
+                ("/tflops_per_gpu", json!(400.0)),
+            ],
+        );
+        let m = r.as_object_mut().unwrap();
+        m.remove("uncertainty");
         if let Some((low, high)) = band {
-            r["uncertainty"] = json!({
-                "regime": "training/one-server/16-bit",
-                "iteration_time_s": entry(low, high),
-                "tokens_per_s": entry(1000.0 / high, 1000.0 / low),
-            });
+            m.insert(
+                "uncertainty".into(),
+                json!({
+                    "regime": "training/one-server/16-bit",
+                    "iteration_time_s": entry(low, high),
+                    "tokens_per_s": entry(1000.0 / high, 1000.0 / low),
+                }),
+            );
         }
         r
     }
@@ -170,18 +183,35 @@ mod tests {
 
     #[test]
     fn kind_cards_show_their_intervals() {
-        let r = json!({"kind": "serving", "throughput": {"requests_per_s": 2.0},
-                       "ttft_s": {"p50": 0.1}, "tpot_s": {"p50": 0.02},
-                       "uncertainty": {"regime": "serving/small-batch",
+        let r = with(
+            serving(),
+            &[
+                ("/throughput/requests_per_s", json!(2.0)),
+                ("/ttft_s/p50", json!(0.1)),
+                ("/tpot_s/p50", json!(0.02)),
+                (
+                    "/uncertainty",
+                    json!({"regime": "serving/small-batch",
                            "ttft_s": {"p50": entry(0.09, 0.15)},
-                           "throughput": {"requests_per_s": entry(1.5, 2.5)}}});
+                           "throughput": {"requests_per_s": entry(1.5, 2.5)}}),
+                ),
+            ],
+        );
         let h = cards_of(&r);
         h.get_by_label("80%: 90.0 ms – 150.0 ms");
         h.get_by_label("80%: 1.50 requests/s – 2.50 requests/s");
         assert_eq!(h.query_all_by_label_contains("80%:").count(), 2);
-        let c = json!({"kind": "collective", "time_s": 0.01, "busbw_GBps": 100.0,
-                       "uncertainty": {"time_s": entry(0.009, 0.012),
-                                       "busbw_GBps": entry(80.0, 110.0)}});
+        let c = with(
+            shipped("papers/zccl-all-reduce-16x4xa100-fast.toml", &[]),
+            &[
+                ("/time_s", json!(0.01)),
+                ("/busbw_GBps", json!(100.0)),
+                (
+                    "/uncertainty",
+                    json!({"time_s": entry(0.009, 0.012), "busbw_GBps": entry(80.0, 110.0)}),
+                ),
+            ],
+        );
         let h = cards_of(&c);
         h.get_by_label("80%: 9.0 ms – 12.0 ms");
         h.get_by_label("80%: 80.0 GB/s – 110.0 GB/s");
@@ -214,7 +244,10 @@ mod tests {
         let h = cards_of(&training(1.5, None));
         h.get_by_label("1.5 s");
         assert!(h.query_all_by_label_contains("80%").next().is_none());
-        let r = json!({"kind": "federated", "rounds_per_hour": 3.0});
+        let r = shipped(
+            "papers/private-fl-nnlm-100k-vocab-peu-lora.toml",
+            &["federated.rounds=5"],
+        );
         assert!(
             cards_of(&r)
                 .query_all_by_label_contains("80%")

@@ -14,6 +14,10 @@ use crate::metrics::MEMORY_COLORS;
 use crate::timeline::kind_color;
 use crate::units;
 use clustersim::exec::OpKind;
+use clustersim::report::any::Report;
+use clustersim::report::cluster::Job;
+use clustersim::report::diffusion::DiffusionReport;
+use clustersim::report::typed::TypedReport;
 use egui::{Color32, CornerRadius, Frame, Margin, RichText, Sense, Stroke, Ui, vec2};
 use serde_json::Value;
 
@@ -48,6 +52,8 @@ pub struct Summary {
     pub kind_cards: Option<KindCards>,
     /// The headline figures' prediction intervals (`uncertainty`), if the report has them.
     pub bands: Bands,
+    /// Why the report does not read as one of its kind; no cards then.
+    pub unreadable: Option<String>,
 }
 
 /// One job of a cluster run: where it ran and what sharing the links cost it.
@@ -63,33 +69,53 @@ pub struct JobCard {
 }
 
 impl JobCard {
-    /// One entry of a cluster report's `jobs`, in its kind's terms.
-    fn from_report(j: &Value) -> Self {
-        let f = |p: &str| j.pointer(p).and_then(Value::as_f64);
-        let (what, alone_s, shared_s) = match j["kind"].as_str() {
-            Some("serving") => (
+    /// One job of a cluster run, in its kind's terms.
+    fn of(j: &Job) -> Self {
+        let mean = |v: &Value| v.pointer("/e2e_s/mean").and_then(Value::as_f64);
+        let (what, alone_s, shared_s) = match j.kind.as_str() {
+            "serving" => (
                 "mean end-to-end latency",
-                f("/latency/alone/e2e_s/mean"),
-                f("/latency/shared/e2e_s/mean"),
+                j.latency.as_ref().and_then(|l| mean(&l.alone)),
+                j.latency.as_ref().and_then(|l| mean(&l.shared)),
             ),
-            Some("diffusion") => ("video", f("/report/latency_s"), f("/report/latency_s")),
-            _ => ("step", f("/step_s/alone"), f("/step_s/shared")),
+            "diffusion" => {
+                let video = DiffusionReport::from_value(&j.report).ok();
+                let latency = video.map(|v| v.latency_s);
+                ("video", latency, latency)
+            }
+            _ => (
+                "step",
+                j.step_s.as_ref().map(|s| s.alone),
+                j.step_s.as_ref().map(|s| s.shared),
+            ),
         };
         JobCard {
-            name: j["name"].as_str().unwrap_or("?").to_string(),
-            servers: format!("{}-{}", j["servers"][0], j["servers"][1]),
+            name: j.name.clone(),
+            servers: format!("{}-{}", j.servers[0], j.servers[1]),
             what,
             alone_s,
             shared_s,
-            slowdown: f("/slowdown"),
+            slowdown: Some(j.slowdown),
         }
     }
 }
 
 impl Summary {
+    /// The cards of report `r`: none for an empty report (a saved trace opened alone), and the
+    /// reason for one that does not read as a report of its kind (written by another version).
     pub fn from_report(r: &Value) -> Summary {
-        let f = |p: &str| r.pointer(p).and_then(Value::as_f64);
-        let memory_parts = crate::metrics::memory_breakdown(r);
+        if r.as_object().is_some_and(|m| m.is_empty()) {
+            return Summary::default();
+        }
+        let report = match Report::from_value(r) {
+            Ok(report) => report,
+            Err(e) => {
+                return Summary {
+                    unreadable: Some(e),
+                    ..Summary::default()
+                };
+            }
+        };
         let fidelity = r
             .get("fidelity")
             .and_then(Value::as_object)
@@ -102,42 +128,37 @@ impl Summary {
                     .collect()
             })
             .unwrap_or_default();
-        Summary {
-            scenario: r
-                .get("scenario")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            gpu: r
-                .pointer("/cluster/gpu")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            gpus: r.pointer("/cluster/gpus").and_then(Value::as_u64),
-            iteration_time_s: f("/iteration_time_s"),
-            tokens_per_s: f("/tokens_per_s"),
-            tflops_per_gpu: f("/tflops_per_gpu"),
-            hardware_tflops_per_gpu: f("/hardware_tflops_per_gpu"),
-            peak_tflops_per_gpu: f("/cluster/peak_tflops_per_gpu"),
-            mfu: f("/mfu"),
-            hfu: f("/hfu"),
-            peak_bytes: f("/memory/peak_bytes_per_gpu"),
-            capacity_bytes: f("/memory/capacity_bytes"),
-            fits: r.pointer("/memory/fits").and_then(Value::as_bool),
-            memory_parts,
-            compute_s: f("/breakdown_s/compute"),
-            exposed_comm_s: f("/breakdown_s/exposed_communication"),
-            bubble_s: f("/breakdown_s/pipeline_bubble"),
+        let mut s = Summary {
+            scenario: Some(report.scenario().to_string()),
+            gpu: report.gpus().map(|(gpu, _)| gpu.to_string()),
+            gpus: report.gpus().map(|(_, n)| u64::from(n)),
             fidelity,
-            events: r.pointer("/sim/events").and_then(Value::as_u64),
-            jobs: r
-                .get("jobs")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .map(JobCard::from_report)
-                .collect(),
-            kind_cards: KindCards::from_report(r),
+            events: Some(report.sim().events),
+            kind_cards: KindCards::of(&report),
             bands: Bands::from_report(r),
+            ..Summary::default()
+        };
+        match &report {
+            Report::Training(t) => {
+                s.iteration_time_s = Some(t.iteration_time_s);
+                s.tokens_per_s = Some(t.tokens_per_s);
+                s.tflops_per_gpu = Some(t.tflops_per_gpu);
+                s.hardware_tflops_per_gpu = Some(t.hardware_tflops_per_gpu);
+                s.peak_tflops_per_gpu = Some(t.cluster.peak_tflops_per_gpu);
+                s.mfu = Some(t.mfu);
+                s.hfu = Some(t.hfu);
+                s.peak_bytes = Some(t.memory.peak_bytes_per_gpu as f64);
+                s.capacity_bytes = Some(t.memory.capacity_bytes as f64);
+                s.fits = Some(t.memory.fits);
+                s.memory_parts = crate::metrics::memory_breakdown(&t.memory.breakdown_bytes);
+                s.compute_s = Some(t.breakdown_s.compute);
+                s.exposed_comm_s = Some(t.breakdown_s.exposed_communication);
+                s.bubble_s = Some(t.breakdown_s.pipeline_bubble);
+            }
+            Report::Cluster(c) => s.jobs = c.jobs.iter().map(JobCard::of).collect(),
+            _ => {}
         }
+        s
     }
 
     /// The step's parts as `(name, seconds, colour)`, those the report gives.
@@ -201,6 +222,15 @@ fn show_jobs(ui: &mut Ui, jobs: &[JobCard]) {
 
 /// Lays out the cards for one report.
 pub fn show(ui: &mut Ui, s: &Summary) {
+    if let Some(e) = &s.unreadable {
+        ui.colored_label(
+            BAD,
+            format!(
+                "This report does not read as one of this version's: {e}. Run its scenario again."
+            ),
+        );
+        return;
+    }
     if !s.jobs.is_empty() {
         show_jobs(ui, &s.jobs);
         return fidelity(ui, s);
@@ -427,65 +457,85 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The report of a shipped scenario.
+    fn shipped(file: &str) -> Value {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios")
+            .join(file);
+        clustersim::run(&clustersim::Scenario::load(&path, &[]).unwrap())
+            .unwrap()
+            .report
+    }
+
     #[test]
-    fn reads_the_report_keys() {
-        let r = json!({
-            "scenario": "x",
-            "iteration_time_s": 0.5,
-            "tokens_per_s": 1000.0,
-            "mfu": 0.4,
-            "cluster": {"gpu": "H100-SXM5-80GB", "gpus": 8},
-            "memory": {
-                "peak_bytes_per_gpu": 30.0, "capacity_bytes": 80.0, "fits": true,
-                "breakdown_bytes": {"activations": 10.0, "weights": 20.0, "zzz": 0.0}
-            },
-            "breakdown_s": {"compute": 0.4, "exposed_communication": 0.1, "pipeline_bubble": 0.0},
-            "fidelity": {"compute": "roofline", "network": "analytical"},
-            "sim": {"events": 12}
-        });
+    fn reads_a_training_report() {
+        let r = shipped("training/gpt3-1.3b-8xh100.toml");
         let s = Summary::from_report(&r);
-        assert_eq!(s.scenario.as_deref(), Some("x"));
+        assert_eq!(s.scenario.as_deref(), r["scenario"].as_str());
         assert_eq!(s.gpus, Some(8));
-        assert_eq!(s.iteration_time_s, Some(0.5));
+        assert_eq!(s.iteration_time_s, r["iteration_time_s"].as_f64());
         assert_eq!(s.fits, Some(true));
-        // Weights before activations; unknown parts last.
+        assert_eq!(s.unreadable, None);
+        // Weights first, in a fixed order, every part of the report's breakdown.
         let names: Vec<_> = s.memory_parts.iter().map(|p| p.0.as_str()).collect();
-        assert_eq!(names, ["weights", "activations", "zzz"]);
+        assert_eq!(
+            names[..4],
+            ["weights", "gradients", "optimizer", "activations"]
+        );
+        let listed = r["memory"]["breakdown_bytes"].as_object().unwrap().len();
+        assert_eq!(names.len(), listed);
         let parts = s.step_parts();
         assert_eq!(parts.len(), 3);
         assert_eq!(parts[1].0, "exposed communication");
-        assert_eq!(s.fidelity_line(), "compute: roofline · network: analytical");
-        assert_eq!(s.events, Some(12));
+        assert!(
+            s.fidelity_line().starts_with("compute: "),
+            "{}",
+            s.fidelity_line()
+        );
+        assert_eq!(s.events, r["sim"]["events"].as_u64());
     }
 
     #[test]
     fn a_cluster_run_has_a_card_per_job() {
-        let r = json!({"kind": "cluster", "jobs": [
-            {"name": "a", "servers": [0, 5], "step_s": {"alone": 1.0, "shared": 1.1}, "slowdown": 1.1},
-            {"name": "b", "servers": [6, 15]},
-            {"name": "c", "kind": "serving", "servers": [16, 17], "slowdown": 1.2,
-             "latency": {"alone": {"e2e_s": {"mean": 2.0}}, "shared": {"e2e_s": {"mean": 2.4}}}}
-        ]});
+        let r = shipped("cluster/training-beside-disaggregated-fleet.toml");
         let s = Summary::from_report(&r);
-        assert_eq!(s.jobs.len(), 3);
-        assert_eq!(s.jobs[2].shared_s, Some(2.4));
-        assert_eq!(s.jobs[0].servers, "0-5");
-        assert_eq!(s.jobs[0].slowdown, Some(1.1));
-        assert_eq!(s.jobs[1].shared_s, None);
+        let jobs = r["jobs"].as_array().unwrap();
+        assert_eq!(s.jobs.len(), jobs.len());
+        let kinds: Vec<_> = jobs.iter().map(|j| j["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["training", "serving", "diffusion"]);
+        assert_eq!(s.jobs[0].what, "step");
+        assert_eq!(s.jobs[0].shared_s, jobs[0]["step_s"]["shared"].as_f64());
+        assert_eq!(s.jobs[1].what, "mean end-to-end latency");
+        let e2e = &jobs[1]["latency"]["shared"]["e2e_s"]["mean"];
+        assert_eq!(s.jobs[1].shared_s, e2e.as_f64());
+        assert_eq!(s.jobs[2].what, "video");
+        assert_eq!(s.jobs[2].shared_s, jobs[2]["report"]["latency_s"].as_f64());
+        let servers = &jobs[0]["servers"];
+        assert_eq!(s.jobs[0].servers, format!("{}-{}", servers[0], servers[1]));
+        assert_eq!(s.jobs[0].slowdown, jobs[0]["slowdown"].as_f64());
         let mut h = egui_kittest::Harness::new_ui(|ui| show(ui, &s));
         h.run();
         use egui_kittest::kittest::Queryable;
-        h.get_by_label_contains("Job a: step beside the others");
-        h.get_by_label_contains("+10.0% against");
-        h.get_by_label_contains("Job c: mean end-to-end latency beside the others");
-        h.get_by_label_contains("+20.0% against");
+        let name = jobs[1]["name"].as_str().unwrap();
+        h.get_by_label_contains(&format!(
+            "Job {name}: mean end-to-end latency beside the others"
+        ));
+        assert!(h.query_all_by_label_contains("% against").count() >= 2);
     }
 
     #[test]
-    fn missing_keys_stay_missing() {
-        let s = Summary::from_report(&json!({"kind": "training"}));
-        assert_eq!(s, Summary::default());
-        assert!(s.step_parts().is_empty());
-        assert_eq!(dash(s.mfu.map(units::percent)), "—");
+    fn an_empty_report_has_no_cards_and_a_misspelt_one_says_so() {
+        // A saved trace opened without its report.
+        assert_eq!(Summary::from_report(&json!({})), Summary::default());
+        let mut r = shipped("training/gpt3-1.3b-8xh100.toml");
+        let mfu = r.as_object_mut().unwrap().remove("mfu").unwrap();
+        r["mfu_"] = mfu;
+        let s = Summary::from_report(&r);
+        let e = s.unreadable.as_deref().unwrap();
+        assert!(
+            e.contains("not a training report: unknown field `mfu_`"),
+            "{e}"
+        );
+        assert_eq!(s.mfu, None);
     }
 }

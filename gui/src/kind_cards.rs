@@ -3,17 +3,18 @@
 //! denoising step, videos per hour, where its time goes and its memory; a collective's time,
 //! bandwidths and algorithm; federated rounds' time, rate, uploads and stragglers.
 //!
-//! [`KindCards::from_report`] reads the report JSON into plain fields (testable without a
-//! window); [`show`] lays them out with the training cards' pieces (`cards.rs`). A key the
-//! report lacks shows as "—"; a figure with an interval (`band.rs`) has it under. Ignored: latency distributions and per-replica curves (the
-//! metrics tab draws those).
+//! [`KindCards::of`] reads the typed report into plain fields (testable without a window);
+//! [`show`] lays them out with the training cards' pieces (`cards.rs`). A figure the report does
+//! not give (a mixed fleet's memory per GPU) shows as "—"; one with an interval (`band.rs`) has
+//! it under. Ignored: latency distributions and per-replica curves (the metrics tab draws them).
 
 use crate::band::Bands;
 use crate::cards::{BAD, GOOD, banded, card, dash, legend, stacked_bar};
-use crate::metrics::DIFFUSION_PHASES;
+use crate::metrics::{DIFFUSION_PHASES, Phase};
 use crate::units;
+use clustersim::report::any::Report;
+use clustersim::report::diffusion::{DiffusionReport, Phases};
 use egui::{Color32, RichText, Ui};
-use serde_json::Value;
 
 /// The cards of a run that is not a training step.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,141 +104,138 @@ pub struct Collective {
 }
 
 /// What adds to a video's latency beside the Metrics tab's phases: moving offloaded weights.
-const OFFLOAD: (&str, &str, Color32) = ("offload", "offload", Color32::from_rgb(200, 90, 140));
+const OFFLOAD: Phase = (|b| b.offload, "offload", Color32::from_rgb(200, 90, 140));
 
-/// `(report key under memory, label, colour, phase)`: what a GPU holds, weights first; each
-/// activation with the phase it lives in.
-type MemoryPart = (&'static str, &'static str, Color32, Option<&'static str>);
-
-const MEMORY_PARTS: [MemoryPart; 4] = [
-    (
-        "weights_bytes_per_gpu",
-        "denoiser weights",
-        Color32::from_rgb(95, 110, 200),
-        None,
-    ),
-    (
-        "encoder_and_vae_weights_bytes_per_gpu",
-        "encoder and VAE weights",
-        Color32::from_rgb(150, 90, 190),
-        None,
-    ),
-    (
-        "denoise_activation_bytes_per_gpu",
-        "denoiser activations",
-        Color32::from_rgb(66, 133, 244),
-        Some("denoise"),
-    ),
-    (
-        "vae_activation_bytes_per_gpu",
-        "VAE activations",
-        Color32::from_rgb(60, 170, 90),
-        Some("decode"),
-    ),
+/// The colours of what a GPU holds: the denoiser's weights, the encoder's and VAE's, the
+/// denoiser's activations, the VAE's.
+const MEMORY_COLORS: [Color32; 4] = [
+    Color32::from_rgb(95, 110, 200),
+    Color32::from_rgb(150, 90, 190),
+    Color32::from_rgb(66, 133, 244),
+    Color32::from_rgb(60, 170, 90),
 ];
 
 impl KindCards {
-    /// The cards of `r`'s kind, or None for a training run (and any kind without cards here).
-    pub fn from_report(r: &Value) -> Option<KindCards> {
-        let f = |p: &str| r.pointer(p).and_then(Value::as_f64);
-        let u = |p: &str| r.pointer(p).and_then(Value::as_u64);
-        let s = |p: &str| r.pointer(p).and_then(Value::as_str).map(str::to_string);
-        Some(match r["kind"].as_str()? {
-            "serving" => KindCards::Serving(Serving {
-                requests_per_s: f("/throughput/requests_per_s"),
-                output_tokens_per_s: f("/throughput/output_tokens_per_s"),
-                ttft_p50: f("/ttft_s/p50"),
-                ttft_p99: f("/ttft_s/p99"),
-                tpot_p50: f("/tpot_s/p50"),
-                tpot_p99: f("/tpot_s/p99"),
-                e2e_p50: f("/e2e_s/p50"),
-                e2e_p99: f("/e2e_s/p99"),
-                attainment: f("/slo/attainment"),
-                goodput: f("/slo/goodput_requests_per_s"),
-                completed: f("/requests_completed"),
-                requests: f("/requests"),
-                replicas: u("/cluster/replicas"),
-                tp: u("/cluster/tp"),
-                pp: u("/cluster/pp"),
-                kv_peak: f("/kv_cache/peak_use"),
-                preemptions: f("/kv_cache/preemptions"),
-                weights_bytes: f("/memory/weights_bytes_per_gpu"),
-                kv_bytes: f("/memory/kv_bytes_per_gpu"),
-                capacity_bytes: f("/memory/capacity_bytes"),
-                fits: r.pointer("/memory/fits").and_then(Value::as_bool),
+    /// The cards of `report`'s kind, or None for a training run (and any kind without cards
+    /// here).
+    pub fn of(report: &Report) -> Option<KindCards> {
+        Some(match report {
+            Report::Serving(r) => KindCards::Serving(Serving {
+                requests_per_s: Some(r.throughput.requests_per_s),
+                output_tokens_per_s: Some(r.throughput.output_tokens_per_s),
+                ttft_p50: r.ttft_s.p50,
+                ttft_p99: r.ttft_s.p99,
+                tpot_p50: r.tpot_s.p50,
+                tpot_p99: r.tpot_s.p99,
+                e2e_p50: r.e2e_s.p50,
+                e2e_p99: r.e2e_s.p99,
+                attainment: Some(r.slo.attainment),
+                goodput: Some(r.slo.goodput_requests_per_s),
+                completed: Some(r.requests_completed as f64),
+                requests: Some(r.requests as f64),
+                replicas: Some(u64::from(r.cluster.replicas)),
+                tp: r.cluster.tp.map(u64::from),
+                pp: r.cluster.pp.map(u64::from),
+                kv_peak: Some(r.kv_cache.peak_use),
+                preemptions: Some(r.kv_cache.preemptions as f64),
+                weights_bytes: r.memory.weights_bytes_per_gpu.map(|b| b as f64),
+                kv_bytes: r.memory.kv_bytes_per_gpu.map(|b| b as f64),
+                capacity_bytes: r.memory.capacity_bytes.map(|b| b as f64),
+                fits: Some(r.memory.fits),
             }),
-            "diffusion" => KindCards::Diffusion(Diffusion {
-                latency_s: f("/latency_s"),
-                step_s: f("/denoise_step_s"),
-                steps: u("/video/steps"),
-                videos_per_hour: f("/videos_per_hour"),
-                tflops_per_gpu: f("/tflops_per_gpu"),
-                gpus_per_video: u("/parallel/gpus_per_video"),
-                peak_bytes: f("/memory/peak_bytes_per_gpu"),
-                capacity_bytes: f("/memory/capacity_bytes"),
-                fits: r.pointer("/memory/fits").and_then(Value::as_bool),
-                time_parts: DIFFUSION_PHASES
-                    .iter()
-                    .filter(|p| p.0 != "communication")
-                    .chain([&OFFLOAD])
-                    .filter_map(|&(key, name, color)| {
-                        let v = f(&format!("/breakdown_s/{key}"))?;
-                        (v > 0.0).then_some((name, v, color))
-                    })
-                    .collect(),
-                peak_phase: peak_phase(r),
-                memory_parts: {
-                    let phase = peak_phase(r);
-                    MEMORY_PARTS
-                        .iter()
-                        .filter(|m| m.3.is_none() || m.3 == phase.as_deref())
-                        .filter_map(|&(key, name, color, _)| {
-                            let v = f(&format!("/memory/{key}"))?;
-                            (v > 0.0).then_some((name, v, color))
-                        })
-                        .collect()
-                },
+            Report::Diffusion(r) => KindCards::Diffusion(diffusion_cards(r)),
+            Report::Federated(r) => KindCards::Federated(Federated {
+                round_p50: r.round_time_s.p50,
+                round_p90: r.round_time_s.p90,
+                rounds_per_hour: Some(r.rounds_per_hour),
+                rounds: Some(r.rounds as f64),
+                rounds_succeeded: Some(r.rounds_succeeded as f64),
+                upload_per_device: Some(r.upload_bytes_per_device),
+                upload_per_round: Some(r.upload_bytes_per_round),
+                device_p50: r.device_time_s.total.p50,
+                stragglers_dropped: Some(r.stragglers_dropped as f64),
+                dropouts: Some(r.dropouts as f64),
+                selected_per_round: Some(r.selected_per_round),
             }),
-            "federated" => KindCards::Federated(Federated {
-                round_p50: f("/round_time_s/p50"),
-                round_p90: f("/round_time_s/p90"),
-                rounds_per_hour: f("/rounds_per_hour"),
-                rounds: f("/rounds"),
-                rounds_succeeded: f("/rounds_succeeded"),
-                upload_per_device: f("/upload_bytes_per_device"),
-                upload_per_round: f("/upload_bytes_per_round"),
-                device_p50: f("/device_time_s/total/p50"),
-                stragglers_dropped: f("/stragglers_dropped"),
-                dropouts: f("/dropouts"),
-                selected_per_round: f("/selected_per_round"),
+            Report::Collective(r) => KindCards::Collective(Collective {
+                op: Some(r.op.clone()),
+                size_bytes: Some(r.size_bytes as f64),
+                ranks: Some(u64::from(r.ranks)),
+                time_s: Some(r.time_s),
+                busbw: Some(r.busbw_gbps),
+                algbw: Some(r.algbw_gbps),
+                algorithm: Some(r.algorithm.clone()),
+                protocol: Some(r.protocol.clone()),
+                speedup: r.speedup,
             }),
-            "collective" => KindCards::Collective(Collective {
-                op: s("/op"),
-                size_bytes: f("/size_bytes"),
-                ranks: u("/ranks"),
-                time_s: f("/time_s"),
-                busbw: f("/busbw_GBps"),
-                algbw: f("/algbw_GBps"),
-                algorithm: s("/algorithm"),
-                protocol: s("/protocol"),
-                speedup: f("/speedup"),
-            }),
-            _ => return None,
+            Report::Training(_) | Report::Kernels(_) | Report::Cluster(_) => return None,
         })
     }
 }
 
+/// A video's cards: its time by phase, one after another, and what a GPU holds at its peak.
+fn diffusion_cards(r: &DiffusionReport) -> Diffusion {
+    let phase = peak_phase(&r.memory.phase_bytes_per_gpu);
+    let m = &r.memory;
+    let held = [
+        (m.weights_bytes_per_gpu, "denoiser weights", None),
+        (
+            m.encoder_and_vae_weights_bytes_per_gpu,
+            "encoder and VAE weights",
+            None,
+        ),
+        (
+            m.denoise_activation_bytes_per_gpu,
+            "denoiser activations",
+            Some("denoise"),
+        ),
+        (
+            m.vae_activation_bytes_per_gpu,
+            "VAE activations",
+            Some("decode"),
+        ),
+    ];
+    Diffusion {
+        latency_s: Some(r.latency_s),
+        step_s: Some(r.denoise_step_s),
+        steps: Some(u64::from(r.video.steps)),
+        videos_per_hour: Some(r.videos_per_hour),
+        tflops_per_gpu: Some(r.tflops_per_gpu),
+        gpus_per_video: Some(u64::from(r.parallel.gpus_per_video)),
+        peak_bytes: Some(m.peak_bytes_per_gpu),
+        capacity_bytes: Some(m.capacity_bytes as f64),
+        fits: Some(m.fits),
+        time_parts: DIFFUSION_PHASES
+            .iter()
+            .filter(|p| p.1 != "communication (total)")
+            .chain([&OFFLOAD])
+            .map(|&(seconds, name, color)| (name, seconds(&r.breakdown_s), color))
+            .filter(|p| p.1 > 0.0)
+            .collect(),
+        memory_parts: held
+            .iter()
+            .zip(MEMORY_COLORS)
+            .filter(|((_, _, lives), _)| lives.is_none() || *lives == Some(phase))
+            .map(|(&(bytes, name, _), color)| (name, bytes, color))
+            .filter(|p| p.1 > 0.0)
+            .collect(),
+        peak_phase: Some(phase.to_string()),
+    }
+}
+
 /// The phase of a video whose memory per GPU is the largest (the first of equals).
-fn peak_phase(r: &Value) -> Option<String> {
-    let phases = r.pointer("/memory/phase_bytes_per_gpu")?.as_object()?;
-    phases
-        .iter()
-        .filter_map(|(k, v)| Some((k, v.as_f64()?)))
-        .fold(None, |best: Option<(&String, f64)>, (k, v)| match best {
-            Some((_, b)) if b >= v => best,
-            _ => Some((k, v)),
-        })
-        .map(|(k, _)| k.clone())
+fn peak_phase(p: &Phases) -> &'static str {
+    [
+        ("encode", p.encode),
+        ("denoise", p.denoise),
+        ("decode", p.decode),
+    ]
+    .into_iter()
+    .fold(
+        ("encode", f64::MIN),
+        |best, x| if x.1 > best.1 { x } else { best },
+    )
+    .0
 }
 
 /// Lays out the cards of a serving, diffusion or collective run.

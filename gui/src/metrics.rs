@@ -5,6 +5,10 @@
 use crate::fleet_plots::OverTime;
 use crate::timeline::kind_color;
 use clustersim::exec::OpKind;
+use clustersim::report::any::Report;
+use clustersim::report::diffusion::Breakdown;
+use clustersim::report::percentiles::Percentiles as Figures;
+use clustersim::report::training::MemoryParts;
 use egui::Color32;
 use serde_json::Value;
 
@@ -67,60 +71,57 @@ pub(crate) const MEMORY_COLORS: [Color32; 7] = [
     Color32::from_rgb(130, 130, 130),
     Color32::from_rgb(100, 100, 100),
 ];
-const MEMORY_ORDER: [&str; 6] = [
-    "weights",
-    "gradients",
-    "optimizer",
-    "activations",
-    "logits",
-    "buffers",
-];
 
-/// `(report key, label, colour)` of a diffusion video's phases, in the order they happen.
-pub(crate) const DIFFUSION_PHASES: [(&str, &str, Color32); 6] = [
+/// A diffusion video's phase: its seconds in the report's breakdown, label and colour.
+pub(crate) type Phase = (fn(&Breakdown) -> f64, &'static str, Color32);
+
+/// A diffusion video's phases, in the order they happen.
+pub(crate) const DIFFUSION_PHASES: [Phase; 6] = [
     (
-        "text_encode",
+        |b| b.text_encode,
         "text encode",
         Color32::from_rgb(150, 90, 190),
     ),
     (
-        "denoise_compute",
+        |b| b.denoise_compute,
         "denoise compute",
         Color32::from_rgb(66, 133, 244),
     ),
     (
-        "communication",
+        |b| b.communication,
         "communication (total)",
         Color32::from_rgb(250, 200, 130),
     ),
     (
-        "exposed_communication",
+        |b| b.exposed_communication,
         "exposed communication",
         Color32::from_rgb(240, 150, 30),
     ),
-    ("pipeline_wait", "pipeline wait", BUBBLE),
-    ("vae_decode", "VAE decode", Color32::from_rgb(60, 170, 90)),
+    (|b| b.pipeline_wait, "pipeline wait", BUBBLE),
+    (
+        |b| b.vae_decode,
+        "VAE decode",
+        Color32::from_rgb(60, 170, 90),
+    ),
 ];
 
-/// A training report's memory at peak by purpose (`memory.breakdown_bytes`), weights first,
-/// then gradients, optimizer, activations, logits, buffers, and parts of other names last.
-pub(crate) fn memory_breakdown(r: &Value) -> Vec<(String, f64)> {
-    let mut parts: Vec<(String, f64)> = r
-        .pointer("/memory/breakdown_bytes")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
-    parts.sort_by_key(|(k, _)| {
-        MEMORY_ORDER
-            .iter()
-            .position(|o| o == k)
-            .unwrap_or(MEMORY_ORDER.len())
-    });
-    parts
+/// A training report's memory at peak by purpose (`memory.breakdown_bytes`): weights,
+/// gradients, optimizer, activations, logits, buffers, then error feedback and the outer
+/// optimizer.
+pub(crate) fn memory_breakdown(m: &MemoryParts) -> Vec<(String, f64)> {
+    [
+        ("weights", m.weights),
+        ("gradients", m.gradients),
+        ("optimizer", m.optimizer),
+        ("activations", m.activations),
+        ("logits", m.logits),
+        ("buffers", m.buffers),
+        ("error_feedback", m.error_feedback),
+        ("outer_optimizer", m.outer_optimizer),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v as f64))
+    .collect()
 }
 
 /// The cumulative distribution of `counts` over buckets bounded by `edges` (one more count
@@ -151,66 +152,60 @@ fn cdf(edges: &[f64], counts: &[f64]) -> Vec<[f64; 2]> {
     out
 }
 
-fn percentiles(r: &Value, prefix: &str, name: &str) -> Option<Percentiles> {
+/// A latency's summary `p` named `name`, with the distribution of `histograms[key]` when the
+/// report has one; none when the report has no figure for it (nothing completed).
+fn percentiles(p: &Figures, histograms: &Value, key: &str, name: &str) -> Option<Percentiles> {
     let numbers = |v: Option<&Value>| -> Vec<f64> {
         v.and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_f64).collect())
             .unwrap_or_default()
     };
-    let key = prefix.trim_start_matches('/');
     let cdf = cdf(
-        &numbers(r.pointer("/histograms/edges_s")),
-        &numbers(r.pointer("/histograms").and_then(|h| h.get(key))),
+        &numbers(histograms.get("edges_s")),
+        &numbers(histograms.get(key)),
     );
-    let t = r.pointer(prefix)?;
-    let f = |k: &str| t.get(k).and_then(Value::as_f64);
-    let points: Vec<(f64, f64)> = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")]
+    let points: Vec<(f64, f64)> = [(0.5, p.p50), (0.9, p.p90), (0.99, p.p99)]
         .into_iter()
-        .filter_map(|(q, k)| Some((q, f(k)?)))
+        .filter_map(|(q, v)| Some((q, v?)))
         .collect();
-    if points.is_empty() && f("mean").is_none() {
+    if points.is_empty() && p.mean.is_none() {
         return None;
     }
     Some(Percentiles {
         name: name.to_string(),
-        mean: f("mean"),
+        mean: p.mean,
         points,
         cdf,
     })
 }
 
 impl Metrics {
+    /// What the tab plots for report `r`; nothing for a report that does not read as one of
+    /// its kind (the cards say why).
     pub fn from_report(r: &Value) -> Metrics {
-        let f = |p: &str| r.pointer(p).and_then(Value::as_f64);
-        match r.get("kind").and_then(Value::as_str) {
-            Some("training") => {
+        match Report::from_value(r) {
+            Ok(Report::Training(t)) => {
+                let b = &t.breakdown_s;
                 let step = [
-                    (
-                        "compute",
-                        "/breakdown_s/compute",
-                        kind_color(OpKind::Compute),
-                    ),
+                    ("compute", b.compute, kind_color(OpKind::Compute)),
                     (
                         "exposed communication",
-                        "/breakdown_s/exposed_communication",
+                        b.exposed_communication,
                         kind_color(OpKind::Communication),
                     ),
-                    ("pipeline bubble", "/breakdown_s/pipeline_bubble", BUBBLE),
+                    ("pipeline bubble", b.pipeline_bubble, BUBBLE),
                 ]
                 .into_iter()
-                .filter_map(|(name, p, color)| {
-                    Some(Part {
-                        name: name.into(),
-                        value: f(p)?,
-                        color,
-                    })
+                .map(|(name, value, color)| Part {
+                    name: name.into(),
+                    value,
+                    color,
                 })
                 .collect();
-                let memory = memory_breakdown(r);
                 Metrics::Training {
                     step,
-                    iteration_s: f("/iteration_time_s"),
-                    memory: memory
+                    iteration_s: Some(t.iteration_time_s),
+                    memory: memory_breakdown(&t.memory.breakdown_bytes)
                         .into_iter()
                         .enumerate()
                         .map(|(i, (name, value))| Part {
@@ -219,42 +214,39 @@ impl Metrics {
                             color: MEMORY_COLORS[i.min(MEMORY_COLORS.len() - 1)],
                         })
                         .collect(),
-                    capacity_bytes: f("/memory/capacity_bytes"),
-                    peak_bytes: f("/memory/peak_bytes_per_gpu"),
+                    capacity_bytes: Some(t.memory.capacity_bytes as f64),
+                    peak_bytes: Some(t.memory.peak_bytes_per_gpu as f64),
                 }
             }
-            Some("serving") => Metrics::Serving {
+            Ok(Report::Serving(s)) => Metrics::Serving {
                 latencies: [
-                    ("/ttft_s", "TTFT"),
-                    ("/tpot_s", "TPOT"),
-                    ("/e2e_s", "end-to-end"),
+                    (&s.ttft_s, "ttft_s", "TTFT"),
+                    (&s.tpot_s, "tpot_s", "TPOT"),
+                    (&s.e2e_s, "e2e_s", "end-to-end"),
                 ]
                 .into_iter()
-                .filter_map(|(p, name)| percentiles(r, p, name))
+                .filter_map(|(p, key, name)| percentiles(p, &s.histograms, key, name))
                 .collect(),
-                tokens_per_s: f("/throughput/output_tokens_per_s"),
-                requests_per_s: f("/throughput/requests_per_s"),
+                tokens_per_s: Some(s.throughput.output_tokens_per_s),
+                requests_per_s: Some(s.throughput.requests_per_s),
                 over_time: OverTime::from_report(r),
             },
-            Some("diffusion") => Metrics::Diffusion {
+            Ok(Report::Diffusion(d)) => Metrics::Diffusion {
                 phases: DIFFUSION_PHASES
                     .iter()
-                    .filter_map(|&(k, name, color)| {
-                        Some(Part {
-                            name: name.into(),
-                            value: r.pointer(&format!("/breakdown_s/{k}"))?.as_f64()?,
-                            color,
-                        })
+                    .map(|&(seconds, name, color)| Part {
+                        name: name.into(),
+                        value: seconds(&d.breakdown_s),
+                        color,
                     })
                     .collect(),
-                latency_s: f("/latency_s"),
-                served: [
-                    ("/serving/latency_s", "video latency"),
-                    ("/serving/queueing_s", "queueing"),
-                ]
-                .into_iter()
-                .filter_map(|(p, name)| percentiles(r, p, name))
-                .collect(),
+                latency_s: Some(d.latency_s),
+                served: d
+                    .serving
+                    .iter()
+                    .flat_map(|q| [(&q.latency_s, "video latency"), (&q.queueing_s, "queueing")])
+                    .filter_map(|(p, name)| percentiles(p, &Value::Null, "", name))
+                    .collect(),
             },
             _ => Metrics::Unknown,
         }
@@ -266,16 +258,59 @@ pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The report of a shipped scenario with `sets`.
+    pub(crate) fn shipped(file: &str, sets: &[&str]) -> Value {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios")
+            .join(file);
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        clustersim::run(&clustersim::Scenario::load(&path, &sets).unwrap())
+            .unwrap()
+            .report
+    }
+
+    /// Writes `value` at each of `at` (JSON pointers the report already has).
+    pub(crate) fn with(mut r: Value, at: &[(&str, Value)]) -> Value {
+        for (pointer, value) in at {
+            *r.pointer_mut(pointer)
+                .unwrap_or_else(|| panic!("no {pointer}")) = value.clone();
+        }
+        r
+    }
+
+    /// A real training report with round figures: a 1 s step of 0.8 s compute, 0.15 s exposed
+    /// communication and 0.05 s bubble; 2 GiB of weights and 1 GiB of activations of 80 GiB.
     pub(crate) fn training() -> Value {
-        json!({
-            "kind": "training",
-            "iteration_time_s": 1.0,
-            "breakdown_s": {"compute": 0.8, "exposed_communication": 0.15, "pipeline_bubble": 0.05},
-            "memory": {
-                "peak_bytes_per_gpu": 3.0 * 1073741824.0, "capacity_bytes": 80.0 * 1073741824.0,
-                "breakdown_bytes": {"activations": 1073741824.0, "weights": 2.0 * 1073741824.0}
-            }
-        })
+        const GIB: u64 = 1 << 30;
+        let mut r = shipped("training/gpt3-1.3b-8xh100.toml", &[]);
+        for part in r["memory"]["breakdown_bytes"]
+            .as_object_mut()
+            .unwrap()
+            .values_mut()
+        {
+            *part = json!(0);
+        }
+        with(
+            r,
+            &[
+                ("/iteration_time_s", json!(1.0)),
+                ("/breakdown_s/compute", json!(0.8)),
+                ("/breakdown_s/exposed_communication", json!(0.15)),
+                ("/breakdown_s/pipeline_bubble", json!(0.05)),
+                ("/memory/peak_bytes_per_gpu", json!(3 * GIB)),
+                ("/memory/capacity_bytes", json!(80 * GIB)),
+                ("/memory/breakdown_bytes/weights", json!(2 * GIB)),
+                ("/memory/breakdown_bytes/activations", json!(GIB)),
+            ],
+        )
+    }
+
+    /// A real serving report of 200 requests.
+    pub(crate) fn serving() -> Value {
+        shipped(
+            "serving/llama-3-70b-tp4-poisson-slo.toml",
+            &["workload.requests=200"],
+        )
     }
 
     #[test]
@@ -296,45 +331,45 @@ pub(crate) mod tests {
         );
         assert_eq!(memory[0].name, "weights");
         assert_eq!(capacity_bytes, Some(80.0 * 1073741824.0));
+        assert_eq!(
+            Metrics::from_report(&json!({"kind": "training"})),
+            Metrics::Unknown
+        );
     }
 
     #[test]
     fn serving_reads_the_percentiles_in_order() {
-        let r = json!({"kind": "serving",
-            "ttft_s": {"mean": 0.2, "p50": 0.1, "p90": 0.3, "p99": 0.9},
-            "tpot_s": {"p50": 0.01}});
+        let r = with(
+            serving(),
+            &[(
+                "/ttft_s",
+                json!({"mean": 0.2, "p50": 0.1, "p90": 0.3, "p99": 0.9}),
+            )],
+        );
         let Metrics::Serving { latencies, .. } = Metrics::from_report(&r) else {
             panic!("a serving report")
         };
-        assert_eq!(latencies.len(), 2, "no e2e in the report, no e2e plot");
+        let names: Vec<_> = latencies.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["TTFT", "TPOT", "end-to-end"]);
         assert_eq!(latencies[0].points, [(0.5, 0.1), (0.9, 0.3), (0.99, 0.9)]);
-        assert_eq!(latencies[1].mean, None);
+        assert_eq!(latencies[0].mean, Some(0.2));
     }
 
     #[test]
     fn a_histogram_becomes_the_fraction_done_within_each_edge() {
-        let r = json!({"kind": "serving",
-            "ttft_s": {"p50": 0.15},
-            "tpot_s": {"p50": 0.01},
-            "histograms": {"edges_s": [0.1, 0.2, 0.4],
-                           "ttft_s": [0, 1, 3, 0],
-                           "tpot_s": [0, 0, 0]}});
-        let Metrics::Serving { latencies, .. } = Metrics::from_report(&r) else {
-            panic!("a serving report")
-        };
         // One request in [0.1, 0.2), three in [0.2, 0.4): from 0 at 0.1 s to all at 0.4 s.
-        assert_eq!(latencies[0].cdf, [[0.1, 0.0], [0.2, 0.25], [0.4, 1.0]]);
+        let edges = [0.1, 0.2, 0.4];
+        assert_eq!(
+            cdf(&edges, &[0.0, 1.0, 3.0, 0.0]),
+            [[0.1, 0.0], [0.2, 0.25], [0.4, 1.0]]
+        );
         // Counts that do not match the edges draw nothing rather than a wrong curve.
-        assert!(latencies[1].cdf.is_empty());
+        assert!(cdf(&edges, &[0.0, 0.0, 0.0]).is_empty());
     }
 
     #[test]
     fn a_real_serving_report_draws_every_request() {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../scenarios/serving/llama-3-70b-tp4-poisson-slo.toml");
-        let s = clustersim::Scenario::load(&path, &["workload.requests=200".into()]).unwrap();
-        let r = clustersim::run(&s).unwrap().report;
-        let Metrics::Serving { latencies, .. } = Metrics::from_report(&r) else {
+        let Metrics::Serving { latencies, .. } = Metrics::from_report(&serving()) else {
             panic!("a serving report")
         };
         assert_eq!(latencies.len(), 3);

@@ -453,7 +453,7 @@ fn values(ui: &mut Ui, parts: &[Part], total: Option<f64>, fmt: fn(f64) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::tests::training;
+    use crate::metrics::tests::{serving, shipped, training, with};
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
     use serde_json::json;
@@ -474,8 +474,16 @@ mod tests {
 
     #[test]
     fn the_serving_panel_says_it_plots_percentiles_only() {
-        let m = Metrics::from_report(&json!({"kind": "serving",
-            "ttft_s": {"mean": 0.2, "p50": 0.1, "p90": 0.3, "p99": 0.9}}));
+        let m = Metrics::from_report(&with(
+            serving(),
+            &[
+                (
+                    "/ttft_s",
+                    json!({"mean": 0.2, "p50": 0.1, "p90": 0.3, "p99": 0.9}),
+                ),
+                ("/histograms", json!({})),
+            ],
+        ));
         let mut h = Harness::new_ui(|ui| show(ui, &m, None));
         h.set_size(egui::vec2(1000.0, 600.0));
         h.run();
@@ -487,8 +495,13 @@ mod tests {
     /// Throughput over time: both plots, their totals and the report's averages under them.
     #[test]
     fn the_serving_panel_plots_throughput_over_time() {
-        let m = Metrics::from_report(&json!({"kind": "serving",
-            "throughput": {"output_tokens_per_s": 150.0, "requests_per_s": 1.5}}));
+        let m = Metrics::from_report(&with(
+            serving(),
+            &[
+                ("/throughput/output_tokens_per_s", json!(150.0)),
+                ("/throughput/requests_per_s", json!(1.5)),
+            ],
+        ));
         let t = Throughput {
             bucket_s: 1.0,
             tokens: vec![100, 200],
@@ -505,9 +518,19 @@ mod tests {
 
     #[test]
     fn the_diffusion_panel_lists_every_phase() {
-        let m = Metrics::from_report(&json!({"kind": "diffusion", "latency_s": 10.0,
-            "breakdown_s": {"text_encode": 0.5, "denoise_compute": 8.0, "communication": 2.0,
-                "exposed_communication": 1.0, "pipeline_wait": 0.0, "vae_decode": 0.5}}));
+        let video = shipped("diffusion/hunyuanvideo-720p-8xh100-ulysses.toml", &[]);
+        let m = Metrics::from_report(&with(
+            video,
+            &[
+                ("/latency_s", json!(10.0)),
+                (
+                    "/breakdown_s",
+                    json!({"text_encode": 0.5, "denoise": 9.0, "denoise_compute": 8.0,
+                        "communication": 2.0, "exposed_communication": 1.0,
+                        "pipeline_wait": 0.0, "vae_decode": 0.5, "offload": 0.0}),
+                ),
+            ],
+        ));
         let mut h = Harness::new_ui(|ui| show(ui, &m, None));
         h.set_size(egui::vec2(1000.0, 600.0));
         h.run();

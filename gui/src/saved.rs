@@ -2,7 +2,7 @@
 //! trace (`clustersim run SCENARIO --trace trace.json`), one of them or both.
 //!
 //! Which file is which is read from its contents: a JSON object with `traceEvents` is a trace, one
-//! with `kind` is a report. The trace is turned back into the run's graph and timeline: its
+//! with `kind` is a report, which must read as this version's report of that kind. The trace is turned back into the run's graph and timeline: its
 //! `process_name` records name the lane groups (GPUs, replicas), its `thread_name` records the
 //! lanes, and each complete event ("ph": "X") is one operation with its start and duration
 //! (microseconds, rounded to the simulator's picoseconds), kind (`cat`), FLOPs, bytes, pricing
@@ -24,6 +24,7 @@ use crate::tracks::Tracks;
 use crate::worker::{Loaded, RunError};
 use clustersim::engine::SimTime;
 use clustersim::exec::{Graph, Op, OpKind, Timeline};
+use clustersim::report::any::Report;
 use clustersim::scenario::error::{Location, ScenarioError};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -227,6 +228,15 @@ pub fn load(files: &[PathBuf]) -> Result<Loaded, RunError> {
                 return Err(error(
                     path,
                     "a second report: open one report and one trace",
+                ));
+            }
+            if let Err(e) = Report::from_value(&value) {
+                return Err(error(
+                    path,
+                    format!(
+                        "{e}; was it written by another version of clustersim? Run its \
+                         scenario again with this one"
+                    ),
                 ));
             }
             report = Some(value);

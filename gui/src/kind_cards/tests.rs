@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::cards::Summary;
+use clustersim::report::any::Report;
 use egui_kittest::kittest::Queryable;
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// The report of a shipped scenario, with `sets` overrides (to keep debug runs short).
@@ -76,7 +78,7 @@ fn a_diffusion_run_has_its_own_cards_and_bars() {
     // At its peak (decoding) a GPU holds the weights and the VAE's activations, not the
     // denoiser's: the parts add up to the peak.
     h.get_by_label("Memory per GPU at peak (decode phase)");
-    let KindCards::Diffusion(d) = KindCards::from_report(&r).unwrap() else {
+    let KindCards::Diffusion(d) = KindCards::of(&Report::from_value(&r).unwrap()).unwrap() else {
         panic!("not diffusion");
     };
     // The parts of a video's time add up to its latency (the phases run one after another).
@@ -119,9 +121,15 @@ fn a_federated_run_has_its_own_cards() {
 }
 
 #[test]
-fn missing_keys_show_a_dash_and_training_has_none_of_these() {
-    let cards = KindCards::from_report(&serde_json::json!({"kind": "serving"})).unwrap();
-    assert_eq!(cards, KindCards::Serving(Serving::default()));
-    assert!(KindCards::from_report(&serde_json::json!({"kind": "training"})).is_none());
-    assert!(KindCards::from_report(&serde_json::json!({})).is_none());
+fn a_report_of_another_version_says_why_and_training_has_none_of_these() {
+    let s = Summary::from_report(&serde_json::json!({"kind": "serving"}));
+    let e = s.unreadable.clone().expect("refused");
+    assert!(e.starts_with("not a serving report: missing field"), "{e}");
+    assert!(s.kind_cards.is_none());
+    let mut h = egui_kittest::Harness::new_ui(move |ui| crate::cards::show(ui, &s));
+    h.run();
+    h.get_by_label_contains("does not read as one of this version's: not a serving report");
+    assert!(h.query_by_label("Throughput").is_none());
+    let training = report("training/gpt3-1.3b-8xh100.toml", &[]);
+    assert!(KindCards::of(&Report::from_value(&training).unwrap()).is_none());
 }

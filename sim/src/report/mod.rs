@@ -1,5 +1,6 @@
 //! Reports: the JSON every run prints, its readable summary, and the traces it can write.
 
+pub mod any;
 pub mod cluster;
 pub mod collective;
 pub mod diffusion;

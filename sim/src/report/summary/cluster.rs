@@ -4,14 +4,9 @@
 
 use super::*;
 use crate::report::cluster::{ClusterReport, Job};
-use crate::report::typed::TypedReport;
 
-/// The summary of a cluster scenario, or why `r` is not a cluster report.
-pub(super) fn render_cluster(r: &Value) -> String {
-    let c = match ClusterReport::from_value(r) {
-        Ok(c) => c,
-        Err(e) => return format!("{e}\n"),
-    };
+/// The summary of a cluster scenario; `r` is its JSON, for the sections kept untyped.
+pub(super) fn render_cluster(c: &ClusterReport, r: &Value) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}  [cluster]", c.scenario);
     row(

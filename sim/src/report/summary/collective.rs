@@ -3,14 +3,9 @@
 
 use super::*;
 use crate::report::collective::CollectiveReport;
-use crate::report::typed::TypedReport;
 
-/// The summary of a collective scenario, or why `r` is not a collective report.
-pub(super) fn render_collective(r: &Value) -> String {
-    let c = match CollectiveReport::from_value(r) {
-        Ok(c) => c,
-        Err(e) => return format!("{e}\n"),
-    };
+/// The summary of a collective scenario; `r` is its JSON, for the sections kept untyped.
+pub(super) fn render_collective(c: &CollectiveReport, r: &Value) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}  [collective]", c.scenario);
     row(

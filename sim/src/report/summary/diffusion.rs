@@ -3,19 +3,14 @@
 
 use super::*;
 use crate::report::diffusion::{DiffusionReport, Queue};
-use crate::report::typed::TypedReport;
 
-/// The summary of a diffusion run, or why `r` is not a diffusion report.
-pub(super) fn render_diffusion(r: &Value) -> String {
-    let d = match DiffusionReport::from_value(r) {
-        Ok(d) => d,
-        Err(e) => return format!("{e}\n"),
-    };
+/// The summary of a diffusion run; `r` is its JSON, for the sections kept untyped.
+pub(super) fn render_diffusion(d: &DiffusionReport, r: &Value) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}  [diffusion]", d.scenario);
-    video_rows(&mut out, &d);
+    video_rows(&mut out, d);
     if let Some(q) = &d.serving {
-        queue_rows(&mut out, &d, q);
+        queue_rows(&mut out, d, q);
     } else {
         row(
             &mut out,
@@ -29,7 +24,7 @@ pub(super) fn render_diffusion(r: &Value) -> String {
             ),
         );
     }
-    breakdown_rows(&mut out, &d);
+    breakdown_rows(&mut out, d);
     assumption_rows(&mut out, r);
     row(
         &mut out,

@@ -3,14 +3,9 @@
 
 use super::*;
 use crate::report::federated::FederatedReport;
-use crate::report::typed::TypedReport;
 
-/// The summary of a federated scenario, or why `r` is not a federated report.
-pub(super) fn render_federated(r: &Value) -> String {
-    let f = match FederatedReport::from_value(r) {
-        Ok(f) => f,
-        Err(e) => return format!("{e}\n"),
-    };
+/// The summary of a federated scenario; `r` is its JSON, for the sections kept untyped.
+pub(super) fn render_federated(f: &FederatedReport, r: &Value) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}  [federated]", f.scenario);
     let mb = |bytes: f64| format!("{:.1} MB", bytes / 1e6);

@@ -3,14 +3,9 @@
 
 use super::*;
 use crate::report::kernels::{KernelsReport, Launched};
-use crate::report::typed::TypedReport;
 
-/// The summary of a kernels scenario, or why `r` is not a kernels report.
-pub(super) fn render_kernels(r: &Value) -> String {
-    let k = match KernelsReport::from_value(r) {
-        Ok(k) => k,
-        Err(e) => return format!("{e}\n"),
-    };
+/// The summary of a kernels scenario; `r` is its JSON, for the sections kept untyped.
+pub(super) fn render_kernels(k: &KernelsReport, r: &Value) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}  [kernels]", k.scenario);
     row(

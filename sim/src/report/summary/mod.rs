@@ -8,6 +8,7 @@ mod kernels;
 mod serving;
 mod training;
 
+use crate::report::any::Report;
 use crate::uncertainty::{Interval, headline};
 use cluster::render_cluster;
 use collective::render_collective;
@@ -119,26 +120,18 @@ fn assumption_rows(out: &mut String, r: &Value) {
     }
 }
 
+/// The summary of report `r`, or why it does not read as a report of its kind.
 pub fn render(r: &Value) -> String {
-    if r["kind"] == "serving" {
-        return render_serving(r);
+    match Report::from_value(r) {
+        Ok(Report::Training(t)) => render_training(&t, r),
+        Ok(Report::Serving(s)) => render_serving(&s, r),
+        Ok(Report::Diffusion(d)) => render_diffusion(&d, r),
+        Ok(Report::Collective(c)) => render_collective(&c, r),
+        Ok(Report::Kernels(k)) => render_kernels(&k, r),
+        Ok(Report::Federated(f)) => render_federated(&f, r),
+        Ok(Report::Cluster(c)) => render_cluster(&c, r),
+        Err(e) => format!("{e}\n"),
     }
-    if r["kind"] == "diffusion" {
-        return render_diffusion(r);
-    }
-    if r["kind"] == "collective" {
-        return render_collective(r);
-    }
-    if r["kind"] == "federated" {
-        return render_federated(r);
-    }
-    if r["kind"] == "cluster" {
-        return render_cluster(r);
-    }
-    if r["kind"] == "kernels" {
-        return render_kernels(r);
-    }
-    render_training(r)
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 use super::*;
 use crate::report::percentiles::Percentiles;
 use crate::report::serving::{Cluster, ServingReport};
-use crate::report::typed::TypedReport;
 
 /// The figure, or NaN (printed as such) where the sample was empty.
 fn or_nan(x: Option<f64>) -> f64 {
@@ -37,15 +36,11 @@ fn fleet_text(c: &Cluster, placed: bool) -> String {
 }
 
 /// The summary of a serving run.
-pub(super) fn render_serving(r: &Value) -> String {
-    let s = match ServingReport::from_value(r) {
-        Ok(s) => s,
-        Err(e) => return format!("{e}\n"),
-    };
+pub(super) fn render_serving(s: &ServingReport, r: &Value) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}  [serving]", s.scenario);
-    fleet_rows(&mut out, &s);
-    latency_rows(&mut out, r, &s);
+    fleet_rows(&mut out, s);
+    latency_rows(&mut out, r, s);
     if s.placement.is_some() {
         row(
             &mut out,
@@ -57,13 +52,13 @@ pub(super) fn render_serving(r: &Value) -> String {
             ),
         );
         assumption_rows(&mut out, r);
-        simulated_row(&mut out, &s);
+        simulated_row(&mut out, s);
         return out;
     }
-    kv_cache_row(&mut out, &s);
-    memory_rows(&mut out, &s);
+    kv_cache_row(&mut out, s);
+    memory_rows(&mut out, s);
     assumption_rows(&mut out, r);
-    simulated_row(&mut out, &s);
+    simulated_row(&mut out, s);
     out
 }
 

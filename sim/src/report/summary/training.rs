@@ -4,14 +4,9 @@
 
 use super::*;
 use crate::report::training::TrainingReport;
-use crate::report::typed::TypedReport;
 
-/// The summary of a training run, or why `r` is not a training report.
-pub(super) fn render_training(r: &Value) -> String {
-    let t = match TrainingReport::from_value(r) {
-        Ok(t) => t,
-        Err(e) => return format!("{e}\n"),
-    };
+/// The summary of a training run; `r` is its JSON, for the sections kept untyped.
+pub(super) fn render_training(t: &TrainingReport, r: &Value) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}  [{}]", t.scenario, t.kind);
     row(
