@@ -61,6 +61,11 @@ impl Report {
         }
     }
 
+    /// The report of a run this build simulated: it always reads back, so a failure is a bug.
+    pub fn of_run(v: &Value) -> Report {
+        Report::from_value(v).unwrap_or_else(|e| panic!("a run's own report: {e}"))
+    }
+
     /// The scenario's name.
     pub fn scenario(&self) -> &str {
         match self {

@@ -23,10 +23,12 @@ use crate::hw::ComputeModel;
 use crate::key_error::KeyError;
 use crate::net::Topology;
 use crate::net::tier::Tier;
+use crate::report::any::Report;
 use crate::report::cluster::{
     BusyLink, Cluster as ClusterShape, ClusterReport, Fidelity, Job as JobReport, Links, Shared,
     Slowest, Step as StepReport,
 };
+use crate::report::training::TrainingReport;
 use crate::report::typed::{Sim, TypedReport};
 use serde_json::Value;
 use std::sync::Arc;
@@ -229,7 +231,7 @@ pub fn simulate(c: ClusterJobs) -> Result<JobsRun, ClusterError> {
         fleets_alone.push(g);
     }
 
-    let step_of = |r: &TrainingRun| r.report["iteration_time_s"].as_f64().unwrap_or(0.0);
+    let step_of = |r: &TrainingRun| TrainingReport::of_run(&r.report).iteration_time_s;
     let seconds: Vec<f64> = trainings.iter().map(|(_, r)| step_of(r)).collect();
     let ops: Vec<usize> = trainings.iter().map(|(_, r)| r.graph.len()).collect();
     let training_names: Vec<&str> = trainings.iter().map(|&(i, _)| names[i]).collect();
@@ -274,7 +276,7 @@ pub fn simulate(c: ClusterJobs) -> Result<JobsRun, ClusterError> {
             }
             .into(),
             servers: *servers,
-            gpus: run.report()["cluster"]["gpus"].as_u64().unwrap_or(0) as u32,
+            gpus: Report::of_run(run.report()).gpus().map_or(0, |(_, n)| n),
             slowdown: 1.0,
             bytes_between_servers: 0.0,
             report: run.report().clone(),
