@@ -3,7 +3,8 @@
 
 use crate::common;
 
-use common::number;
+use clustersim::report::serving::ServingReport;
+use common::{number, section};
 
 const SERVING: &str = r#"
 name = "custom device"
@@ -31,14 +32,14 @@ output_tokens = 64
 
 #[test]
 fn serving_runs_on_a_defined_device_and_bandwidth_sets_decode() {
-    let slow = common::report("device.toml", SERVING, &[]);
-    assert_eq!(slow["cluster"]["gpu"], "test device");
-    let fast = common::report(
+    let slow = common::serving("device.toml", SERVING, &[]);
+    assert_eq!(slow.cluster.gpu, "test device");
+    let fast = common::serving(
         "device.toml",
         SERVING,
         &["cluster.accelerator.memory_bandwidth=\"2000 GB/s\""],
     );
-    let tpot = |r: &serde_json::Value| number(r, "tpot_s.p50");
+    let tpot = |r: &ServingReport| r.tpot_s.p50.unwrap();
     assert!(
         tpot(&fast) < 0.7 * tpot(&slow),
         "{} {}",
@@ -46,7 +47,7 @@ fn serving_runs_on_a_defined_device_and_bandwidth_sets_decode() {
         tpot(&slow)
     );
     // Busy all the time at batch 1: the board's full power.
-    assert!((number(&slow, "energy.board_watts_per_gpu") - 300.0).abs() < 1.0);
+    assert!((number(section(&slow.energy, "energy"), "board_watts_per_gpu") - 300.0).abs() < 1.0);
 }
 
 #[test]
@@ -112,19 +113,19 @@ tp = 8
 micro_batch = 1
 global_batch = 8
 "#;
-    let r = common::report("train.toml", text, &[]);
-    assert!(number(&r, "iteration_time_s") > 0.0);
-    assert!(number(&r, "energy.board_watts_per_gpu") <= 500.0);
-    assert_eq!(number(&r, "power.gemm_clock"), 1.0);
+    let r = common::training("train.toml", text, &[]);
+    assert!(r.iteration_time_s > 0.0);
+    assert!(number(section(&r.energy, "energy"), "board_watts_per_gpu") <= 500.0);
+    assert_eq!(number(section(&r.power, "power"), "gemm_clock"), 1.0);
     // A device that cannot hold its clock under sustained matrix work: its GEMMs run slower at
     // the same board power.
-    let held = common::report(
+    let held = common::training(
         "train.toml",
         text,
         &["cluster.accelerator.sustained_clock=0.9"],
     );
-    let clock = number(&held, "power.gemm_clock");
+    let clock = number(section(&held.power, "power"), "gemm_clock");
     assert!(clock > 0.89 && clock < 0.95, "{clock}");
-    assert!(number(&held, "iteration_time_s") > number(&r, "iteration_time_s"));
-    assert!(number(&held, "power.peak_watts") <= 500.0 + 1e-6);
+    assert!(held.iteration_time_s > r.iteration_time_s);
+    assert!(number(section(&held.power, "power"), "peak_watts") <= 500.0 + 1e-6);
 }

@@ -3,7 +3,8 @@
 
 use crate::common;
 
-use common::{number, outcome, report};
+use clustersim::report::training::TrainingReport;
+use common::{number, outcome, section};
 
 /// Llama-2 7B on 8 A100 80GB, ZeRO-3, 4 sequences of 4,096 tokens a micro-batch: without
 /// recomputation the activations overflow the GPU.
@@ -31,8 +32,13 @@ decompress = "400 GB/s"
     )
 }
 
-fn run(recompute: &str, extra: &str) -> serde_json::Value {
-    report("adaptive.toml", &scenario(recompute, extra), &[])
+fn run(recompute: &str, extra: &str) -> TrainingReport {
+    common::training("adaptive.toml", &scenario(recompute, extra), &[])
+}
+
+/// The report's adaptive recomputation plan.
+fn plan(r: &TrainingReport) -> &serde_json::Value {
+    section(&r.memory.activation_plan, "activation_plan")
 }
 
 #[test]
@@ -40,14 +46,14 @@ fn adaptive_fits_between_none_and_full_and_beats_full() {
     let none = run("none", "");
     let full = run("full", "");
     let adaptive = run("adaptive", "");
-    assert_eq!(none["memory"]["fits"], false);
-    assert_eq!(full["memory"]["fits"], true);
-    assert_eq!(adaptive["memory"]["fits"], true);
-    let t = |r: &serde_json::Value| number(r, "iteration_time_s");
+    assert!(!none.memory.fits);
+    assert!(full.memory.fits);
+    assert!(adaptive.memory.fits);
+    let t = |r: &TrainingReport| r.iteration_time_s;
     assert!(t(&adaptive) < t(&full), "{} vs {}", t(&adaptive), t(&full));
     assert!(t(&adaptive) >= t(&none), "{} vs {}", t(&adaptive), t(&none));
     // The plan is reported, and it drops something.
-    let tensors = adaptive["memory"]["activation_plan"]["tensors"]
+    let tensors = plan(&adaptive)["tensors"]
         .as_array()
         .expect("the plan's tensors")
         .clone();
@@ -62,19 +68,16 @@ fn a_generous_cap_keeps_everything_and_a_tight_one_drops_more() {
     // Everything kept: the same memory and step as no recomputation (so the classes add up to
     // the memory model's activations of a layer).
     assert_eq!(
-        number(&roomy, "memory.peak_bytes_per_gpu"),
-        number(&none, "memory.peak_bytes_per_gpu")
+        roomy.memory.peak_bytes_per_gpu,
+        none.memory.peak_bytes_per_gpu
     );
-    assert_eq!(
-        number(&roomy, "iteration_time_s"),
-        number(&none, "iteration_time_s")
-    );
-    let kept = |r: &serde_json::Value| number(r, "memory.activation_plan.stored_bytes_per_layer");
+    assert_eq!(roomy.iteration_time_s, none.iteration_time_s);
+    let kept = |r: &TrainingReport| number(plan(r), "stored_bytes_per_layer");
     let loose = run("adaptive", "memory_cap = \"75 GiB\"");
     let tight = run("adaptive", "memory_cap = \"40 GiB\"");
     assert!(kept(&tight) < kept(&loose));
-    assert!(number(&tight, "memory.peak_bytes_per_gpu") <= 40.0 * (1u64 << 30) as f64);
-    assert!(number(&tight, "iteration_time_s") >= number(&loose, "iteration_time_s"));
+    assert!(tight.memory.peak_bytes_per_gpu as f64 <= 40.0 * (1u64 << 30) as f64);
+    assert!(tight.iteration_time_s >= loose.iteration_time_s);
 }
 
 #[test]

@@ -3,8 +3,10 @@
 
 use crate::common;
 
+use clustersim::report::training::TrainingReport;
+use clustersim::report::typed::TypedReport;
 use clustersim::workload::training::{self, estimate::Estimator};
-use common::{count_ops, number};
+use common::count_ops;
 
 fn text(schedule: &str, dp: u32) -> String {
     common::h100_training(
@@ -19,10 +21,10 @@ fn text(schedule: &str, dp: u32) -> String {
 
 #[test]
 fn the_asynchronous_pipeline_has_no_bubble_between_steps() {
-    let sync = common::report("p.toml", &text("1f1b", 1), &[]);
-    let asynchronous = common::report("p.toml", &text("async-1f1b", 1), &[]);
-    let step = |r: &serde_json::Value| number(r, "iteration_time_s");
-    let bubble = |r: &serde_json::Value| number(r, "breakdown_s.pipeline_bubble");
+    let sync = common::training("p.toml", &text("1f1b", 1), &[]);
+    let asynchronous = common::training("p.toml", &text("async-1f1b", 1), &[]);
+    let step = |r: &TrainingReport| r.iteration_time_s;
+    let bubble = |r: &TrainingReport| r.breakdown_s.pipeline_bubble;
     // 1F1B pays pp - 1 = 3 rounds of fill and drain on 8 micro-batches; async pays none.
     assert!(bubble(&sync) > 0.2 * step(&sync), "{}", bubble(&sync));
     assert!(bubble(&asynchronous) < 1e-9, "{}", bubble(&asynchronous));
@@ -35,7 +37,7 @@ fn the_asynchronous_pipeline_has_no_bubble_between_steps() {
         step(&sync)
     );
     // Busy all the time: the busiest stage's work is the step.
-    let compute = number(&asynchronous, "breakdown_s.compute");
+    let compute = asynchronous.breakdown_s.compute;
     assert!((compute / step(&asynchronous) - 1.0).abs() < 1e-6);
 }
 
@@ -51,9 +53,9 @@ fn every_micro_batch_is_a_weight_update_and_a_gradient_reduction() {
 
 #[test]
 fn weights_are_stashed_per_micro_batch_in_flight() {
-    let sync = common::report("p.toml", &text("1f1b", 1), &[]);
-    let asynchronous = common::report("p.toml", &text("async-1f1b", 1), &[]);
-    let weights = |r: &serde_json::Value| number(r, "memory.breakdown_bytes.weights");
+    let sync = common::training("p.toml", &text("1f1b", 1), &[]);
+    let asynchronous = common::training("p.toml", &text("async-1f1b", 1), &[]);
+    let weights = |r: &TrainingReport| r.memory.breakdown_bytes.weights as f64;
     // The first stage has pp = 4 micro-batches in flight: four versions of its weights.
     let ratio = weights(&asynchronous) / weights(&sync);
     assert!((ratio - 4.0).abs() < 1e-9, "{ratio}");
@@ -69,7 +71,7 @@ fn the_estimate_follows_the_asynchronous_step() {
             .expect("compute");
         let estimate = Estimator::new(&compute).estimate(&setup);
         let simulated = training::simulate(setup, &compute).expect("one GPU per stage");
-        let step = number(&simulated.report, "iteration_time_s");
+        let step = TrainingReport::of_run(&simulated.report).iteration_time_s;
         assert_eq!(estimate.bubble_s, 0.0);
         assert!(
             (estimate.iteration_s / step - 1.0).abs() < 0.25,

@@ -3,8 +3,9 @@
 
 use crate::common;
 
-use common::number;
-use serde_json::Value;
+use clustersim::report::serving::ServingReport;
+use clustersim::report::training::TrainingReport;
+use common::{number, section};
 
 const TRAINING: &str = r#"
 kind = "training"
@@ -35,8 +36,18 @@ checkpoint_write = "30 s"
 restart = "10 min"
 "#;
 
-fn training(sets: &[&str]) -> Value {
-    common::report("capacity.toml", TRAINING, sets)
+fn training(sets: &[&str]) -> TrainingReport {
+    common::training("capacity.toml", TRAINING, sets)
+}
+
+/// The number at `path` of a training report's `reliability`.
+fn reliability(r: &TrainingReport, path: &str) -> f64 {
+    number(section(&r.reliability, "reliability"), path)
+}
+
+/// The number at `path` of a training report's `capacity`.
+fn capacity(r: &TrainingReport, path: &str) -> f64 {
+    number(section(&r.capacity, "capacity"), path)
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -46,39 +57,34 @@ fn close(a: f64, b: f64) -> bool {
 #[test]
 fn time_to_train_follows_from_the_step_and_goodput() {
     let r = training(&[]);
-    let goodput = number(&r, "reliability.synchronous_restart.goodput");
+    let goodput = reliability(&r, "synchronous_restart.goodput");
     assert!(goodput > 0.5 && goodput < 1.0, "{goodput}");
-    let wall = 1e9 / number(&r, "tokens_per_s") / goodput;
-    assert!(close(number(&r, "capacity.time_to_train_s"), wall));
+    let wall = 1e9 / r.tokens_per_s / goodput;
+    assert!(close(capacity(&r, "time_to_train_s"), wall));
     let gpu_hours = 16.0 * wall / 3600.0;
-    assert!(close(number(&r, "capacity.gpu_hours"), gpu_hours));
-    let usd = gpu_hours * 2.0 + number(&r, "capacity.energy_kwh") * 0.1;
-    assert!(close(number(&r, "capacity.cost_usd.total"), usd));
+    assert!(close(capacity(&r, "gpu_hours"), gpu_hours));
+    let usd = gpu_hours * 2.0 + capacity(&r, "energy_kwh") * 0.1;
+    assert!(close(capacity(&r, "cost_usd.total"), usd));
 }
 
 #[test]
 fn energy_lies_between_idle_and_full_power() {
     let r = training(&[]);
-    let watts = number(&r, "energy.board_watts_per_gpu");
+    let energy = section(&r.energy, "energy");
+    let watts = number(energy, "board_watts_per_gpu");
     // H100 SXM: 700 W limit, 15% of it idle.
     assert!(watts > 105.0 && watts < 700.0, "{watts}");
-    let joules = watts * 16.0 * number(&r, "iteration_time_s") * 1.25;
-    assert!(close(number(&r, "energy.joules_per_step"), joules));
+    let joules = watts * 16.0 * r.iteration_time_s * 1.25;
+    assert!(close(number(energy, "joules_per_step"), joules));
 }
 
 #[test]
 fn a_straggler_slows_the_step_by_its_stage_share() {
-    let base = number(&training(&[]), "iteration_time_s");
-    let slow = number(
-        &training(&["reliability.straggler_slowdown=1.5"]),
-        "iteration_time_s",
-    );
+    let base = training(&[]).iteration_time_s;
+    let slow = training(&["reliability.straggler_slowdown=1.5"]).iteration_time_s;
     assert!(slow > 1.1 * base, "{slow} vs {base}");
     assert!(slow < 1.5 * base + 1e-9, "{slow} vs {base}");
-    let same = number(
-        &training(&["reliability.straggler_slowdown=1.0"]),
-        "iteration_time_s",
-    );
+    let same = training(&["reliability.straggler_slowdown=1.0"]).iteration_time_s;
     assert_eq!(same, base);
 }
 
@@ -86,25 +92,22 @@ fn a_straggler_slows_the_step_by_its_stage_share() {
 fn bigger_clusters_fail_more_and_fault_tolerance_recovers_some() {
     let small = training(&[]);
     let big = training(&["cluster.nodes=64", "parallel.global_batch=512"]);
-    assert!(
-        number(&big, "reliability.failures_per_day")
-            > 30.0 * number(&small, "reliability.failures_per_day")
-    );
-    let sync = number(&big, "reliability.synchronous_restart.goodput");
-    assert!(sync < number(&small, "reliability.synchronous_restart.goodput"));
-    assert!(number(&big, "reliability.fault_tolerant.goodput") > sync);
+    assert!(reliability(&big, "failures_per_day") > 30.0 * reliability(&small, "failures_per_day"));
+    let sync = reliability(&big, "synchronous_restart.goodput");
+    assert!(sync < reliability(&small, "synchronous_restart.goodput"));
+    assert!(reliability(&big, "fault_tolerant.goodput") > sync);
 }
 
 #[test]
 fn a_given_checkpoint_interval_is_used_and_costs_goodput() {
     let optimum = training(&[]);
     let chosen = training(&["reliability.checkpoint_interval=\"5 min\""]);
-    assert_eq!(number(&chosen, "reliability.checkpoint_interval_s"), 300.0);
+    assert_eq!(reliability(&chosen, "checkpoint_interval_s"), 300.0);
     assert_eq!(
-        chosen["reliability"]["checkpoint_interval_rule"],
+        section(&chosen.reliability, "reliability")["checkpoint_interval_rule"],
         "scenario"
     );
-    assert!(number(&chosen, "reliability.goodput") < number(&optimum, "reliability.goodput"));
+    assert!(reliability(&chosen, "goodput") < reliability(&optimum, "goodput"));
 }
 
 #[test]
@@ -153,19 +156,22 @@ output_tokens = 100
 [cost]
 usd_per_gpu_hour = 3.0
 "#;
-    let r = common::report("serving.toml", text, &[]);
-    assert_eq!(number(&r, "cluster.gpus"), 4.0);
-    let per_million = 4.0 * 3.0 / 3600.0 / number(&r, "throughput.output_tokens_per_s") * 1e6;
+    let r: ServingReport = common::serving("serving.toml", text, &[]);
+    assert_eq!(r.cluster.gpus, 4);
+    let per_million = 4.0 * 3.0 / 3600.0 / r.throughput.output_tokens_per_s * 1e6;
     assert!(close(
-        number(&r, "cost.usd_per_million_output_tokens"),
+        number(section(&r.cost, "cost"), "usd_per_million_output_tokens"),
         per_million
     ));
     // Serving has the power model: energy per output token priced at the kWh.
-    let r = common::report("serving.toml", text, &["cost.usd_per_kwh=0.1"]);
-    let joules = number(&r, "energy.joules_per_output_token");
+    let r = common::serving("serving.toml", text, &["cost.usd_per_kwh=0.1"]);
+    let joules = number(section(&r.energy, "energy"), "joules_per_output_token");
     assert!(joules > 0.0);
     assert!(close(
-        number(&r, "cost.usd_per_million_output_tokens_energy"),
+        number(
+            section(&r.cost, "cost"),
+            "usd_per_million_output_tokens_energy"
+        ),
         0.1 * joules / 3.6e6 * 1e6
     ));
     let e = parse_error(text, "[capacity]\ntokens = 1e9\n");
@@ -185,10 +191,10 @@ fn mtbfs_of_years_are_read_exactly() {
     // 16 GPUs at 20,000 h and 2 nodes at 50,000 h: spans far beyond the simulated clock's range.
     let r = training(&[]);
     let expected = 1.0 / (16.0 / (20000.0 * 3600.0) + 2.0 / (50000.0 * 3600.0));
-    assert!(close(number(&r, "reliability.cluster_mtbf_s"), expected));
+    assert!(close(reliability(&r, "cluster_mtbf_s"), expected));
     let days = training(&["reliability.gpu_mtbf=\"1000 d\""]);
     let expected = 1.0 / (16.0 / (1000.0 * 86400.0) + 2.0 / (50000.0 * 3600.0));
-    assert!(close(number(&days, "reliability.cluster_mtbf_s"), expected));
+    assert!(close(reliability(&days, "cluster_mtbf_s"), expected));
 }
 
 #[test]
@@ -203,15 +209,15 @@ fn a_slow_link_drags_the_collectives_that_cross_it() {
     // Without a pipeline the data-parallel groups span both servers.
     let base = training(&["parallel.pp=1"]);
     let slow = training(&["parallel.pp=1", "reliability.straggler_link_slowdown=8"]);
-    let dp = |r: &Value| number(r, "communication_s.data_parallel");
+    let dp = |r: &TrainingReport| r.communication_s.data_parallel;
     assert!(
         dp(&slow) > 2.0 * dp(&base),
         "{} vs {}",
         dp(&slow),
         dp(&base)
     );
-    assert!(number(&slow, "iteration_time_s") > number(&base, "iteration_time_s"));
-    assert!(slow["assumptions"].to_string().contains("8x slower"));
+    assert!(slow.iteration_time_s > base.iteration_time_s);
+    assert!(slow.assumptions.iter().any(|a| a.contains("8x slower")));
     let s = common::scenario(
         "capacity.toml",
         TRAINING,

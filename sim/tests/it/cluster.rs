@@ -4,7 +4,9 @@
 
 use crate::common;
 
-use common::number as num;
+use clustersim::report::cluster::ClusterReport;
+use clustersim::report::training::TrainingReport;
+use clustersim::report::typed::TypedReport;
 
 /// 16 servers of 8 H100 behind a fat-tree with 4 servers per leaf, `oversubscription`:1, and
 /// the `[[job]]` entries in `jobs`.
@@ -32,33 +34,35 @@ fn llama(name: &str, first: u32, last: u32) -> String {
 fn jobs_sharing_an_oversubscribed_leaf_slow_each_other() {
     // Servers 2-5 share leaf 0's and leaf 1's uplinks: both jobs reduce gradients through them.
     let text = cluster(4.0, &(llama("a", 0, 5) + &llama("b", 6, 11)));
-    let r = common::report("c.toml", &text, &[]);
+    let r = common::cluster("c.toml", &text, &[]);
     for name in ["a", "b"] {
         let j = common::job(&r, name);
         // Alone on the engine a job keeps the step its own report gives.
-        let (alone, own) = (num(j, "step_s.alone"), num(j, "step_s.report"));
+        let step = j.step_s.as_ref().expect("a training job's step");
+        let (alone, own) = (step.alone, step.report);
         assert!((alone / own - 1.0).abs() < 1e-6, "{name}: {alone} vs {own}");
-        assert!(num(j, "slowdown") >= 1.0, "{name}");
-        assert_eq!(j["report"]["kind"], "training");
-        assert_eq!(num(j, "report.cluster.gpus"), 48.0);
+        assert!(j.slowdown >= 1.0, "{name}");
+        let report = TrainingReport::of_run(&j.report);
+        assert_eq!(report.kind, "training");
+        assert_eq!(report.cluster.gpus, 48);
     }
-    let worst = num(&r, "slowdown.max");
+    let worst = r.slowdown.max;
     assert!(worst > 1.01, "sharing cost nothing: {worst}");
     // Never as much as if the gradient reductions ran end to end at half speed for the whole step.
     assert!(worst < 2.0, "{worst}");
-    assert!(num(&r, "links.shared_by_jobs") >= 1.0);
-    let top = &r["links"]["busiest"][0];
-    assert!(num(top, "busy") > 0.0 && num(top, "busy") <= 1.0, "{top}");
+    assert!(r.links.shared_by_jobs >= 1);
+    let top = &r.links.busiest[0];
+    assert!(top.busy > 0.0 && top.busy <= 1.0, "{top:?}");
     // A non-blocking fabric has room for both: less slowdown than 4:1.
-    let free = common::report(
+    let free = common::cluster(
         "c.toml",
         &cluster(1.0, &(llama("a", 0, 5) + &llama("b", 6, 11))),
         &[],
     );
     assert!(
-        num(&free, "slowdown.max") < worst,
+        free.slowdown.max < worst,
         "{} vs {worst}",
-        num(&free, "slowdown.max")
+        free.slowdown.max
     );
 }
 
@@ -68,23 +72,23 @@ fn a_job_beside_one_that_never_leaves_its_servers_is_not_slowed() {
     let alone_server = "[[job]]\nname = \"b\"\nservers = [4, 4]\nkind = \"training\"\n\
          [job.model]\npreset = \"llama-3-8b\"\n\
          [job.parallel]\ntp = 8\nmicro_batch = 1\nglobal_batch = 8\n";
-    let r = common::report(
+    let r = common::cluster(
         "c.toml",
         &cluster(4.0, &(llama("a", 0, 3) + alone_server)),
         &[],
     );
     for name in ["a", "b"] {
-        assert_eq!(num(common::job(&r, name), "slowdown"), 1.0, "{name}");
+        assert_eq!(common::job(&r, name).slowdown, 1.0, "{name}");
     }
-    assert_eq!(num(common::job(&r, "b"), "bytes_between_servers"), 0.0);
-    assert_eq!(num(&r, "links.shared_by_jobs"), 0.0);
+    assert_eq!(common::job(&r, "b").bytes_between_servers, 0.0);
+    assert_eq!(r.links.shared_by_jobs, 0);
     // Jobs on leaves of their own share no link either.
-    let r = common::report(
+    let r = common::cluster(
         "c.toml",
         &cluster(4.0, &(llama("a", 0, 3) + &llama("b", 4, 7))),
         &[],
     );
-    assert_eq!(num(&r, "slowdown.max"), 1.0);
+    assert_eq!(r.slowdown.max, 1.0);
 }
 
 #[test]
@@ -94,8 +98,9 @@ fn the_shipped_cluster_reads_a_job_from_its_file_and_runs_the_same_twice() {
     let a = clustersim::run(&s).unwrap_or_else(|e| panic!("{e}"));
     let b = clustersim::run(&s).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(a.report.to_string(), b.report.to_string());
-    assert_eq!(a.report["jobs"][0]["name"], "llama-8b");
-    assert_eq!(a.report["jobs"][0]["servers"], serde_json::json!([0, 5]));
+    let first = &ClusterReport::of_run(&a.report).jobs[0];
+    assert_eq!(first.name, "llama-8b");
+    assert_eq!(first.servers, [0, 5]);
     // The trace draws every job's lanes under its name.
     assert!(
         a.graph

@@ -5,8 +5,17 @@
 
 use crate::common;
 
+use clustersim::report::cluster::{Job, Shared};
+use clustersim::report::diffusion::DiffusionReport;
+use clustersim::report::serving::ServingReport;
+use clustersim::report::typed::TypedReport;
 use common::number as num;
 use serde_json::Value;
+
+/// A serving job's latency figures, alone and shared.
+fn latency(j: &Job) -> &Shared {
+    j.latency.as_ref().expect("a serving job's latency")
+}
 
 /// 16 servers of 8 H100 behind a fat-tree with 4 servers per leaf, `oversubscription`:1.
 fn cluster(oversubscription: f64, jobs: &str) -> String {
@@ -46,24 +55,24 @@ fn disaggregated() -> String {
 
 #[test]
 fn a_disaggregated_fleet_and_a_training_job_on_shared_uplinks_slow_each_other() {
-    let r = common::report(
+    let r = common::cluster(
         "c.toml",
         &cluster(4.0, &(training() + &disaggregated())),
         &[],
     );
     let (t, f) = (common::job(&r, "train"), common::job(&r, "serve"));
-    assert_eq!(f["kind"], "serving");
-    assert_eq!(f["report"]["kind"], "serving");
-    assert_eq!(num(f, "gpus"), 32.0);
-    for side in ["alone", "shared"] {
-        let l = &f["latency"][side];
+    assert_eq!(f.kind, "serving");
+    assert_eq!(ServingReport::of_run(&f.report).kind, "serving");
+    assert_eq!(f.gpus, 32);
+    let l = latency(f);
+    for (side, l) in [("alone", &l.alone), ("shared", &l.shared)] {
         assert_eq!(num(l, "requests_completed"), 120.0, "{side}");
         assert_eq!(num(l, "kv_transfers"), 120.0, "{side}");
     }
     // Every KV cache crosses leaf 1's uplinks, where the gradient reduction also runs.
     let (alone, shared) = (
-        num(f, "latency.alone.kv_transfer_s.mean"),
-        num(f, "latency.shared.kv_transfer_s.mean"),
+        num(&l.alone, "kv_transfer_s.mean"),
+        num(&l.shared, "kv_transfer_s.mean"),
     );
     assert!(
         shared > alone * 1.01,
@@ -71,26 +80,26 @@ fn a_disaggregated_fleet_and_a_training_job_on_shared_uplinks_slow_each_other() 
     );
     // A 2,000-token KV shard (41 MB a GPU over its own 400 Gb/s NIC): milliseconds.
     assert!(alone > 5e-4 && alone < 0.02, "{alone}");
-    assert!(num(f, "slowdown") >= 1.0);
-    assert!(num(f, "bytes_between_servers") > 0.0);
+    assert!(f.slowdown >= 1.0);
+    assert!(f.bytes_between_servers > 0.0);
     // The reduction slows while transfers run beside it: a little, as they are light.
-    let ts = num(t, "slowdown");
+    let ts = t.slowdown;
     assert!(ts > 1.0 && ts < 1.2, "{ts}");
-    assert!(num(&r, "links.shared_by_jobs") >= 1.0);
-    let top = &r["links"]["busiest"][0]["jobs"];
+    assert!(r.links.shared_by_jobs >= 1);
+    let top = &r.links.busiest[0].jobs;
     assert!(
-        top.get("train").is_some() && top.get("serve").is_some(),
-        "{top}"
+        top.contains_key("train") && top.contains_key("serve"),
+        "{top:?}"
     );
     // The same fleet with room on the uplinks waits less for them.
-    let free = common::report(
+    let free = common::cluster(
         "c.toml",
         &cluster(1.0, &(training() + &disaggregated())),
         &[],
     );
     let free_shared = num(
-        common::job(&free, "serve"),
-        "latency.shared.kv_transfer_s.mean",
+        &latency(common::job(&free, "serve")).shared,
+        "kv_transfer_s.mean",
     );
     assert!(free_shared < shared, "{free_shared} vs {shared}");
 }
@@ -102,25 +111,22 @@ fn a_colocated_fleet_and_a_diffusion_job_cost_no_one_anything() {
         [job.diffusion]\nwidth = 848\nheight = 480\nframes = 33\nsteps = 10\ncfg = false\n\
         [job.parallel]\nulysses = 4\n";
     let colocated = fleet("replicas = 8\n");
-    let r = common::report(
+    let r = common::cluster(
         "c.toml",
         &cluster(4.0, &(training() + &colocated + video)),
         &[],
     );
     for name in ["train", "serve", "video"] {
-        assert_eq!(num(common::job(&r, name), "slowdown"), 1.0, "{name}");
+        assert_eq!(common::job(&r, name).slowdown, 1.0, "{name}");
     }
     let f = common::job(&r, "serve");
-    assert_eq!(num(f, "bytes_between_servers"), 0.0);
-    assert_eq!(
-        f["latency"]["alone"].to_string(),
-        f["latency"]["shared"].to_string()
-    );
+    assert_eq!(f.bytes_between_servers, 0.0);
+    assert_eq!(latency(f).alone.to_string(), latency(f).shared.to_string());
     let v = common::job(&r, "video");
-    assert_eq!(v["kind"], "diffusion");
-    assert!(num(v, "report.latency_s") > 0.0);
-    assert_eq!(num(v, "bytes_between_servers"), 0.0);
-    assert_eq!(num(&r, "links.shared_by_jobs"), 0.0);
+    assert_eq!(v.kind, "diffusion");
+    assert!(DiffusionReport::of_run(&v.report).latency_s > 0.0);
+    assert_eq!(v.bytes_between_servers, 0.0);
+    assert_eq!(r.links.shared_by_jobs, 0);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use crate::common;
 
 use clustersim::RunOutput;
-use common::{count_ops as count, number};
+use common::{count_ops as count, training_of};
 
 fn run(cp: u32, algorithm: &str) -> RunOutput {
     run_with(&format!(
@@ -35,9 +35,9 @@ fn run_with(parallel: &str) -> RunOutput {
 fn activations_divide_by_cp() {
     let one = run(1, "ring");
     let four = run(4, "ring");
-    let act = |o: &RunOutput| number(&o.report, "memory.breakdown_bytes.activations");
+    let act = |o: &RunOutput| training_of(o).memory.breakdown_bytes.activations as f64;
     assert!((act(&one) / act(&four) - 4.0).abs() < 1e-9);
-    assert_eq!(four.report["parallel"]["dp"], 2);
+    assert_eq!(training_of(&four).parallel.dp, 2);
 }
 
 #[test]
@@ -51,7 +51,7 @@ fn ring_attention_passes_blocks_and_all_gather_gathers_them() {
     let gather = run(4, "all-gather");
     assert_eq!(count(&gather, "cp_kv_all_gather"), 2 * layers);
     assert_eq!(count(&gather, "cp_dkv_reduce_scatter"), layers);
-    assert!(number(&gather.report, "communication_s.context_parallel") > 0.0);
+    assert!(training_of(&gather).communication_s.context_parallel > 0.0);
 }
 
 #[test]
@@ -89,12 +89,12 @@ fn zero_shards_and_gradients_reduce_over_context_ranks_too() {
         ))
     };
     let (none, one) = (with_zero(0), with_zero(1));
-    assert_eq!(one.report["parallel"]["dp"], 1);
+    assert_eq!(training_of(&one).parallel.dp, 1);
     assert!(
         count(&one, "grad_reduce") > 0,
         "the context ranks' gradients are reduced"
     );
-    let optimizer = |o: &RunOutput| number(&o.report, "memory.breakdown_bytes.optimizer");
+    let optimizer = |o: &RunOutput| training_of(o).memory.breakdown_bytes.optimizer as f64;
     assert!((optimizer(&none) / optimizer(&one) - 8.0).abs() < 1e-9);
 }
 

@@ -3,7 +3,15 @@
 
 use crate::common;
 
+use clustersim::report::training::TrainingReport;
 use common::number as num;
+use common::section;
+use serde_json::Value;
+
+/// A training report's degraded links (`ranks.degraded_links`).
+fn degraded(r: &TrainingReport) -> &Value {
+    &section(&r.ranks, "ranks")["degraded_links"]
+}
 
 /// Four servers of eight H100 on a fat-tree of two leaves: Llama 3.1 8B over tp 8, pp 2, dp 2, with `extra`
 /// lines at the end.
@@ -19,13 +27,13 @@ fn four_servers(extra: &str) -> String {
 
 #[test]
 fn a_degraded_nic_slows_the_groups_that_cross_it_and_the_step_less_than_its_rate() {
-    let healthy = common::report("d.toml", &four_servers(""), &[]);
+    let healthy = common::training("d.toml", &four_servers(""), &[]);
     let at = |gbps: u32| {
         let extra = format!("[[perturb]]\nserver = 1\nnic_bandwidth = \"{gbps} Gb/s\"\n");
-        common::report("d.toml", &four_servers(&extra), &[])
+        common::training("d.toml", &four_servers(&extra), &[])
     };
     let (half, quarter) = (at(200), at(100));
-    let t = |r: &serde_json::Value| num(r, "iteration_time_s");
+    let t = |r: &TrainingReport| r.iteration_time_s;
     assert!(
         t(&half) > t(&healthy) * 1.001,
         "{} vs {}",
@@ -35,8 +43,8 @@ fn a_degraded_nic_slows_the_groups_that_cross_it_and_the_step_less_than_its_rate
     assert!(t(&quarter) > t(&half), "{} vs {}", t(&quarter), t(&half));
     // Only communication slows: the step never slows by the link's factor of 4.
     assert!(t(&quarter) < 4.0 * t(&healthy));
-    assert_eq!(quarter["fidelity"]["ranks"], "all");
-    let d = &quarter["ranks"]["degraded_links"];
+    assert_eq!(quarter.fidelity.ranks, "all");
+    let d = degraded(&quarter);
     // Eight NICs, both directions of each cable.
     assert_eq!(d["links"].as_array().map(Vec::len), Some(16));
     assert_eq!(d["links"][0]["from"], "node1/nic0");
@@ -46,14 +54,9 @@ fn a_degraded_nic_slows_the_groups_that_cross_it_and_the_step_less_than_its_rate
     // A link between switches, named as the report's links name it.
     let spine =
         four_servers("[[perturb]]\nlink = [\"leaf0\", \"spine0\"]\nbandwidth = \"50 Gb/s\"\n");
-    let r = common::report("d.toml", &spine, &[]);
+    let r = common::training("d.toml", &spine, &[]);
     assert!(t(&r) >= t(&healthy), "{} vs {}", t(&r), t(&healthy));
-    assert_eq!(
-        r["ranks"]["degraded_links"]["links"]
-            .as_array()
-            .map(Vec::len),
-        Some(2)
-    );
+    assert_eq!(degraded(&r)["links"].as_array().map(Vec::len), Some(2));
 }
 
 #[test]
@@ -113,12 +116,12 @@ fn bad_link_perturbations_are_refused_at_their_key() {
 
 /// Four servers' data parallelism over two leaves of four spines (4:1): the gradient reduction
 /// crosses the spines, with `failed` leaf0 cables among them.
-fn reduction_over_spines(failed: &[u32]) -> serde_json::Value {
+fn reduction_over_spines(failed: &[u32]) -> TrainingReport {
     let extra: String = failed
         .iter()
         .map(|s| format!("[[perturb]]\nlink = [\"leaf0\", \"spine{s}\"]\nfailed = true\n"))
         .collect();
-    common::report(
+    common::training(
         "f.toml",
         &four_servers(&extra),
         &[
@@ -132,7 +135,7 @@ fn reduction_over_spines(failed: &[u32]) -> serde_json::Value {
 
 #[test]
 fn a_failed_spine_cable_moves_its_flows_and_the_step_slows_with_each_lost_uplink() {
-    let t = |r: &serde_json::Value| num(r, "iteration_time_s");
+    let t = |r: &TrainingReport| r.iteration_time_s;
     let healthy = reduction_over_spines(&[]);
     let one = reduction_over_spines(&[0]);
     let three = reduction_over_spines(&[0, 1, 2]);
@@ -144,13 +147,10 @@ fn a_failed_spine_cable_moves_its_flows_and_the_step_slows_with_each_lost_uplink
     );
     assert!(t(&three) > t(&one) * 1.05, "{} vs {}", t(&three), t(&one));
     // Only the reduction slows: the compute is the healthy run's.
-    assert_eq!(
-        num(&three, "breakdown_s.compute"),
-        num(&healthy, "breakdown_s.compute")
-    );
+    assert_eq!(three.breakdown_s.compute, healthy.breakdown_s.compute);
     // Losing three of four uplinks cannot cost more than the cross-leaf traffic at a quarter
     // of its capacity: the collective at most four times as long.
-    let d = &three["ranks"]["degraded_links"];
+    let d = degraded(&three);
     let worst = num(d, "slowest_ratio");
     assert!(worst > 1.0 && worst <= 4.0 + 1e-9, "{worst}");
     assert!(num(d, "groups_slowed") > 0.0);

@@ -2,16 +2,16 @@
 
 use crate::common;
 
-use common::number as num;
-use serde_json::Value;
+use clustersim::report::diffusion::{DiffusionReport, Queue};
+use clustersim::report::typed::TypedReport;
 
-fn simulate(text: String) -> Result<Value, String> {
-    common::outcome("video.toml", &text)
+fn simulate(text: String) -> Result<DiffusionReport, String> {
+    common::typed_outcome("video.toml", &text)
 }
 
 /// `preset` generating `video` (the [diffusion] body) with `parallel` (the [parallel] body) on
 /// one node of 8 H100.
-fn video(preset: &str, video: &str, parallel: &str) -> Result<Value, String> {
+fn video(preset: &str, video: &str, parallel: &str) -> Result<DiffusionReport, String> {
     simulate(format!(
         "kind = \"diffusion\"\n[cluster]\ngpu = \"H100\"\n[model]\npreset = \"{preset}\"\n\
          [diffusion]\n{video}\n[parallel]\n{parallel}\n"
@@ -24,16 +24,16 @@ const HUNYUAN_720P: &str = "width = 1280\nheight = 720\nframes = 129\nsteps = 10
 fn ulysses_divides_the_work_and_its_all_to_alls_grow_in_share() {
     let run = |u: u32| video("hunyuanvideo", HUNYUAN_720P, &format!("ulysses = {u}")).unwrap();
     let (one, two, eight) = (run(1), run(2), run(8));
-    assert_eq!(one["video"]["tokens"], 118_800);
-    assert_eq!(num(&one, "breakdown_s.communication"), 0.0);
-    let step = |r: &Value| num(r, "denoise_step_s");
+    assert_eq!(one.video.tokens, 118_800);
+    assert_eq!(one.breakdown_s.communication, 0.0);
+    let step = |r: &DiffusionReport| r.denoise_step_s;
     // Nearly linear: attention dominates, and every GPU does 1/u of it.
     assert!(step(&two) < 0.55 * step(&one) && step(&two) > 0.45 * step(&one));
     assert!(step(&eight) < step(&two) / 3.5);
-    let share = |r: &Value| num(r, "breakdown_s.communication") / num(r, "breakdown_s.denoise");
+    let share = |r: &DiffusionReport| r.breakdown_s.communication / r.breakdown_s.denoise;
     assert!(share(&eight) > share(&two) && share(&two) > 0.0);
     // The VAE decodes on one GPU unless asked: the same time at any degree.
-    let vae = |r: &Value| num(r, "breakdown_s.vae_decode");
+    let vae = |r: &DiffusionReport| r.breakdown_s.vae_decode;
     assert!((vae(&one) / vae(&eight) - 1.0).abs() < 1e-9);
     let parallel_vae = video(
         "hunyuanvideo",
@@ -41,12 +41,10 @@ fn ulysses_divides_the_work_and_its_all_to_alls_grow_in_share() {
         "ulysses = 8",
     )
     .unwrap();
-    assert!(
-        num(&parallel_vae, "breakdown_s.vae_decode") < num(&eight, "breakdown_s.vae_decode") / 4.0
-    );
+    assert!(vae(&parallel_vae) < vae(&eight) / 4.0);
     // Every GPU of one video: one video at a time on the node; one GPU a video: eight.
-    assert_eq!(eight["parallel"]["videos_at_once"], 1);
-    assert_eq!(one["parallel"]["videos_at_once"], 8);
+    assert_eq!(eight.parallel.videos_at_once, 1);
+    assert_eq!(one.parallel.videos_at_once, 8);
 }
 
 #[test]
@@ -55,11 +53,9 @@ fn ring_attention_overlaps_its_sends_with_the_attention() {
     let ulysses = video("hunyuanvideo", HUNYUAN_720P, "ulysses = 8").unwrap();
     // Same GPUs, same arithmetic; the ring's sends hide under the attention chunks, so USP is
     // within a few percent of pure Ulysses.
-    let step = |r: &Value| num(r, "denoise_step_s");
+    let step = |r: &DiffusionReport| r.denoise_step_s;
     assert!((step(&usp) / step(&ulysses) - 1.0).abs() < 0.05);
-    assert!(
-        num(&usp, "breakdown_s.exposed_communication") < num(&usp, "breakdown_s.communication")
-    );
+    assert!(usp.breakdown_s.exposed_communication < usp.breakdown_s.communication);
 }
 
 #[test]
@@ -67,7 +63,7 @@ fn cfg_parallel_halves_each_gpus_batch() {
     let wan = "width = 1280\nheight = 720\nframes = 81\nsteps = 5\ncfg = true";
     let one_group = video("wan2.1-14b", wan, "ulysses = 4").unwrap();
     let two_groups = video("wan2.1-14b", wan, "ulysses = 4\ncfg = 2").unwrap();
-    let ratio = num(&two_groups, "denoise_step_s") / num(&one_group, "denoise_step_s");
+    let ratio = two_groups.denoise_step_s / one_group.denoise_step_s;
     assert!(ratio > 0.45 && ratio < 0.6, "{ratio}");
     // Guidance off is one branch: half the work of guidance on one group.
     let off = video(
@@ -76,7 +72,7 @@ fn cfg_parallel_halves_each_gpus_batch() {
         "ulysses = 4",
     )
     .unwrap();
-    let half = num(&off, "denoise_step_s") / num(&one_group, "denoise_step_s");
+    let half = off.denoise_step_s / one_group.denoise_step_s;
     assert!(half > 0.45 && half < 0.55, "{half}");
 }
 
@@ -85,10 +81,10 @@ fn pipefusion_splits_the_blocks_and_pays_a_pipeline_fill() {
     let cog = "width = 720\nheight = 480\nframes = 49\nsteps = 20\ncfg = true";
     let alone = video("cogvideox-5b", cog, "").unwrap();
     let piped = video("cogvideox-5b", cog, "pipefusion = 4").unwrap();
-    let w = |r: &Value| num(r, "memory.weights_bytes_per_gpu");
+    let w = |r: &DiffusionReport| r.memory.weights_bytes_per_gpu;
     assert!((w(&piped) * 4.0 / w(&alone) - 1.0).abs() < 0.01);
-    assert!(num(&piped, "breakdown_s.pipeline_wait") > 0.0);
-    let speedup = num(&alone, "breakdown_s.denoise") / num(&piped, "breakdown_s.denoise");
+    assert!(piped.breakdown_s.pipeline_wait > 0.0);
+    let speedup = alone.breakdown_s.denoise / piped.breakdown_s.denoise;
     assert!(speedup > 2.5 && speedup < 4.0, "{speedup}");
     // Fewer patches than stages: every step waits for its first patch to come round.
     let short = video(
@@ -97,13 +93,11 @@ fn pipefusion_splits_the_blocks_and_pays_a_pipeline_fill() {
         "pipefusion = 4\npipefusion_patches = 2",
     )
     .unwrap();
-    assert!(
-        num(&short, "breakdown_s.pipeline_wait") > 2.0 * num(&piped, "breakdown_s.pipeline_wait")
-    );
+    assert!(short.breakdown_s.pipeline_wait > 2.0 * piped.breakdown_s.pipeline_wait);
     // The stale keys and values of a stage's blocks take memory.
     assert!(
-        num(&piped, "memory.denoise_activation_bytes_per_gpu")
-            > num(&alone, "memory.denoise_activation_bytes_per_gpu")
+        piped.memory.denoise_activation_bytes_per_gpu
+            > alone.memory.denoise_activation_bytes_per_gpu
     );
 }
 
@@ -141,11 +135,11 @@ fn every_preset_runs_and_chunked_vaes_count_their_latent_frames() {
         ),
     ] {
         let r = video(preset, v, "").unwrap_or_else(|e| panic!("{preset}: {e}"));
-        assert!(num(&r, "latency_s") > 0.0, "{preset}");
+        assert!(r.latency_s > 0.0, "{preset}");
         // The peak holds the transformer's weights, unless the pipeline streams them (CogVideoX's
         // reference script on one GPU).
-        let resident = r["memory"]["offload"] != "sequential";
-        let above = num(&r, "memory.peak_bytes_per_gpu") > num(&r, "memory.weights_bytes_per_gpu");
+        let resident = r.memory.offload != "sequential";
+        let above = r.memory.peak_bytes_per_gpu > r.memory.weights_bytes_per_gpu;
         assert!(above || !resident, "{preset}");
     }
     // Step-Video's VAE makes 3 latent frames of every 17: 204 frames, 36 latent frames.
@@ -155,9 +149,9 @@ fn every_preset_runs_and_chunked_vaes_count_their_latent_frames() {
         "",
     )
     .unwrap();
-    assert_eq!(step["video"]["latent"][0], 36);
+    assert_eq!(step.video.latent[0], 36);
     // Step-Video (30 B) and its 20 B text encoder do not fit one H100: a result, not an error.
-    assert_eq!(step["memory"]["fits"], false);
+    assert!(!step.memory.fits);
 }
 
 #[test]
@@ -200,16 +194,16 @@ fn the_default_attention_is_flash_attention_2_where_it_has_a_figure() {
     let default = simulate(text("H100", "")).unwrap();
     let fa2 = simulate(text("H100", "attention_kernel = \"flash-attention-2\"")).unwrap();
     let fa3 = simulate(text("H100", "attention_kernel = \"flash-attention-3\"")).unwrap();
-    let step = |r: &Value| num(r, "denoise_step_s");
+    let step = |r: &DiffusionReport| r.denoise_step_s;
     assert_eq!(step(&default), step(&fa2));
     assert!(step(&fa3) < step(&fa2) / 1.2);
-    let said = default["assumptions"].to_string();
+    let said = default.assumptions.join("\n");
     assert!(
         said.contains("flash-attention-2 (not stated") && said.contains("measured on an H200"),
         "{said}"
     );
     let l40s = simulate(text("L40S", "")).unwrap();
-    let said = l40s["assumptions"].to_string();
+    let said = l40s.assumptions.join("\n");
     assert!(
         said.contains("the roofline's default attention efficiency"),
         "{said}"
@@ -217,7 +211,7 @@ fn the_default_attention_is_flash_attention_2_where_it_has_a_figure() {
 }
 
 /// Wan 2.1 1.3B videos of two sizes served on 16 H100 in groups of 2, by `scheduler`.
-fn served(scheduler: &str, rate: &str) -> Value {
+fn served(scheduler: &str, rate: &str) -> DiffusionReport {
     simulate(format!(
         "kind = \"diffusion\"\n[cluster]\ngpu = \"H100\"\nnodes = 2\n[cluster.inter_node]\n\
          nic_bandwidth = \"400 Gb/s\"\n[model]\npreset = \"wan2.1-1.3b\"\n[diffusion]\nsteps = 20\n\
@@ -233,31 +227,28 @@ fn a_queue_of_videos_is_served_by_groups_and_sjf_cuts_the_median() {
     // About 80% of the groups' capacity: queues form and drain.
     let fcfs = served("fcfs", "33/min");
     let sjf = served("sjf", "33/min");
-    for r in [&fcfs, &sjf] {
-        assert_eq!(r["serving"]["completed"], 200);
-        assert_eq!(r["serving"]["groups"], 8);
-        let videos = r["serving"]["videos"].as_array().unwrap();
-        assert_eq!(
-            videos[0]["requests"].as_u64().unwrap() + videos[1]["requests"].as_u64().unwrap(),
-            200
-        );
+    let queue = |r: &DiffusionReport| -> Queue { r.serving.clone().expect("a queue of videos") };
+    let (fcfs, sjf) = (queue(&fcfs), queue(&sjf));
+    for q in [&fcfs, &sjf] {
+        assert_eq!(q.completed, 200);
+        assert_eq!(q.groups, 8);
+        let videos = &q.videos;
+        assert_eq!(videos[0].requests + videos[1].requests, 200);
         // The 720p video takes longer than the 480p one.
-        assert!(num(&videos[1], "latency_s") > 1.5 * num(&videos[0], "latency_s"));
+        assert!(videos[1].latency_s > 1.5 * videos[0].latency_s);
         // No video is served faster than its own generation.
-        assert!(num(r, "serving.latency_s.p50") >= num(&videos[0], "latency_s") - 1e-9);
+        assert!(q.latency_s.p50.unwrap() >= videos[0].latency_s - 1e-9);
     }
     // Same arrivals, same work: the same videos per hour within the tail; a lower median with
     // shortest job first.
     assert!(
-        num(&sjf, "serving.latency_s.p50") < num(&fcfs, "serving.latency_s.p50"),
-        "{} {}",
-        sjf["serving"],
-        fcfs["serving"]
+        sjf.latency_s.p50.unwrap() < fcfs.latency_s.p50.unwrap(),
+        "{sjf:?} {fcfs:?}"
     );
-    assert!(num(&sjf, "serving.latency_s.mean") <= num(&fcfs, "serving.latency_s.mean"));
+    assert!(sjf.latency_s.mean.unwrap() <= fcfs.latency_s.mean.unwrap());
     // A light load does not queue.
-    let light = served("fcfs", "1/h");
-    assert!(num(&light, "serving.queueing_s.p99") < 1e-9);
+    let light = queue(&served("fcfs", "1/h"));
+    assert!(light.queueing_s.p99.unwrap() < 1e-9);
 }
 
 #[test]
@@ -284,12 +275,12 @@ fn dsp_switches_the_split_with_fewer_all_to_alls_than_ulysses() {
     let open_sora = "width = 1280\nheight = 720\nframes = 204\nsteps = 5";
     let ulysses = video("open-sora-1.2", open_sora, "ulysses = 8").unwrap();
     let dsp = video("open-sora-1.2", open_sora, "dsp = 8").unwrap();
-    let comm = |r: &Value| num(r, "breakdown_s.communication");
+    let comm = |r: &DiffusionReport| r.breakdown_s.communication;
     // Two all-to-alls of the activations a depth step against four an attention (two
     // attentions a step): about a quarter of the bytes.
     let ratio = comm(&dsp) / comm(&ulysses);
     assert!(ratio > 0.15 && ratio < 0.4, "{ratio}");
-    assert!(num(&dsp, "latency_s") < num(&ulysses, "latency_s"));
+    assert!(dsp.latency_s < ulysses.latency_s);
     let e = video("hunyuanvideo", HUNYUAN_720P, "dsp = 8").unwrap_err();
     assert!(e.contains("whole 3-D sequence"), "{e}");
     let e = video("open-sora-1.2", open_sora, "dsp = 4\nulysses = 2").unwrap_err();
@@ -301,13 +292,13 @@ fn latent_parallelism_trades_all_to_alls_for_one_gather_a_step() {
     let wan = "width = 1280\nheight = 720\nframes = 81\nsteps = 6";
     let ulysses = video("wan2.1-1.3b", wan, "ulysses = 4").unwrap();
     let latent = video("wan2.1-1.3b", wan, "latent = 4").unwrap();
-    let comm = |r: &Value| num(r, "breakdown_s.communication");
+    let comm = |r: &DiffusionReport| r.breakdown_s.communication;
     assert!(comm(&latent) < 0.05 * comm(&ulysses));
     // Attention within a region does a quarter of the whole sequence's pairs: less arithmetic.
-    assert!(num(&latent, "denoise_step_s") < num(&ulysses, "denoise_step_s"));
+    assert!(latent.denoise_step_s < ulysses.denoise_step_s);
     // Wider overlaps cost more.
     let wide = video("wan2.1-1.3b", wan, "latent = 4\nlatent_overlap = 4").unwrap();
-    assert!(num(&wide, "denoise_step_s") > num(&latent, "denoise_step_s"));
+    assert!(wide.denoise_step_s > latent.denoise_step_s);
     let e = video("wan2.1-1.3b", wan, "latent = 2\nulysses = 2").unwrap_err();
     assert!(e.contains("latent parallelism is modelled alone"), "{e}");
 }
@@ -330,20 +321,19 @@ fn queries_and_keys_are_normalised_and_rotated_as_the_model_code_does() {
             .filter(|o| o.name == "qk_norm_rope")
             .map(|o| o.bytes)
             .collect();
-        (ops, out.report)
+        (ops, DiffusionReport::of_run(&out.report))
     };
     let (hunyuan, report) = passes("hunyuanvideo", "width = 1280\nheight = 720\nframes = 129");
     // 20 double-stream and 40 single-stream blocks, one pass each.
     assert_eq!(hunyuan.len(), 60);
-    let video = report["video"]["tokens"].as_f64().unwrap();
-    let text = report["video"]["text_tokens"].as_f64().unwrap();
+    let video = report.video.tokens as f64;
+    let text = report.video.text_tokens as f64;
     let width = 3072.0;
     // Queries and keys of every token normalised; the video tokens' rotated.
     let expected = 2.0 * width * ((video + text) * 36.0 + video * 58.0);
     assert!(hunyuan.iter().all(|&b| (b / expected - 1.0).abs() < 1e-9));
     let (cog, report) = passes("cogvideox-2b", "width = 720\nheight = 480\nframes = 49");
-    let tokens = report["video"]["tokens"].as_f64().unwrap()
-        + report["video"]["text_tokens"].as_f64().unwrap();
+    let tokens = report.video.tokens as f64 + report.video.text_tokens as f64;
     assert_eq!(cog.len(), 30);
     assert!(
         cog.iter()

@@ -4,7 +4,13 @@
 
 use crate::common;
 
-use common::number as num;
+use clustersim::report::diffusion::DiffusionReport;
+use clustersim::report::typed::TypedReport;
+
+/// The report of a diffusion run's output, typed.
+fn typed(out: &clustersim::RunOutput) -> DiffusionReport {
+    DiffusionReport::of_run(&out.report)
+}
 
 /// One H100 node generating `body` with `preset` on `parallel`; the run's report and graph.
 fn run(preset: &str, body: &str, parallel: &str) -> clustersim::RunOutput {
@@ -21,13 +27,13 @@ fn run(preset: &str, body: &str, parallel: &str) -> clustersim::RunOutput {
 fn open_sora_2_guides_with_three_branches() {
     let body =
         |cfg: bool| format!("width = 768\nheight = 768\nframes = 33\nsteps = 2\ncfg = {cfg}");
-    let one = run("open-sora-2.0", &body(false), "ulysses = 1").report;
-    let three = run("open-sora-2.0", &body(true), "ulysses = 1").report;
-    let ratio = num(&three, "flops.per_step") / num(&one, "flops.per_step");
+    let one = typed(&run("open-sora-2.0", &body(false), "ulysses = 1"));
+    let three = typed(&run("open-sora-2.0", &body(true), "ulysses = 1"));
+    let ratio = three.flops.per_step / one.flops.per_step;
     assert!((ratio - 3.0).abs() < 1e-9, "{ratio}");
-    let split = run("open-sora-2.0", &body(true), "cfg = 3").report;
+    let split = typed(&run("open-sora-2.0", &body(true), "cfg = 3"));
     // Each group of cfg = 3 runs one branch, then the predictions are gathered.
-    let share = num(&split, "denoise_step_s") / num(&one, "denoise_step_s");
+    let share = split.denoise_step_s / one.denoise_step_s;
     assert!(share > 0.99 && share < 1.2, "{share}");
     let refused = common::outcome(
         "video.toml",
@@ -53,7 +59,7 @@ fn open_sora_1_2_pays_its_frame_mask_and_rotates_along_time_only() {
         "width = 640\nheight = 360\nframes = 51\nsteps = 1\ncfg = true",
         "ulysses = 1",
     );
-    let tokens = num(&out.report, "video.tokens");
+    let tokens = typed(&out).video.tokens as f64;
     let bytes = |name: &str| -> Vec<f64> {
         out.graph
             .ops
@@ -102,16 +108,14 @@ fn wan2_2_decodes_below_full_resolution_and_unpatchifies() {
     let body = "width = 1280\nheight = 704\nframes = 121\nsteps = 1\ncfg = true";
     let out = run("wan2.2-ti2v-5b", body, "ulysses = 1");
     // 31 latent frames of 44 x 80 latent pixels, 2 x 2 patches.
-    assert_eq!(
-        out.report["video"]["latent"],
-        serde_json::json!([31, 44, 80])
-    );
-    assert_eq!(num(&out.report, "video.tokens"), 31.0 * 22.0 * 40.0);
+    let r = typed(&out);
+    assert_eq!(r.video.latent, [31, 44, 80]);
+    assert_eq!(r.video.tokens, 31 * 22 * 40);
     // The decoder's activations at its finest level: 256 channels at 640 x 352, every frame.
-    let vae = num(&out.report, "memory.vae_activation_bytes_per_gpu");
+    let vae = r.memory.vae_activation_bytes_per_gpu;
     let finest = 121.0 * 352.0 * 640.0 * 256.0;
     assert!(vae < 8.0 * finest * 4.0, "{vae}");
-    assert!(num(&out.report, "breakdown_s.vae_decode") > 0.0);
+    assert!(r.breakdown_s.vae_decode > 0.0);
 }
 
 /// Wan2.2-A14B's two experts take turns: a step's work is one expert's, a run without offload
@@ -120,25 +124,24 @@ fn wan2_2_decodes_below_full_resolution_and_unpatchifies() {
 #[test]
 fn wan2_2_a14b_holds_both_experts_or_swaps_them() {
     let body = "width = 832\nheight = 480\nframes = 17\nsteps = 2\ncfg = true";
-    let a14b = run("wan2.2-t2v-a14b", body, "ulysses = 1").report;
-    let wan21 = run("wan2.1-14b", body, "ulysses = 1").report;
-    assert_eq!(num(&a14b, "flops.per_step"), num(&wan21, "flops.per_step"));
-    assert_eq!(num(&a14b, "model.experts"), 2.0);
+    let a14b = typed(&run("wan2.2-t2v-a14b", body, "ulysses = 1"));
+    let wan21 = typed(&run("wan2.1-14b", body, "ulysses = 1"));
+    assert_eq!(a14b.flops.per_step, wan21.flops.per_step);
+    assert_eq!(a14b.model.experts, 2);
     let expert = 14e9 * 2.0;
-    assert_eq!(num(&a14b, "memory.weights_bytes_per_gpu"), 2.0 * expert);
+    assert_eq!(a14b.memory.weights_bytes_per_gpu, 2.0 * expert);
     // One GPU: generate.py's offload, one expert resident while denoising.
-    assert_eq!(a14b["memory"]["offload"], "model");
-    let denoise = num(&a14b, "memory.phase_bytes_per_gpu.denoise");
-    let one_expert = num(&wan21, "memory.phase_bytes_per_gpu.denoise");
+    assert_eq!(a14b.memory.offload, "model");
+    let denoise = a14b.memory.phase_bytes_per_gpu.denoise;
+    let one_expert = wan21.memory.phase_bytes_per_gpu.denoise;
     assert!((denoise - one_expert).abs() < 1.0, "{denoise} {one_expert}");
     // The swap: the second expert in and the first out, beside the moves Wan 2.1 makes.
-    let swap = num(&a14b, "memory.offload_bytes_per_video")
-        - num(&wan21, "memory.offload_bytes_per_video");
+    let swap = a14b.memory.offload_bytes_per_video - wan21.memory.offload_bytes_per_video;
     assert!((swap - 2.0 * expert).abs() < 1.0, "{swap}");
     // Resident together without offload.
-    let held = run("wan2.2-t2v-a14b", body, "ulysses = 2").report;
-    assert_eq!(held["memory"]["offload"], "none");
-    let all = num(&held, "memory.phase_bytes_per_gpu.denoise");
+    let held = typed(&run("wan2.2-t2v-a14b", body, "ulysses = 2"));
+    assert_eq!(held.memory.offload, "none");
+    let all = held.memory.phase_bytes_per_gpu.denoise;
     assert!(all > denoise + expert, "{all} {denoise}");
 }
 
@@ -148,19 +151,18 @@ fn wan2_2_a14b_holds_both_experts_or_swaps_them() {
 #[test]
 fn flux_single_blocks_hold_their_fused_tensors() {
     let body = "width = 768\nheight = 768\nframes = 33\nsteps = 1\ncfg = true";
-    let r = run("open-sora-2.0", body, "ring = 1").report;
-    let tokens = num(&r, "video.tokens") + num(&r, "video.text_tokens");
+    let r = typed(&run("open-sora-2.0", body, "ring = 1"));
+    let tokens = r.video.tokens as f64 + r.video.text_tokens as f64;
     let want = 3.0 * tokens * (5.0 * 3072.0 + 3.0 * 12288.0) * 2.0;
-    let got = num(&r, "memory.denoise_activation_bytes_per_gpu");
+    let got = r.memory.denoise_activation_bytes_per_gpu;
     assert!((got / want - 1.0).abs() < 1e-9, "{got} {want}");
-    let cog = run(
+    let cog = typed(&run(
         "cogvideox-5b",
         "width = 720\nheight = 480\nframes = 49\nsteps = 1\ncfg = true",
         "ulysses = 1",
-    )
-    .report;
-    let tokens = num(&cog, "video.tokens") + num(&cog, "video.text_tokens");
+    ));
+    let tokens = cog.video.tokens as f64 + cog.video.text_tokens as f64;
     let mlp = 2.0 * tokens * (2.0 * 12288.0 + 2.0 * 3072.0) * 2.0;
-    let got = num(&cog, "memory.denoise_activation_bytes_per_gpu");
+    let got = cog.memory.denoise_activation_bytes_per_gpu;
     assert!((got / mlp - 1.0).abs() < 1e-9, "{got} {mlp}");
 }

@@ -5,7 +5,7 @@
 use crate::common;
 
 use clustersim::RunOutput;
-use common::{count_ops as count, number};
+use common::{count_ops as count, training_of};
 
 fn run(model: &str, recompute: &str, extra: &str) -> RunOutput {
     let text = common::h100_training(
@@ -26,11 +26,11 @@ fn run(model: &str, recompute: &str, extra: &str) -> RunOutput {
 }
 
 fn step(out: &RunOutput) -> f64 {
-    number(&out.report, "iteration_time_s")
+    training_of(out).iteration_time_s
 }
 
 fn activations(out: &RunOutput) -> f64 {
-    number(&out.report, "memory.breakdown_bytes.activations")
+    training_of(out).memory.breakdown_bytes.activations as f64
 }
 
 #[test]
@@ -46,10 +46,11 @@ fn op_recomputation_sits_between_none_and_full_in_time_and_memory() {
     assert_eq!(count(&op, "out_proj"), 2 * 32);
     assert_eq!(count(&op, "up_proj"), 32);
     assert_eq!(count(&op, "q_proj"), 0);
-    let flops = |o: &RunOutput, k: &str| number(&o.report, &format!("flops.{k}"));
-    assert_eq!(flops(&op, "model_per_step"), flops(&none, "model_per_step"));
-    let recomputed = flops(&op, "hardware_per_step") / flops(&op, "model_per_step") - 1.0;
-    let full_recomputed = flops(&full, "hardware_per_step") / flops(&full, "model_per_step") - 1.0;
+    let model = |o: &RunOutput| training_of(o).flops.model_per_step;
+    let hardware = |o: &RunOutput| training_of(o).flops.hardware_per_step;
+    assert_eq!(model(&op), model(&none));
+    let recomputed = hardware(&op) / model(&op) - 1.0;
+    let full_recomputed = hardware(&full) / model(&full) - 1.0;
     assert!(
         recomputed > 0.05 && recomputed < 0.5 * full_recomputed,
         "{recomputed}"
@@ -66,7 +67,7 @@ fn eager_elementwise_kernels_cost_time_not_flops() {
         step(&eager),
         step(&fused)
     );
-    let hw = |o: &RunOutput| number(&o.report, "flops.hardware_per_step");
+    let hw = |o: &RunOutput| training_of(o).flops.hardware_per_step;
     assert_eq!(hw(&eager), hw(&fused));
     // Six passes for each of the two norms of 32 layers, forward; GQA keys and values repeated.
     assert_eq!(count(&eager, "norm_upcast"), 2 * 32);

@@ -2,7 +2,13 @@
 
 use crate::common;
 
-use common::{number, outcome, report};
+use clustersim::report::federated::FederatedReport;
+use common::outcome;
+
+/// The typed report of a federated scenario text.
+fn report(name: &str, text: &str, sets: &[&str]) -> FederatedReport {
+    common::federated(name, text, sets)
+}
 
 /// A small population: 2,000 devices, 200 selected a round for a quorum of 150.
 const TEXT: &str = r#"
@@ -34,21 +40,21 @@ batch = 8
 #[test]
 fn every_selected_device_reports_drops_out_or_is_dropped_as_a_straggler() {
     let r = report("fl.toml", TEXT, &[]);
-    assert_eq!(r["kind"], "federated");
-    assert_eq!(number(&r, "rounds"), 10.0);
-    assert_eq!(number(&r, "selected_per_round"), 200.0);
+    assert_eq!(r.kind, "federated");
+    assert_eq!(r.rounds, 10);
+    assert_eq!(r.selected_per_round, 200.0);
     // The quorum closes each round at 150 reports.
-    assert_eq!(number(&r, "reports_per_round"), 150.0);
-    let accounted = 10.0 * 150.0 + number(&r, "dropouts") + number(&r, "stragglers_dropped");
+    assert_eq!(r.reports_per_round, 150.0);
+    let accounted = 10.0 * 150.0 + r.dropouts as f64 + r.stragglers_dropped as f64;
     assert_eq!(accounted, 10.0 * 200.0);
-    assert!(number(&r, "dropouts") > 0.0);
+    assert!(r.dropouts > 0);
     // Rounds back to back: rounds per hour is the inverse of the mean round time.
-    let mean = number(&r, "round_time_s.mean");
-    assert!((number(&r, "rounds_per_hour") * mean / 3600.0 - 1.0).abs() < 1e-9);
-    assert!(number(&r, "round_time_s.p50") <= number(&r, "round_time_s.p90"));
+    let mean = r.round_time_s.mean.unwrap();
+    assert!((r.rounds_per_hour * mean / 3600.0 - 1.0).abs() < 1e-9);
+    assert!(r.round_time_s.p50.unwrap() <= r.round_time_s.p90.unwrap());
     // Bytes per round are the reports times one device's upload.
-    let upload = number(&r, "upload_bytes_per_device");
-    assert_eq!(number(&r, "upload_bytes_per_round"), 150.0 * upload);
+    let upload = r.upload_bytes_per_device;
+    assert_eq!(r.upload_bytes_per_round, 150.0 * upload);
 }
 
 #[test]
@@ -60,19 +66,22 @@ fn a_round_takes_as_long_as_its_slowest_counted_device() {
         .replace("dropout = 0.1\n", "dropout = 0\n")
         .replace("quorum = 150\n", "");
     let r = report("fl.toml", &text, &[]);
-    let download = number(&r, "download_bytes_per_device") / (10e6 / 8.0);
-    let compute = number(&r, "local_flops_per_device") / 10e9;
-    let upload = number(&r, "upload_bytes_per_device") / (2e6 / 8.0);
+    let download = r.download_bytes_per_device / (10e6 / 8.0);
+    let compute = r.local_flops_per_device / 10e9;
+    let upload = r.upload_bytes_per_device / (2e6 / 8.0);
     let expected = download + compute + upload;
-    for key in ["round_time_s.p50", "round_time_s.p99"] {
-        assert!((number(&r, key) / expected - 1.0).abs() < 1e-9, "{key}");
+    for (key, time) in [
+        ("round_time_s.p50", r.round_time_s.p50),
+        ("round_time_s.p99", r.round_time_s.p99),
+    ] {
+        assert!((time.unwrap() / expected - 1.0).abs() < 1e-9, "{key}");
     }
-    assert_eq!(number(&r, "stragglers_dropped"), 0.0);
+    assert_eq!(r.stragglers_dropped, 0);
     // A deadline shorter than that work drops every device: every round fails.
     let late = format!("{text}deadline = \"{} s\"\n", (expected / 2.0).round());
     let r = report("fl.toml", &late, &[]);
-    assert_eq!(number(&r, "rounds_failed"), 10.0);
-    assert_eq!(number(&r, "stragglers_dropped"), 10.0 * 200.0);
+    assert_eq!(r.rounds_failed, 10);
+    assert_eq!(r.stragglers_dropped, 10 * 200);
 }
 
 #[test]
@@ -80,9 +89,9 @@ fn the_seed_alone_decides_the_run() {
     let a = report("fl.toml", TEXT, &[]);
     let b = report("fl.toml", TEXT, &[]);
     let c = report("fl.toml", TEXT, &["sim.seed=2"]);
-    assert_eq!(a["round_time_s"], b["round_time_s"]);
-    assert_eq!(a["stragglers_dropped"], b["stragglers_dropped"]);
-    assert_ne!(a["round_time_s"], c["round_time_s"]);
+    assert_eq!(a.round_time_s, b.round_time_s);
+    assert_eq!(a.stragglers_dropped, b.stragglers_dropped);
+    assert_ne!(a.round_time_s, c.round_time_s);
 }
 
 #[test]
@@ -105,11 +114,11 @@ fn smaller_updates_shorten_rounds_and_quantisation_divides_the_bytes() {
             "federated.update_bits=8",
         ],
     );
-    let up = |r: &serde_json::Value| number(r, "upload_bytes_per_device");
+    let up = |r: &FederatedReport| r.upload_bytes_per_device;
     // 18,000 rows of 256 fp32 coordinates fewer.
     assert_eq!(up(&full) - up(&partial), 18_000.0 * 256.0 * 4.0);
     assert_eq!(up(&partial), 4.0 * up(&int8));
-    let p50 = |r: &serde_json::Value| number(r, "round_time_s.p50");
+    let p50 = |r: &FederatedReport| r.round_time_s.p50.unwrap();
     assert!(p50(&partial) < p50(&full) && p50(&int8) < p50(&partial));
     // Each device's distinct tokens: fewer rows than the vocabulary, each with its index.
     let seen = report(
@@ -120,7 +129,7 @@ fn smaller_updates_shorten_rounds_and_quantisation_divides_the_bytes() {
             "federated.embedding_rows=\"seen\"",
         ],
     );
-    let rows = number(&seen, "update.embedding_rows");
+    let rows = seen.update.embedding_rows;
     assert!(
         rows > 100.0 && rows < 512.0,
         "{rows} distinct of 512 tokens"
@@ -198,14 +207,17 @@ fn bad_keys_are_refused_where_they_were_written() {
 #[test]
 fn defaults_are_recorded_as_assumptions() {
     let r = report("fl.toml", TEXT, &[]);
-    let assumptions = r["assumptions"].to_string();
     for said in [
         "no round deadline",
         "update_bits 32",
         "downloads the whole model",
-        "embedding = \\\"full\\\"",
-        "train = \\\"full\\\"",
+        "embedding = \"full\"",
+        "train = \"full\"",
     ] {
-        assert!(assumptions.contains(said), "{said} not in {assumptions}");
+        assert!(
+            r.assumptions.iter().any(|a| a.contains(said)),
+            "{said} not in {:?}",
+            r.assumptions
+        );
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::number;
+use clustersim::report::training::TrainingReport;
 
 /// GPT-3 1.3B data parallelism over two V100 nodes with ZeRO-1: the gradient reduction
 /// crosses the network.
@@ -28,15 +28,15 @@ global_batch = 8
 
 #[test]
 fn sixteen_bit_gradients_shrink_the_reduction_and_the_gradient_memory() {
-    let fp32 = common::report("grads.toml", TEXT, &[]);
-    let fp16 = common::report("grads.toml", TEXT, &["parallel.grad_dtype=fp16"]);
-    let dp = |r: &serde_json::Value| number(r, "communication_s.data_parallel");
+    let fp32 = common::training("grads.toml", TEXT, &[]);
+    let fp16 = common::training("grads.toml", TEXT, &["parallel.grad_dtype=fp16"]);
+    let dp = |r: &TrainingReport| r.communication_s.data_parallel;
     // ZeRO-1 reduce-scatters the gradients (4 or 2 bytes a parameter) and all-gathers the
     // 16-bit weights (2): about (2 + 2) / (4 + 2) of the time.
     let ratio = dp(&fp16) / dp(&fp32);
     assert!(ratio > 0.62 && ratio < 0.72, "{ratio}");
     // 2 bytes a parameter plus the optimizer's fp32 copy of its 1/8 shard, against 4 bytes.
-    let grads = |r: &serde_json::Value| number(r, "memory.breakdown_bytes.gradients");
+    let grads = |r: &TrainingReport| r.memory.breakdown_bytes.gradients as f64;
     let expected = (2.0 + 4.0 / 8.0) / 4.0;
     assert!(
         (grads(&fp16) / grads(&fp32) - expected).abs() < 1e-9,
@@ -44,14 +44,15 @@ fn sixteen_bit_gradients_shrink_the_reduction_and_the_gradient_memory() {
         grads(&fp16),
         grads(&fp32)
     );
-    assert!(fp32["assumptions"].to_string().contains("in fp32"));
-    assert!(fp16["assumptions"].to_string().contains("reduced in fp16"));
-    // Saying fp32 is the default, without its assumption.
-    let said = common::report("grads.toml", TEXT, &["parallel.grad_dtype=fp32"]);
-    assert_eq!(
-        number(&said, "iteration_time_s"),
-        number(&fp32, "iteration_time_s")
+    assert!(fp32.assumptions.iter().any(|a| a.contains("in fp32")));
+    assert!(
+        fp16.assumptions
+            .iter()
+            .any(|a| a.contains("reduced in fp16"))
     );
+    // Saying fp32 is the default, without its assumption.
+    let said = common::training("grads.toml", TEXT, &["parallel.grad_dtype=fp32"]);
+    assert_eq!(said.iteration_time_s, fp32.iteration_time_s);
 }
 
 #[test]

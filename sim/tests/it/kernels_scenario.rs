@@ -2,8 +2,6 @@
 
 use crate::common;
 
-use common::number;
-
 const TEXT: &str = r#"
 name = "kernels"
 kind = "kernels"
@@ -19,13 +17,13 @@ consolidate = 100
 
 #[test]
 fn both_versions_are_reported_and_consolidation_wins() {
-    let r = common::report("k.toml", TEXT, &[]);
-    assert_eq!(number(&r, "launches"), 10.0);
-    assert_eq!(number(&r, "unconsolidated.launches"), 1000.0);
-    assert!(number(&r, "speedup") > 10.0);
-    assert!(number(&r, "sm_share") > number(&r, "unconsolidated.sm_share"));
-    let none = common::report("k.toml", TEXT, &["kernels.consolidate=1"]);
-    assert!((number(&none, "speedup") - 1.0).abs() < 1e-12);
+    let r = common::kernels("k.toml", TEXT, &[]);
+    assert_eq!(r.launches, 10);
+    assert_eq!(r.unconsolidated.launches, 1000);
+    assert!(r.speedup > 10.0);
+    assert!(r.sm_share > r.unconsolidated.sm_share);
+    let none = common::kernels("k.toml", TEXT, &["kernels.consolidate=1"]);
+    assert!((none.speedup - 1.0).abs() < 1e-12);
 }
 
 #[test]

@@ -2,9 +2,9 @@
 
 use crate::common;
 
-use common::number as secs;
+use clustersim::report::training::TrainingReport;
 
-fn report(sets: &[&str]) -> serde_json::Value {
+fn report(sets: &[&str]) -> TrainingReport {
     let text = r#"
 kind = "training"
 [cluster]
@@ -20,7 +20,7 @@ tp = 8
 micro_batch = 1
 global_batch = 8
 "#;
-    common::report("layout.toml", text, sets)
+    common::training("layout.toml", text, sets)
 }
 
 #[test]
@@ -28,7 +28,7 @@ fn tensor_parallel_groups_across_nodes_are_slower() {
     let inside = report(&[]);
     // With data parallelism (dp = 2) innermost, each tensor-parallel group spans both nodes.
     let across = report(&["parallel.order=dp-tp-cp-pp"]);
-    let tp = |r: &serde_json::Value| secs(r, "communication_s.tensor_parallel");
+    let tp = |r: &TrainingReport| r.communication_s.tensor_parallel;
     assert!(
         tp(&across) > 2.0 * tp(&inside),
         "{} vs {}",
@@ -39,11 +39,11 @@ fn tensor_parallel_groups_across_nodes_are_slower() {
 
 #[test]
 fn eight_bit_adam_halves_the_optimizer_states() {
-    let fp32 = secs(&report(&[]), "memory.breakdown_bytes.optimizer");
-    let int8 = secs(
-        &report(&["parallel.optimizer=adam-8bit"]),
-        "memory.breakdown_bytes.optimizer",
-    );
+    let fp32 = report(&[]).memory.breakdown_bytes.optimizer as f64;
+    let int8 = report(&["parallel.optimizer=adam-8bit"])
+        .memory
+        .breakdown_bytes
+        .optimizer as f64;
     assert!((fp32 / int8 - 2.0).abs() < 1e-9);
 }
 
@@ -51,7 +51,7 @@ fn eight_bit_adam_halves_the_optimizer_states() {
 fn overlapping_tensor_parallel_communication_hides_it() {
     let blocking = report(&[]);
     let overlapped = report(&["parallel.tp_comm_overlap=true"]);
-    let exposed = |r: &serde_json::Value| secs(r, "breakdown_s.exposed_communication");
+    let exposed = |r: &TrainingReport| r.breakdown_s.exposed_communication;
     // Small GEMMs at tp = 8 hide only part of their collectives.
     assert!(
         exposed(&overlapped) < 0.9 * exposed(&blocking),
@@ -59,10 +59,10 @@ fn overlapping_tensor_parallel_communication_hides_it() {
         exposed(&overlapped),
         exposed(&blocking)
     );
-    assert!(secs(&overlapped, "iteration_time_s") < secs(&blocking, "iteration_time_s"));
+    assert!(overlapped.iteration_time_s < blocking.iteration_time_s);
     // The same collectives run either way.
     assert_eq!(
-        secs(&overlapped, "communication_s.tensor_parallel"),
-        secs(&blocking, "communication_s.tensor_parallel")
+        overlapped.communication_s.tensor_parallel,
+        blocking.communication_s.tensor_parallel
     );
 }

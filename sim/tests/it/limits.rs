@@ -146,11 +146,11 @@ fn a_federated_round_that_cannot_close_within_simulated_time_is_an_error() {
     assert!(e.contains("cannot close within the 213 days"), "{e}");
     assert!(e.contains("set a round deadline"), "{e}");
     // With the shipped deadline the same devices are stragglers of rounds that close.
-    let r = common::paper(
+    let r: clustersim::report::federated::FederatedReport = common::typed_paper(
         "private-fl-nnlm-100k-vocab-peu-lora.toml",
         &["federated.uplink_sigma=6"],
     );
-    assert!(common::number(&r, "rounds") > 0.0);
+    assert!(r.rounds > 0);
     // A population larger than a run draws, and more device-rounds than it simulates, are
     // refused at their keys, the limits named.
     let e = refusal(file, &["federated.population=1000000000"]);

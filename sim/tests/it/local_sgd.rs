@@ -2,7 +2,8 @@
 
 use crate::common;
 
-use common::number;
+use clustersim::report::training::TrainingReport;
+use common::{number, section};
 use serde_json::Value;
 
 const TEXT: &str = r#"
@@ -27,40 +28,45 @@ micro_batch = 1
 global_batch = 64
 "#;
 
-fn run(sets: &[&str]) -> Value {
-    common::report("local-sgd.toml", TEXT, sets)
+fn run(sets: &[&str]) -> TrainingReport {
+    common::training("local-sgd.toml", TEXT, sets)
+}
+
+/// A training report's `local_sgd` section.
+fn local_sgd(r: &TrainingReport) -> &Value {
+    section(&r.local_sgd, "local_sgd")
 }
 
 #[test]
 fn local_steps_keep_the_slow_link_out_of_most_steps() {
     let sync = run(&[]);
     let local = run(&["parallel.local_steps=50"]);
-    let step = |r: &Value| number(r, "iteration_time_s");
+    let step = |r: &TrainingReport| r.iteration_time_s;
     assert!(
         step(&local) < step(&sync) / 5.0,
         "{} vs {}",
         step(&local),
         step(&sync)
     );
-    let l = &local["local_sgd"];
+    let l = local_sgd(&local);
     let (inner, outer) = (number(l, "inner_step_s"), number(l, "outer_sync_s"));
     // Blocking outer synchronisation: its time spread over the round.
     assert!((step(&local) - (inner + outer / 50.0)).abs() < 1e-9 * step(&local));
     // Each site reduces gradients over its own 4 replicas; the outer state costs memory.
     assert_eq!(l["replicas_per_site"], 4);
-    assert!(number(&local, "memory.breakdown_bytes.outer_optimizer") > 0.0);
-    assert_eq!(number(&sync, "memory.breakdown_bytes.outer_optimizer"), 0.0);
+    assert!(local.memory.breakdown_bytes.outer_optimizer > 0);
+    assert_eq!(sync.memory.breakdown_bytes.outer_optimizer, 0);
 }
 
 #[test]
 fn overlap_hides_the_outer_sync_behind_the_next_round() {
     let blocking = run(&["parallel.local_steps=50"]);
     let overlapped = run(&["parallel.local_steps=50", "parallel.outer_overlap=true"]);
-    let l = &overlapped["local_sgd"];
+    let l = local_sgd(&overlapped);
     let (inner, outer) = (number(l, "inner_step_s"), number(l, "outer_sync_s"));
     let expected = inner + (outer - 50.0 * inner).max(0.0) / 50.0;
-    assert!((number(&overlapped, "iteration_time_s") - expected).abs() < 1e-9 * expected);
-    assert!(number(&overlapped, "iteration_time_s") < number(&blocking, "iteration_time_s"));
+    assert!((overlapped.iteration_time_s - expected).abs() < 1e-9 * expected);
+    assert!(overlapped.iteration_time_s < blocking.iteration_time_s);
 }
 
 #[test]
@@ -72,7 +78,7 @@ fn compressing_the_outer_sync_shrinks_it() {
         "compression.outer.compress=\"100 GB/s\"",
         "compression.outer.decompress=\"100 GB/s\"",
     ]);
-    let outer = |r: &Value| number(r, "local_sgd.outer_sync_s");
+    let outer = |r: &TrainingReport| number(local_sgd(r), "outer_sync_s");
     assert!(
         outer(&small) < outer(&raw) / 8.0,
         "{} vs {}",

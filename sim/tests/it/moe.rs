@@ -4,7 +4,7 @@
 use crate::common;
 
 use clustersim::RunOutput;
-use common::{count_ops as count, number};
+use common::{count_ops as count, training_of};
 
 fn text(ep: u32) -> String {
     common::h100_training(
@@ -32,7 +32,7 @@ fn run(ep: u32) -> RunOutput {
 fn expert_parallelism_shards_the_experts_and_exchanges_tokens() {
     let one = run(1);
     let eight = run(8);
-    let weights = |o: &RunOutput| number(&o.report, "memory.breakdown_bytes.weights");
+    let weights = |o: &RunOutput| training_of(o).memory.breakdown_bytes.weights as f64;
     // Four layers of 8 experts: with ep = 8 each GPU keeps one expert per layer.
     assert!(
         weights(&eight) < weights(&one) / 3.0,
@@ -50,19 +50,19 @@ fn expert_parallelism_shards_the_experts_and_exchanges_tokens() {
         count(&eight, "ep_dispatch") + count(&eight, "ep_combine"),
         4 * 4
     );
-    assert!(number(&eight.report, "communication_s.expert_parallel") > 0.0);
-    assert_eq!(eight.report["parallel"]["ep"], 8);
+    let r = training_of(&eight);
+    assert!(r.communication_s.expert_parallel > 0.0);
+    assert_eq!(r.parallel.ep, 8);
 }
 
 #[test]
 fn model_flops_count_the_active_parameters() {
-    let out = run(8);
-    let r = &out.report;
-    let active = number(r, "model.active_params");
-    let total = number(r, "model.params");
+    let r = training_of(&run(8));
+    let active = r.model.active_params as f64;
+    let total = r.model.params as f64;
     assert!(active < total / 2.0);
     let tokens = 8.0 * 2048.0;
-    let flops = number(r, "flops.model_per_step");
+    let flops = r.flops.model_per_step;
     // 6 FLOPs per active weight per token (the input embedding is a lookup, the output projection
     // a GEMM: Mixtral's tables are untied, 32000 x 4096 each), plus attention.
     let table = 32000.0 * 4096.0;

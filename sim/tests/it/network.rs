@@ -3,8 +3,8 @@
 
 use crate::common;
 
+use clustersim::report::collective::CollectiveReport;
 use common::number;
-use serde_json::Value;
 
 /// A collective scenario over `nodes` servers of 8 GPUs with the given `[cluster.inter_node]`
 /// lines and `[collective]` op and size.
@@ -26,7 +26,7 @@ size = "{size}"
 }
 
 fn busbw(text: &str) -> f64 {
-    number(&common::report("net.toml", text, &[]), "busbw_GBps")
+    common::collective("net.toml", text, &[]).busbw_gbps
 }
 
 fn ring(nics: u32, rate: &str, topology: &str) -> f64 {
@@ -93,14 +93,14 @@ fn unknown_transports_are_located_with_the_valid_ones() {
 #[test]
 fn the_transport_sets_the_default_routing_and_is_an_assumption() {
     let report = |inter: &str| {
-        common::report(
+        common::collective(
             "net.toml",
             &collective("H100", 4, inter, "all-gather", "1 GiB"),
             &[],
         )
     };
     let unstated = report("nic_bandwidth = \"400 Gb/s\"");
-    let topology = |r: &Value| r["fidelity"]["topology"].as_str().unwrap().to_string();
+    let topology = |r: &CollectiveReport| r.fidelity.topology.clone();
     assert!(
         !topology(&unstated).contains("routed"),
         "{}",
@@ -109,13 +109,12 @@ fn the_transport_sets_the_default_routing_and_is_an_assumption() {
     let ib = report("nic_bandwidth = \"400 Gb/s\"\ntransport = \"infiniband\"");
     assert!(topology(&ib).contains("routed by destination"));
     assert!(
-        unstated["assumptions"]
-            .as_array()
-            .unwrap()
+        unstated
+            .assumptions
             .iter()
-            .any(|a| a.as_str().unwrap().contains("`transport` not stated")),
-        "{}",
-        unstated["assumptions"]
+            .any(|a| a.contains("`transport` not stated")),
+        "{:?}",
+        unstated.assumptions
     );
     let efa = report("nic_bandwidth = \"400 Gb/s\"\ntransport = \"efa\"");
     assert!(topology(&efa).contains("sprayed over every path"));
@@ -132,17 +131,17 @@ fn the_transport_sets_the_default_routing_and_is_an_assumption() {
 fn transports_differ_in_rate_and_latency() {
     let at = |transport: &str, size: &str| {
         let inter = format!("nic_bandwidth = \"200 Gb/s\"\ntransport = \"{transport}\"");
-        common::report(
+        common::collective(
             "net.toml",
             &collective("H100", 2, &inter, "all-gather", size),
             &[],
         )
     };
     let (ib, tcpx) = (at("infiniband", "8 GiB"), at("tcpx", "8 GiB"));
-    let ratio = number(&tcpx, "busbw_GBps") / number(&ib, "busbw_GBps");
+    let ratio = tcpx.busbw_gbps / ib.busbw_gbps;
     assert!((ratio - 0.75 / 0.92).abs() < 0.02, "{ratio}");
     let (ib, tcpx) = (at("infiniband", "8 KiB"), at("tcpx", "8 KiB"));
-    assert!(number(&tcpx, "time_s") > 2.0 * number(&ib, "time_s"));
+    assert!(tcpx.time_s > 2.0 * ib.time_s);
 }
 
 /// On two servers whose NVSwitch reduces, NCCL's NVLS tree carries each GPU's share once each
@@ -151,16 +150,16 @@ fn transports_differ_in_rate_and_latency() {
 #[test]
 fn nvls_tree_doubles_the_nics_on_two_servers() {
     let inter = "nic_bandwidth = \"400 Gb/s\"\nnics_per_node = 8";
-    let r = common::report(
+    let r = common::collective(
         "net.toml",
         &collective("H100", 2, inter, "all-reduce", "8 GiB"),
         &[],
     );
-    assert_eq!(r["algorithm"], "nvls-tree");
+    assert_eq!(r.algorithm, "nvls-tree");
     let nics = 8.0 * 50.0 * 0.92;
-    let bw = number(&r, "busbw_GBps");
+    let bw = r.busbw_gbps;
     assert!(bw > 1.2 * nics && bw < 1.875 * nics, "{bw}");
-    let a100 = common::report(
+    let a100 = common::collective(
         "net.toml",
         &collective(
             "A100",
@@ -171,7 +170,7 @@ fn nvls_tree_doubles_the_nics_on_two_servers() {
         ),
         &[],
     );
-    assert_ne!(a100["algorithm"], "nvls-tree");
+    assert_ne!(a100.algorithm, "nvls-tree");
 }
 
 /// Data-parallel groups of a stage all-reduce at once: hashed over an oversubscribed spine
@@ -201,14 +200,14 @@ global_batch = 256
 "#
         )
     };
-    let hashed = common::report(
+    let hashed = common::training(
         "dp.toml",
         &text("routing = \"ecmp\"\noversubscription = 4.0"),
         &[],
     );
-    let shared = number(&hashed, "contention.network_s");
-    assert!(shared > 0.0, "{}", hashed["contention"]);
-    let single = common::report(
+    let shared = number(&hashed.contention, "network_s");
+    assert!(shared > 0.0, "{}", hashed.contention);
+    let single = common::training(
         "one.toml",
         &common::h100_training(
             8,
@@ -217,5 +216,5 @@ global_batch = 256
         ),
         &[],
     );
-    assert_eq!(number(&single, "contention.network_s"), 0.0);
+    assert_eq!(number(&single.contention, "network_s"), 0.0);
 }

@@ -3,24 +3,25 @@
 
 use crate::common;
 
-use common::{h100_training, number, outcome, report};
+use clustersim::report::training::TrainingReport;
+use common::{h100_training, outcome};
 
 const MODEL: &str = "preset = \"llama-2-7b\"\nseq_len = 2048";
 
-fn with(optimizer: &str, extra: &str) -> serde_json::Value {
+fn with(optimizer: &str, extra: &str) -> TrainingReport {
     let parallel =
         format!("micro_batch = 1\nrecompute = \"full\"\noptimizer = \"{optimizer}\"\n{extra}");
-    report("optimizer.toml", &h100_training(1, MODEL, &parallel), &[])
+    common::training("optimizer.toml", &h100_training(1, MODEL, &parallel), &[])
 }
 
-fn optimizer_bytes(r: &serde_json::Value) -> f64 {
-    number(r, "memory.breakdown_bytes.optimizer")
+fn optimizer_bytes(r: &TrainingReport) -> f64 {
+    r.memory.breakdown_bytes.optimizer as f64
 }
 
 #[test]
 fn adam_keeps_twelve_bytes_a_parameter_and_the_others_less() {
     let adam = with("adam", "");
-    let params = number(&adam, "model.params");
+    let params = adam.model.params as f64;
     assert_eq!(optimizer_bytes(&adam), (12.0 * params).round());
     let eight = with("adam-8bit", "");
     assert_eq!(optimizer_bytes(&eight), (6.0 * params).round());
@@ -28,11 +29,12 @@ fn adam_keeps_twelve_bytes_a_parameter_and_the_others_less() {
     // weights' full second moment (none are counted in this model's parameters).
     let adafactor = with("adafactor", "");
     assert!(
-        adafactor["assumptions"]
-            .to_string()
-            .contains("gradients and adafactor states"),
-        "{}",
-        adafactor["assumptions"]
+        adafactor
+            .assumptions
+            .iter()
+            .any(|a| a.contains("gradients and adafactor states")),
+        "{:?}",
+        adafactor.assumptions
     );
     let factored = optimizer_bytes(&adafactor) - 4.0 * params;
     assert!(factored > 0.0 && factored < 0.002 * params, "{factored}");
@@ -41,7 +43,7 @@ fn adam_keeps_twelve_bytes_a_parameter_and_the_others_less() {
     let moments = optimizer_bytes(&galore) - 4.0 * params;
     assert!(moments < 0.4 * 8.0 * params, "{moments}");
     assert!(moments > 2.0 * params, "{moments}");
-    assert_eq!(galore["parallel"]["optimizer"]["rank"], 1024);
+    assert_eq!(galore.parallel.optimizer["rank"], 1024);
 }
 
 #[test]
@@ -55,7 +57,7 @@ fn galore_state_and_step_follow_rank_and_interval() {
     assert_eq!(optimizer_bytes(&full), optimizer_bytes(&adam));
     // Projections cost time; refreshing every step costs more than every 200.
     let often = with("galore", "galore_rank = 1024\ngalore_interval = 1");
-    let t = |r: &serde_json::Value| number(r, "iteration_time_s");
+    let t = |r: &TrainingReport| r.iteration_time_s;
     assert!(t(&high) > t(&adam), "{} vs {}", t(&high), t(&adam));
     assert!(t(&often) > t(&high), "{} vs {}", t(&often), t(&high));
 }
@@ -63,7 +65,7 @@ fn galore_state_and_step_follow_rank_and_interval() {
 #[test]
 fn galore_defaults_are_recorded_and_its_keys_need_it() {
     let r = with("galore", "");
-    let assumptions = r["assumptions"].to_string();
+    let assumptions = r.assumptions.join("\n");
     assert!(assumptions.contains("GaLore rank 1024"), "{assumptions}");
     assert!(assumptions.contains("every 200 steps"), "{assumptions}");
     let text = h100_training(
@@ -79,15 +81,15 @@ fn galore_defaults_are_recorded_and_its_keys_need_it() {
 #[test]
 fn largest_micro_batch_is_the_edge_of_fitting() {
     let r = with("adam-8bit", "");
-    let largest = number(&r, "memory.largest_micro_batch") as u32;
+    let largest = r.memory.largest_micro_batch.unwrap() as u32;
     assert!(largest >= 1, "{largest}");
     let at = |mb: u32| {
         let parallel =
             format!("micro_batch = {mb}\nrecompute = \"full\"\noptimizer = \"adam-8bit\"");
-        report("optimizer.toml", &h100_training(1, MODEL, &parallel), &[])
+        common::training("optimizer.toml", &h100_training(1, MODEL, &parallel), &[])
     };
-    assert_eq!(at(largest)["memory"]["fits"], true);
-    assert_eq!(at(largest + 1)["memory"]["fits"], false);
+    assert!(at(largest).memory.fits);
+    assert!(!at(largest + 1).memory.fits);
     // Adam's state alone overflows the 80 GB: nothing fits.
-    assert_eq!(number(&with("adam", ""), "memory.largest_micro_batch"), 0.0);
+    assert_eq!(with("adam", "").memory.largest_micro_batch, Some(0));
 }

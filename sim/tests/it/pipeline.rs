@@ -4,7 +4,7 @@
 use crate::common;
 
 use clustersim::RunOutput;
-use common::{count_ops, number};
+use common::{count_ops, training_of};
 
 fn run(pp: u32, schedule: &str, virtual_stages: u32, micro_batches: u32) -> RunOutput {
     let text = common::h100_training(
@@ -30,8 +30,8 @@ fn run(pp: u32, schedule: &str, virtual_stages: u32, micro_batches: u32) -> RunO
 }
 
 fn bubble_fraction(out: &RunOutput) -> f64 {
-    let r = &out.report;
-    number(r, "breakdown_s.pipeline_bubble") / number(r, "iteration_time_s")
+    let r = training_of(out);
+    r.breakdown_s.pipeline_bubble / r.iteration_time_s
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn interleaving_divides_the_bubble_by_the_virtual_stages() {
 
 #[test]
 fn gpipe_keeps_every_micro_batch_in_flight_and_1f1b_only_pp() {
-    let activations = |out: &RunOutput| number(&out.report, "memory.breakdown_bytes.activations");
+    let activations = |out: &RunOutput| training_of(out).memory.breakdown_bytes.activations as f64;
     let gpipe = run(4, "gpipe", 1, 16);
     let one = run(4, "1f1b", 1, 16);
     assert!((activations(&gpipe) / activations(&one) - 16.0 / 4.0).abs() < 1e-9);
@@ -82,7 +82,7 @@ fn stages_exchange_activations_and_gradients() {
             2 * m * (pp * v - 1),
             "pp {pp} {schedule} v {v} m {m}"
         );
-        assert_eq!(out.report["parallel"]["pp"], pp);
+        assert_eq!(training_of(&out).parallel.pp, pp);
         // One compute stream per stage, each with its optimizer step.
         let steps = count_ops(&out, "optimizer_step") as u32;
         assert_eq!(steps, pp);
@@ -106,7 +106,7 @@ fn uneven_layer_counts_split_as_evenly_as_possible() {
         "#,
     );
     let out = common::run("uneven.toml", &text, &[]);
-    let assumptions = out.report["assumptions"].to_string();
+    let assumptions = training_of(&out).assumptions.join("\n");
     assert!(
         assumptions.contains("10 layers split unevenly over 4 pipeline chunks"),
         "{assumptions}"

@@ -3,11 +3,24 @@
 
 use crate::common;
 
+use clustersim::report::serving::ServingReport;
+use clustersim::report::typed::TypedReport;
 use common::number as num;
+use common::section;
 use serde_json::Value;
 
 fn simulate(text: String) -> Result<Value, String> {
     common::outcome("placed.toml", &text)
+}
+
+/// [`uneven`]'s report, typed.
+fn placed(placement: &str) -> ServingReport {
+    ServingReport::of_run(&uneven(placement, "").unwrap())
+}
+
+/// A placed fleet's `placement` section.
+fn placement(r: &ServingReport) -> &Value {
+    section(&r.placement, "placement")
 }
 
 /// Llama 2 70B in fp16 on 2 A100-40GB, 4 L4 and 6 T4 servers joined by 10 Gb/s Ethernet, 300
@@ -46,21 +59,21 @@ output_tokens = {{ dist = "lognormal", mean = 200, sigma = 0.7, max = 1000 }}
 
 #[test]
 fn max_flow_placement_outserves_both_baselines_on_an_uneven_fleet() {
-    let best = uneven("max-flow", "").unwrap();
-    let swarm = uneven("swarm", "").unwrap();
-    let pipelines = uneven("separate-pipelines", "").unwrap();
-    let tput = |r: &Value| num(r, "throughput.output_tokens_per_s");
+    let best = placed("max-flow");
+    let swarm = placed("swarm");
+    let pipelines = placed("separate-pipelines");
+    let tput = |r: &ServingReport| r.throughput.output_tokens_per_s;
     for r in [&best, &swarm] {
-        assert_eq!(r["requests_completed"], 300, "{}", r["placement"]);
-        assert_eq!(r["placement"]["refused_requests"], 0);
+        assert_eq!(r.requests_completed, 300, "{}", placement(r));
+        assert_eq!(placement(r)["refused_requests"], 0);
     }
     // No GPU type has the memory for a whole pipeline of its own: separate pipelines serve
     // nothing, and say so.
-    assert_eq!(pipelines["requests_completed"], 0);
-    assert_eq!(pipelines["memory"]["fits"], false);
-    assert_eq!(pipelines["placement"]["max_flow_tokens_per_s"], 0.0);
+    assert_eq!(pipelines.requests_completed, 0);
+    assert!(!pipelines.memory.fits);
+    assert_eq!(placement(&pipelines)["max_flow_tokens_per_s"], 0.0);
     // The search's flow is at least either baseline's, and so is the simulated throughput.
-    let flows = &best["placement"]["compared_tokens_per_s"];
+    let flows = &placement(&best)["compared_tokens_per_s"];
     let flow = |m: &str| flows[m].as_f64().unwrap();
     assert!(flow("max-flow") >= flow("swarm") && flow("max-flow") >= flow("separate-pipelines"));
     assert!(
@@ -71,8 +84,8 @@ fn max_flow_placement_outserves_both_baselines_on_an_uneven_fleet() {
     );
     // Every placed server holds what its memory allows and carries no more than its capacity;
     // the ranges chain from layer 0 to layer 80.
-    let groups = best["cluster"]["groups"].as_array().unwrap();
-    let servers = best["placement"]["servers"].as_array().unwrap();
+    let groups = &best.cluster.groups;
+    let servers = placement(&best)["servers"].as_array().unwrap();
     assert_eq!(servers.len(), 12);
     let (mut first, mut last) = (false, false);
     for s in servers {
@@ -93,8 +106,8 @@ fn max_flow_placement_outserves_both_baselines_on_an_uneven_fleet() {
     assert!(
         groups[2]["max_layers_per_server"].as_u64() < groups[0]["max_layers_per_server"].as_u64()
     );
-    assert_eq!(best["cluster"]["gpu"], "mixed");
-    assert_eq!(best["kv_cache"]["preemptions"], 0);
+    assert_eq!(best.cluster.gpu, "mixed");
+    assert_eq!(best.kv_cache.preemptions, 0);
 }
 
 #[test]

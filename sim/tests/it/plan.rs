@@ -100,11 +100,11 @@ fn the_set_options_of_a_planned_layout_reproduce_its_simulation() {
             .iter()
             .map(|s| s.as_str().expect("a string"))
             .collect();
-        let report = common::report("plan.toml", SMALL, &sets);
-        assert_eq!(report["iteration_time_s"], t["iteration_time_s"]);
+        let report = common::training("plan.toml", SMALL, &sets);
+        assert_eq!(t["iteration_time_s"], report.iteration_time_s);
         assert_eq!(
-            report["memory"]["peak_bytes_per_gpu"],
-            t["memory"]["peak_bytes_per_gpu"]
+            t["memory"]["peak_bytes_per_gpu"],
+            report.memory.peak_bytes_per_gpu
         );
     }
 }

@@ -149,15 +149,19 @@ fn every_set_list_reproduces_its_metrics() {
             .iter()
             .map(|s| s.as_str().expect("a string"))
             .collect();
-        let r = common::report("video.toml", VIDEO, &sets);
-        for key in ["latency_s", "denoise_step_s", "videos_per_hour"] {
-            assert_eq!(r[key], t[key], "{key} of {}", t["layout"]);
+        let r = common::diffusion("video.toml", VIDEO, &sets);
+        for (key, figure) in [
+            ("latency_s", r.latency_s),
+            ("denoise_step_s", r.denoise_step_s),
+            ("videos_per_hour", r.videos_per_hour),
+        ] {
+            assert_eq!(t[key], figure, "{key} of {}", t["layout"]);
         }
         assert_eq!(
-            r["memory"]["peak_bytes_per_gpu"],
-            t["memory"]["peak_bytes_per_gpu"]
+            t["memory"]["peak_bytes_per_gpu"],
+            r.memory.peak_bytes_per_gpu
         );
-        assert_eq!(count(&r["parallel"]["gpus_per_video"]), gpus(t));
+        assert_eq!(r.parallel.gpus_per_video as u64, gpus(t));
     }
 }
 

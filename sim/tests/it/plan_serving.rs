@@ -6,6 +6,8 @@ use crate::common;
 use common::{assert_accounted, count};
 
 use clustersim::plan::{self, Objective, Options};
+use clustersim::report::serving::ServingReport;
+use clustersim::report::typed::TypedReport;
 use serde_json::Value;
 
 /// Llama 3.1 8B on 4 H100 under Poisson traffic that one GPU cannot serve within the SLO (about
@@ -119,12 +121,12 @@ fn fewest_gpus_meets_the_slo_where_fewer_gpus_do_not() {
         assert_eq!(g["meets_target"], false);
     }
     // The one-GPU fleet, run on its own, indeed misses it.
-    let one = common::report(
+    let one = common::serving(
         "fleet.toml",
         FLEET,
         &["serving.tp=1", "serving.pp=1", "serving.replicas=1"],
     );
-    assert!(common::number(&one, "slo.attainment") < 0.9);
+    assert!(one.slo.attainment < 0.9);
 
     // A stricter target needs at least as many GPUs.
     let strict = plan_of(
@@ -158,9 +160,9 @@ fn every_set_list_reproduces_its_metrics() {
         for key in ["throughput", "ttft_s", "tpot_s", "e2e_s", "slo"] {
             assert_eq!(r[key], t[key], "{key} of {}", t["layout"]);
         }
-        let c = &r["cluster"];
+        let c = ServingReport::of_run(&r).cluster;
         assert_eq!(
-            count(&c["replicas"]) * count(&c["tp"]) * count(&c["pp"]),
+            c.replicas as u64 * c.tp.unwrap() as u64 * c.pp.unwrap() as u64,
             gpus(t)
         );
     }

@@ -4,8 +4,20 @@
 
 use crate::common;
 
-use common::{number, paper};
+use clustersim::report::training::TrainingReport;
+use clustersim::report::typed::TypedReport;
+use common::{number, section};
 use serde_json::Value;
+
+/// The typed report of the gallery scenario `file`.
+fn paper(file: &str, sets: &[&str]) -> TrainingReport {
+    common::typed_paper(file, sets)
+}
+
+/// A training report's `power` section.
+fn power(r: &TrainingReport) -> &Value {
+    section(&r.power, "power")
+}
 
 /// A small model on one H100 node, TP2 PP2 DP2: quick, with bubbles and collectives.
 fn small(power_limit: Option<&str>) -> String {
@@ -25,36 +37,32 @@ fn small(power_limit: Option<&str>) -> String {
 
 #[test]
 fn a_limit_at_the_tdp_changes_nothing_and_is_said_when_absent() {
-    let free = common::report("free.toml", &small(None), &[]);
-    let at_tdp = common::report("tdp.toml", &small(Some("700 W")), &[]);
-    assert_eq!(
-        number(&free, "iteration_time_s"),
-        number(&at_tdp, "iteration_time_s")
-    );
-    assert_eq!(free["power"]["limited"], false);
-    assert_eq!(at_tdp["power"]["limited"], false);
+    let free = common::training("free.toml", &small(None), &[]);
+    let at_tdp = common::training("tdp.toml", &small(Some("700 W")), &[]);
+    assert_eq!(free.iteration_time_s, at_tdp.iteration_time_s);
+    assert_eq!(power(&free)["limited"], false);
+    assert_eq!(power(&at_tdp)["limited"], false);
     // At its TDP an H100 runs GEMMs at about its sustained clock, not the isolated kernels' one.
-    let clock = number(&free, "power.gemm_clock");
+    let clock = number(power(&free), "gemm_clock");
     assert!(clock > 0.92 && clock < 0.96, "{clock}");
-    let said = free["assumptions"].as_array().unwrap().iter().any(|a| {
-        a.as_str()
-            .unwrap()
-            .contains("board power limit: the TDP (700 W)")
-    });
-    assert!(said, "{}", free["assumptions"]);
+    let said = free
+        .assumptions
+        .iter()
+        .any(|a| a.contains("board power limit: the TDP (700 W)"));
+    assert!(said, "{:?}", free.assumptions);
 }
 
 #[test]
 fn a_limit_slows_the_step_caps_the_power_and_saves_energy() {
-    let free = common::report("free.toml", &small(None), &[]);
-    let held = common::report("held.toml", &small(Some("450 W")), &[]);
-    let step = |r: &Value| number(r, "iteration_time_s");
+    let free = common::training("free.toml", &small(None), &[]);
+    let held = common::training("held.toml", &small(Some("450 W")), &[]);
+    let step = |r: &TrainingReport| r.iteration_time_s;
     let slowdown = step(&held) / step(&free);
     // GEMMs at ((450 - 105) / 595)^(1/3) = 0.83 of the clock they hold at the TDP; memory-bound
     // kernels and waits not at all: the step slows by less than that ratio's inverse.
     let (clock, at_tdp) = (
-        number(&held, "power.gemm_clock"),
-        number(&free, "power.gemm_clock"),
+        number(power(&held), "gemm_clock"),
+        number(power(&free), "gemm_clock"),
     );
     assert!(
         (clock / at_tdp - (345.0_f64 / 595.0).cbrt()).abs() < 0.02,
@@ -64,32 +72,30 @@ fn a_limit_slows_the_step_caps_the_power_and_saves_energy() {
         slowdown > 1.03 && slowdown < at_tdp / clock,
         "{slowdown} against a clock of {clock} ({at_tdp} at the TDP)"
     );
-    assert!(number(&held, "power.peak_watts") <= 450.0 + 1e-6);
-    assert!(number(&free, "power.peak_watts") > 600.0);
+    assert!(number(power(&held), "peak_watts") <= 450.0 + 1e-6);
+    assert!(number(power(&free), "peak_watts") > 600.0);
     // Energy a step (mean board power x step) falls: power drops faster than time grows.
-    let joules = |r: &Value| number(r, "power.mean_watts") * step(r);
+    let joules = |r: &TrainingReport| number(power(r), "mean_watts") * step(r);
     assert!(joules(&held) < joules(&free));
     // Energy is the same per-kernel model: one mean board power in both sections.
+    let board = |r: &TrainingReport| number(section(&r.energy, "energy"), "board_watts_per_gpu");
     for r in [&held, &free] {
-        assert_eq!(
-            number(r, "energy.board_watts_per_gpu"),
-            number(r, "power.mean_watts")
-        );
+        assert_eq!(board(r), number(power(r), "mean_watts"));
     }
-    assert!(number(&held, "energy.board_watts_per_gpu") < 450.0);
+    assert!(board(&held) < 450.0);
 }
 
 #[test]
 fn power_swings_between_kernels_and_waits() {
-    let r = common::report("free.toml", &small(None), &[]);
+    let r = common::training("free.toml", &small(None), &[]);
     let (peak, floor, mean) = (
-        number(&r, "power.peak_watts"),
-        number(&r, "power.p1_watts"),
-        number(&r, "power.mean_watts"),
+        number(power(&r), "peak_watts"),
+        number(power(&r), "p1_watts"),
+        number(power(&r), "mean_watts"),
     );
     assert_eq!(floor, 105.0, "idle: 15% of the TDP");
     assert!(peak > mean && mean > floor, "{peak} {mean} {floor}");
-    let series = r["power"]["series"]["watts"].as_array().unwrap();
+    let series = power(&r)["series"]["watts"].as_array().unwrap();
     assert_eq!(series.len(), 100);
     let values: Vec<f64> = series.iter().map(|v| v.as_f64().unwrap()).collect();
     let (lo, hi) = values
@@ -97,7 +103,7 @@ fn power_swings_between_kernels_and_waits() {
         .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
     assert!(hi - lo > 100.0, "the series swings: {lo} to {hi}");
     // Both pipeline stages have their own figures.
-    assert_eq!(r["power"]["stages"].as_array().unwrap().len(), 2);
+    assert_eq!(power(&r)["stages"].as_array().unwrap().len(), 2);
 }
 
 #[test]
@@ -118,7 +124,8 @@ fn the_trace_draws_board_power_as_a_counter_track() {
         .iter()
         .map(|e| e["args"]["W"].as_f64().unwrap())
         .fold(f64::MIN, f64::max);
-    assert!((peak - number(&out.report, "power.peak_watts")).abs() < 1e-9);
+    let report = TrainingReport::of_run(&out.report);
+    assert!((peak - number(power(&report), "peak_watts")).abs() < 1e-9);
 }
 
 #[test]
@@ -142,9 +149,9 @@ fn h200_fits_without_recomputation_and_wins_per_gpu_but_not_in_total() {
         "power-thermal-llama-3-70b-64xh100-mb2-no-recompute.toml",
         &[],
     );
-    assert_eq!(no_recompute["memory"]["fits"], false);
-    assert_eq!(h200["memory"]["fits"], true);
-    let per_gpu = |r: &Value| number(r, "tokens_per_s") / number(r, "cluster.gpus");
+    assert!(!no_recompute.memory.fits);
+    assert!(h200.memory.fits);
+    let per_gpu = |r: &TrainingReport| r.tokens_per_s / r.cluster.gpus as f64;
     let gain = per_gpu(&h200) / per_gpu(&h100);
     assert!(
         gain > 1.25,
@@ -153,11 +160,11 @@ fn h200_fits_without_recomputation_and_wins_per_gpu_but_not_in_total() {
         per_gpu(&h100)
     );
     // Twice the GPUs still train faster in total here.
-    assert!(number(&h100, "tokens_per_s") > number(&h200, "tokens_per_s"));
+    assert!(h100.tokens_per_s > h200.tokens_per_s);
     // At the same setting the H200 gains only from its HBM bandwidth: a few percent.
     let same = paper("power-thermal-llama-3-70b-32xh100-mb1.toml", &[]);
     let faster = paper("power-thermal-llama-3-70b-32xh200-mb1.toml", &[]);
-    let bandwidth_gain = number(&same, "iteration_time_s") / number(&faster, "iteration_time_s");
+    let bandwidth_gain = same.iteration_time_s / faster.iteration_time_s;
     assert!(
         bandwidth_gain > 1.0 && bandwidth_gain < 1.1,
         "{bandwidth_gain}"
@@ -165,8 +172,8 @@ fn h200_fits_without_recomputation_and_wins_per_gpu_but_not_in_total() {
     // The MI250X (383 TFLOP/s, 560 W) trains slower per device and spends more energy a token.
     let mi250x = paper("power-thermal-llama-3-70b-32xmi250x-mb1.toml", &[]);
     assert!(per_gpu(&mi250x) < 0.6 * per_gpu(&faster));
-    let joules_per_token = |r: &Value| {
-        number(r, "power.mean_watts") * number(r, "cluster.gpus") / number(r, "tokens_per_s")
+    let joules_per_token = |r: &TrainingReport| {
+        number(power(r), "mean_watts") * r.cluster.gpus as f64 / r.tokens_per_s
     };
     assert!(joules_per_token(&mi250x) > 1.5 * joules_per_token(&faster));
 }
@@ -175,7 +182,7 @@ fn h200_fits_without_recomputation_and_wins_per_gpu_but_not_in_total() {
 fn h200_held_to_500_w_is_slower_and_draws_less() {
     let free = paper("power-thermal-llama-3-70b-32xh200-mb2.toml", &[]);
     let held = paper("power-thermal-llama-3-70b-32xh200-mb2-500w.toml", &[]);
-    let slowdown = number(&held, "iteration_time_s") / number(&free, "iteration_time_s");
+    let slowdown = held.iteration_time_s / free.iteration_time_s;
     assert!(slowdown > 1.05 && slowdown < 1.15, "{slowdown}");
-    assert!(number(&held, "power.mean_watts") < 0.8 * number(&free, "power.mean_watts"));
+    assert!(number(power(&held), "mean_watts") < 0.8 * number(power(&free), "mean_watts"));
 }

@@ -8,6 +8,8 @@ use clustersim::exec::{Graph, Op, OpKind};
 use clustersim::hw::attention_series::AttentionSeries;
 use clustersim::hw::profile::{self, ElementwiseSeries, GemmSeries, MemorySeries, Provenance};
 use clustersim::hw::{ComputeModel, ComputeTier, Dtype, ElementwiseOp, Kernel, Pass, Profile, gpu};
+use clustersim::report::training::TrainingReport;
+use clustersim::report::typed::TypedReport;
 use clustersim::scenario::error::{Location, ScenarioError};
 use clustersim::workload::training;
 
@@ -535,12 +537,12 @@ fn scenario_text(gpu: &str, profile: Option<&str>) -> String {
     )
 }
 
-fn run_at(path: &Path, text: String) -> Result<serde_json::Value, ScenarioError> {
+fn run_at(path: &Path, text: String) -> Result<TrainingReport, ScenarioError> {
     let s = Scenario::parse(path, text, &[])?;
-    clustersim::run::training(&s).map(|r| r.report)
+    clustersim::run::training(&s).map(|r| TrainingReport::of_run(&r.report))
 }
 
-fn run(gpu: &str, profile: Option<&str>) -> Result<serde_json::Value, ScenarioError> {
+fn run(gpu: &str, profile: Option<&str>) -> Result<TrainingReport, ScenarioError> {
     run_at(Path::new("test.toml"), scenario_text(gpu, profile))
 }
 
@@ -555,29 +557,29 @@ fn at_profile_key(e: &ScenarioError) {
 #[test]
 fn a_shipped_profile_prices_the_step_and_the_report_says_so() {
     let with = run("H100", Some("h100-sxm5-80gb-vidur")).unwrap();
-    let compute = with["fidelity"]["compute"].as_str().unwrap();
+    let compute = &with.fidelity.compute;
     assert!(compute.starts_with("profile (GEMM: "), "{compute}");
     assert!(compute.ends_with(" other kernels)"), "{compute}");
-    assert_eq!(with["cluster"]["profile"], "h100-sxm5-80gb-vidur");
-    let assumptions = with["assumptions"].to_string();
+    assert_eq!(
+        with.cluster.profile.as_deref(),
+        Some("h100-sxm5-80gb-vidur")
+    );
+    let assumptions = with.assumptions.join("\n");
     assert!(
         assumptions.contains("bf16 GEMMs priced from the profile's fp16 measurements"),
         "{assumptions}"
     );
     // Without: the roofline everywhere, and the default is said.
     let without = run("H100", None).unwrap();
-    assert_eq!(without["fidelity"]["compute"], "roofline");
-    assert!(without["cluster"]["profile"].is_null());
-    let assumptions = without["assumptions"].to_string();
+    assert_eq!(without.fidelity.compute, "roofline");
+    assert!(without.cluster.profile.is_none());
+    let assumptions = without.assumptions.join("\n");
     assert!(
         assumptions.contains("roofline compute tier (no calibration profile; shipped for H100-SXM5-80GB: h100-sxm5-80gb-vidur)"),
         "{assumptions}"
     );
     // Measured GEMMs move the step time, within reason.
-    let (a, b) = (
-        with["iteration_time_s"].as_f64().unwrap(),
-        without["iteration_time_s"].as_f64().unwrap(),
-    );
+    let (a, b) = (with.iteration_time_s, without.iteration_time_s);
     assert!(a != b && (a / b - 1.0).abs() < 0.2, "{a} vs {b}");
 }
 
@@ -622,7 +624,7 @@ fn profile_files_are_found_relative_to_the_scenario() {
     std::fs::write(dir.join("profiles/mine.toml"), small().to_toml()).unwrap();
     let scenario = dir.join("s.toml");
     let report = run_at(&scenario, scenario_text("H100", Some("profiles/mine.toml"))).unwrap();
-    let compute = report["fidelity"]["compute"].as_str().unwrap();
+    let compute = &report.fidelity.compute;
     // The small profile has a memory table, so memory-bound kernels are measured too.
     assert!(compute.contains("memory-bound"), "{compute}");
     assert!(compute.starts_with("profile ("), "{compute}");

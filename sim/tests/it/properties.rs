@@ -4,9 +4,10 @@
 //! per stage where ranks are alike; the flow and analytical tiers agree without contention; a
 //! collective's bus bandwidth follows from its time and bytes.
 
-use crate::common;
-
-use common::number as num;
+use clustersim::report::collective::CollectiveReport;
+use clustersim::report::serving::ServingReport;
+use clustersim::report::training::TrainingReport;
+use clustersim::report::typed::TypedReport;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::Value;
@@ -96,17 +97,17 @@ fn a_serving_fleet_that_fits_completes_every_request_once() {
                  [workload]\nrequests = {requests}\n{arrival}prompt_tokens = {prompt}\n\
                  output_tokens = {output}\n[sim]\nseed = {seed}\n"
             );
-            let r = outcome(&text, &[]).map_err(TestCaseError::fail)?;
-            prop_assert_eq!(num(&r, "requests"), requests as f64);
-            prop_assert_eq!(num(&r, "requests_completed"), requests as f64);
-            let (ttft, e2e) = (num(&r, "ttft_s.p50"), num(&r, "e2e_s.p50"));
+            let r = ServingReport::of_run(&outcome(&text, &[]).map_err(TestCaseError::fail)?);
+            prop_assert_eq!(r.requests, requests as u64);
+            prop_assert_eq!(r.requests_completed, requests as u64);
+            let (ttft, e2e) = (r.ttft_s.p50.unwrap(), r.e2e_s.p50.unwrap());
             prop_assert!(
                 ttft.is_finite() && ttft > 0.0 && ttft <= e2e,
                 "{} {}",
                 ttft,
                 e2e
             );
-            prop_assert!(num(&r, "throughput.output_tokens_per_s") > 0.0);
+            prop_assert!(r.throughput.output_tokens_per_s > 0.0);
             Ok(())
         })
         .unwrap();
@@ -140,8 +141,8 @@ fn every_rank_agrees_with_one_gpu_per_stage_on_any_even_layout() {
             let all =
                 outcome(&text, &["sim.ranks=\"all\"".to_string()]).map_err(TestCaseError::fail)?;
             let (a, b) = (
-                num(&stage, "iteration_time_s"),
-                num(&all, "iteration_time_s"),
+                TrainingReport::of_run(&stage).iteration_time_s,
+                TrainingReport::of_run(&all).iteration_time_s,
             );
             prop_assert!(a.is_finite() && a > 0.0);
             prop_assert!((b / a - 1.0).abs() <= 0.01, "{} s vs {} s", a, b);
@@ -162,11 +163,12 @@ fn flow_and_analytical_tiers_agree_without_contention() {
             );
             let tier = |t: &str| outcome(&text, &[format!("sim.network=\"{t}\"")]);
             let (f, a) = (tier("flow").map_err(TestCaseError::fail)?, tier("analytical").map_err(TestCaseError::fail)?);
-            let (tf, ta) = (num(&f, "time_s"), num(&a, "time_s"));
+            let (f, a) = (CollectiveReport::of_run(&f), CollectiveReport::of_run(&a));
+            let (tf, ta) = (f.time_s, a.time_s);
             prop_assert!((tf / ta - 1.0).abs() < 1e-6, "{} s flow, {} s analytical", tf, ta);
             // algbw is the bytes over the time.
             let bytes = mib as f64 * 1048576.0;
-            prop_assert!((num(&f, "algbw_GBps") * 1e9 * tf / bytes - 1.0).abs() < 1e-9);
+            prop_assert!((f.algbw_gbps * 1e9 * tf / bytes - 1.0).abs() < 1e-9);
             Ok(())
         })
         .unwrap();

@@ -5,16 +5,31 @@
 use crate::common;
 
 use clustersim::Scenario;
+use clustersim::report::training::TrainingReport;
+use clustersim::report::typed::TypedReport;
 use common::number as num;
+use common::section;
 use serde_json::Value;
 
-fn shipped(file: &str, sets: &[&str]) -> Value {
+fn shipped(file: &str, sets: &[&str]) -> TrainingReport {
     let path = common::root().join("scenarios/training").join(file);
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = Scenario::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
-    clustersim::run(&scenario)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .report
+    TrainingReport::of_run(
+        &clustersim::run(&scenario)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .report,
+    )
+}
+
+/// A training report's `ranks` section (every rank simulated).
+fn ranks(r: &TrainingReport) -> &Value {
+    section(&r.ranks, "ranks")
+}
+
+/// The typed report of a training scenario text.
+fn report(name: &str, text: &str, sets: &[&str]) -> TrainingReport {
+    common::training(name, text, sets)
 }
 
 /// Two servers of eight H100: Llama 3.1 8B over tp 2, pp 2, dp 4, with `extra` lines at the end.
@@ -40,77 +55,68 @@ fn every_rank_agrees_with_one_gpu_per_stage_where_ranks_are_alike() {
     ] {
         let stage = shipped(file, &[]);
         let all = shipped(file, &["sim.ranks=\"all\""]);
-        let (a, b) = (
-            num(&stage, "iteration_time_s"),
-            num(&all, "iteration_time_s"),
-        );
+        let (a, b) = (stage.iteration_time_s, all.iteration_time_s);
         assert!((b / a - 1.0).abs() <= 0.01, "{file}: {a} s vs {b} s");
-        assert_eq!(all["fidelity"]["ranks"], "all", "{file}");
+        assert_eq!(all.fidelity.ranks, "all", "{file}");
         assert_eq!(
-            num(&all, "ranks.gpus_simulated"),
-            num(&stage, "cluster.gpus"),
+            num(ranks(&all), "gpus_simulated"),
+            stage.cluster.gpus as f64,
             "{file}"
         );
-        assert_eq!(num(&all, "ranks.waited_s.total"), 0.0, "{file}");
+        assert_eq!(num(ranks(&all), "waited_s.total"), 0.0, "{file}");
     }
     // Context parallelism (ring passes) and ZeRO-3's layer gathers, inline.
     for (extra, dp) in [("cp = 2\n", "dp = 2"), ("zero = 3\n", "dp = 4")] {
         let text = small(extra).replace("dp = 4", dp);
-        let stage = common::report("cp.toml", &text, &[]);
-        let all = common::report("cp.toml", &text, &["sim.ranks=\"all\""]);
-        assert_eq!(
-            num(&stage, "iteration_time_s"),
-            num(&all, "iteration_time_s"),
-            "{extra}"
-        );
+        let stage = report("cp.toml", &text, &[]);
+        let all = report("cp.toml", &text, &["sim.ranks=\"all\""]);
+        assert_eq!(stage.iteration_time_s, all.iteration_time_s, "{extra}");
     }
 }
 
 #[test]
 fn unstated_ranks_are_one_gpu_per_stage() {
-    let silent = common::report("r.toml", &small(""), &[]);
-    let stated = common::report("r.toml", &small("[sim]\nranks = \"stage\"\n"), &[]);
-    assert_eq!(silent["fidelity"]["ranks"], "stage");
-    assert_eq!(silent["assumptions"], stated["assumptions"]);
-    common::same_at(
-        &silent,
-        &stated,
-        &[
-            "iteration_time_s",
-            "sim.events",
-            "breakdown_s.pipeline_bubble",
-        ],
-        "ranks = \"stage\"",
+    let silent = report("r.toml", &small(""), &[]);
+    let stated = report("r.toml", &small("[sim]\nranks = \"stage\"\n"), &[]);
+    assert_eq!(silent.fidelity.ranks, "stage");
+    assert_eq!(silent.assumptions, stated.assumptions);
+    let what = "ranks = \"stage\"";
+    assert_eq!(
+        silent.iteration_time_s, stated.iteration_time_s,
+        "{what}: iteration_time_s"
     );
-    assert!(silent.get("ranks").is_none());
+    assert_eq!(silent.sim.events, stated.sim.events, "{what}: sim.events");
+    assert_eq!(
+        silent.breakdown_s.pipeline_bubble, stated.breakdown_s.pipeline_bubble,
+        "{what}: breakdown_s.pipeline_bubble"
+    );
+    assert!(silent.ranks.is_none());
 }
 
 #[test]
 fn a_slow_gpu_slows_the_step_by_what_its_peers_wait_for() {
-    let base = common::report("r.toml", &small(""), &[]);
+    let base = report("r.toml", &small(""), &[]);
     // GPU 5: tensor index 1, data index 2, first stage (tp innermost, then dp, then pp).
-    let slow = common::report(
+    let slow_json = common::report(
         "r.toml",
         &small("[[perturb]]\ngpu = 5\nslowdown = 1.3\n"),
         &[],
     );
-    let (t0, t1) = (
-        num(&base, "iteration_time_s"),
-        num(&slow, "iteration_time_s"),
-    );
+    let slow = TrainingReport::of_run(&slow_json);
+    let (t0, t1) = (base.iteration_time_s, slow.iteration_time_s);
     // Slower, but not by 30% everywhere: the other stage and the waits for the network are not
     // the slow GPU's.
     assert!(t1 > t0 * 1.05 && t1 < t0 * 1.3, "{t0} s -> {t1} s");
-    assert_eq!(slow["fidelity"]["ranks"], "all");
-    assert!(slow["assumptions"].as_array().unwrap().iter().any(|a| {
-        a.as_str()
-            .unwrap()
-            .contains("[[perturb]] makes ranks unlike")
-    }));
-    assert_eq!(slow["ranks"]["slow_gpus"][0]["gpu"], 5);
+    assert_eq!(slow.fidelity.ranks, "all");
+    assert!(
+        slow.assumptions
+            .iter()
+            .any(|a| a.contains("[[perturb]] makes ranks unlike"))
+    );
+    assert_eq!(ranks(&slow)["slow_gpus"][0]["gpu"], 5);
     // It is the one the others waited for most, and its tensor-parallel peer (GPU 4) waited.
-    assert_eq!(slow["ranks"]["held_up_by"][0]["gpu"], 5);
-    assert!(num(&slow, "ranks.waited_s.total") > 0.0);
+    assert_eq!(ranks(&slow)["held_up_by"][0]["gpu"], 5);
+    assert!(num(ranks(&slow), "waited_s.total") > 0.0);
     // Same scenario and seed, same bytes.
     let again = common::report(
         "r.toml",
@@ -121,7 +127,7 @@ fn a_slow_gpu_slows_the_step_by_what_its_peers_wait_for() {
         v["sim"]["wall_s"] = Value::Null;
         v
     };
-    assert_eq!(strip(slow), strip(again));
+    assert_eq!(strip(slow_json), strip(again));
 }
 
 #[test]
@@ -130,26 +136,23 @@ fn the_straggler_is_one_gpu_when_every_rank_is_simulated() {
         "[reliability]\ngpu_mtbf = \"50000 h\"\ncheckpoint_write = \"60 s\"\nrestart = \"10 min\"\n\
          straggler_slowdown = 1.5\n",
     );
-    let stage = common::report("s.toml", &text, &[]);
-    let all = common::report("s.toml", &text, &["sim.ranks=\"all\""]);
+    let stage = report("s.toml", &text, &[]);
+    let all = report("s.toml", &text, &["sim.ranks=\"all\""]);
     // One GPU of the last stage (rank 8: stage 1's first GPU): its stage-mates wait for it at
     // every collective, so the step is about as slow as a whole slow stage.
-    assert_eq!(all["ranks"]["slow_gpus"][0]["gpu"], 8);
-    let (a, b) = (
-        num(&stage, "iteration_time_s"),
-        num(&all, "iteration_time_s"),
-    );
+    assert_eq!(ranks(&all)["slow_gpus"][0]["gpu"], 8);
+    let (a, b) = (stage.iteration_time_s, all.iteration_time_s);
     assert!(b <= a * 1.001 && b > a * 0.9, "stage {a} s, all {b} s");
 }
 
 #[test]
 fn a_slow_server_slows_each_of_its_gpus() {
-    let r = common::report(
+    let r = report(
         "s.toml",
         &small("[[perturb]]\nserver = 1\nslowdown = 1.1\n[[perturb]]\ngpu = 9\nslowdown = 2\n"),
         &[],
     );
-    let slow = r["ranks"]["slow_gpus"].as_array().unwrap();
+    let slow = ranks(&r)["slow_gpus"].as_array().unwrap();
     assert_eq!(slow.len(), 8);
     assert_eq!(slow[0]["gpu"], 8);
     // Entries on one GPU multiply.
@@ -158,13 +161,13 @@ fn a_slow_server_slows_each_of_its_gpus() {
 
 #[test]
 fn a_server_under_a_lower_power_limit_holds_its_peers_back() {
-    let base = common::report("w.toml", &small(""), &[]);
-    let one = common::report(
+    let base = report("w.toml", &small(""), &[]);
+    let one = report(
         "w.toml",
         &small("[[perturb]]\nserver = 0\npower_limit = \"450 W\"\n"),
         &[],
     );
-    let both = common::report(
+    let both = report(
         "w.toml",
         &small(
             "[[perturb]]\nserver = 0\npower_limit = \"450 W\"\n\
@@ -172,8 +175,8 @@ fn a_server_under_a_lower_power_limit_holds_its_peers_back() {
         ),
         &[],
     );
-    let cluster = common::report("w.toml", &small(""), &["cluster.power_limit=\"450 W\""]);
-    let t = |r: &Value| num(r, "iteration_time_s");
+    let cluster = report("w.toml", &small(""), &["cluster.power_limit=\"450 W\""]);
+    let t = |r: &TrainingReport| r.iteration_time_s;
     assert!(
         t(&base) < t(&one) && t(&one) <= t(&cluster),
         "{} {} {}",
@@ -183,45 +186,40 @@ fn a_server_under_a_lower_power_limit_holds_its_peers_back() {
     );
     // Every server under the limit is the cluster under it.
     assert_eq!(t(&both), t(&cluster));
-    assert_eq!(one["ranks"]["power_limits"].as_array().unwrap().len(), 8);
+    assert_eq!(ranks(&one)["power_limits"].as_array().unwrap().len(), 8);
 }
 
 #[test]
 fn kernel_jitter_slows_synchronous_steps_and_follows_the_seed() {
-    let base = common::report("j.toml", &small(""), &[]);
+    let base = report("j.toml", &small(""), &[]);
     let jitter = |extra: &str| {
-        common::report(
+        report(
             "j.toml",
             &small(&format!("[[perturb]]\njitter = 0.1\n{extra}")),
             &[],
         )
     };
     let (a, b) = (jitter(""), jitter(""));
-    let t0 = num(&base, "iteration_time_s");
-    let t1 = num(&a, "iteration_time_s");
+    let t0 = base.iteration_time_s;
+    let t1 = a.iteration_time_s;
     // Every collective waits for the slowest member's draws: noise of mean 1 costs time.
     assert!(t1 > t0 && t1 < t0 * 1.1, "{t0} s -> {t1} s");
-    assert_eq!(num(&a, "ranks.jitter.gpus"), 16.0);
+    assert_eq!(num(ranks(&a), "jitter.gpus"), 16.0);
     assert_eq!(
-        num(&a, "iteration_time_s"),
-        num(&b, "iteration_time_s"),
+        a.iteration_time_s, b.iteration_time_s,
         "same seed, same step"
     );
-    let other = common::report(
+    let other = report(
         "j.toml",
         &small("[[perturb]]\njitter = 0.1\n[sim]\nseed = 7\n"),
         &[],
     );
-    assert_ne!(
-        num(&other, "iteration_time_s"),
-        t1,
-        "another seed draws again"
-    );
+    assert_ne!(other.iteration_time_s, t1, "another seed draws again");
     // On one GPU only: it and its tensor-parallel peer (GPU 7) take turns being waited for, as
     // its kernels come out slower or faster than the peer's.
     let one = jitter("gpu = 6\n");
-    assert_eq!(num(&one, "ranks.jitter.gpus"), 1.0);
-    let first = one["ranks"]["held_up_by"][0]["gpu"].as_u64().unwrap();
+    assert_eq!(num(ranks(&one), "jitter.gpus"), 1.0);
+    let first = ranks(&one)["held_up_by"][0]["gpu"].as_u64().unwrap();
     assert!(first == 6 || first == 7, "{first}");
 }
 
@@ -346,8 +344,11 @@ fn the_trace_draws_the_pipelines_of_the_gpus_named() {
     assert_eq!(groups.len(), 4, "{groups:?}");
     assert_eq!(out.graph.len(), out.timeline.end.len());
     // The report still describes the step: the same as without the key.
-    let plain = common::report("t.toml", &text.replace("trace_gpus = [5, 0, 8]\n", ""), &[]);
-    assert_eq!(out.report["iteration_time_s"], plain["iteration_time_s"]);
+    let plain = report("t.toml", &text.replace("trace_gpus = [5, 0, 8]\n", ""), &[]);
+    assert_eq!(
+        TrainingReport::of_run(&out.report).iteration_time_s,
+        plain.iteration_time_s
+    );
     for (sets, message) in [
         (vec!["sim.trace_gpus=[1]"], "no other GPU's pipeline"),
         (vec!["sim.ranks=\"all\"", "sim.trace_gpus=[16]"], "not 16"),

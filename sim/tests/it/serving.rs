@@ -2,15 +2,25 @@
 
 use crate::common;
 
-use common::number as num;
-use serde_json::Value;
+use clustersim::report::serving::ServingReport;
+use clustersim::report::typed::TypedReport;
+use common::section;
 
 /// Runs a serving scenario given as text; a parse or run error as its message.
-fn simulate(name: &str, text: String) -> Result<Value, String> {
-    common::outcome(name, &text)
+fn simulate(name: &str, text: String) -> Result<ServingReport, String> {
+    common::typed_outcome(name, &text)
 }
 
-fn report(serving: &str, workload: &str) -> Value {
+/// The three latencies' medians and 99th percentiles, by name.
+fn latencies(r: &ServingReport) -> [(&'static str, f64, f64); 3] {
+    [
+        ("ttft_s", r.ttft_s.p50.unwrap(), r.ttft_s.p99.unwrap()),
+        ("tpot_s", r.tpot_s.p50.unwrap(), r.tpot_s.p99.unwrap()),
+        ("e2e_s", r.e2e_s.p50.unwrap(), r.e2e_s.p99.unwrap()),
+    ]
+}
+
+fn report(serving: &str, workload: &str) -> ServingReport {
     let text = format!(
         r#"
 kind = "serving"
@@ -39,18 +49,15 @@ const OFFLINE: &str =
 fn every_request_completes_and_latencies_are_ordered() {
     for scheduler in ["vllm", "sarathi", "static"] {
         let r = report(&format!("scheduler = \"{scheduler}\""), OFFLINE);
-        assert_eq!(r["requests_completed"], 200, "{scheduler}");
-        for key in ["ttft_s", "tpot_s", "e2e_s"] {
-            assert!(
-                num(&r, &format!("{key}.p50")) <= num(&r, &format!("{key}.p99")),
-                "{scheduler} {key}"
-            );
+        assert_eq!(r.requests_completed, 200, "{scheduler}");
+        for (key, p50, p99) in latencies(&r) {
+            assert!(p50 <= p99, "{scheduler} {key}");
         }
         assert!(
-            num(&r, "ttft_s.mean") < num(&r, "e2e_s.mean"),
+            r.ttft_s.mean.unwrap() < r.e2e_s.mean.unwrap(),
             "{scheduler}"
         );
-        assert!(num(&r, "throughput.output_tokens_per_s") > 0.0);
+        assert!(r.throughput.output_tokens_per_s > 0.0);
     }
 }
 
@@ -76,16 +83,25 @@ fn unstated_engine_settings_are_current_vllms() {
             )),
         )
         .unwrap();
-        for key in ["ttft_s.p50", "tpot_s.p50", "e2e_s.p99", "sim.iterations"] {
-            assert_eq!(num(&silent, key), num(&stated, key), "{gpu} {key}");
+        let figures = |r: &ServingReport| {
+            [
+                ("ttft_s.p50", r.ttft_s.p50.unwrap()),
+                ("tpot_s.p50", r.tpot_s.p50.unwrap()),
+                ("e2e_s.p99", r.e2e_s.p99.unwrap()),
+                ("sim.iterations", r.sim.iterations.unwrap() as f64),
+            ]
+        };
+        for ((key, a), (_, b)) in figures(&silent).into_iter().zip(figures(&stated)) {
+            assert_eq!(a, b, "{gpu} {key}");
         }
-        assert_eq!(silent["serving"]["scheduler"], "sarathi");
-        assert_eq!(num(&silent, "serving.max_batch_size"), seqs as f64);
-        assert_eq!(num(&silent, "serving.max_batch_tokens"), tokens as f64);
+        assert_eq!(silent.serving.scheduler, "sarathi");
+        assert_eq!(silent.serving.max_batch_size, seqs);
+        assert_eq!(silent.serving.max_batch_tokens, tokens);
         assert!(
-            silent["assumptions"]
-                .to_string()
-                .contains("EngineArgs.get_batch_defaults")
+            silent
+                .assumptions
+                .iter()
+                .any(|a| a.contains("EngineArgs.get_batch_defaults"))
         );
     }
 }
@@ -100,9 +116,9 @@ fn requests_submitted_together_are_prefilled_together() {
             &format!("scheduler = \"{scheduler}\"\nmax_batch_size = 16"),
             "requests = 16\narrival = \"offline\"\nprompt_tokens = 128\noutput_tokens = 128",
         );
-        assert_eq!(num(&r, "sim.iterations"), 128.0, "{scheduler}");
-        assert_eq!(num(&r, "ttft_s.p50"), num(&r, "ttft_s.p99"), "{scheduler}");
-        assert!(num(&r, "ttft_s.p99") < 0.1, "{scheduler}");
+        assert_eq!(r.sim.iterations, Some(128), "{scheduler}");
+        assert_eq!(r.ttft_s.p50, r.ttft_s.p99, "{scheduler}");
+        assert!(r.ttft_s.p99.unwrap() < 0.1, "{scheduler}");
     }
 }
 
@@ -115,11 +131,10 @@ fn continuous_batching_beats_static_batching() {
     let continuous = report("scheduler = \"vllm\"\nmax_batch_size = 64", uneven);
     let fixed = report("scheduler = \"static\"\nmax_batch_size = 64", uneven);
     assert!(
-        num(&continuous, "throughput.output_tokens_per_s")
-            > num(&fixed, "throughput.output_tokens_per_s"),
+        continuous.throughput.output_tokens_per_s > fixed.throughput.output_tokens_per_s,
         "{} vs {}",
-        num(&continuous, "throughput.output_tokens_per_s"),
-        num(&fixed, "throughput.output_tokens_per_s")
+        continuous.throughput.output_tokens_per_s,
+        fixed.throughput.output_tokens_per_s
     );
 }
 
@@ -127,16 +142,13 @@ fn continuous_batching_beats_static_batching() {
 fn bigger_batches_raise_offline_throughput() {
     let small = report("max_batch_size = 8", OFFLINE);
     let large = report("max_batch_size = 128", OFFLINE);
-    assert!(
-        num(&large, "throughput.output_tokens_per_s")
-            > 3.0 * num(&small, "throughput.output_tokens_per_s")
-    );
+    assert!(large.throughput.output_tokens_per_s > 3.0 * small.throughput.output_tokens_per_s);
 }
 
 #[test]
 fn the_histograms_count_every_completed_request_and_agree_with_the_percentiles() {
     let r = report("max_batch_size = 256", OFFLINE);
-    let h = &r["histograms"];
+    let h = &r.histograms;
     let edges: Vec<f64> = h["edges_s"]
         .as_array()
         .unwrap()
@@ -144,7 +156,7 @@ fn the_histograms_count_every_completed_request_and_agree_with_the_percentiles()
         .map(|e| e.as_f64().unwrap())
         .collect();
     assert_eq!(edges.len(), 181);
-    for key in ["ttft_s", "tpot_s", "e2e_s"] {
+    for (key, p50, _) in latencies(&r) {
         let counts: Vec<u64> = h[key]
             .as_array()
             .unwrap()
@@ -158,7 +170,6 @@ fn the_histograms_count_every_completed_request_and_agree_with_the_percentiles()
             "{key}: every request has more than one token"
         );
         // The p50 falls in the bucket where the running count passes half.
-        let p50 = num(&r, &format!("{key}.p50"));
         let bucket = edges.partition_point(|&e| e <= p50);
         let before: u64 = counts[..bucket].iter().sum();
         assert!(
@@ -171,7 +182,7 @@ fn the_histograms_count_every_completed_request_and_agree_with_the_percentiles()
 #[test]
 fn over_time_stays_within_the_limits_and_peaks_where_the_cache_does() {
     let r = report("kv_memory_fraction = 0.25\nmax_batch_size = 64", OFFLINE);
-    let o = &r["over_time"];
+    let o = section(&r.over_time, "over_time");
     let reps = o["replicas"].as_array().unwrap();
     assert!(!reps.is_empty());
     let series = |v: &serde_json::Value| -> Vec<f64> {
@@ -191,7 +202,7 @@ fn over_time_stays_within_the_limits_and_peaks_where_the_cache_does() {
     // Offline: every request waits at time zero, so the first span's queue is the backlog.
     assert!(o["fleet"]["queued"][0].as_f64().unwrap() > 0.0);
     assert!(
-        kv_peak > 0.5 && kv_peak <= num(&r, "kv_cache.peak_use") + 1e-6,
+        kv_peak > 0.5 && kv_peak <= r.kv_cache.peak_use + 1e-6,
         "{kv_peak}"
     );
 }
@@ -200,9 +211,9 @@ fn over_time_stays_within_the_limits_and_peaks_where_the_cache_does() {
 fn a_small_kv_cache_forces_preemption_and_still_finishes() {
     // A quarter of memory leaves about 3 GB of KV cache (23k tokens) for 200 x 640 tokens.
     let r = report("kv_memory_fraction = 0.25\nmax_batch_size = 256", OFFLINE);
-    assert_eq!(r["requests_completed"], 200);
-    assert!(num(&r, "kv_cache.preemptions") > 0.0, "{}", r["kv_cache"]);
-    assert!(num(&r, "kv_cache.peak_use") > 0.9);
+    assert_eq!(r.requests_completed, 200);
+    assert!(r.kv_cache.preemptions > 0, "{:?}", r.kv_cache);
+    assert!(r.kv_cache.peak_use > 0.9);
 }
 
 /// Swap preemption keeps preempted caches in host memory: nothing is recomputed, the copies
@@ -214,14 +225,14 @@ fn swap_preemption_moves_caches_over_pcie_instead_of_recomputing() {
             format!("kv_memory_fraction = 0.25\nmax_batch_size = 256\nscheduler = \"{scheduler}\"");
         let recompute = report(&small, OFFLINE);
         let swap = report(&format!("{small}\npreemption = \"swap\""), OFFLINE);
-        assert_eq!(swap["requests_completed"], 200, "{scheduler}");
-        assert!(num(&swap, "kv_cache.preemptions") > 0.0, "{scheduler}");
-        assert_eq!(swap["kv_cache"]["preemption"], "swap");
-        assert_eq!(recompute["kv_cache"]["preemption"], "recompute");
-        assert_eq!(num(&recompute, "kv_cache.swapped_bytes"), 0.0);
+        assert_eq!(swap.requests_completed, 200, "{scheduler}");
+        assert!(swap.kv_cache.preemptions > 0, "{scheduler}");
+        assert_eq!(swap.kv_cache.preemption, "swap");
+        assert_eq!(recompute.kv_cache.preemption, "recompute");
+        assert_eq!(recompute.kv_cache.swapped_bytes, 0.0);
         // Llama 3.1 8B: 32 layers x 8 KV heads x 128 x (K and V) x 2 bytes = 131,072 a token; every
         // swapped-out token comes back in, so the total is an even number of tokens.
-        let bytes = num(&swap, "kv_cache.swapped_bytes");
+        let bytes = swap.kv_cache.swapped_bytes;
         let tokens = bytes / 131_072.0;
         assert!(
             tokens > 0.0 && tokens.fract() == 0.0 && tokens % 2.0 == 0.0,
@@ -233,21 +244,21 @@ fn swap_preemption_moves_caches_over_pcie_instead_of_recomputing() {
 #[test]
 fn weights_that_do_not_fit_are_a_result() {
     let r = report("kv_memory_fraction = 0.05", OFFLINE);
-    assert_eq!(r["memory"]["fits"], false);
-    assert_eq!(r["requests_completed"], 0);
+    assert!(!r.memory.fits);
+    assert_eq!(r.requests_completed, 0);
 }
 
 #[test]
 fn more_replicas_serve_more_and_tensor_parallelism_speeds_decoding() {
     let one = report("replicas = 1", OFFLINE);
     let four = report("replicas = 4\nrouter = \"round-robin\"", OFFLINE);
-    assert!(num(&four, "throughput.requests_per_s") > 2.5 * num(&one, "throughput.requests_per_s"));
+    assert!(four.throughput.requests_per_s > 2.5 * one.throughput.requests_per_s);
     let tp1 = report("max_batch_size = 16", OFFLINE);
     let tp4 = report("tp = 4\nmax_batch_size = 16", OFFLINE);
-    assert!(num(&tp4, "tpot_s.p50") < num(&tp1, "tpot_s.p50"));
+    assert!(tp4.tpot_s.p50.unwrap() < tp1.tpot_s.p50.unwrap());
 }
 
-fn llama_70b(serving: &str, cluster: &str) -> Result<Value, String> {
+fn llama_70b(serving: &str, cluster: &str) -> Result<ServingReport, String> {
     let text = format!(
         r#"
 kind = "serving"
@@ -275,21 +286,22 @@ output_tokens = 100
 #[test]
 fn pipeline_parallel_replicas_split_weights_over_stages() {
     let one = llama_70b("tp = 1\nreplicas = 1", "").unwrap();
-    assert_eq!(one["memory"]["fits"], false);
+    assert!(!one.memory.fits);
     let two = llama_70b("tp = 1\npp = 2\nreplicas = 1", "").unwrap();
-    assert_eq!(two["memory"]["fits"], true);
-    assert_eq!(two["requests_completed"], 200);
-    assert_eq!(two["cluster"]["pp"], 2);
-    let w1 = num(&one, "memory.weights_bytes_per_gpu");
-    let w2 = num(&two, "memory.weights_bytes_per_gpu");
+    assert!(two.memory.fits);
+    assert_eq!(two.requests_completed, 200);
+    assert_eq!(two.cluster.pp, Some(2));
+    let weights = |r: &ServingReport| r.memory.weights_bytes_per_gpu.unwrap() as f64;
+    let w1 = weights(&one);
+    let w2 = weights(&two);
     assert!((w1 / w2 - 2.0).abs() < 1e-6, "{w1} {w2}");
     // tp 2 x pp 2 against tp 4: the same four GPUs, the same compute per token; pipeline
     // stages hold half the weights each, so more KV cache, and add hand-offs.
     let tp4 = llama_70b("tp = 4\nreplicas = 1", "").unwrap();
     let pp2 = llama_70b("tp = 2\npp = 2\nreplicas = 1", "").unwrap();
-    assert_eq!(tp4["requests_completed"], 200);
-    assert_eq!(pp2["requests_completed"], 200);
-    assert!(num(&pp2, "memory.weights_bytes_per_gpu") == num(&tp4, "memory.weights_bytes_per_gpu"));
+    assert_eq!(tp4.requests_completed, 200);
+    assert_eq!(pp2.requests_completed, 200);
+    assert!(weights(&pp2) == weights(&tp4));
     // Stages that leave the node need the NICs stated.
     let e = llama_70b(
         "tp = 4\npp = 4\nreplicas = 1",
@@ -302,7 +314,7 @@ fn pipeline_parallel_replicas_split_weights_over_stages() {
         "nodes = 2\ngpus_per_node = 8\n[cluster.inter_node]\nnic_bandwidth = \"400 Gb/s\"",
     )
     .unwrap();
-    assert_eq!(cross["requests_completed"], 200);
+    assert_eq!(cross.requests_completed, 200);
 }
 
 #[test]
@@ -341,16 +353,16 @@ output_tokens = 50
     };
     let moe = one("mixtral-8x7b");
     let dense = one("llama-3-70b");
-    assert_eq!(moe["requests_completed"], 1);
-    assert!(num(&moe, "tpot_s.p50") < 0.4 * num(&dense, "tpot_s.p50"));
-    let params = num(&moe, "model.params");
+    assert_eq!(moe.requests_completed, 1);
+    assert!(moe.tpot_s.p50.unwrap() < 0.4 * dense.tpot_s.p50.unwrap());
+    let params = moe.model.params as f64;
     assert!((params / 46.7e9 - 1.0).abs() < 0.01, "{params}");
-    assert!(num(&moe, "memory.weights_bytes_per_gpu") > 0.45 * params * 2.0 / 2.0);
+    assert!(moe.memory.weights_bytes_per_gpu.unwrap() as f64 > 0.45 * params * 2.0 / 2.0);
 }
 
 /// A disaggregated fleet of Llama 3 70B on two H100 servers: `pools` is the
 /// `[serving.disaggregation]` body (or "" for none) and `replicas` the colocated count.
-fn fleet(pools: &str, replicas: u32, extra: &str) -> Result<Value, String> {
+fn fleet(pools: &str, replicas: u32, extra: &str) -> Result<ServingReport, String> {
     let serving = if pools.is_empty() {
         format!("replicas = {replicas}")
     } else {
@@ -384,31 +396,31 @@ output_tokens = 150
 #[test]
 fn disaggregated_pools_move_every_kv_cache_over_the_network() {
     let r = fleet("prefill_replicas = 2\ndecode_replicas = 6", 0, "").unwrap();
-    assert_eq!(r["requests_completed"], 300);
-    let d = &r["disaggregation"];
-    assert_eq!(d["prefill_replicas"], 2);
-    assert_eq!(d["kv_transfers"], 300);
+    assert_eq!(r.requests_completed, 300);
+    let d = r.disaggregation.as_ref().unwrap();
+    assert_eq!(d.prefill_replicas, 2);
+    assert_eq!(d.kv_transfers, 300);
     // Llama 3 70B: 80 layers x 8 KV heads x 128 x (K and V) x 2 bytes = 327,680 bytes a token.
-    let bytes = num(&r, "disaggregation.kv_transfer_bytes");
+    let bytes = d.kv_transfer_bytes;
     assert!((bytes - 300.0 * 2000.0 * 327_680.0).abs() < 1.0, "{bytes}");
     // Replicas 0-1 (prefill) sit on node 0; decode replicas 2-3 share it (NVLink), 4-7 do not
     // (the 400 Gb/s NIC): the slowest transfer takes about a shard over a NIC.
     let shard = 2000.0 * 327_680.0 / 2.0;
     let nic = 50e9 * 0.92;
-    let slowest = num(&r, "disaggregation.kv_transfer_s.p99");
+    let slowest = d.kv_transfer_s.p99.unwrap();
     assert!(
         slowest > 0.9 * shard / nic && slowest < 1.2 * shard / nic,
         "{slowest}"
     );
-    assert!(num(&r, "disaggregation.kv_transfer_s.p50") <= slowest);
-    assert_eq!(r["cluster"]["replicas"], 8);
-    for key in ["ttft_s", "tpot_s", "e2e_s"] {
-        assert!(num(&r, &format!("{key}.p50")) <= num(&r, &format!("{key}.p99")));
+    assert!(d.kv_transfer_s.p50.unwrap() <= slowest);
+    assert_eq!(r.cluster.replicas, 8);
+    for (key, p50, p99) in latencies(&r) {
+        assert!(p50 <= p99, "{key}");
     }
-    assert!(num(&r, "ttft_s.mean") < num(&r, "e2e_s.mean"));
+    assert!(r.ttft_s.mean.unwrap() < r.e2e_s.mean.unwrap());
     // Deterministic.
     let again = fleet("prefill_replicas = 2\ndecode_replicas = 6", 0, "").unwrap();
-    assert_eq!(r, again);
+    assert_eq!(r.to_value(), again.to_value());
 }
 
 #[test]
@@ -417,13 +429,14 @@ fn disaggregation_spares_decodes_from_long_prefills() {
     // decoding in its own pool runs steadier, so time per output token improves.
     let colocated = fleet("", 8, "").unwrap();
     let split = fleet("prefill_replicas = 2\ndecode_replicas = 6", 0, "").unwrap();
+    let p90 = |r: &ServingReport| r.tpot_s.p90.unwrap();
     assert!(
-        num(&split, "tpot_s.p90") < num(&colocated, "tpot_s.p90"),
+        p90(&split) < p90(&colocated),
         "{} vs {}",
-        num(&split, "tpot_s.p90"),
-        num(&colocated, "tpot_s.p90")
+        p90(&split),
+        p90(&colocated)
     );
-    assert!(colocated["disaggregation"].is_null());
+    assert!(colocated.disaggregation.is_none());
 }
 
 #[test]
@@ -476,15 +489,18 @@ output_tokens = 64
     };
     let roofline = run("").unwrap();
     let measured = run("profile = \"h100-sxm5-80gb-vidur\"").unwrap();
-    assert!(roofline["cluster"]["profile"].is_null());
-    assert_eq!(measured["cluster"]["profile"], "h100-sxm5-80gb-vidur");
-    assert_ne!(num(&roofline, "tpot_s.mean"), num(&measured, "tpot_s.mean"));
+    assert!(roofline.cluster.profile.is_none());
+    assert_eq!(
+        measured.cluster.profile.as_deref(),
+        Some("h100-sxm5-80gb-vidur")
+    );
+    assert_ne!(roofline.tpot_s.mean.unwrap(), measured.tpot_s.mean.unwrap());
     let e = run("profile = \"h200-sxm-141gb-measured\"").unwrap_err();
     assert!(e.contains("measured on H200-SXM-141GB"), "{e}");
 }
 
 /// A mixed fleet: `groups` is the body of its `[[serving.group]]` tables.
-fn mixed(groups: &[(&str, u32)], cluster_extra: &str) -> Result<Value, String> {
+fn mixed(groups: &[(&str, u32)], cluster_extra: &str) -> Result<ServingReport, String> {
     mixed_routed(groups, cluster_extra, "least-loaded")
 }
 
@@ -492,7 +508,7 @@ fn mixed_routed(
     groups: &[(&str, u32)],
     cluster_extra: &str,
     router: &str,
-) -> Result<Value, String> {
+) -> Result<ServingReport, String> {
     let body: String = groups
         .iter()
         .map(|(gpu, n)| format!("[[serving.group]]\ngpu = \"{gpu}\"\nreplicas = {n}\n"))
@@ -522,12 +538,12 @@ fn a_mixed_fleet_serves_between_its_fastest_and_slowest_members() {
     let fast = mixed(&[("H100", 4)], "").unwrap();
     let both = mixed(&[("H100", 2), ("L40S", 2)], "").unwrap();
     let slow = mixed(&[("L40S", 4)], "").unwrap();
-    let tput = |r: &Value| num(r, "throughput.output_tokens_per_s");
+    let tput = |r: &ServingReport| r.throughput.output_tokens_per_s;
     assert!(tput(&slow) < tput(&both) && tput(&both) < tput(&fast));
-    assert_eq!(both["requests_completed"], 600);
-    assert_eq!(both["cluster"]["gpu"], "mixed");
-    assert!(both["cluster"]["tp"].is_null());
-    let groups = both["cluster"]["groups"].as_array().unwrap();
+    assert_eq!(both.requests_completed, 600);
+    assert_eq!(both.cluster.gpu, "mixed");
+    assert!(both.cluster.tp.is_none());
+    let groups = &both.cluster.groups;
     assert_eq!(groups.len(), 2);
     assert_eq!(groups[1]["gpu"], "L40S");
     // Least-loaded routing sends more of the work to the faster GPUs.
@@ -538,14 +554,14 @@ fn a_mixed_fleet_serves_between_its_fastest_and_slowest_members() {
     // Weighted routing deals requests in proportion to the groups' speeds; round-robin evenly,
     // so the slow half sets the pace.
     let weighted = mixed_routed(&[("H100", 2), ("L40S", 2)], "", "weighted").unwrap();
-    let wg = weighted["cluster"]["groups"].as_array().unwrap();
+    let wg = &weighted.cluster.groups;
     let ratio = wg[0]["capacity_tokens_per_s"].as_f64().unwrap()
         / wg[1]["capacity_tokens_per_s"].as_f64().unwrap();
     let dealt = wg[0]["requests_completed"].as_f64().unwrap()
         / wg[1]["requests_completed"].as_f64().unwrap();
     assert!((dealt / ratio - 1.0).abs() < 0.05, "{dealt} vs {ratio}");
     let even = mixed_routed(&[("H100", 2), ("L40S", 2)], "", "round-robin").unwrap();
-    assert_eq!(even["cluster"]["groups"][0]["requests_completed"], 300);
+    assert_eq!(even.cluster.groups[0]["requests_completed"], 300);
     assert!(tput(&even) < tput(&weighted));
     // The L40S's 48 GB hold fewer KV blocks than the H100's 80 GB.
     assert!(
@@ -569,15 +585,16 @@ fn mixed_fleet_errors_name_the_key() {
 #[test]
 fn offloaded_weights_free_memory_and_cost_pcie_time() {
     let plain = llama_70b("tp = 1\nreplicas = 1", "").unwrap();
-    assert_eq!(plain["memory"]["fits"], false);
+    assert!(!plain.memory.fits);
     let off = llama_70b("tp = 1\nreplicas = 1\nweights_offload = \"70 GB\"", "").unwrap();
-    assert_eq!(off["memory"]["fits"], true);
-    assert_eq!(off["requests_completed"], 200);
-    assert_eq!(num(&off, "memory.weights_offload_bytes_per_gpu"), 70e9);
+    assert!(off.memory.fits);
+    assert_eq!(off.requests_completed, 200);
+    assert_eq!(off.memory.weights_offload_bytes_per_gpu, 70e9);
     let tp2 = llama_70b("tp = 2\nreplicas = 1", "").unwrap();
     // 70 GB over a 64 GB/s Gen5 link at 80%: about 1.4 s an iteration.
-    assert!(num(&off, "tpot_s.p50") > 1.0, "{}", num(&off, "tpot_s.p50"));
-    assert!(num(&off, "tpot_s.p50") > 20.0 * num(&tp2, "tpot_s.p50"));
+    let tpot = |r: &ServingReport| r.tpot_s.p50.unwrap();
+    assert!(tpot(&off) > 1.0, "{}", tpot(&off));
+    assert!(tpot(&off) > 20.0 * tpot(&tp2));
     let e = llama_70b("tp = 1\nreplicas = 1\nweights_offload = \"200 GB\"", "").unwrap_err();
     assert!(e.contains("share of the weights"), "{e}");
 }

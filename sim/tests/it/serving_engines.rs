@@ -3,30 +3,40 @@
 
 use crate::common;
 
-use common::number as num;
-use serde_json::Value;
+use clustersim::report::serving::ServingReport;
 
-fn run(gpu: &str, dtype: &str, serving: &str) -> Value {
+fn run(gpu: &str, dtype: &str, serving: &str) -> ServingReport {
     let text = format!(
         "kind = \"serving\"\n[cluster]\ngpu = \"{gpu}\"\nnodes = 1\ngpus_per_node = 8\n\
          [model]\npreset = \"llama-3.1-8b\"\ndtype = \"{dtype}\"\n[serving]\n{serving}\n\
          [workload]\nrequests = 200\narrival = \"poisson\"\nrate = \"20/s\"\n\
          prompt_tokens = 3000\noutput_tokens = 100\n"
     );
-    common::outcome("engine.toml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    common::typed_outcome("engine.toml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-const KEYS: [&str; 6] = [
-    "ttft_s.p50",
-    "tpot_s.p50",
-    "e2e_s.p99",
-    "sim.iterations",
-    "memory.kv_bytes_per_gpu",
-    "throughput.output_tokens_per_s",
-];
+/// The figures a stated default must leave as they are, by name.
+fn figures(r: &ServingReport) -> [(&'static str, f64); 6] {
+    [
+        ("ttft_s.p50", r.ttft_s.p50.unwrap()),
+        ("tpot_s.p50", r.tpot_s.p50.unwrap()),
+        ("e2e_s.p99", r.e2e_s.p99.unwrap()),
+        ("sim.iterations", r.sim.iterations.unwrap() as f64),
+        (
+            "memory.kv_bytes_per_gpu",
+            r.memory.kv_bytes_per_gpu.unwrap() as f64,
+        ),
+        (
+            "throughput.output_tokens_per_s",
+            r.throughput.output_tokens_per_s,
+        ),
+    ]
+}
 
-fn same(silent: &Value, stated: &Value, what: &str) {
-    common::same_at(silent, stated, &KEYS, what);
+fn same(silent: &ServingReport, stated: &ServingReport, what: &str) {
+    for ((key, a), (_, b)) in figures(silent).into_iter().zip(figures(stated)) {
+        assert_eq!(a, b, "{what}: {key}");
+    }
 }
 
 /// Each engine's defaults, stated: the scheduler, the batch limits, the memory fraction (with
@@ -76,7 +86,7 @@ fn stating_an_engines_defaults_changes_nothing() {
         let silent = run(gpu, dtype, &format!("engine = \"{engine}\""));
         let full = run(gpu, dtype, &format!("engine = \"{engine}\"\n{stated}"));
         same(&silent, &full, &what);
-        assert_eq!(silent["serving"]["engine"], engine, "{what}");
+        assert_eq!(silent.serving.engine, engine, "{what}");
     }
 }
 
@@ -86,8 +96,8 @@ fn no_engine_is_vllm() {
     let silent = run("H100", "bf16", "");
     let named = run("H100", "bf16", "engine = \"vllm\"");
     same(&silent, &named, "vllm");
-    assert_eq!(silent["serving"]["engine"], "vllm");
-    let said = silent["assumptions"].to_string();
+    assert_eq!(silent.serving.engine, "vllm");
+    let said = silent.assumptions.join("\n");
     assert!(said.contains("engine: vLLM"), "{said}");
 }
 
@@ -97,17 +107,17 @@ fn no_engine_is_vllm() {
 #[test]
 fn engines_size_the_kv_cache_their_own_way() {
     let kv = |engine: &str| {
-        num(
-            &run("H100", "bf16", &format!("engine = \"{engine}\"")),
-            "memory.kv_bytes_per_gpu",
-        )
+        run("H100", "bf16", &format!("engine = \"{engine}\""))
+            .memory
+            .kv_bytes_per_gpu
+            .unwrap() as f64
     };
     let (vllm, trt, sglang) = (kv("vllm"), kv("tensorrt-llm"), kv("sglang"));
     assert!(trt > vllm, "{trt} {vllm}");
     assert!(sglang < vllm, "{sglang} {vllm}");
     // An fp8 checkpoint: TensorRT-LLM keeps an fp8 KV cache, twice the tokens in the same bytes.
     let fp8 = run("H100", "fp8", "engine = \"tensorrt-llm\"");
-    let said = fp8["assumptions"].to_string();
+    let said = fp8.assumptions.join("\n");
     assert!(said.contains("KV cache in fp8"), "{said}");
 }
 
@@ -154,10 +164,11 @@ fn older_releases_pay_their_host_work_at_small_batches() {
              [workload]\nrequests = 1\narrival = \"offline\"\nprompt_tokens = 32\n\
              output_tokens = 64\n"
         );
-        num(
-            &common::outcome("release.toml", &text).unwrap(),
-            "tpot_s.p50",
-        )
+        common::typed_outcome::<ServingReport>("release.toml", &text)
+            .unwrap()
+            .tpot_s
+            .p50
+            .unwrap()
     };
     let (v8, v11, v14) = (tpot("0.8"), tpot("0.11"), tpot("0.14"));
     assert!(v11 > v14 + 0.3e-3, "{v11} {v14}");
@@ -192,9 +203,10 @@ fn a_custom_accelerator_pays_no_engines_time_unless_named() {
              output_tokens = 64\n"
         )
     };
-    let silent = common::outcome("dev.toml", &text("")).unwrap();
-    let named = common::outcome("dev.toml", &text("engine = \"vllm\"")).unwrap();
-    assert!(num(&named, "tpot_s.p50") > num(&silent, "tpot_s.p50"));
-    let said = silent["assumptions"].to_string();
+    let silent: ServingReport = common::typed_outcome("dev.toml", &text("")).unwrap();
+    let named: ServingReport =
+        common::typed_outcome("dev.toml", &text("engine = \"vllm\"")).unwrap();
+    assert!(named.tpot_s.p50.unwrap() > silent.tpot_s.p50.unwrap());
+    let said = silent.assumptions.join("\n");
     assert!(said.contains("time outside the kernels: none"), "{said}");
 }

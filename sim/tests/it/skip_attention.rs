@@ -3,13 +3,15 @@
 
 use crate::common;
 
+use clustersim::report::serving::ServingReport;
+use clustersim::report::training::TrainingReport;
+use clustersim::report::typed::TypedReport;
 use clustersim::workload::training::{self, estimate::Estimator};
-use common::number;
 
 /// Attention weights of one Llama 2 7B layer: Q, K, V and output projections, 4096 x 4096 each.
 const LLAMA_2_7B_ATTENTION: f64 = 4.0 * 4096.0 * 4096.0;
 
-fn serving(skip: u32) -> serde_json::Value {
+fn serving(skip: u32) -> ServingReport {
     let text = format!(
         r#"
 kind = "serving"
@@ -32,25 +34,28 @@ prompt_tokens = 1024
 output_tokens = 64
 "#
     );
-    common::report("skip.toml", &text, &[])
+    common::serving("skip.toml", &text, &[])
 }
 
 #[test]
 fn serving_without_attention_in_the_last_layers_is_faster_and_holds_more_kv() {
     let (full, skip) = (serving(0), serving(8));
     // Each of the two tensor-parallel GPUs holds half of 8 layers' attention weights fewer.
-    let weights = |r: &serde_json::Value| number(r, "memory.weights_bytes_per_gpu");
+    let weights = |r: &ServingReport| r.memory.weights_bytes_per_gpu.unwrap() as f64;
     let saved = weights(&full) - weights(&skip);
     assert!(
         (saved - 8.0 * LLAMA_2_7B_ATTENTION / 2.0 * 2.0).abs() < 1.0,
         "{saved} bytes"
     );
     // 24 layers of KV cache a token instead of 32, in more memory: over 32/24 times the blocks.
-    let blocks = |r: &serde_json::Value| number(r, "kv_cache.blocks_per_replica");
+    let blocks = |r: &ServingReport| r.kv_cache.blocks_per_replica.unwrap() as f64;
     assert!(blocks(&skip) > blocks(&full) * 32.0 / 24.0);
     // Decode and prefill both lose a quarter of their attention sublayers.
-    for metric in ["tpot_s.p50", "ttft_s.p50"] {
-        let (a, b) = (number(&full, metric), number(&skip, metric));
+    for (metric, a, b) in [
+        ("tpot_s.p50", full.tpot_s.p50, skip.tpot_s.p50),
+        ("ttft_s.p50", full.ttft_s.p50, skip.ttft_s.p50),
+    ] {
+        let (a, b) = (a.unwrap(), b.unwrap());
         assert!(b < 0.95 * a && b > 0.6 * a, "{metric}: {b} vs {a}");
     }
 }
@@ -68,9 +73,9 @@ fn training_text(skip: u32, parallel: &str) -> String {
 #[test]
 fn training_without_attention_in_the_last_layers_is_faster_and_lighter() {
     for parallel in ["tp = 2\npp = 2", "tp = 2\ncp = 2", "zero = 3"] {
-        let run = |skip| common::report("skip.toml", &training_text(skip, parallel), &[]);
+        let run = |skip| common::training("skip.toml", &training_text(skip, parallel), &[]);
         let (full, skip) = (run(0), run(3));
-        let step = |r: &serde_json::Value| number(r, "iteration_time_s");
+        let step = |r: &TrainingReport| r.iteration_time_s;
         assert!(
             step(&skip) < 0.97 * step(&full),
             "{parallel}: {} vs {}",
@@ -78,7 +83,7 @@ fn training_without_attention_in_the_last_layers_is_faster_and_lighter() {
             step(&full)
         );
         // The busiest stage's weights; with pp = 2 the skipped layers are all on the other stage.
-        let weights = |r: &serde_json::Value| number(r, "memory.breakdown_bytes.weights");
+        let weights = |r: &TrainingReport| r.memory.breakdown_bytes.weights;
         if parallel.contains("pp") {
             assert_eq!(weights(&skip), weights(&full));
         } else {
@@ -99,7 +104,10 @@ fn the_planner_estimate_follows_the_skipped_layers() {
                     .expect("compute");
             let estimate = Estimator::new(&compute).estimate(&setup).iteration_s;
             let simulated = training::simulate(setup, &compute).expect("one GPU per stage");
-            (estimate, number(&simulated.report, "iteration_time_s"))
+            (
+                estimate,
+                TrainingReport::of_run(&simulated.report).iteration_time_s,
+            )
         };
         let (full, skip) = (times(0), times(3));
         assert!(

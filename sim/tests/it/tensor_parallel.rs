@@ -4,7 +4,7 @@
 use crate::common;
 
 use clustersim::RunOutput;
-use common::{count_ops as count, number};
+use common::{count_ops as count, training_of};
 
 fn run(tp: u32, sequence_parallel: bool, recompute: &str) -> RunOutput {
     let text = common::h100_training(
@@ -25,7 +25,7 @@ fn run(tp: u32, sequence_parallel: bool, recompute: &str) -> RunOutput {
 }
 
 fn activations(out: &RunOutput) -> f64 {
-    number(&out.report, "memory.breakdown_bytes.activations")
+    training_of(out).memory.breakdown_bytes.activations as f64
 }
 
 #[test]
@@ -40,11 +40,14 @@ fn activations_follow_korthikanti_for_gpt_shapes() {
 
 #[test]
 fn model_state_divides_by_tp() {
-    let one = run(1, false, "none").report;
-    let tp4 = run(4, false, "none").report;
-    for part in ["weights", "gradients", "optimizer"] {
-        let a = number(&one, &format!("memory.breakdown_bytes.{part}"));
-        let b = number(&tp4, &format!("memory.breakdown_bytes.{part}"));
+    let one = training_of(&run(1, false, "none")).memory.breakdown_bytes;
+    let tp4 = training_of(&run(4, false, "none")).memory.breakdown_bytes;
+    for (part, a, b) in [
+        ("weights", one.weights, tp4.weights),
+        ("gradients", one.gradients, tp4.gradients),
+        ("optimizer", one.optimizer, tp4.optimizer),
+    ] {
+        let (a, b) = (a as f64, b as f64);
         assert!((a / b - 4.0).abs() < 1e-6, "{part}: {}", a / b);
     }
 }
@@ -70,15 +73,15 @@ fn four_all_reduces_per_layer_or_their_sequence_parallel_pairs() {
     // Without tensor parallelism there is neither the lane nor its collectives.
     let none = run(1, false, "none");
     assert_eq!(none.graph.lanes.len(), 2);
-    assert_eq!(none.report["communication_s"]["tensor_parallel"], 0.0);
+    assert_eq!(training_of(&none).communication_s.tensor_parallel, 0.0);
 }
 
 #[test]
 fn tensor_parallel_communication_blocks_compute() {
     let out = run(8, false, "none");
-    let r = &out.report;
-    let tp_comm = number(r, "communication_s.tensor_parallel");
-    let exposed = number(r, "breakdown_s.exposed_communication");
+    let r = training_of(&out);
+    let tp_comm = r.communication_s.tensor_parallel;
+    let exposed = r.breakdown_s.exposed_communication;
     assert!(tp_comm > 0.0);
     // Every tensor-parallel collective waits for the compute before it and holds up the next.
     assert!(
@@ -115,7 +118,7 @@ fn input_gradient_collectives_overlap_the_weight_gradient() {
             .filter(|t| wgrads.contains(t))
             .count();
         (
-            number(&out.report, "iteration_time_s"),
+            training_of(&out).iteration_time_s,
             count(&out, "tp_all_reduce"),
             beside,
         )

@@ -7,6 +7,7 @@
 use clustersim::net::topology::{
     DeviceKind, GraphSource, InterKind, IntraKind, LinkKind, Route, Topology, TopologySpec, catalog,
 };
+use clustersim::report::typed::TypedReport;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
@@ -645,10 +646,12 @@ global_batch = 64
         )
     };
     let parse = |t: String| clustersim::Scenario::parse(std::path::Path::new("r.toml"), t, &[]);
-    let report = clustersim::run(&parse(text("fat-tree", "destination")).unwrap())
-        .unwrap()
-        .report;
-    let named = report["fidelity"]["topology"].as_str().unwrap();
+    let report = clustersim::report::training::TrainingReport::of_run(
+        &clustersim::run(&parse(text("fat-tree", "destination")).unwrap())
+            .unwrap()
+            .report,
+    );
+    let named = &report.fidelity.topology;
     assert!(named.ends_with("routed by destination"), "{named}");
     let Err(torus) = clustersim::run(&parse(text("torus-2d", "destination")).unwrap()) else {
         panic!("routing on a torus must be refused");

@@ -2,6 +2,7 @@
 
 use crate::common;
 
+use clustersim::report::training::TrainingReport;
 use common::number;
 
 /// Data parallelism over a slow network: the gradient reduction is what compression can shrink.
@@ -31,26 +32,27 @@ fn data(ratio: f64, compress: &str) -> Vec<String> {
     ]
 }
 
-fn step(sets: &[String]) -> serde_json::Value {
+fn step(sets: &[String]) -> TrainingReport {
     let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
-    common::report("compression.toml", SLOW, &sets)
+    common::training("compression.toml", SLOW, &sets)
 }
 
 #[test]
 fn compressing_gradients_on_a_slow_network_shortens_the_step() {
     let raw = step(&[]);
     let fast = step(&data(8.0, "200 GB/s"));
-    let comm = |r: &serde_json::Value| number(r, "communication_s.data_parallel");
+    let comm = |r: &TrainingReport| r.communication_s.data_parallel;
     assert!(
         comm(&fast) < comm(&raw) / 4.0,
         "{} vs {}",
         comm(&fast),
         comm(&raw)
     );
-    assert!(number(&fast, "iteration_time_s") < number(&raw, "iteration_time_s"));
-    assert_eq!(fast["parallel"]["compression"]["data"]["ratio"], 8.0);
+    assert!(fast.iteration_time_s < raw.iteration_time_s);
+    assert_eq!(fast.parallel.compression["data"]["ratio"], 8.0);
     assert!(
-        raw["parallel"]["compression"]
+        raw.parallel
+            .compression
             .as_object()
             .is_some_and(|o| o.is_empty())
     );
@@ -58,11 +60,8 @@ fn compressing_gradients_on_a_slow_network_shortens_the_step() {
 
 #[test]
 fn a_slow_compressor_costs_more_than_it_saves() {
-    let raw = number(&step(&[]), "communication_s.data_parallel");
-    let slow = number(
-        &step(&data(1.2, "0.2 GB/s")),
-        "communication_s.data_parallel",
-    );
+    let raw = step(&[]).communication_s.data_parallel;
+    let slow = step(&data(1.2, "0.2 GB/s")).communication_s.data_parallel;
     assert!(slow > raw, "{slow} vs {raw}");
 }
 
@@ -75,12 +74,12 @@ fn only_the_named_dimension_is_compressed() {
         "compression.tensor.decompress=\"50 GB/s\"".to_string(),
     ]);
     assert_eq!(
-        number(&raw, "communication_s.data_parallel"),
-        number(&tensor, "communication_s.data_parallel")
+        raw.communication_s.data_parallel,
+        tensor.communication_s.data_parallel
     );
     assert_ne!(
-        number(&raw, "communication_s.tensor_parallel"),
-        number(&tensor, "communication_s.tensor_parallel")
+        raw.communication_s.tensor_parallel,
+        tensor.communication_s.tensor_parallel
     );
 }
 
@@ -125,27 +124,21 @@ const PIPELINE_COMPRESSION: &str = "[compression.pipeline]\nratio = 4.0\ncompres
 
 #[test]
 fn error_feedback_keeps_a_buffer_per_message_sent() {
-    let plain = common::report(
+    let plain = common::training(
         "pipeline.toml",
         &format!("{PIPELINE}{PIPELINE_COMPRESSION}"),
         &[],
     );
     let text = format!("{PIPELINE}{PIPELINE_COMPRESSION}error_feedback = true\n");
-    let fed = common::report("pipeline.toml", &text, &[]);
-    assert_eq!(
-        fed["parallel"]["compression"]["pipeline"]["error_feedback"],
-        true
-    );
+    let fed = common::training("pipeline.toml", &text, &[]);
+    assert_eq!(fed.parallel.compression["pipeline"]["error_feedback"], true);
     // The same step: the buffers cost memory, not time.
-    assert_eq!(
-        number(&plain, "iteration_time_s"),
-        number(&fed, "iteration_time_s")
-    );
-    assert_eq!(number(&plain, "memory.breakdown_bytes.error_feedback"), 0.0);
+    assert_eq!(plain.iteration_time_s, fed.iteration_time_s);
+    assert_eq!(plain.memory.breakdown_bytes.error_feedback, 0);
     // The first stage (the peak here) sends one forward message per micro-batch: 8 micro-batches
     // of 2 x 1,024 tokens x 2,048 hidden in fp32.
-    let buffers = number(&fed, "memory.breakdown_bytes.error_feedback");
-    assert_eq!(number(&fed, "memory.stage"), 0.0);
+    let buffers = fed.memory.breakdown_bytes.error_feedback as f64;
+    assert_eq!(fed.memory.stage, 0);
     assert_eq!(buffers, 8.0 * 4.0 * 2048.0 * 2048.0);
     // A middle stage sends both ways: twice the buffers.
     let s = common::scenario("pipeline.toml", &text, &[]);
@@ -173,7 +166,7 @@ fn an_overlapped_gradient_codec_shortens_the_step() {
     let added = step(&sets);
     sets.push("compression.data.overlap=true".into());
     let piped = step(&sets);
-    let seconds = |r: &serde_json::Value| number(r, "iteration_time_s");
+    let seconds = |r: &TrainingReport| r.iteration_time_s;
     assert!(
         seconds(&piped) < seconds(&added),
         "{} vs {}",
@@ -181,7 +174,7 @@ fn an_overlapped_gradient_codec_shortens_the_step() {
         seconds(&added)
     );
     assert_eq!(
-        number(&piped, "parallel.compression.data.overlap_slice_bytes"),
+        number(&piped.parallel.compression, "data.overlap_slice_bytes"),
         1048576.0
     );
     let text = format!(

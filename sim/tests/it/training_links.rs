@@ -3,15 +3,18 @@
 
 use crate::common;
 
-use common::number;
+use clustersim::report::training::TrainingReport;
+use common::section;
 use serde_json::Value;
 
-fn report(text: &str, sets: &[&str]) -> Value {
-    common::report("links.toml", text, sets)
+fn report(text: &str, sets: &[&str]) -> TrainingReport {
+    common::training("links.toml", text, sets)
 }
 
-fn links(r: &Value) -> &Vec<Value> {
-    r["links"].as_array().expect("record_links lists the links")
+fn links(r: &TrainingReport) -> &Vec<Value> {
+    section(&r.links, "links")
+        .as_array()
+        .expect("record_links lists the links")
 }
 
 #[test]
@@ -65,13 +68,25 @@ fn recording_changes_nothing_else_and_every_replica_is_counted() {
     );
     let plain = report(&text, &[]);
     let recorded = report(&text, &["sim.record_links=true"]);
-    assert!(plain.get("links").is_none());
-    for key in [
-        "iteration_time_s",
-        "tflops_per_gpu",
-        "memory.peak_bytes_per_gpu",
+    assert!(plain.links.is_none());
+    for (key, a, b) in [
+        (
+            "iteration_time_s",
+            plain.iteration_time_s,
+            recorded.iteration_time_s,
+        ),
+        (
+            "tflops_per_gpu",
+            plain.tflops_per_gpu,
+            recorded.tflops_per_gpu,
+        ),
+        (
+            "memory.peak_bytes_per_gpu",
+            plain.memory.peak_bytes_per_gpu as f64,
+            recorded.memory.peak_bytes_per_gpu as f64,
+        ),
     ] {
-        assert_eq!(number(&plain, key), number(&recorded, key), "{key}");
+        assert_eq!(a, b, "{key}");
     }
     // Every GPU of the node sends: tensor-parallel pairs and the data-parallel groups of both
     // tensor ranks.

@@ -5,7 +5,7 @@
 use crate::common;
 
 use clustersim::RunOutput;
-use common::{count_ops as count, number};
+use common::{count_ops as count, training_of};
 
 fn run(kernel: Option<&str>, recompute: &str) -> RunOutput {
     let attention = kernel.map_or(String::new(), |k| format!("attention_kernel = \"{k}\""));
@@ -25,11 +25,11 @@ fn run(kernel: Option<&str>, recompute: &str) -> RunOutput {
 }
 
 fn activations(out: &RunOutput) -> f64 {
-    number(&out.report, "memory.breakdown_bytes.activations")
+    training_of(out).memory.breakdown_bytes.activations as f64
 }
 
 fn step(out: &RunOutput) -> f64 {
-    number(&out.report, "iteration_time_s")
+    training_of(out).iteration_time_s
 }
 
 #[test]

@@ -3,6 +3,8 @@
 use crate::common;
 
 use clustersim::RunOutput;
+use clustersim::report::training::{MemoryParts, TrainingReport};
+use clustersim::report::typed::TypedReport;
 use common::{count_ops, number};
 
 fn run(zero: u8, micro_batches: u32) -> RunOutput {
@@ -21,21 +23,28 @@ fn run(zero: u8, micro_batches: u32) -> RunOutput {
     common::run("zero.toml", &text, &[])
 }
 
-fn part(out: &RunOutput, name: &str) -> f64 {
-    number(&out.report, &format!("memory.breakdown_bytes.{name}"))
+/// The run's report, typed.
+fn typed(out: &RunOutput) -> TrainingReport {
+    TrainingReport::of_run(&out.report)
+}
+
+/// The bytes of one part of a GPU's memory, picked from the report's breakdown.
+fn part(out: &RunOutput, pick: fn(&MemoryParts) -> u64) -> f64 {
+    pick(&typed(out).memory.breakdown_bytes) as f64
 }
 
 #[test]
 fn each_stage_shards_one_more_kind_of_state() {
     let z: Vec<_> = (0..=3).map(|stage| run(stage, 1)).collect();
-    let ratio = |a: &RunOutput, b: &RunOutput, p| part(a, p) / part(b, p);
-    assert!((ratio(&z[0], &z[1], "optimizer") - 8.0).abs() < 1e-6);
-    assert!((ratio(&z[1], &z[2], "gradients") - 8.0).abs() < 1e-6);
-    assert_eq!(part(&z[1], "weights"), part(&z[0], "weights"));
+    let ratio = |a: &RunOutput, b: &RunOutput, p: fn(&MemoryParts) -> u64| part(a, p) / part(b, p);
+    assert!((ratio(&z[0], &z[1], |m| m.optimizer) - 8.0).abs() < 1e-6);
+    assert!((ratio(&z[1], &z[2], |m| m.gradients) - 8.0).abs() < 1e-6);
+    assert_eq!(part(&z[1], |m| m.weights), part(&z[0], |m| m.weights));
     // ZeRO-3 keeps 1/8 of the weights plus two gathered layers.
     let layers = 24.0;
-    let expected = part(&z[2], "weights") / 8.0 + 2.0 * (part(&z[2], "weights") * 0.96 / layers);
-    let got = part(&z[3], "weights");
+    let expected =
+        part(&z[2], |m| m.weights) / 8.0 + 2.0 * (part(&z[2], |m| m.weights) * 0.96 / layers);
+    let got = part(&z[3], |m| m.weights);
     assert!(
         (got - expected).abs() / expected < 0.05,
         "{got} vs {expected}"
@@ -107,11 +116,11 @@ fn on_demand_gathers_block_compute_per_matrix_and_cost_more_with_more_ranks() {
     assert_eq!(count_ops(&on_demand, "param_all_gather"), 2 * 4 * layers);
     assert_eq!(count_ops(&on_demand, "param_gather_copies"), 2 * 4 * layers);
     assert!(count_ops(&on_demand, "grad_list_copies") >= 4 * layers);
-    let step = |o: &RunOutput| number(&o.report, "iteration_time_s");
-    let exposed = |o: &RunOutput| number(&o.report, "breakdown_s.exposed_communication");
+    let step = |o: &RunOutput| typed(o).iteration_time_s;
+    let exposed = |o: &RunOutput| typed(o).breakdown_s.exposed_communication;
     let prefetch = gathered("prefetch", 16);
     assert!(exposed(&on_demand) > 2.0 * exposed(&prefetch));
-    assert!(number(&on_demand.report, "breakdown_s.pipeline_bubble") < 1e-9);
+    assert!(typed(&on_demand).breakdown_s.pipeline_bubble < 1e-9);
     let small = step(&on_demand) / step(&prefetch);
     let large = step(&gathered("on-demand", 256)) / step(&gathered("prefetch", 256));
     assert!(small > 1.05, "on demand over prefetch on 16 GPUs: {small}");
@@ -194,19 +203,19 @@ fn param_gather_needs_zero_3() {
 /// one micro-batch reduces beside the backward only) loses less.
 #[test]
 fn gathers_beside_the_layers_slow_them_and_the_report_says_by_how_much() {
-    let z3 = run(3, 4).report;
-    let slowed = number(&z3, "contention.compute_s");
-    let rate = number(&z3, "contention.kernel_rate");
+    let z3 = typed(&run(3, 4));
+    let slowed = number(&z3.contention, "compute_s");
+    let rate = number(&z3.contention, "kernel_rate");
     assert!((rate - 108.0 / 132.0).abs() < 1e-6, "{rate}");
     assert!(slowed > 0.0, "{slowed}");
     // Kernels slowed all the way take 1/rate of their time: at most 1 - rate of the compute.
-    let compute = number(&z3, "breakdown_s.compute");
+    let compute = z3.breakdown_s.compute;
     assert!(
         slowed <= compute * (1.0 - rate) + 1e-9,
         "{slowed} of {compute}"
     );
-    let z0 = run(0, 4).report;
-    assert!(number(&z0, "contention.compute_s") < slowed);
+    let z0 = typed(&run(0, 4));
+    assert!(number(&z0.contention, "compute_s") < slowed);
 }
 
 /// Over PCIe NCCL opens two channels, so a collective holds two blocks, not the 24 it holds
@@ -219,9 +228,9 @@ fn over_pcie_a_collective_holds_two_blocks() {
         "micro_batch = 1\nglobal_batch = 32\nzero = 3",
     )
     .replace(r#"gpu = "H100""#, r#"gpu = "L40S""#);
-    let r = common::run("zero.toml", &text, &[]).report;
-    assert_eq!(number(&r, "contention.collective_blocks"), 2.0);
-    let rate = number(&r, "contention.kernel_rate");
+    let r = common::training("zero.toml", &text, &[]);
+    assert_eq!(number(&r.contention, "collective_blocks"), 2.0);
+    let rate = number(&r.contention, "kernel_rate");
     assert!((rate - 140.0 / 142.0).abs() < 1e-6, "{rate}");
 }
 
@@ -232,7 +241,7 @@ fn over_pcie_a_collective_holds_two_blocks() {
 #[test]
 fn on_demand_gathering_holds_matrices_not_prefetched_layers() {
     let h = 4096.0_f64;
-    let weights = |out: &RunOutput| part(out, "weights");
+    let weights = |out: &RunOutput| part(out, |m| m.weights);
     let prefetch = weights(&gathered("prefetch", 16));
     let on_demand = weights(&gathered("on-demand", 16));
     // bf16 weights: two layers (12h^2 each, plus norms and biases) against one 4h^2 matrix.

@@ -7,6 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use clustersim::report::cluster::{ClusterReport, Job};
+use clustersim::report::collective::CollectiveReport;
+use clustersim::report::diffusion::DiffusionReport;
+use clustersim::report::federated::FederatedReport;
+use clustersim::report::kernels::KernelsReport;
+use clustersim::report::serving::ServingReport;
+use clustersim::report::training::TrainingReport;
+use clustersim::report::typed::TypedReport;
 use clustersim::scenario::error::ScenarioError;
 use clustersim::{RunOutput, Scenario};
 use serde_json::Value;
@@ -48,6 +56,56 @@ pub fn report(name: &str, text: &str, sets: &[&str]) -> Value {
     run(name, text, sets).report
 }
 
+/// The report of [`run`] read as the typed report of its kind; a report of another kind panics.
+pub fn typed<R: TypedReport>(name: &str, text: &str, sets: &[&str]) -> R {
+    R::of_run(&report(name, text, sets))
+}
+
+/// The report of a training scenario's [`run`], typed.
+pub fn training(name: &str, text: &str, sets: &[&str]) -> TrainingReport {
+    typed(name, text, sets)
+}
+
+/// The report of a serving scenario's [`run`], typed.
+pub fn serving(name: &str, text: &str, sets: &[&str]) -> ServingReport {
+    typed(name, text, sets)
+}
+
+/// The report of a diffusion scenario's [`run`], typed.
+pub fn diffusion(name: &str, text: &str, sets: &[&str]) -> DiffusionReport {
+    typed(name, text, sets)
+}
+
+/// The report of a collective scenario's [`run`], typed.
+pub fn collective(name: &str, text: &str, sets: &[&str]) -> CollectiveReport {
+    typed(name, text, sets)
+}
+
+/// The report of a kernels scenario's [`run`], typed.
+pub fn kernels(name: &str, text: &str, sets: &[&str]) -> KernelsReport {
+    typed(name, text, sets)
+}
+
+/// The report of a federated scenario's [`run`], typed.
+pub fn federated(name: &str, text: &str, sets: &[&str]) -> FederatedReport {
+    typed(name, text, sets)
+}
+
+/// The report of a cluster scenario's [`run`], typed.
+pub fn cluster(name: &str, text: &str, sets: &[&str]) -> ClusterReport {
+    typed(name, text, sets)
+}
+
+/// The report of a training run's output, typed.
+pub fn training_of(out: &RunOutput) -> TrainingReport {
+    TrainingReport::of_run(&out.report)
+}
+
+/// [`outcome`] read as the typed report of its kind; a report of another kind panics.
+pub fn typed_outcome<R: TypedReport>(name: &str, text: &str) -> Result<R, String> {
+    outcome(name, text).map(|r| R::of_run(&r))
+}
+
 /// The report of a scenario text named `name`, or its parse or run error as the user reads it.
 pub fn outcome(name: &str, text: &str) -> Result<Value, String> {
     let s = Scenario::parse(Path::new(name), text.to_string(), &[]).map_err(|e| e.to_string())?;
@@ -69,10 +127,10 @@ pub fn refused_saying(name: &str, text: &str, message: &str, hint: &str) {
 }
 
 /// The entry of a cluster report's `jobs` named `name`.
-pub fn job<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["jobs"]
-        .as_array()
-        .and_then(|j| j.iter().find(|j| j["name"] == name))
+pub fn job<'a>(r: &'a ClusterReport, name: &str) -> &'a Job {
+    r.jobs
+        .iter()
+        .find(|j| j.name == name)
         .unwrap_or_else(|| panic!("no job {name}"))
 }
 
@@ -89,15 +147,15 @@ pub fn count_ops(out: &RunOutput, name: &str) -> usize {
     out.graph.ops.iter().filter(|o| o.name == name).count()
 }
 
-/// The number at a dotted path of a report, e.g. `memory.breakdown_bytes.activations`.
-/// Asserts that two reports agree at every one of `keys` (dotted paths), naming `what` and the
-/// key that differs: a scenario that states a default against one that leaves it out.
-pub fn same_at(a: &Value, b: &Value, keys: &[&str], what: &str) {
-    for key in keys {
-        assert_eq!(number(a, key), number(b, key), "{what}: {key}");
-    }
+/// A section a typed report keeps as JSON (`power`, `reliability`, `local_sgd`, ...), named
+/// `name` in the panic when the report lacks it.
+pub fn section<'a>(v: &'a Option<Value>, name: &str) -> &'a Value {
+    v.as_ref()
+        .unwrap_or_else(|| panic!("no `{name}` section in the report"))
 }
 
+/// The number at a dotted path of a report or of one of its sections kept as JSON, e.g.
+/// `memory.breakdown_bytes.activations`.
 pub fn number(report: &Value, path: &str) -> f64 {
     path.split('.')
         .fold(report, |v, key| &v[key])
@@ -120,6 +178,11 @@ pub fn paper(file: &str, sets: &[&str]) -> Value {
     clustersim::run(&scenario)
         .unwrap_or_else(|e| panic!("{e}"))
         .report
+}
+
+/// [`paper`] read as the typed report of its kind; a report of another kind panics.
+pub fn typed_paper<R: TypedReport>(file: &str, sets: &[&str]) -> R {
+    R::of_run(&paper(file, sets))
 }
 
 /// The repository root (the directory above `sim/`).
