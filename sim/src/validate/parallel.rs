@@ -379,11 +379,11 @@ fn param_and_grad_switches(
         ));
     }
     if let Some(f) = framework.filter(|f| f.half_precision_gradients()) {
-        let d = dtype.unwrap_or("bf16");
+        // fp8 training keeps its weights, and so its gradients, in bf16.
+        let d = dtype.filter(|&d| d != "fp8").unwrap_or("bf16");
         let _ = writeln!(p, "grad_dtype = \"{d}\"");
         a.push(format!(
-            "gradients reduced in {d} (not stated; {}'s 16-bit engine reduces them in the \
-             model's format)",
+            "gradients reduced in {d} (not stated; {}'s default: the model's 16-bit format)",
             f.name()
         ));
     }

@@ -42,7 +42,8 @@ fn stating_a_frameworks_defaults_changes_nothing() {
     let cases = [
         (
             "framework = \"nemo\"\ntp = 4",
-            "tp = 4\nsequence_parallel = true\nzero = 1\ntp_dgrad_overlap = true",
+            "tp = 4\nsequence_parallel = true\nzero = 1\ntp_dgrad_overlap = true\n\
+             grad_dtype = \"bf16\"",
             "",
         ),
         (

@@ -215,19 +215,19 @@ pub fn plan(s: &TrainingConfig) -> ActivationPlan {
         cap,
     };
     // Per stage: memory beside the activations, and layers held per in-flight micro-batch.
-    let stages: Vec<(f64, f64, f64)> = (0..s.pp)
+    let stages: Vec<(memory::MemoryUse, f64, f64)> = (0..s.pp)
         .map(|st| {
             let mem = memory::stage_memory_as(s, st, Recompute::None, None);
             let layer = memory::layer_activations(s);
             let held = mem.activations / layer;
-            (mem.peak() - mem.activations, held, layer)
+            (mem, held, layer)
         })
         .collect();
     let fits = |p: &ActivationPlan| {
         let transient = |layer: f64| if p.drops() { layer } else { 0.0 };
-        stages
-            .iter()
-            .all(|&(other, held, layer)| other + held * p.stored_bytes() + transient(layer) <= cap)
+        stages.iter().all(|(mem, held, layer)| {
+            mem.peak_holding(held * p.stored_bytes() + transient(*layer)) <= cap
+        })
     };
     // Candidate actions: (class, choice, bytes saved, seconds spent).
     let mut actions: Vec<(usize, Choice, f64, f64)> = Vec::new();

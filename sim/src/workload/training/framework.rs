@@ -222,9 +222,11 @@ impl Framework {
 
     /// Whether gradients are kept and reduced in the model's 16-bit format rather than fp32:
     /// DeepSpeed's fp16 engine reduces the fp16 gradients (its communication type defaults to
-    /// the model's).
+    /// the model's); NeMo's performance recipes, which its published tables and the DGX Cloud
+    /// benchmarks run, set `plugins.grad_reduce_in_fp32 = False` (each model's
+    /// `pretrain_performance_optimizations`, and the benchmarking scripts for fp8).
     pub fn half_precision_gradients(self) -> bool {
-        matches!(self, Framework::DeepSpeed2021)
+        matches!(self, Framework::DeepSpeed2021 | Framework::NeMo)
     }
 }
 
@@ -274,6 +276,8 @@ mod tests {
         assert_eq!(deepspeed, Framework::DeepSpeed2021);
         assert_eq!(deepspeed.param_gather(), Some("on-demand"));
         assert!(deepspeed.half_precision_gradients());
+        assert!(Framework::NeMo.half_precision_gradients());
+        assert!(!Framework::MegatronCore.half_precision_gradients());
         assert_eq!(Framework::of("a 2024 report", "DeepSpeed ZeRO-3"), None);
     }
 

@@ -35,38 +35,62 @@ pub struct MemoryUse {
     pub outer: f64,
     /// Error-feedback buffers of compressed pipeline messages (Clapping), fp32.
     pub error_feedback: f64,
+    /// With 16-bit gradients, the optimizer's fp32 copy of its gradient shard, made for the step
+    /// (DeepSpeed's `single_grad_partition`, Megatron-Core's main grads): it lives only while the
+    /// step runs, after the activations and logits are freed.
+    pub step_copy: f64,
     /// Bytes of this GPU's share kept off the GPU by optimizer offload (host memory or the
     /// optimizer node); not part of the peak.
     pub host: f64,
 }
 
 impl MemoryUse {
+    /// The most held at once: what stays all step, with the activations and logits of the
+    /// passes or the optimizer step's gradient copy, whichever is larger.
     pub fn peak(&self) -> f64 {
-        self.weights
-            + self.gradients
-            + self.optimizer
-            + self.activations
-            + self.logits
-            + self.buffers
-            + self.outer
-            + self.error_feedback
+        self.peak_holding(self.activations)
     }
 
-    /// The report's `memory` against `capacity` bytes; the stage, the largest micro-batch and
-    /// the activation plan are the caller's to fill.
+    /// [`MemoryUse::peak`] with `activations` bytes of activations instead.
+    pub fn peak_holding(&self, activations: f64) -> f64 {
+        let passes = activations + self.logits;
+        self.resident() + self.error_feedback + passes.max(self.step_copy)
+    }
+
+    /// What a GPU holds all step, error feedback aside.
+    fn resident(&self) -> f64 {
+        self.weights + self.gradients + self.optimizer + self.buffers + self.outer
+    }
+
+    /// What the forward and backward passes hold on top: activations and logits.
+    fn passes(&self) -> f64 {
+        self.activations + self.logits
+    }
+
+    /// Whether the optimizer step, not the passes, holds the most.
+    fn step_is_peak(&self) -> bool {
+        self.step_copy > self.passes()
+    }
+
+    /// The report's `memory` against `capacity` bytes, its parts as held at the peak (the
+    /// gradient copy with the gradients when the optimizer step is the peak, the activations and
+    /// logits otherwise); the stage, the largest micro-batch and the activation plan are the
+    /// caller's to fill.
     pub fn report(&self, capacity: u64) -> Memory {
         let peak = self.peak().round() as u64;
         let bytes = |b: f64| b.round() as u64;
+        let step = self.step_is_peak();
+        let passes = |b: f64| if step { 0 } else { bytes(b) };
         Memory {
             peak_bytes_per_gpu: peak,
             capacity_bytes: capacity,
             fits: peak <= capacity,
             breakdown_bytes: MemoryParts {
                 weights: bytes(self.weights),
-                gradients: bytes(self.gradients),
+                gradients: bytes(self.gradients + if step { self.step_copy } else { 0.0 }),
                 optimizer: bytes(self.optimizer),
-                activations: bytes(self.activations),
-                logits: bytes(self.logits),
+                activations: passes(self.activations),
+                logits: passes(self.logits),
                 buffers: bytes(self.buffers),
                 outer_optimizer: bytes(self.outer),
                 error_feedback: bytes(self.error_feedback),
@@ -212,8 +236,8 @@ pub fn stage_memory_as(
         2 => (params * m.dtype.bytes(), g * params / dp),
         _ => (params * m.dtype.bytes(), g * params),
     };
-    // 16-bit gradients: the optimizer's fp32 copy of its shard for the step (DeepSpeed's
-    // single_grad_partition), sharded like the optimizer states.
+    // 16-bit gradients: the optimizer's fp32 copy of its shard for the step, sharded like the
+    // optimizer states.
     let fp32_shard = if g < 4.0 {
         4.0 * params / if s.zero >= 1 { dp } else { 1.0 }
     } else {
@@ -227,7 +251,7 @@ pub fn stage_memory_as(
     // Optimizer offload moves the states, and the gradient shard where ZeRO shards it, off the
     // GPU; the in-network optimizer takes the weights' shard as well.
     let (weights, gradients, optimizer, host) = match s.optimizer_offload {
-        OptimizerOffload::Gpu => (weights, gradients + fp32_shard, optimizer, 0.0),
+        OptimizerOffload::Gpu => (weights, gradients, optimizer, 0.0),
         OptimizerOffload::Host => {
             let kept = match s.zero {
                 3 => g * layer_params,
@@ -270,6 +294,10 @@ pub fn stage_memory_as(
             (true, false) => 8.0 * params,
         },
         error_feedback: error_feedback(s, stage),
+        step_copy: match s.optimizer_offload {
+            OptimizerOffload::Gpu => fp32_shard,
+            _ => 0.0,
+        },
         host,
     }
 }
@@ -302,13 +330,19 @@ pub fn largest_micro_batch(s: &TrainingConfig, capacity: f64) -> u64 {
     (0..s.pp)
         .map(|st| {
             let mem = stage_memory(s, st);
-            let per = (mem.activations + mem.logits + mem.error_feedback) / s.micro_batch as f64;
-            let room = capacity - (mem.peak() - per * s.micro_batch as f64);
-            if room < per {
-                0
+            let b = s.micro_batch as f64;
+            let (passes, feedback) = (mem.passes() / b, mem.error_feedback / b);
+            // The passes at b micro-batch rows, and the optimizer step beside b rows' feedback.
+            let room = capacity - mem.resident();
+            let in_passes = room / (passes + feedback);
+            let in_step = if feedback > 0.0 {
+                (room - mem.step_copy) / feedback
+            } else if room >= mem.step_copy {
+                f64::INFINITY
             } else {
-                (room / per).floor() as u64
-            }
+                0.0
+            };
+            in_passes.min(in_step).max(0.0).floor() as u64
         })
         .min()
         .expect("at least one stage")
