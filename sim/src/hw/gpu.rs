@@ -204,6 +204,7 @@ mod tests {
         ("A100-40GB", "A100-SXM4-40GB"),
         ("A100-80GB", "A100-SXM4-80GB"),
         ("A100", "A100-SXM4-80GB"),
+        ("A100-SXM4", "A100-SXM4-80GB"),
         ("A100-PCIe", "A100-PCIe-80GB"),
         ("A800", "A800-SXM4-80GB"),
         ("A800 80GB", "A800-SXM4-80GB"),

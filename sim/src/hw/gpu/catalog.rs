@@ -90,7 +90,8 @@ const H100_SXM5_80GB: GpuSpec = GpuSpec {
 
 const A100_SXM4_80GB: GpuSpec = GpuSpec {
     name: Cow::Borrowed("A100-SXM4-80GB"),
-    aliases: &["A100-80GB", "A100 80GB", "A100"],
+    // An A100 of unstated memory is this one, the HGX A100 servers' usual part.
+    aliases: &["A100-80GB", "A100 80GB", "A100", "A100-SXM4", "A100-SXM"],
     vendor: "NVIDIA",
     architecture: Architecture::Ampere,
     peak_fp32: 19.5 * TFLOPS,
