@@ -339,6 +339,33 @@ mod tests {
         assert!(err.message.contains('^'), "{}", err.message);
     }
 
+    /// A report of another version (here a key renamed) is refused, naming the file and the key.
+    #[test]
+    fn a_report_this_version_does_not_read_is_refused_by_key() {
+        let scenario = clustersim::Scenario::load(
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../scenarios/training/gpt3-1.3b-8xh100.toml"),
+            &[],
+        )
+        .unwrap();
+        let mut report = clustersim::run(&scenario).unwrap().report;
+        let mfu = report.as_object_mut().unwrap().remove("mfu").unwrap();
+        report["mfu_"] = mfu;
+        let p = temp("renamed.json", &serde_json::to_string(&report).unwrap());
+        let err = load(std::slice::from_ref(&p)).err().expect("refused");
+        assert!(
+            err.position.starts_with(&p.display().to_string()),
+            "{}",
+            err.position
+        );
+        assert!(
+            err.message.contains("unknown field `mfu_`"),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains("another version"), "{}", err.message);
+    }
+
     #[test]
     fn bad_events_and_unknown_files_are_explained() {
         let p = temp(
