@@ -11,9 +11,7 @@
 use crate::band::{self, Bands, Line};
 use crate::kind_cards::{self, KindCards};
 use crate::metrics::MEMORY_COLORS;
-use crate::timeline::kind_color;
 use crate::units;
-use clustersim::exec::OpKind;
 use clustersim::report::any::Report;
 use clustersim::report::cluster::Job;
 use clustersim::report::diffusion::DiffusionReport;
@@ -39,10 +37,9 @@ pub struct Summary {
     pub fits: Option<bool>,
     /// What the peak is made of, in a stable order (weights first).
     pub memory_parts: Vec<(String, f64)>,
-    /// Compute, exposed communication, pipeline bubble: seconds of the step.
-    pub compute_s: Option<f64>,
-    pub exposed_comm_s: Option<f64>,
-    pub bubble_s: Option<f64>,
+    /// Compute, exposed communication, pipeline bubble: `(name, seconds, colour)` of the step
+    /// (`metrics::step_parts`); empty for other kinds.
+    pub step_parts: Vec<(&'static str, f64, Color32)>,
     /// `fidelity.*` as "key: value" pairs, in the report's order.
     pub fidelity: Vec<(String, String)>,
     pub events: Option<u64>,
@@ -151,30 +148,12 @@ impl Summary {
                 s.capacity_bytes = Some(t.memory.capacity_bytes as f64);
                 s.fits = Some(t.memory.fits);
                 s.memory_parts = crate::metrics::memory_breakdown(&t.memory.breakdown_bytes);
-                s.compute_s = Some(t.breakdown_s.compute);
-                s.exposed_comm_s = Some(t.breakdown_s.exposed_communication);
-                s.bubble_s = Some(t.breakdown_s.pipeline_bubble);
+                s.step_parts = crate::metrics::step_parts(&t.breakdown_s).to_vec();
             }
             Report::Cluster(c) => s.jobs = c.jobs.iter().map(JobCard::of).collect(),
             _ => {}
         }
         s
-    }
-
-    /// The step's parts as `(name, seconds, colour)`, those the report gives.
-    pub fn step_parts(&self) -> Vec<(&'static str, f64, Color32)> {
-        [
-            ("compute", self.compute_s, kind_color(OpKind::Compute)),
-            (
-                "exposed communication",
-                self.exposed_comm_s,
-                kind_color(OpKind::Communication),
-            ),
-            ("pipeline bubble", self.bubble_s, BUBBLE),
-        ]
-        .into_iter()
-        .filter_map(|(name, v, c)| Some((name, v?, c)))
-        .collect()
     }
 
     /// The fidelity line: "compute: roofline · network: analytical · ...".
@@ -187,7 +166,6 @@ impl Summary {
     }
 }
 
-const BUBBLE: Color32 = Color32::from_rgb(150, 150, 150);
 pub(crate) const GOOD: Color32 = Color32::from_rgb(60, 170, 90);
 pub(crate) const BAD: Color32 = Color32::from_rgb(220, 60, 60);
 pub(crate) fn dash(v: Option<String>) -> String {
@@ -306,12 +284,12 @@ pub fn show(ui: &mut Ui, s: &Summary) {
     ui.columns(2, |cols| {
         let ui = &mut cols[0];
         ui.strong("Where the step goes");
-        let parts = s.step_parts();
+        let parts = &s.step_parts;
         let total = s
             .iteration_time_s
             .unwrap_or_else(|| parts.iter().map(|p| p.1).sum());
-        stacked_bar(ui, &parts, total, None);
-        legend(ui, &parts, total, units::duration);
+        stacked_bar(ui, parts, total, None);
+        legend(ui, parts, total, units::duration);
 
         let ui = &mut cols[1];
         ui.strong("Memory per GPU at peak");
@@ -484,7 +462,7 @@ mod tests {
         );
         let listed = r["memory"]["breakdown_bytes"].as_object().unwrap().len();
         assert_eq!(names.len(), listed);
-        let parts = s.step_parts();
+        let parts = &s.step_parts;
         assert_eq!(parts.len(), 3);
         assert_eq!(parts[1].0, "exposed communication");
         assert!(

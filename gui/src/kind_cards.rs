@@ -108,7 +108,7 @@ const OFFLOAD: Phase = (|b| b.offload, "offload", Color32::from_rgb(200, 90, 140
 
 /// The colours of what a GPU holds: the denoiser's weights, the encoder's and VAE's, the
 /// denoiser's activations, the VAE's.
-const MEMORY_COLORS: [Color32; 4] = [
+const HELD_COLORS: [Color32; 4] = [
     Color32::from_rgb(95, 110, 200),
     Color32::from_rgb(150, 90, 190),
     Color32::from_rgb(66, 133, 244),
@@ -214,7 +214,7 @@ fn diffusion_cards(r: &DiffusionReport) -> Diffusion {
             .collect(),
         memory_parts: held
             .iter()
-            .zip(MEMORY_COLORS)
+            .zip(HELD_COLORS)
             .filter(|((_, _, lives), _)| lives.is_none() || *lives == Some(phase))
             .map(|(&(bytes, name, _), color)| (name, bytes, color))
             .filter(|p| p.1 > 0.0)

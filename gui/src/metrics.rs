@@ -8,7 +8,7 @@ use clustersim::exec::OpKind;
 use clustersim::report::any::Report;
 use clustersim::report::diffusion::Breakdown;
 use clustersim::report::percentiles::Percentiles as Figures;
-use clustersim::report::training::MemoryParts;
+use clustersim::report::training::{Breakdown as StepBreakdown, MemoryParts};
 use egui::Color32;
 use serde_json::Value;
 
@@ -105,6 +105,20 @@ pub(crate) const DIFFUSION_PHASES: [Phase; 6] = [
     ),
 ];
 
+/// A training step's time on its critical stage as `(name, seconds, colour)`: compute, exposed
+/// communication and pipeline bubble.
+pub(crate) fn step_parts(b: &StepBreakdown) -> [(&'static str, f64, Color32); 3] {
+    [
+        ("compute", b.compute, kind_color(OpKind::Compute)),
+        (
+            "exposed communication",
+            b.exposed_communication,
+            kind_color(OpKind::Communication),
+        ),
+        ("pipeline bubble", b.pipeline_bubble, BUBBLE),
+    ]
+}
+
 /// A training report's memory at peak by purpose (`memory.breakdown_bytes`): weights,
 /// gradients, optimizer, activations, logits, buffers, then error feedback and the outer
 /// optimizer.
@@ -185,23 +199,14 @@ impl Metrics {
     pub fn from_report(r: &Value) -> Metrics {
         match Report::from_value(r) {
             Ok(Report::Training(t)) => {
-                let b = &t.breakdown_s;
-                let step = [
-                    ("compute", b.compute, kind_color(OpKind::Compute)),
-                    (
-                        "exposed communication",
-                        b.exposed_communication,
-                        kind_color(OpKind::Communication),
-                    ),
-                    ("pipeline bubble", b.pipeline_bubble, BUBBLE),
-                ]
-                .into_iter()
-                .map(|(name, value, color)| Part {
-                    name: name.into(),
-                    value,
-                    color,
-                })
-                .collect();
+                let step = step_parts(&t.breakdown_s)
+                    .into_iter()
+                    .map(|(name, value, color)| Part {
+                        name: name.into(),
+                        value,
+                        color,
+                    })
+                    .collect();
                 Metrics::Training {
                     step,
                     iteration_s: Some(t.iteration_time_s),

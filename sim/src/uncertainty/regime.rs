@@ -13,11 +13,7 @@
 //! Read from the typed reports (`report::typed`); other kinds (cluster, federated, kernels) have
 //! no regime. docs/UNCERTAINTY.md says why these.
 
-use crate::report::collective::CollectiveReport;
-use crate::report::diffusion::DiffusionReport;
-use crate::report::serving::ServingReport;
-use crate::report::training::TrainingReport;
-use crate::report::typed::TypedReport;
+use crate::report::any::Report;
 use serde_json::Value;
 
 /// Requests running per replica at or below which serving is in the small-batch regime, where
@@ -33,13 +29,9 @@ pub const LATENCY_BYTES: f64 = (64u64 << 20) as f64;
 /// The regime of a report, or None for a kind without one (or JSON that is not its kind's
 /// report).
 pub fn of_report(report: &Value) -> Option<String> {
-    match report["kind"].as_str()? {
-        "training" => {
-            let t = TrainingReport::from_value(report).ok()?;
-            Some(training(t.cluster.nodes, t.model.dtype == "fp8"))
-        }
-        "serving" => {
-            let s = ServingReport::from_value(report).ok()?;
+    match Report::from_value(report).ok()? {
+        Report::Training(t) => Some(training(t.cluster.nodes, t.model.dtype == "fp8")),
+        Report::Serving(s) => {
             let running = s
                 .over_time
                 .as_ref()
@@ -52,15 +44,9 @@ pub fn of_report(report: &Value) -> Option<String> {
             } / s.cluster.replicas.max(1) as f64;
             Some(serving(per_replica))
         }
-        "diffusion" => {
-            let d = DiffusionReport::from_value(report).ok()?;
-            Some(diffusion(d.video.tokens as f64))
-        }
-        "collective" => {
-            let c = CollectiveReport::from_value(report).ok()?;
-            Some(collective(c.cluster.nodes as f64, c.size_bytes as f64))
-        }
-        _ => None,
+        Report::Diffusion(d) => Some(diffusion(d.video.tokens as f64)),
+        Report::Collective(c) => Some(collective(c.cluster.nodes as f64, c.size_bytes as f64)),
+        Report::Kernels(_) | Report::Federated(_) | Report::Cluster(_) => None,
     }
 }
 
