@@ -48,4 +48,8 @@ pub struct ModelSection {
     /// "eager" (PyTorch without a compiler running Llama-style model code: a kernel per operation,
     /// `workload::training::eager`).
     pub elementwise: Option<ElementwiseMode>,
+    /// Training: the attention and residual dropout probability (0 to below 1). Above 0, each
+    /// layer keeps its dropout masks for the backward; default: the framework's recipes' (0 under
+    /// NeMo and torchtitan), else Megatron-LM's 0.1.
+    pub dropout: Option<f64>,
 }

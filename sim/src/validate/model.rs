@@ -1,5 +1,5 @@
 //! The `[model]` table of a training case: its shape, the attention kernel, dtype and
-//! elementwise fusion it states, or its framework's where it is silent.
+//! elementwise fusion it states, or its framework's where it is silent (dropout too).
 
 use super::prose::{number, stated_attention, text, whole};
 use super::{Case, Refusal};
@@ -32,6 +32,13 @@ pub(super) fn model_table(
         a.push(format!(
             "elementwise operations eager, a kernel per operation (not stated; {}'s model code \
              without torch.compile, its default)",
+            f.name()
+        ));
+    }
+    if let Some(f) = framework.filter(|f| !f.trains_with_dropout()) {
+        model.push_str("dropout = 0.0\n");
+        a.push(format!(
+            "no dropout (not stated; {}'s models train without it)",
             f.name()
         ));
     }

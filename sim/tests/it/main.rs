@@ -18,6 +18,7 @@ mod degraded_links;
 mod diffusion;
 mod diffusion_offload;
 mod diffusion_presets;
+mod dropout;
 mod eager_and_op_recompute;
 mod federated;
 mod fp8_training;

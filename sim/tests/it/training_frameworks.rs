@@ -44,12 +44,12 @@ fn stating_a_frameworks_defaults_changes_nothing() {
             "framework = \"nemo\"\ntp = 4",
             "tp = 4\nsequence_parallel = true\nzero = 1\ntp_dgrad_overlap = true\n\
              grad_dtype = \"bf16\"",
-            "",
+            "dropout = 0.0",
         ),
         (
             "framework = \"torchtitan\"\ntp = 2\nrecompute = \"selective\"",
             "tp = 2\nsequence_parallel = true\nrecompute = \"op\"",
-            "attention_kernel = \"flash-attention-2\"\nelementwise = \"eager\"",
+            "attention_kernel = \"flash-attention-2\"\nelementwise = \"eager\"\ndropout = 0.0",
         ),
         (
             "framework = \"megatron\"\nframework_version = \"2.0\"\ntp = 2",

@@ -297,6 +297,7 @@ fn model(s: &Scenario, assumptions: &mut Vec<String>) -> Result<(VideoDit, Dtype
             (m.capacity_factor.is_some(), "model.capacity_factor"),
             (m.dense_layers.is_some(), "model.dense_layers"),
             (m.elementwise.is_some(), "model.elementwise"),
+            (m.dropout.is_some(), "model.dropout"),
         ],
         |key| {
             format!(

@@ -540,6 +540,14 @@ fn resolve_model(
             )
             .with_help("remove elementwise from [model]"));
     }
+    if s.file.model.dropout.is_some() {
+        return Err(s
+            .error_at(
+                "model.dropout",
+                "federated training's memory is the device model's, not a layer's saved tensors",
+            )
+            .with_help("remove dropout from [model]"));
+    }
     if s.file.model.dtype.is_none() {
         assumptions.push(format!(
             "weights, activations and downloads in {} ([model] dtype)",

@@ -171,7 +171,7 @@ fn tensors(s: &TrainingConfig, compute: &ComputeModel) -> (f64, Vec<Tensor>) {
         recompute,
         choice: Choice::Keep,
     };
-    let out = vec![
+    let mut out = vec![
         class("attention_norm", t * h * e, vec![nth("layernorm", 0)]),
         class(
             "qkv",
@@ -191,15 +191,17 @@ fn tensors(s: &TrainingConfig, compute: &ComputeModel) -> (f64, Vec<Tensor>) {
             vec![nth("mlp_up", 0)],
         ),
         class("mlp_act", t * m.ffn as f64 * e, vec![nth("mlp_act", 0)]),
-        class(
+    ];
+    if s.dropout {
+        out.push(class(
             "dropout_masks",
             masks,
             vec![(
                 "dropout_mask",
                 elementwise(ElementwiseOp::Other, masks, 0.0),
             )],
-        ),
-    ];
+        ));
+    }
     (t * h * e, out)
 }
 

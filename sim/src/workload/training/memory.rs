@@ -4,9 +4,10 @@
 //! Model state with mixed-precision Adam: 16-bit weights (2 bytes a parameter), fp32 gradients
 //! (4), fp32 master weights and moments (12, or the optimizer's own), sharded by ZeRO 1/2/3 and
 //! divided by tp. Activations are the tensors each layer saves for its backward, per micro-batch
-//! of t tokens of width h (34th for GPT shapes; attention is fused, so no score matrices), divided
-//! by tensor, sequence and context parallelism as they split those tensors; full recomputation
-//! keeps each layer's input (2th) plus one layer being rebuilt; the logits take 6tV (vocab V).
+//! of t tokens of width h (34th for GPT shapes, 32th without dropout's masks; attention fused),
+//! divided by tensor, sequence and context parallelism as they split those tensors; full
+//! recomputation keeps each layer's input (2th) plus one layer being rebuilt; the logits take 6tV
+//! (vocab V).
 //! Also counted when configured: local SGD's outer state, the async pipeline's weight stashes,
 //! adaptive or operator-level recomputation's saved bytes, error-feedback buffers, and what
 //! optimizer offload leaves on the GPU (what moves off it is reported as `host`, not in the peak).
@@ -120,18 +121,22 @@ pub fn layer_activations_tokens(s: &TrainingConfig, t: f64) -> f64 {
         + 2.0 * t * h
         + 2.0 * t * m.up_width() as f64
         + 2.0 * t * m.ffn as f64;
-    // Split only by sequence parallelism: QKV and MLP inputs, dropout masks, layer-norm inputs.
-    let replicated = 2.0 * t * h + t * h + 2.0 * t * h + t * h + 4.0 * t * h;
+    // Split only by sequence parallelism: QKV and MLP inputs, layer-norm inputs, and with
+    // dropout its two one-byte masks.
+    let masks = if s.dropout { 2.0 * t * h } else { 0.0 };
+    let replicated = 2.0 * t * h + 2.0 * t * h + 4.0 * t * h + masks;
     let replicated = if s.sequence_parallel {
         replicated / tp
     } else {
         replicated
     };
     // Unfused attention keeps its softmax output, dropout mask and dropped probabilities
-    // (5 a s^2 b bytes in 16-bit, split over the tensor-parallel heads) unless selective
-    // recomputation recomputes them.
+    // (5 a s^2 b bytes in 16-bit, split over the tensor-parallel heads; without dropout only the
+    // softmax output, 2 a s^2 b) unless selective recomputation recomputes them.
+    let per_score = if s.dropout { 5.0 } else { 2.0 };
     let scores = if s.unfused_attention && !s.recomputes_scores() {
-        5.0 * (s.micro_batch * m.heads) as f64 * (m.seq_len / s.cp) as f64 * m.seq_len as f64 / tp
+        per_score * (s.micro_batch * m.heads) as f64 * (m.seq_len / s.cp) as f64 * m.seq_len as f64
+            / tp
     } else {
         0.0
     };

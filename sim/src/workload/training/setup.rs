@@ -93,6 +93,9 @@ pub struct TrainingConfig {
     /// The layer's elementwise operations run as eager PyTorch's separate kernels
     /// (`[model] elementwise = "eager"`, `super::eager`).
     pub eager: bool,
+    /// The layers train with dropout (`[model] dropout` above 0), keeping its masks for the
+    /// backward.
+    pub dropout: bool,
     /// ZeRO stage: 0 none, 1 optimizer states sharded, 2 gradients too.
     pub zero: u8,
     pub seed: u64,

@@ -39,6 +39,14 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
             )
             .with_help("remove elementwise from [model]"));
     }
+    if s.file.model.dropout.is_some() {
+        return Err(s
+            .error_at(
+                "model.dropout",
+                "model.dropout is a training setting; inference runs without dropout",
+            )
+            .with_help("remove dropout from [model]"));
+    }
     if model.moe.is_some() {
         assumptions.push(
             "mixture of experts: tokens spread evenly over the experts, experts split by tensor \

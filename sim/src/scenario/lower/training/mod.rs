@@ -97,6 +97,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         },
         |m| m == ElementwiseMode::Eager,
     );
+    let dropout = resolve_dropout(s, framework, &mut assumptions)?;
     let mut training = TrainingConfig {
         scenario: s.name(),
         param_gather,
@@ -132,6 +133,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         accumulation: 1,
         recompute: layout.recompute,
         eager,
+        dropout,
         unfused_attention: f
             .model
             .attention_kernel

@@ -266,6 +266,42 @@ pub(super) fn resolve_grad_dtype(
     }
 }
 
+/// Reads `model.dropout`: whether the layers train with dropout, and so keep its masks (the
+/// framework's default when unstated, else Megatron-LM's 0.1).
+pub(super) fn resolve_dropout(
+    s: &Scenario,
+    framework: Option<Framework>,
+    assumptions: &mut Vec<String>,
+) -> Result<bool, ScenarioError> {
+    match s.file.model.dropout {
+        Some(p) if (0.0..1.0).contains(&p) => Ok(p > 0.0),
+        Some(p) => Err(s
+            .error_at(
+                "model.dropout",
+                format!("a dropout probability is at least 0 and below 1, not {p}"),
+            )
+            .with_help("dropout = 0.0 (none) or dropout = 0.1 (Megatron-LM's default)")),
+        None => match framework.filter(|f| !f.trains_with_dropout()) {
+            Some(f) => {
+                assumptions.push(format!(
+                    "no dropout, so no dropout masks kept (model.dropout not stated; {}'s \
+                     models train without it)",
+                    f.name()
+                ));
+                Ok(false)
+            }
+            None => {
+                assumptions.push(
+                    "dropout on (model.dropout not stated; Megatron-LM's default 0.1): each \
+                     layer keeps its attention and residual dropout masks, a byte an element"
+                        .into(),
+                );
+                Ok(true)
+            }
+        },
+    }
+}
+
 /// Reads `[compression.activations]`: used by adaptive recomputation only (noted otherwise);
 /// compressed once and decompressed once, so `per_hop` and `error_feedback` are refused.
 pub(super) fn resolve_activation_compression(
