@@ -230,10 +230,10 @@ impl Framework {
     }
 
     /// Whether the framework's models train with dropout (and so keep its masks): not NeMo's
-    /// recipe models (`LlamaConfig`, `NemotronConfig`, `GPTConfig175B` set `hidden_dropout` and
-    /// `attention_dropout` to 0) nor torchtitan's (its Llama has no dropout layer); Megatron-LM's
-    /// `--hidden-dropout` and `--attention-dropout` default to 0.1, as DeepSpeed's Megatron
-    /// models inherit.
+    /// (`LlamaConfig`, `NemotronConfig`, `GPTConfig175B` set `hidden_dropout` and
+    /// `attention_dropout` to 0; its smaller GPT configs keep 0.1, which only their memory would
+    /// show) nor torchtitan's (its Llama has no dropout layer); Megatron-LM's `--hidden-dropout`
+    /// and `--attention-dropout` default to 0.1, as DeepSpeed's Megatron models inherit.
     pub fn trains_with_dropout(self) -> bool {
         !matches!(self, Framework::NeMo | Framework::Torchtitan)
     }
