@@ -104,7 +104,12 @@ pub struct Collective {
 }
 
 /// What adds to a video's latency beside the Metrics tab's phases: moving offloaded weights.
-const OFFLOAD: Phase = (|b| b.offload, "offload", Color32::from_rgb(200, 90, 140));
+const OFFLOAD: Phase = Phase {
+    seconds: |b| b.offload,
+    name: "offload",
+    color: Color32::from_rgb(200, 90, 140),
+    beside: false,
+};
 
 /// The colours of what a GPU holds: the denoiser's weights, the encoder's and VAE's, the
 /// denoiser's activations, the VAE's.
@@ -207,9 +212,9 @@ fn diffusion_cards(r: &DiffusionReport) -> Diffusion {
         fits: Some(m.fits),
         time_parts: DIFFUSION_PHASES
             .iter()
-            .filter(|p| p.1 != "communication (total)")
+            .filter(|p| !p.beside)
             .chain([&OFFLOAD])
-            .map(|&(seconds, name, color)| (name, seconds(&r.breakdown_s), color))
+            .map(|p| (p.name, (p.seconds)(&r.breakdown_s), p.color))
             .filter(|p| p.1 > 0.0)
             .collect(),
         memory_parts: held

@@ -73,32 +73,54 @@ pub(crate) const MEMORY_COLORS: [Color32; 7] = [
 ];
 
 /// A diffusion video's phase: its seconds in the report's breakdown, label and colour.
-pub(crate) type Phase = (fn(&Breakdown) -> f64, &'static str, Color32);
+#[derive(Clone, Copy)]
+pub(crate) struct Phase {
+    pub seconds: fn(&Breakdown) -> f64,
+    pub name: &'static str,
+    pub color: Color32,
+    /// Runs beside the other phases (all of a video's communication), so it is not one of the
+    /// parts its latency adds up from.
+    pub beside: bool,
+}
+
+impl Phase {
+    const fn part(seconds: fn(&Breakdown) -> f64, name: &'static str, color: Color32) -> Phase {
+        Phase {
+            seconds,
+            name,
+            color,
+            beside: false,
+        }
+    }
+}
 
 /// A diffusion video's phases, in the order they happen.
 pub(crate) const DIFFUSION_PHASES: [Phase; 6] = [
-    (
+    Phase::part(
         |b| b.text_encode,
         "text encode",
         Color32::from_rgb(150, 90, 190),
     ),
-    (
+    Phase::part(
         |b| b.denoise_compute,
         "denoise compute",
         Color32::from_rgb(66, 133, 244),
     ),
-    (
-        |b| b.communication,
-        "communication (total)",
-        Color32::from_rgb(250, 200, 130),
-    ),
-    (
+    Phase {
+        beside: true,
+        ..Phase::part(
+            |b| b.communication,
+            "communication (total)",
+            Color32::from_rgb(250, 200, 130),
+        )
+    },
+    Phase::part(
         |b| b.exposed_communication,
         "exposed communication",
         Color32::from_rgb(240, 150, 30),
     ),
-    (|b| b.pipeline_wait, "pipeline wait", BUBBLE),
-    (
+    Phase::part(|b| b.pipeline_wait, "pipeline wait", BUBBLE),
+    Phase::part(
         |b| b.vae_decode,
         "VAE decode",
         Color32::from_rgb(60, 170, 90),
@@ -239,10 +261,10 @@ impl Metrics {
             Ok(Report::Diffusion(d)) => Metrics::Diffusion {
                 phases: DIFFUSION_PHASES
                     .iter()
-                    .map(|&(seconds, name, color)| Part {
-                        name: name.into(),
-                        value: seconds(&d.breakdown_s),
-                        color,
+                    .map(|p| Part {
+                        name: p.name.into(),
+                        value: (p.seconds)(&d.breakdown_s),
+                        color: p.color,
                     })
                     .collect(),
                 latency_s: Some(d.latency_s),
