@@ -532,22 +532,11 @@ fn resolve_model(
             )
             .with_help("remove skip_attention_layers"));
     }
-    if s.file.model.elementwise.is_some() {
-        return Err(s
-            .error_at(
-                "model.elementwise",
-                "federated training prices its layers on the device model, not kernel by kernel",
-            )
-            .with_help("remove elementwise from [model]"));
-    }
-    if s.file.model.dropout.is_some() {
-        return Err(s
-            .error_at(
-                "model.dropout",
-                "federated training's memory is the device model's, not a layer's saved tensors",
-            )
-            .with_help("remove dropout from [model]"));
-    }
+    super::model::refuse_training_keys(
+        s,
+        "federated training prices its layers on the device model, not kernel by kernel",
+        "federated training's memory is the device model's, not a layer's saved tensors",
+    )?;
     if s.file.model.dtype.is_none() {
         assumptions.push(format!(
             "weights, activations and downloads in {} ([model] dtype)",

@@ -54,6 +54,26 @@ pub fn resolve_scenario(
     Ok(model)
 }
 
+/// Refuses the `[model]` keys only training reads (`elementwise`, `dropout`) in a scenario of
+/// another kind, saying why in that kind's words.
+pub fn refuse_training_keys(
+    s: &crate::scenario::Scenario,
+    elementwise: &str,
+    dropout: &str,
+) -> Result<(), crate::scenario::error::ScenarioError> {
+    let m = &s.file.model;
+    let keys = [
+        (m.elementwise.is_some(), "elementwise", elementwise),
+        (m.dropout.is_some(), "dropout", dropout),
+    ];
+    match keys.into_iter().find(|k| k.0) {
+        Some((_, key, why)) => Err(s
+            .error_at(&format!("model.{key}"), why)
+            .with_help(format!("remove {key} from [model]"))),
+        None => Ok(()),
+    }
+}
+
 /// [`resolve`], with the notes an import made (an unknown architecture, layers left out).
 pub fn resolve_noted(m: &ModelSection, base_dir: Option<&Path>) -> Result<Resolved, ModelError> {
     let mut notes = Vec::new();

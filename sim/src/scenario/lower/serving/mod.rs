@@ -31,22 +31,11 @@ pub fn lower(s: &Scenario) -> Result<ServingConfig, ScenarioError> {
             .with_help("add [workload] with requests, arrival and prompt_tokens / output_tokens")
     })?;
     let model = super::model::resolve_scenario(s, &mut assumptions)?;
-    if s.file.model.elementwise.is_some() {
-        return Err(s
-            .error_at(
-                "model.elementwise",
-                "model.elementwise describes a training layer's kernels; serving prices its own",
-            )
-            .with_help("remove elementwise from [model]"));
-    }
-    if s.file.model.dropout.is_some() {
-        return Err(s
-            .error_at(
-                "model.dropout",
-                "model.dropout is a training setting; inference runs without dropout",
-            )
-            .with_help("remove dropout from [model]"));
-    }
+    super::model::refuse_training_keys(
+        s,
+        "model.elementwise describes a training layer's kernels; serving prices its own",
+        "model.dropout is a training setting; inference runs without dropout",
+    )?;
     if model.moe.is_some() {
         assumptions.push(
             "mixture of experts: tokens spread evenly over the experts, experts split by tensor \
