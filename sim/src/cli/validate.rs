@@ -564,7 +564,11 @@ the schedule orders them. Its errors follow the software stack more than the mod
   step) is 13-34% slow with FlashAttention 2, which its README installs (FlashAttention 3,
   optional there, would make the one-GPU row 28% fast); its peak memory is within 8% on 1-8 GPUs,
   with a Flux-style single block's tensors held at once (23% low on one GPU without). CogVideoX 1.5 within 13% (held out: 5-10%), Wan2.2 TI2V-5B 19-30% slow on
-  an L20 and an H20; held out, Wan2.2 A14B under SGLang on an H200 is 69% slow.
+  an L20 and an H20; held out, Wan2.2 A14B under SGLang on an H200 is 12% slow, read with the
+  FlashAttention 3 SGLang prefers on Hopper and without offload, as its source states (69% slow
+  read as FlashAttention 2 with Wan's own one-GPU offload). CogVideoX through diffusers without
+  offload, as its sources state, is 7-21% fast (the A100 rows 18-21%): these rows were priced
+  with CogVideoX's reference offload before, which hid that.
 - **Collectives between servers** (nccl-tests on clouds, `validation/nccl-tests-multinode.json`,
   docs/VALIDATION-NCCL-TESTS-MULTINODE.md; held out: docs/VALIDATION-NCCL-TESTS-HOLDOUT.md): a
   median |error| of about 20% on each, a known gap. Messages of 1 GiB and more are mostly within

@@ -58,6 +58,9 @@ fn scenario_toml(c: &Case, a: &mut Vec<String>) -> Result<String, String> {
     let offload = if source.contains("xdit") {
         a.push("VAE decoded on one GPU; text encoders and VAE resident on every GPU (xDiT)".into());
         "offload = \"none\"\n"
+    } else if states_no_offload(c) {
+        a.push("VAE decoded on one GPU; no offload, as the source states".into());
+        "offload = \"none\"\n"
     } else {
         a.push("VAE decoded on one GPU".into());
         ""
@@ -167,8 +170,19 @@ fn guidance(c: &Case, cfg: u32, a: &mut Vec<String>) -> Result<bool, String> {
 /// said so.
 fn attention_line(c: &Case, gpu: &'static GpuSpec, a: &mut Vec<String>) -> String {
     let fa2 = AttentionKernel::FlashAttention2;
+    let fa3 = AttentionKernel::FlashAttention3;
     let stated = text(c.get("model", "attn")).unwrap_or("");
-    if let Some((kernel, why)) = stated_attention(stated) {
+    let sglang_default = stated.to_lowercase().contains("sglang")
+        && stated_attention(stated).is_some_and(|(k, _)| k == fa2);
+    if sglang_default && fa3.reference(gpu).is_some() {
+        a.push(format!(
+            "{} for the stated attention \"{stated}\" (SGLang's diffusion runtime prefers \
+             FlashAttention 3 where the GPU runs it: docs/diffusion/performance/\
+             attention_backends.md)",
+            fa3.name()
+        ));
+        format!("attention_kernel = \"{}\"\n", fa3.name())
+    } else if let Some((kernel, why)) = stated_attention(stated) {
         a.push(format!(
             "{} for the stated attention \"{stated}\" ({why})",
             kernel.name()
@@ -190,6 +204,25 @@ fn attention_line(c: &Case, gpu: &'static GpuSpec, a: &mut Vec<String>) -> Strin
     }
 }
 
+/// Whether the case says its pipeline ran without offload ("offload disabled" in its table or
+/// set-up), overriding the reference pipeline's own.
+fn states_no_offload(c: &Case) -> bool {
+    let said = [
+        text(c.raw.get("table")).unwrap_or(""),
+        text(c.get("parallel", "impl")).unwrap_or(""),
+    ]
+    .join(" ")
+    .to_lowercase();
+    [
+        "offload disabled",
+        "offload off",
+        "no offload",
+        "without offload",
+    ]
+    .iter()
+    .any(|p| said.contains(p))
+}
+
 /// Bytes in the unit of a peak-memory case ("GB": 1e9, "GiB": 2^30), or None for a latency.
 pub(super) fn memory_unit(c: &Case) -> Option<f64> {
     if !c.metric.to_lowercase().contains("memory") {
@@ -207,4 +240,53 @@ pub(super) fn memory_unit(c: &Case) -> Option<f64> {
 pub(super) fn denoise_only(c: &Case) -> bool {
     let m = c.metric.to_lowercase();
     m.contains("excluding") && m.contains("vae")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn case(raw: serde_json::Value) -> Case {
+        Case {
+            id: "c".into(),
+            metric: "end-to-end generation latency".into(),
+            unit: "s".into(),
+            value: 1.0,
+            raw,
+        }
+    }
+
+    #[test]
+    fn a_stated_run_without_offload_is_read_as_one() {
+        let said = |table: &str, set_up: &str| {
+            states_no_offload(&case(json!({"table": table, "parallel": {"impl": set_up}})))
+        };
+        assert!(said("H200 GPU 1, offload disabled, 832x480", ""));
+        assert!(said("", "diffusers CogVideoXPipeline, bf16, no offload"));
+        assert!(!said(
+            "Inference Speed",
+            "diffusers CogVideoXPipeline with enable_sequential_cpu_offload"
+        ));
+    }
+
+    #[test]
+    fn sglangs_default_flash_attention_is_flash_attention_3_where_the_gpu_runs_it() {
+        let stated = json!({"model": {"attn": "FlashAttention (SGLang default FA backend)"}});
+        let line = |gpu: &str| {
+            let (gpu, _) = find_gpu(gpu).unwrap();
+            attention_line(&case(stated.clone()), gpu, &mut Vec::new())
+        };
+        assert_eq!(line("H200"), "attention_kernel = \"flash-attention-3\"\n");
+        assert_eq!(
+            line("A100 80GB"),
+            "attention_kernel = \"flash-attention-2\"\n"
+        );
+        let plain = json!({"model": {"attn": "FlashAttention"}});
+        let (h200, _) = find_gpu("H200").unwrap();
+        assert_eq!(
+            attention_line(&case(plain), h200, &mut Vec::new()),
+            "attention_kernel = \"flash-attention-2\"\n"
+        );
+    }
 }
