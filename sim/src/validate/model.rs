@@ -1,5 +1,6 @@
-//! The `[model]` table of a training case: its shape, the attention kernel, dtype and
-//! elementwise fusion it states, or its framework's where it is silent (dropout too).
+//! The `[model]` table of a training case: its shape (or a simulator preset it names), the
+//! attention kernel, dtype and elementwise fusion it states, or its framework's where it is
+//! silent (dropout too).
 
 use super::prose::{number, stated_attention, text, whole};
 use super::{Case, Refusal};
@@ -19,7 +20,7 @@ pub(super) fn model_table(
     let mut model = shape(c, a)?;
     let arch = text(md("arch")).unwrap_or("").to_lowercase();
     attention(c, gpu, framework, &mut model, a);
-    if arch.contains("llama") {
+    if arch.contains("llama") && md("preset").is_none() {
         model.push_str("tied_embeddings = false\n");
         a.push("untied input and output embeddings: the Llama architecture's".into());
     }
@@ -48,6 +49,13 @@ pub(super) fn model_table(
 /// The model's shape: layers, widths, heads, sequence, vocabulary and MLP.
 fn shape(c: &Case, a: &mut Vec<String>) -> Result<String, Refusal> {
     let md = |k: &str| c.get("model", k);
+    if let Some(preset) = text(md("preset")) {
+        // A model the simulator has as a preset (mixtures of experts, MLA): its published config.
+        let seq = whole(md("seq_len"))
+            .ok_or_else(|| Refusal::failed("model.seq_len is not stated as a number", a))?;
+        a.push(format!("the model as the simulator's preset \"{preset}\" (its published config)"));
+        return Ok(format!("[model]\npreset = \"{preset}\"\nseq_len = {seq}\n"));
+    }
     let mut model = String::from("[model]\n");
     for key in ["layers", "hidden", "heads", "seq_len"] {
         let v = whole(md(key))
