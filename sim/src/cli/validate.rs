@@ -387,7 +387,8 @@ const CONVENTIONS: &str = "
   (ECMP, the scenario default). The flow-level network tier prices every case.
 - **Model**: the stated shape; `ffn = 4 x hidden` when not stated; `ffn_expansion` times hidden;
   vocabulary 51200 when not stated (it does not enter a layer's time); Llama architectures have a
-  gated (SwiGLU) MLP and untied embeddings.
+  gated (SwiGLU) MLP and untied embeddings. A case may instead name a simulator preset
+  (`model.preset`, with its `seq_len`) for a shape its fields cannot carry (mixtures of experts).
 - **Parallelism**: TP, PP, DP (or the FSDP degree), CP, EP as stated (1 when not stated);
   micro-batch 1 when not stated (torchtitan's `local_batch` when there is no pipeline, and with
   one its local batch over as many micro-batches as stages); the
@@ -455,7 +456,17 @@ the schedule orders them. Its errors follow the software stack more than the mod
   recomputation, as NeMo runs it (it was 31-35% slow, priced with full recomputation). Median
   |errors| 5% and 8%; Llama 3.1 405B in fp8 is still 10-12% slow, GPT-3 175B (held out) 8-17%
   fast, and the activation casts Transformer Engine fuses into the layer norms and activations
-  are still priced as passes of their own.
+  are still priced as passes of their own. Held out, Megatron-Bridge's 25.11 tables
+  (`validation/holdout/megatron-bridge-2511.json`): dense Llama on H100 within 7%, on B200 14-19%
+  fast (the B200 is priced at its rated clock under load, with no measurement of its sustained
+  one, and with the roofline's default attention).
+- **Mixtures of experts in training** (held out, the same tables: Qwen3 30B-A3B on 16 H100 and 8
+  B200, Qwen3 235B-A22B on 64 B200, DeepSeek-V3 on 256 B200): two to four times too fast, a
+  known gap. NVIDIA measured 121 model TFLOP/s per H100 for Qwen3 30B-A3B; the simulator prices
+  its router, the all-to-all dispatch and combine, and the local experts as one batched GEMM, but
+  not the token permutation and unpermutation, the host synchronisation a dropless dispatcher
+  makes each layer to learn the all-to-all's split sizes (after which the GPU waits on kernel
+  launches), nor the grouped GEMMs' lower efficiency at 128 small experts.
 - **LLM Foundry (MPT)**: its runs attend with flash-attention's 2022 Triton port (`attn_impl:
   triton`, the benchmark script's default), priced at half of FlashAttention 2's speed (Dao
   2023). The 128 bf16 rows of the same software image on H100 and A100
