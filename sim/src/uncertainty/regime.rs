@@ -1,8 +1,8 @@
 //! The regime of a run: the few traits of its resolved set-up that drive its prediction error.
 //! A regime is a path, leaf last (`training/multi-server/fp8`); each prefix is its parent.
 //!
-//! - training: `one-server` or `multi-server` (`cluster.nodes`), then `fp8` or `16-bit`
-//!   (`model.dtype`);
+//! - training: `moe` for a mixture of experts (`model.active_params` below `model.params`), else
+//!   `one-server` or `multi-server` (`cluster.nodes`), then `fp8` or `16-bit` (`model.dtype`);
 //! - serving: `small-batch` when at most [`SMALL_BATCH`] requests run per replica on average
 //!   over the run (`over_time.fleet.running` over `cluster.replicas`), else `large-batch`;
 //! - diffusion: `long-video` from [`LONG_VIDEO_TOKENS`] latent tokens a video (`video.tokens`),
@@ -30,6 +30,7 @@ pub const LATENCY_BYTES: f64 = (64u64 << 20) as f64;
 /// report).
 pub fn of_report(report: &Value) -> Option<String> {
     match Report::from_value(report).ok()? {
+        Report::Training(t) if t.model.active_params < t.model.params => Some(training_moe()),
         Report::Training(t) => Some(training(t.cluster.nodes, t.model.dtype == "fp8")),
         Report::Serving(s) => {
             let running = s
@@ -57,6 +58,12 @@ pub fn training(servers: u32, fp8: bool) -> String {
         scale(servers as f64),
         if fp8 { "fp8" } else { "16-bit" }
     )
+}
+
+/// The regime of training a mixture of experts, whose routing, token exchange and small expert
+/// GEMMs drive its error more than its scale or format.
+pub fn training_moe() -> String {
+    "training/moe".into()
 }
 
 /// The regime of a fleet running `per_replica` requests a replica on average.
@@ -135,6 +142,7 @@ mod tests {
     fn each_kind_maps_from_its_figures() {
         assert_eq!(training(16, true), "training/multi-server/fp8");
         assert_eq!(training(1, false), "training/one-server/16-bit");
+        assert_eq!(training_moe(), "training/moe");
         assert_eq!(serving(16.0), "serving/small-batch");
         assert_eq!(serving(35.0), "serving/large-batch");
         assert_eq!(diffusion(118_800.0), "diffusion/long-video");

@@ -53,8 +53,17 @@ fn shape(c: &Case, a: &mut Vec<String>) -> Result<String, Refusal> {
         // A model the simulator has as a preset (mixtures of experts, MLA): its published config.
         let seq = whole(md("seq_len"))
             .ok_or_else(|| Refusal::failed("model.seq_len is not stated as a number", a))?;
-        a.push(format!("the model as the simulator's preset \"{preset}\" (its published config)"));
-        return Ok(format!("[model]\npreset = \"{preset}\"\nseq_len = {seq}\n"));
+        a.push(format!(
+            "the model as the simulator's preset \"{preset}\" (its published config)"
+        ));
+        let mut model = format!("[model]\npreset = \"{preset}\"\nseq_len = {seq}\n");
+        if let Some(cf) = number(md("capacity_factor")) {
+            let _ = writeln!(model, "capacity_factor = {cf}");
+            a.push(format!(
+                "experts take at most {cf} x an even share of the tokens (token dropping)"
+            ));
+        }
+        return Ok(model);
     }
     let mut model = String::from("[model]\n");
     for key in ["layers", "hidden", "heads", "seq_len"] {
