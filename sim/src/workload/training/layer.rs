@@ -13,7 +13,10 @@
 //! A GEMM's backward is two GEMMs (input gradient and weight gradient); an elementwise or
 //! streaming kernel's backward moves twice the bytes; fused attention's backward does 2.5 times
 //! its forward's work. Eager PyTorch's split of the elementwise operations is `eager.rs`.
-//! Ignored: dropout kernels.
+//! Ignored: dropout kernels; in a mixture-of-experts layer the tokens' permutation and
+//! unpermutation around the all-to-alls, the router's softmax and top-k, and the host
+//! synchronisation a dropless dispatcher makes to learn the all-to-all's split sizes (together
+//! they leave MoE training two to four times too fast against published runs, docs/VALIDATION.md).
 
 use super::policy::ContextAlgorithm;
 use crate::collective::CollectiveOp;
