@@ -466,7 +466,13 @@ the schedule orders them. Its errors follow the software stack more than the mod
   its router, the all-to-all dispatch and combine, and the local experts as one batched GEMM, but
   not the token permutation and unpermutation, the host synchronisation a dropless dispatcher
   makes each layer to learn the all-to-all's split sizes (after which the GPU waits on kernel
-  launches), nor the grouped GEMMs' lower efficiency at 128 small experts.
+  launches), nor the grouped GEMMs' lower efficiency at 128 small experts. The visible archive
+  rows (`validation/megatron-bridge-moe.json`) point at the synchronisation: the same Qwen3
+  30B-A3B layouts ran twice as fast with token dropping (fixed shapes, no synchronisation) as
+  dropless, on H100 and on B200, while DeepSeek-V3, whose layers carry far more work each, moved
+  little; Megatron-LM's MoE ECHO (PR #2368) and NeMo AutoModel's sync-free HybridEP dispatch (PR
+  #3931) describe that drain of the compute stream on every MoE layer. Not modelled yet: the
+  host's time per kernel launch in training, which that needs.
 - **LLM Foundry (MPT)**: its runs attend with flash-attention's 2022 Triton port (`attn_impl:
   triton`, the benchmark script's default), priced at half of FlashAttention 2's speed (Dao
   2023). The 128 bf16 rows of the same software image on H100 and A100
