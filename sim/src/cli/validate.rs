@@ -463,10 +463,12 @@ the schedule orders them. Its errors follow the software stack more than the mod
 - **Mixtures of experts in training** (held out, the same tables: Qwen3 30B-A3B on 16 H100 and 8
   B200, Qwen3 235B-A22B on 64 B200, DeepSeek-V3 on 256 B200): two to four times too fast, a
   known gap. NVIDIA measured 121 model TFLOP/s per H100 for Qwen3 30B-A3B; the simulator prices
-  its router, the all-to-all dispatch and combine, and the local experts as one batched GEMM, but
-  not the token permutation and unpermutation, the host synchronisation a dropless dispatcher
-  makes each layer to learn the all-to-all's split sizes (after which the GPU waits on kernel
-  launches), nor the grouped GEMMs' lower efficiency at 128 small experts. The visible archive
+  its router, the tokens' permutation into expert order and back, the all-to-all dispatch and
+  combine, and the local experts as one batched GEMM, but not the host synchronisation a
+  dropless dispatcher makes each layer to learn the all-to-all's split sizes (after which the GPU
+  waits on kernel launches), nor the grouped GEMMs' lower efficiency at 128 small experts, nor
+  Megatron-Core's folding of expert parallelism over the tensor-parallel ranks (EP wider than DP
+  is refused). The visible archive
   rows (`validation/megatron-bridge-moe.json`) point at the synchronisation: the same Qwen3
   30B-A3B layouts ran twice as fast with token dropping (fixed shapes, no synchronisation) as
   dropless, on H100 and on B200, while DeepSeek-V3, whose layers carry far more work each, moved

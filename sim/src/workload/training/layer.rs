@@ -13,10 +13,11 @@
 //! A GEMM's backward is two GEMMs (input gradient and weight gradient); an elementwise or
 //! streaming kernel's backward moves twice the bytes; fused attention's backward does 2.5 times
 //! its forward's work. Eager PyTorch's split of the elementwise operations is `eager.rs`.
-//! Ignored: dropout kernels; in a mixture-of-experts layer the tokens' permutation and
-//! unpermutation around the all-to-alls, the router's softmax and top-k, and the host
-//! synchronisation a dropless dispatcher makes to learn the all-to-all's split sizes (together
-//! they leave MoE training two to four times too fast against published runs, docs/VALIDATION.md).
+//! A mixture-of-experts layer copies each token once per chosen expert into expert order before
+//! the dispatch and sums the copies back after the combine (streaming passes).
+//! Ignored: dropout kernels; the router's softmax and top-k, and the host synchronisation a
+//! dropless dispatcher makes each layer to learn the all-to-all's split sizes (MoE training comes
+//! out two to four times too fast against published runs, docs/VALIDATION.md).
 
 use super::policy::ContextAlgorithm;
 use crate::collective::CollectiveOp;
@@ -213,6 +214,16 @@ pub(super) fn moe_layer_forward(
     };
     let k = |name, kernel| Item::Kernel(Step { name, kernel });
     items.push(k("router", gemm(t, moe.experts as u64, h, m.dtype)));
+    // Each token copied once per chosen expert into expert order before the dispatch, and the
+    // copies summed back, weighted by the router's probabilities, after the combine.
+    let copies = act(t * moe.top_k as u64, h);
+    items.push(k(
+        "moe_permute",
+        Kernel::Memory {
+            bytes: act(t, h) + copies,
+            flops: 0.0,
+        },
+    ));
     items.push(Item::Exchange("ep_dispatch"));
     items.push(Item::Sync(Sync::F));
     items.push(k("expert_up", batched(per_expert, up, h)));
@@ -227,6 +238,13 @@ pub(super) fn moe_layer_forward(
     items.push(k("expert_down", batched(per_expert, h, ffn)));
     items.push(Item::Sync(Sync::G));
     items.push(Item::Exchange("ep_combine"));
+    items.push(k(
+        "moe_unpermute",
+        Kernel::Memory {
+            bytes: copies + act(t, h),
+            flops: 2.0 * (t * moe.top_k as u64 * h) as f64,
+        },
+    ));
     if moe.shared_experts > 0 {
         let width = moe.shared_experts as u64;
         items.push(Item::Sync(Sync::F));
@@ -521,6 +539,8 @@ fn grad_name(forward: &'static str, weights: bool) -> &'static str {
         ("attention_contiguous", _) => "attention_contiguous_bwd",
         ("silu" | "gate_mul", _) => "mlp_act_eager_bwd",
         ("fp8_cast", _) => "fp8_cast_bwd",
+        ("moe_permute", _) => "moe_permute_bwd",
+        ("moe_unpermute", _) => "moe_unpermute_bwd",
         _ => "backward",
     }
 }
