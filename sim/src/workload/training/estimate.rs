@@ -210,12 +210,14 @@ impl<'a> Estimator<'a> {
         let routed = m.moe.as_ref().map_or(0.0, |moe| act * moe.top_k as f64);
         let (mut forward_tp, mut backward_tp, mut dgrad_tp, mut dgrad_exposed, mut dgrad_slowed) =
             (0.0, 0.0, 0.0, 0.0, 0.0);
+        let mut experts = false;
         for (i, item) in items.iter().enumerate() {
             match item {
                 Item::Sync(sync) if s.tp > 1 => {
+                    let bytes = s.sync_bytes(experts, routed, act);
                     for forward in [true, false] {
                         if let Some(op) = sync.collective(forward, s.sequence_parallel) {
-                            let secs = self.collective(s, Comm::Tensor, op, act);
+                            let secs = self.collective(s, Comm::Tensor, op, bytes);
                             match (forward, sync) {
                                 (true, _) => forward_tp += secs,
                                 (false, Sync::F) if s.tp_dgrad_overlap => {
@@ -232,10 +234,14 @@ impl<'a> Estimator<'a> {
                         }
                     }
                 }
-                Item::Exchange(_) if s.ep > 1 => {
-                    let secs = self.collective(s, Comm::Expert, CollectiveOp::AllToAll, routed);
-                    t.forward_comm += secs;
-                    t.backward_comm += secs;
+                Item::Exchange(_) => {
+                    experts = !experts;
+                    if s.ep > 1 {
+                        let bytes = s.exchanged_bytes(routed);
+                        let secs = self.collective(s, Comm::Expert, CollectiveOp::AllToAll, bytes);
+                        t.forward_comm += secs;
+                        t.backward_comm += secs;
+                    }
                 }
                 _ => {}
             }

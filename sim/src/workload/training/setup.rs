@@ -208,6 +208,24 @@ impl TrainingConfig {
         self.fabric.gpus()
     }
 
+    /// Bytes of a tensor-parallel sync: between a mixture-of-experts layer's two all-to-alls
+    /// (`experts`) the routed copies of the tensor-parallel group's tokens (`routed`), gathered
+    /// for (or reduced from) the experts' split GEMMs as Megatron-Core's all-to-all dispatcher
+    /// does; else the layer's activation `act`.
+    pub fn sync_bytes(&self, experts: bool, routed: f64, act: f64) -> f64 {
+        if experts { routed } else { act }
+    }
+
+    /// Bytes one rank sends in an expert-parallel all-to-all of a tensor-parallel group's
+    /// `routed` bytes: its own tokens' copies, under sequence parallelism a rank's share.
+    pub fn exchanged_bytes(&self, routed: f64) -> f64 {
+        if self.sequence_parallel {
+            routed / self.tp as f64
+        } else {
+            routed
+        }
+    }
+
     /// Whether the backward recomputes attention's score matrices: selective recomputation of
     /// unfused attention (fused attention recomputes them inside its backward anyway).
     pub fn recomputes_scores(&self) -> bool {

@@ -131,8 +131,8 @@ pub struct StepBuilder<'a> {
     gathers: BTreeMap<u32, OpId>,
     /// An overlapped collective the kernel after next waits for (see `overlapped_sync`).
     deferred: Option<OpId>,
-    /// Bytes one rank exchanges in an expert-parallel all-to-all: its micro-batch's tokens, each
-    /// sent to `top_k` experts.
+    /// Bytes of a micro-batch's tokens on one tensor-parallel group, each copied for its `top_k`
+    /// experts (what an expert-parallel all-to-all moves for the group).
     routed_bytes: f64,
     priced: Vec<(u32, Comm, CollectiveOp, f64, f64)>,
     /// The current micro-batch's attention as one kernel per sequence or chunk (`[sequences]`);

@@ -26,6 +26,7 @@ impl StepBuilder<'_> {
         model_flops: bool,
         act: f64,
     ) {
+        let mut experts = false;
         for item in items {
             match item {
                 Item::Kernel(step) if step.name == "attention" && self.setup.cp > 1 => {
@@ -34,8 +35,11 @@ impl StepBuilder<'_> {
                 Item::Kernel(step) => {
                     self.kernel(step.name, step.kernel, Some(layer), micro, model_flops);
                 }
-                Item::Sync(sync) => self.sync(*sync, true, act),
-                Item::Exchange(name) => self.exchange(name, self.routed_bytes),
+                Item::Sync(sync) => self.sync(*sync, true, self.sync_bytes(experts, act)),
+                Item::Exchange(name) => {
+                    self.exchange(name, self.exchanged_bytes());
+                    experts = !experts;
+                }
             }
         }
     }
@@ -296,6 +300,7 @@ impl StepBuilder<'_> {
         // Fused attention already recomputes its scores inside its backward kernel, which is
         // what selective recomputation asks for; unfused attention runs its forward again
         // (`recomputes_scores`).
+        let mut experts = false;
         for item in items.iter().rev() {
             if let Item::Kernel(step) = item
                 && step.name == "attention"
@@ -317,10 +322,21 @@ impl StepBuilder<'_> {
                         self.kernel(name, k, Some(layer), micro, true);
                     }
                 }
-                Item::Sync(sync) => self.sync(*sync, false, act),
-                Item::Exchange(name) => self.exchange(name, self.routed_bytes),
+                Item::Sync(sync) => self.sync(*sync, false, self.sync_bytes(experts, act)),
+                Item::Exchange(name) => {
+                    self.exchange(name, self.exchanged_bytes());
+                    experts = !experts;
+                }
             }
         }
+    }
+
+    fn sync_bytes(&self, experts: bool, act: f64) -> f64 {
+        self.setup.sync_bytes(experts, self.routed_bytes, act)
+    }
+
+    fn exchanged_bytes(&self) -> f64 {
+        self.setup.exchanged_bytes(self.routed_bytes)
     }
 
     /// Reduces a layer's gradients after its backward: ZeRO-3 every micro-batch (sharded),
