@@ -474,7 +474,21 @@ the schedule orders them. Its errors follow the software stack more than the mod
   dropless, on H100 and on B200, while DeepSeek-V3, whose layers carry far more work each, moved
   little; Megatron-LM's MoE ECHO (PR #2368) and NeMo AutoModel's sync-free HybridEP dispatch (PR
   #3931) describe that drain of the compute stream on every MoE layer. Not modelled yet: the
-  host's time per kernel launch in training, which that needs.
+  host's time per kernel launch in training, which that needs. One visible row is not bound by
+  the host: Megatron-Bridge's Qwen3 30B-A3B on 16 H100 in BF16, EP16 across two servers with
+  Megatron-Core's NCCL all-to-all dispatcher (PR #3862, 41.25 s a step; CUDA graphs of attention
+  and router gained nothing, PR #3868), is predicted 21% fast. The same layout took 31.3 s with
+  the all-to-all overlapped, and 20.1 s on a later container with the HybridEP dispatcher (PR
+  #5123), which sends a token once to each server however many of its experts are there: the
+  dispatcher's implementation moves the step twofold, and the simulator prices NCCL's alone.
+  Megatron-LM's single-layer benchmarks (`tests/functional_tests/test_cases/common/moe_perf`,
+  H100, EP8: 6.9 ms forward and 10.5 ms backward for a DeepSeek-shaped layer, 4.3 and 7.8 ms for
+  a Mixtral-shaped one) are within about 10% of the layer's GEMMs at 700 TFLOP/s plus its
+  all-to-alls at NVLink's rate: large experts are bound by the GPU. Transformer Engine's
+  GroupedLinear launches a GEMM per local expert (TE 2.x without `use_grouped_tensor`), and on
+  Grace hosts a Transformer Engine linear layer's host time equals its GPU time (TE issue #2053).
+  Two sessions on these rows are spent; what they need is a host launch model for training and
+  a choice of dispatcher.
 - **LLM Foundry (MPT)**: its runs attend with flash-attention's 2022 Triton port (`attn_impl:
   triton`, the benchmark script's default), priced at half of FlashAttention 2's speed (Dao
   2023). The 128 bf16 rows of the same software image on H100 and A100
