@@ -26,6 +26,8 @@ struct Shape {
     head_dim: Option<u32>,
     mla: Option<Mla>,
     moe: Option<Moe>,
+    /// The dropout probability of the published config, when it states one.
+    dropout: Option<f64>,
 }
 
 const fn gpt(name: &'static str, layers: u32, hidden: u32, heads: u32) -> Shape {
@@ -57,6 +59,7 @@ const fn plain(
         head_dim: None,
         mla: None,
         moe: None,
+        dropout: None,
     }
 }
 
@@ -86,6 +89,8 @@ const fn llama(
         head_dim: None,
         mla: None,
         moe: None,
+        // Llama-style configs set `attention_dropout` to 0 and have no other dropout.
+        dropout: Some(0.0),
     }
 }
 
@@ -109,6 +114,11 @@ impl Shape {
 
     const fn with_activation(mut self, activation: Activation) -> Shape {
         self.activation = activation;
+        self
+    }
+
+    const fn with_dropout(mut self, dropout: f64) -> Shape {
+        self.dropout = Some(dropout);
         self
     }
 }
@@ -172,12 +182,15 @@ const PRESETS: &[Shape] = &[
         kv_heads: 8,
         ..plain("nemotron-4-340b", 96, 18432, 96, 256000, 4096, false)
     }
-    .with_activation(Activation::SquaredRelu),
-    plain("gpt-neox-20b", 44, 6144, 64, 50432, 2048, false),
-    plain("bloom-176b", 70, 14336, 112, 250880, 2048, true),
-    plain("opt-175b", 96, 12288, 96, 50272, 2048, true).with_activation(Activation::Relu),
-    plain("mpt-7b", 32, 4096, 32, 50432, 2048, true),
-    plain("mpt-30b", 48, 7168, 64, 50432, 8192, true),
+    .with_activation(Activation::SquaredRelu)
+    .with_dropout(0.0),
+    plain("gpt-neox-20b", 44, 6144, 64, 50432, 2048, false).with_dropout(0.0),
+    plain("bloom-176b", 70, 14336, 112, 250880, 2048, true).with_dropout(0.0),
+    plain("opt-175b", 96, 12288, 96, 50272, 2048, true)
+        .with_activation(Activation::Relu)
+        .with_dropout(0.1),
+    plain("mpt-7b", 32, 4096, 32, 50432, 2048, true).with_dropout(0.0),
+    plain("mpt-30b", 48, 7168, 64, 50432, 8192, true).with_dropout(0.0),
 ];
 
 impl Shape {
@@ -211,6 +224,16 @@ pub fn all() -> Vec<Transformer> {
 /// Names of the presets.
 pub fn names() -> impl Iterator<Item = &'static str> {
     PRESETS.iter().map(|s| s.name)
+}
+
+/// The dropout probability a preset's published config trains with (`attention_dropout`,
+/// `hidden_dropout`, `resid_pdrop` or the paper's), or None where it states none (GPT-3 and the
+/// Megatron-LM paper's models).
+pub fn published_dropout(name: &str) -> Option<f64> {
+    PRESETS
+        .iter()
+        .find(|s| s.name.eq_ignore_ascii_case(name))
+        .and_then(|s| s.dropout)
 }
 
 /// A preset by name (case-insensitive).

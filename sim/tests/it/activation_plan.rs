@@ -57,8 +57,20 @@ fn adaptive_fits_between_none_and_full_and_beats_full() {
         .as_array()
         .expect("the plan's tensors")
         .clone();
-    assert_eq!(tensors.len(), 8);
+    // Llama-2's config trains without dropout: no class of dropout masks.
+    assert_eq!(tensors.len(), 7);
+    assert!(tensors.iter().all(|t| t["name"] != "dropout_masks"));
     assert!(tensors.iter().any(|t| t["choice"] != "keep"));
+    let stated = common::training(
+        "adaptive.toml",
+        &scenario("adaptive", "").replacen("[model]", "[model]\ndropout = 0.1", 1),
+        &[],
+    );
+    let tensors = section(&stated.memory.activation_plan, "activation_plan")["tensors"]
+        .as_array()
+        .expect("the plan's tensors")
+        .len();
+    assert_eq!(tensors, 8, "the dropout masks are a class of their own");
 }
 
 #[test]

@@ -1,26 +1,36 @@
 //! `[model] dropout`: with dropout each layer keeps its two one-byte masks for the backward;
-//! without it (NeMo's and torchtitan's models, by default) it keeps neither, and nothing else
-//! moves.
+//! without it (a preset whose published config has none, or NeMo's and torchtitan's models, by
+//! default) it keeps neither, and nothing else moves.
 
 use crate::common;
 
 use clustersim::report::training::TrainingReport;
 
-/// Llama 3.1 8B on one H100, no tensor or pipeline parallelism: every layer's activations of the
-/// one micro-batch are held at once.
-fn run(model: &str, parallel: &str) -> Result<TrainingReport, String> {
+/// `preset` on one H100, no tensor or pipeline parallelism: every layer's activations of the one
+/// micro-batch are held at once.
+fn run_preset(preset: &str, model: &str, parallel: &str) -> Result<TrainingReport, String> {
     let text = format!(
         "kind = \"training\"\n[cluster]\ngpu = \"H100\"\nnodes = 1\ngpus_per_node = 1\n\
-         [model]\npreset = \"llama-3.1-8b\"\nseq_len = 2048\n{model}\n\
+         [model]\npreset = \"{preset}\"\nseq_len = 2048\n{model}\n\
          [parallel]\nglobal_batch = 1\nmicro_batch = 1\n{parallel}\n"
     );
     common::typed_outcome("dropout.toml", &text)
 }
 
+/// Llama 3.1 8B, whose published config trains without dropout.
+fn run(model: &str, parallel: &str) -> Result<TrainingReport, String> {
+    run_preset("llama-3.1-8b", model, parallel)
+}
+
+/// GPT-3 1.3B, whose paper states no dropout.
+fn run_gpt(model: &str, parallel: &str) -> Result<TrainingReport, String> {
+    run_preset("gpt3-1.3b", model, parallel)
+}
+
 #[test]
 fn megatron_lms_dropout_is_the_default_without_a_framework() {
-    let silent = run("", "").unwrap();
-    let stated = run("dropout = 0.1", "").unwrap();
+    let silent = run_gpt("", "").unwrap();
+    let stated = run_gpt("dropout = 0.1", "").unwrap();
     assert_eq!(
         silent.memory.peak_bytes_per_gpu,
         stated.memory.peak_bytes_per_gpu
@@ -28,6 +38,42 @@ fn megatron_lms_dropout_is_the_default_without_a_framework() {
     assert_eq!(silent.iteration_time_s, stated.iteration_time_s);
     assert!(
         silent.assumptions.iter().any(|a| a.contains("dropout on")),
+        "{:?}",
+        silent.assumptions
+    );
+}
+
+#[test]
+fn a_presets_published_config_decides_when_unstated() {
+    // Llama's config sets no dropout, whatever the framework's default.
+    for parallel in ["", "framework = \"megatron\""] {
+        let silent = run("", parallel).unwrap();
+        let stated = run("dropout = 0.0", parallel).unwrap();
+        assert_eq!(
+            silent.memory.peak_bytes_per_gpu,
+            stated.memory.peak_bytes_per_gpu
+        );
+        assert!(
+            silent
+                .assumptions
+                .iter()
+                .any(|a| a.contains("no dropout") && a.contains("\"llama-3.1-8b\"'s published")),
+            "{:?}",
+            silent.assumptions
+        );
+    }
+    // OPT-175B's config keeps a residual dropout of 0.1.
+    let silent = run_preset("opt-175b", "", "").unwrap();
+    let stated = run_preset("opt-175b", "dropout = 0.1", "").unwrap();
+    assert_eq!(
+        silent.memory.peak_bytes_per_gpu,
+        stated.memory.peak_bytes_per_gpu
+    );
+    assert!(
+        silent
+            .assumptions
+            .iter()
+            .any(|a| a.contains("dropout on") && a.contains("trains with 0.1")),
         "{:?}",
         silent.assumptions
     );
@@ -70,8 +116,8 @@ fn unfused_attention_without_dropout_keeps_only_the_softmax_output() {
 fn nemo_and_torchtitan_train_without_dropout() {
     for framework in ["nemo", "torchtitan"] {
         let parallel = format!("framework = \"{framework}\"");
-        let silent = run("", &parallel).unwrap();
-        let stated = run("dropout = 0.0", &parallel).unwrap();
+        let silent = run_gpt("", &parallel).unwrap();
+        let stated = run_gpt("dropout = 0.0", &parallel).unwrap();
         assert_eq!(
             silent.memory.peak_bytes_per_gpu, stated.memory.peak_bytes_per_gpu,
             "{framework}"
@@ -84,7 +130,7 @@ fn nemo_and_torchtitan_train_without_dropout() {
             "{framework}: {:?}",
             silent.assumptions
         );
-        let megatron = run("", "").unwrap();
+        let megatron = run_gpt("", "").unwrap();
         assert!(
             stated.memory.breakdown_bytes.activations < megatron.memory.breakdown_bytes.activations
         );

@@ -266,13 +266,31 @@ pub(super) fn resolve_grad_dtype(
     }
 }
 
-/// Reads `model.dropout`: whether the layers train with dropout, and so keep its masks (the
-/// framework's default when unstated, else Megatron-LM's 0.1).
+/// Reads `model.dropout`: whether the layers train with dropout, and so keep its masks. Unstated:
+/// the named preset's published config where it states one (what a run of that model most
+/// likely sets), else the framework's default, else Megatron-LM's 0.1.
 pub(super) fn resolve_dropout(
     s: &Scenario,
     framework: Option<Framework>,
     assumptions: &mut Vec<String>,
 ) -> Result<bool, ScenarioError> {
+    let preset = s.file.model.preset.as_deref();
+    let published = preset.and_then(crate::model::preset::published_dropout);
+    if let (None, Some(name), Some(p)) = (s.file.model.dropout, preset, published) {
+        assumptions.push(if p > 0.0 {
+            format!(
+                "dropout on (model.dropout not stated; preset \"{name}\"'s published config \
+                 trains with {p}): each layer keeps its attention and residual dropout masks, a \
+                 byte an element"
+            )
+        } else {
+            format!(
+                "no dropout, so no dropout masks kept (model.dropout not stated; preset \
+                 \"{name}\"'s published config trains without it)"
+            )
+        });
+        return Ok(p > 0.0);
+    }
     match s.file.model.dropout {
         Some(p) if (0.0..1.0).contains(&p) => Ok(p > 0.0),
         Some(p) => Err(s
