@@ -27,19 +27,33 @@ fn run_gpt(model: &str, parallel: &str) -> Result<TrainingReport, String> {
     run_preset("gpt3-1.3b", model, parallel)
 }
 
+/// A scenario of `preset` that leaves dropout out runs as one that states `stated`, and one of
+/// its assumptions says every one of `says`.
+fn silent_is_stated(preset: &str, stated: &str, parallel: &str, says: &[&str]) {
+    let silent = run_preset(preset, "", parallel).unwrap();
+    let written = run_preset(preset, stated, parallel).unwrap();
+    assert_eq!(
+        silent.memory.peak_bytes_per_gpu, written.memory.peak_bytes_per_gpu,
+        "{preset} {parallel}"
+    );
+    assert_eq!(silent.iteration_time_s, written.iteration_time_s);
+    assert!(
+        silent
+            .assumptions
+            .iter()
+            .any(|a| says.iter().all(|s| a.contains(s))),
+        "{preset}: {:?}",
+        silent.assumptions
+    );
+}
+
 #[test]
 fn megatron_lms_dropout_is_the_default_without_a_framework() {
-    let silent = run_gpt("", "").unwrap();
-    let stated = run_gpt("dropout = 0.1", "").unwrap();
-    assert_eq!(
-        silent.memory.peak_bytes_per_gpu,
-        stated.memory.peak_bytes_per_gpu
-    );
-    assert_eq!(silent.iteration_time_s, stated.iteration_time_s);
-    assert!(
-        silent.assumptions.iter().any(|a| a.contains("dropout on")),
-        "{:?}",
-        silent.assumptions
+    silent_is_stated(
+        "gpt3-1.3b",
+        "dropout = 0.1",
+        "",
+        &["dropout on", "Megatron-LM"],
     );
 }
 
@@ -47,36 +61,12 @@ fn megatron_lms_dropout_is_the_default_without_a_framework() {
 fn a_presets_published_config_decides_when_unstated() {
     // Llama's config sets no dropout, whatever the framework's default.
     for parallel in ["", "framework = \"megatron\""] {
-        let silent = run("", parallel).unwrap();
-        let stated = run("dropout = 0.0", parallel).unwrap();
-        assert_eq!(
-            silent.memory.peak_bytes_per_gpu,
-            stated.memory.peak_bytes_per_gpu
-        );
-        assert!(
-            silent
-                .assumptions
-                .iter()
-                .any(|a| a.contains("no dropout") && a.contains("\"llama-3.1-8b\"'s published")),
-            "{:?}",
-            silent.assumptions
-        );
+        let says = ["no dropout", "\"llama-3.1-8b\"'s published"];
+        silent_is_stated("llama-3.1-8b", "dropout = 0.0", parallel, &says);
     }
     // OPT-175B's config keeps a residual dropout of 0.1.
-    let silent = run_preset("opt-175b", "", "").unwrap();
-    let stated = run_preset("opt-175b", "dropout = 0.1", "").unwrap();
-    assert_eq!(
-        silent.memory.peak_bytes_per_gpu,
-        stated.memory.peak_bytes_per_gpu
-    );
-    assert!(
-        silent
-            .assumptions
-            .iter()
-            .any(|a| a.contains("dropout on") && a.contains("trains with 0.1")),
-        "{:?}",
-        silent.assumptions
-    );
+    let says = ["dropout on", "trains with 0.1"];
+    silent_is_stated("opt-175b", "dropout = 0.1", "", &says);
 }
 
 #[test]
