@@ -546,7 +546,12 @@ static NVIDIA: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
-        sustained_clock: 1.0,
+        // The datasheet's 2.25 PFLOPS bf16 is 148 SMs x 8,192 FLOP a clock at 1,856 MHz. Under
+        // sustained tensor-core work at 1,000 W the board holds about 1,580 MHz (FlashAttention-4's
+        // forward run back to back falls from 1,965 MHz within ~70 iterations, flashinfer PR
+        // #2899), 0.85 of that clock; dense bf16 GEMM loops read 1,342-1,612 MHz in flashinfer's
+        // MoE kernel notes.
+        sustained_clock: 0.85,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA HGX B200 datasheet (2025), per-GPU HGX B200 column (sparse figures halved)",
