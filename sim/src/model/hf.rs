@@ -46,6 +46,10 @@ pub struct Imported {
     pub shared_experts: Option<u32>,
     pub expert_ffn: Option<u32>,
     pub dense_layers: Option<u32>,
+    /// The residual (hidden) dropout probability the config trains with: its `hidden_dropout`,
+    /// `resid_pdrop` or `dropout`, or 0 when it states only an attention dropout (Llama-style
+    /// layers have no other); None when it states none.
+    pub dropout: Option<f64>,
     /// Things the reader assumed or left out, for the report.
     pub notes: Vec<String>,
 }
@@ -199,6 +203,17 @@ impl Reader<'_> {
             .ok_or_else(|| self.wrong(key, value, "a whole number (0 or more)"))
     }
 
+    /// A probability, 0 up to 1.
+    fn probability(&self, keys: &[&'static str]) -> Result<Option<f64>, KeyError> {
+        match self.find(keys) {
+            None => Ok(None),
+            Some((k, v)) => match v.as_f64() {
+                Some(p) if (0.0..1.0).contains(&p) => Ok(Some(p)),
+                _ => Err(self.wrong(k, v, "a probability, at least 0 and below 1")),
+            },
+        }
+    }
+
     fn uint(&self, keys: &[&'static str]) -> Result<Option<u32>, KeyError> {
         self.find(keys).map(|(k, v)| self.whole(k, v)).transpose()
     }
@@ -241,6 +256,25 @@ impl Reader<'_> {
             Some((k, v)) => Err(self.wrong(k, v, "a list of layer numbers")),
         }
     }
+}
+
+/// The config's residual dropout ([`Imported::dropout`]).
+fn dropout(r: &Reader) -> Result<Option<f64>, KeyError> {
+    const RESIDUAL: &[&str] = &[
+        "hidden_dropout",
+        "resid_pdrop",
+        "hidden_dropout_prob",
+        "dropout",
+    ];
+    const ATTENTION: &[&str] = &[
+        "attention_dropout",
+        "attn_pdrop",
+        "attention_probs_dropout_prob",
+    ];
+    if let Some(p) = r.probability(RESIDUAL)? {
+        return Ok(Some(p));
+    }
+    Ok(r.probability(ATTENTION)?.map(|_| 0.0))
 }
 
 fn activation_of(name: &str) -> Option<Activation> {
@@ -358,6 +392,7 @@ pub fn read(top: &Map<String, Value>, shown: &str) -> Result<Imported, KeyError>
         shared_experts: moe.shared,
         expert_ffn: moe.expert_ffn,
         dense_layers: moe.dense_layers,
+        dropout: dropout(&r)?,
         notes,
     })
 }

@@ -150,3 +150,34 @@ fn serving_refuses_a_dropout() {
         "remove dropout",
     );
 }
+
+#[test]
+fn an_imported_configs_dropout_is_the_default() {
+    // Llama 3 8B's config.json, read beside a scenario in the test folder.
+    let dir = common::root().join("sim/tests/hf");
+    let scenario = |model: &str| {
+        format!(
+            "kind = \"training\"\n[cluster]\ngpu = \"H100\"\nnodes = 1\ngpus_per_node = 1\n\
+             [model]\nhf_config = \"llama-3-8b.json\"\nseq_len = 2048\n{model}\n\
+             [parallel]\nglobal_batch = 1\nmicro_batch = 1\n"
+        )
+    };
+    let path = dir.join("dropout.toml");
+    let run = |model: &str| {
+        common::typed_outcome::<TrainingReport>(path.to_str().unwrap(), &scenario(model)).unwrap()
+    };
+    let silent = run("");
+    let stated = run("dropout = 0.0");
+    assert_eq!(
+        silent.memory.peak_bytes_per_gpu,
+        stated.memory.peak_bytes_per_gpu
+    );
+    assert!(
+        silent
+            .assumptions
+            .iter()
+            .any(|a| a.contains("no dropout") && a.contains("\"llama-3-8b.json\"")),
+        "{:?}",
+        silent.assumptions
+    );
+}

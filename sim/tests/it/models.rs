@@ -270,3 +270,42 @@ fn unknown_moe_keys_are_refused_with_the_valid_ones() {
         "{e}"
     );
 }
+
+/// The residual dropout a config trains with, read as training's default for `model.dropout`.
+#[test]
+fn configs_and_presets_give_their_published_dropout() {
+    let dropout = |toml_text: &str| {
+        let section: ModelSection = toml::from_str(toml_text).unwrap();
+        lower::model::resolve_noted(&section, Some(&hf_dir()))
+            .unwrap()
+            .dropout
+    };
+    // Llama-style configs state only an attention dropout: no residual dropout at all.
+    let (p, by) = dropout("hf_config = \"llama-3-8b.json\"").unwrap();
+    assert_eq!((p, by.as_str()), (0.0, "\"llama-3-8b.json\""));
+    let (p, by) = dropout("preset = \"opt-175b\"").unwrap();
+    assert_eq!(p, 0.1);
+    assert!(by.contains("\"opt-175b\"'s published config"), "{by}");
+    assert_eq!(dropout("preset = \"gpt3-175b\""), None);
+
+    // A residual dropout wins over the attention's, and a value outside [0, 1) is refused.
+    let llama = std::fs::read_to_string(hf_dir().join("llama-3-8b.json")).unwrap();
+    let gpt2_style = llama.replacen('{', "{\"resid_pdrop\": 0.1,", 1);
+    let dir = std::env::temp_dir().join(format!("clustersim-dropout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.json"), &gpt2_style).unwrap();
+    let section: ModelSection = toml::from_str("hf_config = \"config.json\"").unwrap();
+    let resolved = lower::model::resolve_noted(&section, Some(&dir)).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(resolved.dropout.map(|d| d.0), Some(0.1));
+    let e = import_error(
+        "dropout",
+        &llama.replacen('{', "{\"hidden_dropout\": 1.5,", 1),
+        "",
+    );
+    assert!(
+        e.message.contains("\"hidden_dropout\"") && e.message.contains("probability"),
+        "{}",
+        e.message
+    );
+}

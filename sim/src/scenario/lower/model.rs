@@ -29,6 +29,9 @@ fn import(path: &Path, shown: &str) -> Result<Imported, ModelError> {
 pub struct Resolved {
     pub model: Transformer,
     pub notes: Vec<String>,
+    /// The residual dropout the preset's or config's published set-up trains with, and where
+    /// that is said (for training's default, `model.dropout`).
+    pub dropout: Option<(f64, String)>,
 }
 
 /// Resolves `[model]`. `base_dir` is the scenario's folder, against which `hf_config` is read.
@@ -45,13 +48,22 @@ pub fn resolve_scenario(
     s: &crate::scenario::Scenario,
     assumptions: &mut Vec<String>,
 ) -> Result<Transformer, crate::scenario::error::ScenarioError> {
+    resolve_scenario_published(s, assumptions).map(|(model, _)| model)
+}
+
+/// [`resolve_scenario`], with the dropout the model's published set-up trains with
+/// ([`Resolved::dropout`]).
+pub fn resolve_scenario_published(
+    s: &crate::scenario::Scenario,
+    assumptions: &mut Vec<String>,
+) -> Result<(Transformer, Option<(f64, String)>), crate::scenario::error::ScenarioError> {
     let resolved = resolve_noted(&s.file.model, s.source.path.parent()).map_err(|e| e.locate(s))?;
     let mut model = resolved.model;
     if model.name.is_empty() {
         model.name = s.name();
     }
     assumptions.extend(resolved.notes);
-    Ok(model)
+    Ok((model, resolved.dropout))
 }
 
 /// Refuses the `[model]` keys only training reads (`elementwise`, `dropout`) in a scenario of
@@ -93,13 +105,20 @@ pub fn resolve_noted(m: &ModelSection, base_dir: Option<&Path>) -> Result<Resolv
                 ModelError::new("model.preset", format!("unknown model preset \"{name}\""))
                     .with_help(format!("{hint}`clustersim list models` shows the presets"))
             })?;
-            (Base::from_preset(&model, name), None)
+            let dropout = preset::published_dropout(name)
+                .map(|p| (p, format!("preset \"{name}\"'s published config")));
+            (Base::from_preset(&model, name, dropout), None)
         }
         (None, Some(file)) => {
             let path = base_dir.unwrap_or(Path::new("")).join(file);
             let imported = import(&path, file)?;
             notes.extend(imported.notes.iter().cloned());
-            (Base::from_import(imported, &path), Some(file.as_str()))
+            let dropout = imported.dropout.map(|p| (p, format!("\"{file}\"")));
+            let base = Base {
+                dropout,
+                ..Base::from_import(imported, &path)
+            };
+            (base, Some(file.as_str()))
         }
         (None, None) => (Base::default(), None),
     };
@@ -163,7 +182,11 @@ pub fn resolve_noted(m: &ModelSection, base_dir: Option<&Path>) -> Result<Resolv
         skip_attention_layers: m.skip_attention_layers.unwrap_or(0),
     };
     check(&model)?;
-    Ok(Resolved { model, notes })
+    Ok(Resolved {
+        model,
+        notes,
+        dropout: base.dropout.clone(),
+    })
 }
 
 /// What a preset or a config supplies, each value optional.
@@ -188,10 +211,11 @@ struct Base {
     expert_ffn: Option<u32>,
     capacity_factor: Option<f64>,
     dense_layers: Option<u32>,
+    dropout: Option<(f64, String)>,
 }
 
 impl Base {
-    fn from_preset(p: &Transformer, written: &str) -> Base {
+    fn from_preset(p: &Transformer, written: &str, dropout: Option<(f64, String)>) -> Base {
         let moe = p.moe.as_ref();
         Base {
             name: Some(written.to_string()),
@@ -213,6 +237,7 @@ impl Base {
             expert_ffn: moe.map(|m| m.expert_ffn),
             capacity_factor: moe.and_then(|m| m.capacity_factor),
             dense_layers: moe.map(|m| m.dense_layers),
+            dropout,
         }
     }
 
@@ -247,6 +272,7 @@ impl Base {
             expert_ffn: i.expert_ffn,
             capacity_factor: None,
             dense_layers: i.dense_layers,
+            dropout: None,
         }
     }
 }

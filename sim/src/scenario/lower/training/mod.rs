@@ -40,7 +40,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
     };
     let cluster = crate::scenario::lower::cluster::resolve(s, &mut assumptions, needs)?;
     let (gpu, nodes, gpus_per_node) = (cluster.gpu, cluster.nodes, cluster.gpus_per_node);
-    let mut model = resolve_model(s, &gpu, &mut assumptions)?;
+    let (mut model, published_dropout) = resolve_model(s, &gpu, &mut assumptions)?;
     let profile = resolve_profile(s, &gpu, model.dtype, &mut assumptions)?;
     let gemm_dtype = gemms_in_fp8(&mut model, &mut assumptions);
     let p = &f.parallel;
@@ -97,7 +97,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         },
         |m| m == ElementwiseMode::Eager,
     );
-    let dropout = resolve_dropout(s, framework, &mut assumptions)?;
+    let dropout = resolve_dropout(s, framework, published_dropout, &mut assumptions)?;
     let mut training = TrainingConfig {
         scenario: s.name(),
         param_gather,
@@ -227,13 +227,15 @@ fn slow_links(
     }
 }
 
+/// The model, and the dropout its published set-up trains with (a preset's or config's).
 fn resolve_model(
     s: &Scenario,
     gpu: &GpuSpec,
     assumptions: &mut Vec<String>,
-) -> Result<Transformer, ScenarioError> {
+) -> Result<(Transformer, Option<(f64, String)>), ScenarioError> {
     let m = &s.file.model;
-    let model = crate::scenario::lower::model::resolve_scenario(s, assumptions)?;
+    let (model, published_dropout) =
+        crate::scenario::lower::model::resolve_scenario_published(s, assumptions)?;
     if gpu.peak_flops(model.dtype).is_none() {
         return Err(s
             .error_at(
@@ -268,7 +270,7 @@ fn resolve_model(
                 .into(),
         );
     }
-    Ok(model)
+    Ok((model, published_dropout))
 }
 
 /// The compute model of a set-up: its GPU, its measured profile when it has one, and the

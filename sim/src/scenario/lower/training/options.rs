@@ -267,26 +267,25 @@ pub(super) fn resolve_grad_dtype(
 }
 
 /// Reads `model.dropout`: whether the layers train with dropout, and so keep its masks. Unstated:
-/// the named preset's published config where it states one (what a run of that model most
-/// likely sets), else the framework's default, else Megatron-LM's 0.1.
+/// what the model's `published` set-up (its preset's or config's, and where that is said) trains
+/// with, as a run of that model most likely does; else the framework's default, else
+/// Megatron-LM's 0.1.
 pub(super) fn resolve_dropout(
     s: &Scenario,
     framework: Option<Framework>,
+    published: Option<(f64, String)>,
     assumptions: &mut Vec<String>,
 ) -> Result<bool, ScenarioError> {
-    let preset = s.file.model.preset.as_deref();
-    let published = preset.and_then(crate::model::preset::published_dropout);
-    if let (None, Some(name), Some(p)) = (s.file.model.dropout, preset, published) {
+    if let (None, Some((p, by))) = (s.file.model.dropout, published) {
         assumptions.push(if p > 0.0 {
             format!(
-                "dropout on (model.dropout not stated; preset \"{name}\"'s published config \
-                 trains with {p}): each layer keeps its attention and residual dropout masks, a \
-                 byte an element"
+                "dropout on (model.dropout not stated; {by} trains with {p}): each layer keeps \
+                 its attention and residual dropout masks, a byte an element"
             )
         } else {
             format!(
-                "no dropout, so no dropout masks kept (model.dropout not stated; preset \
-                 \"{name}\"'s published config trains without it)"
+                "no dropout, so no dropout masks kept (model.dropout not stated; {by} trains \
+                 without it)"
             )
         });
         return Ok(p > 0.0);
