@@ -462,8 +462,8 @@ the schedule orders them. Its errors follow the software stack more than the mod
   1,580 MHz at 1,000 W, flashinfer's telemetry; 14-19% fast at the rated clock, which the rows
   sent us to look up) and the roofline's default attention.
 - **Mixtures of experts in training** (held out, the same tables: Qwen3 30B-A3B on 16 H100 and 8
-  B200, Qwen3 235B-A22B on 64 B200, DeepSeek-V3 on 256 B200): two to four times too fast, a
-  known gap. NVIDIA measured 121 model TFLOP/s per H100 for Qwen3 30B-A3B; the simulator prices
+  B200, Qwen3 235B-A22B on 64 B200, DeepSeek-V3 on 256 B200): two to three and a half times too
+  fast, a known gap. NVIDIA measured 121 model TFLOP/s per H100 for Qwen3 30B-A3B; the simulator prices
   its router, the tokens' permutation into expert order and back, the all-to-all dispatch and
   combine, and the local experts as one batched GEMM, but not the host synchronisation a
   dropless dispatcher makes each layer to learn the all-to-all's split sizes (after which the GPU

@@ -17,7 +17,7 @@
 //! the dispatch and sums the copies back after the combine (streaming passes).
 //! Ignored: dropout kernels; the router's softmax and top-k, and the host synchronisation a
 //! dropless dispatcher makes each layer to learn the all-to-all's split sizes (MoE training comes
-//! out two to four times too fast against published runs, docs/VALIDATION.md).
+//! out 1.6 to 3.5 times too fast against published runs, docs/VALIDATION.md).
 
 use super::policy::ContextAlgorithm;
 use crate::collective::CollectiveOp;
