@@ -587,6 +587,11 @@ static NVIDIA: &[GpuSpec] = &[
         peak_int4: None,
         idle_watts: None,
         nonlinear_rate: None,
+        // Unmeasured for bf16. An NVFP4 GEMM of 16384^3 held at the 1,200 W cap settles at
+        // 1,582 MHz of 2,062 (the clock the datasheet's peak is quoted at) with low-entropy
+        // operands and near 1,200 MHz with random ones (a public NVML trace of cuBLASLt); until a
+        // bf16 figure is found the board is priced at its rated clock, so it comes out faster
+        // against the B200 (0.85) than its silicon suggests.
         sustained_clock: 1.0,
         efficiency: None,
         source: Cow::Borrowed(
