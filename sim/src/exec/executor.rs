@@ -86,6 +86,8 @@ impl<'g> Executor<'g> {
             }
         }
         let lanes = graph.lanes.len();
+        // One pass over the operations for both (they are large; each pass reads them all).
+        let (op_lane, duration) = graph.ops.iter().map(|o| (o.lane, o.duration)).unzip();
         Executor {
             graph,
             replicas,
@@ -95,8 +97,8 @@ impl<'g> Executor<'g> {
             done: 0,
             instances,
             lanes,
-            op_lane: graph.ops.iter().map(|o| o.lane).collect(),
-            duration: graph.ops.iter().map(|o| o.duration).collect(),
+            op_lane,
+            duration,
             uses: graph.lanes.iter().map(|l| l.uses).collect(),
             waiting: if instances == 1 {
                 waiting
