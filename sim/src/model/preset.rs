@@ -230,16 +230,14 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 /// `hidden_dropout`, `resid_pdrop` or the paper's), or None where it states none (GPT-3 and the
 /// Megatron-LM paper's models).
 pub fn published_dropout(name: &str) -> Option<f64> {
-    PRESETS
-        .iter()
-        .find(|s| s.name.eq_ignore_ascii_case(name))
-        .and_then(|s| s.dropout)
+    shape(name).and_then(|s| s.dropout)
 }
 
 /// A preset by name (case-insensitive).
 pub fn find(name: &str) -> Option<Transformer> {
-    PRESETS
-        .iter()
-        .find(|s| s.name.eq_ignore_ascii_case(name))
-        .map(Shape::model)
+    shape(name).map(Shape::model)
+}
+
+fn shape(name: &str) -> Option<&'static Shape> {
+    PRESETS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
 }

@@ -85,3 +85,38 @@ fn expert_parallelism_needs_experts_it_can_divide() {
         err.message
     );
 }
+
+/// Bytes of every operation named `name`, distinct and sorted.
+fn bytes_of(o: &RunOutput, name: &str) -> Vec<u64> {
+    let mut b: Vec<u64> = o
+        .graph
+        .ops
+        .iter()
+        .filter(|op| op.name == name)
+        .map(|op| op.bytes as u64)
+        .collect();
+    b.sort_unstable();
+    b.dedup();
+    b
+}
+
+#[test]
+fn tensor_parallel_experts_exchange_a_ranks_share_and_gather_the_routed_copies() {
+    // A micro-batch's activation on a tensor-parallel group: 2,048 tokens of 4,096 bf16 values.
+    let act = 2048 * 4096 * 2;
+    let top_k = 2; // Mixtral
+    let with_tp = |sp: bool| {
+        let t = text(4).replace(
+            "ep = 4",
+            &format!("ep = 4\ntp = 2\nsequence_parallel = {sp}"),
+        );
+        common::run("moe.toml", &t, &[])
+    };
+    let sp = with_tp(true);
+    // Under sequence parallelism a rank sends its own tokens' copies: half the group's.
+    assert_eq!(bytes_of(&sp, "ep_dispatch"), [top_k * act / 2]);
+    // Between the two all-to-alls the gathers carry the routed copies, elsewhere the activation.
+    assert_eq!(bytes_of(&sp, "tp_all_gather"), [act, top_k * act]);
+    // Without it every rank holds the group's tokens and sends all their copies.
+    assert_eq!(bytes_of(&with_tp(false), "ep_dispatch"), [top_k * act]);
+}

@@ -107,7 +107,11 @@ pub fn resolve_noted(m: &ModelSection, base_dir: Option<&Path>) -> Result<Resolv
             })?;
             let dropout = preset::published_dropout(name)
                 .map(|p| (p, format!("preset \"{name}\"'s published config")));
-            (Base::from_preset(&model, name, dropout), None)
+            let base = Base {
+                dropout,
+                ..Base::from_preset(&model, name)
+            };
+            (base, None)
         }
         (None, Some(file)) => {
             let path = base_dir.unwrap_or(Path::new("")).join(file);
@@ -185,7 +189,7 @@ pub fn resolve_noted(m: &ModelSection, base_dir: Option<&Path>) -> Result<Resolv
     Ok(Resolved {
         model,
         notes,
-        dropout: base.dropout.clone(),
+        dropout: base.dropout,
     })
 }
 
@@ -215,7 +219,7 @@ struct Base {
 }
 
 impl Base {
-    fn from_preset(p: &Transformer, written: &str, dropout: Option<(f64, String)>) -> Base {
+    fn from_preset(p: &Transformer, written: &str) -> Base {
         let moe = p.moe.as_ref();
         Base {
             name: Some(written.to_string()),
@@ -237,7 +241,7 @@ impl Base {
             expert_ffn: moe.map(|m| m.expert_ffn),
             capacity_factor: moe.and_then(|m| m.capacity_factor),
             dense_layers: moe.map(|m| m.dense_layers),
-            dropout,
+            dropout: None,
         }
     }
 
