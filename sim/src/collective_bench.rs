@@ -192,6 +192,7 @@ fn spec(a: &Bench, g: &gpu::GpuSpec) -> Result<TopologySpec, String> {
         Some(t) => bandwidth("intra-bandwidth", t)?,
         None => g.intra_bandwidth,
     };
+    s.intra_efficiency = g.intra_efficiency.filter(|_| a.intra_link.is_none());
     s.pcie_bandwidth = g.pcie_bandwidth;
     s.gpu_copy_bandwidth = g.copy_bandwidth();
     s.inter = match a.topology.as_deref() {

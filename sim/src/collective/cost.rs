@@ -11,7 +11,7 @@
 //! compressed-collective papers compare; a per-hop codec may be pipelined with the step's
 //! transfer instead of added to it (`compression.rs`).
 
-use super::algorithm::Algorithm;
+use super::algorithm::{Algorithm, Wiring};
 use super::buffer_copy;
 use super::capacities::Capacities;
 use super::group::Group;
@@ -295,10 +295,13 @@ pub fn cost_beside(
     let beside = |schedule: Schedule| beside(schedule, offsets, topo.gpus_per_node);
     let capacities = Capacities::new(topo, options.efficiency, options.nvls_efficiency);
     // The torus algorithm's rows: a torus's first dimension, when its nodes are single chips.
-    let torus_row = topo
-        .torus_dims()
-        .filter(|d| d.len() >= 2 && topo.gpus_per_node == 1)
-        .map(|d| d[0]);
+    let wiring = Wiring {
+        torus_row: topo
+            .torus_dims()
+            .filter(|d| d.len() >= 2 && topo.gpus_per_node == 1)
+            .map(|d| d[0]),
+        full_mesh: topo.spec.intra == IntraKind::NvLinkMesh,
+    };
     if let Some(&r) = c
         .group
         .ranks
@@ -313,7 +316,7 @@ pub fn cost_beside(
     if c.algorithm != Algorithm::Auto {
         let schedule = c
             .algorithm
-            .lower_on(c.op, &c.group, c.bytes, torus_row)
+            .lower_on(c.op, &c.group, c.bytes, wiring)
             .ok_or(Refusal::AlgorithmDoesNotApply {
                 algorithm: c.algorithm,
                 op: c.op,
@@ -332,7 +335,7 @@ pub fn cost_beside(
     let candidates: Vec<(Algorithm, Schedule)> = AUTO_CANDIDATES
         .into_iter()
         .filter(|a| !a.reduces_in_switch() || options.nvls_available)
-        .filter_map(|a| Some((a, beside(a.lower_on(c.op, &c.group, c.bytes, torus_row)?))))
+        .filter_map(|a| Some((a, beside(a.lower_on(c.op, &c.group, c.bytes, wiring)?))))
         .collect();
     // Each candidate is routed once, for its estimate and, if it wins, its final price.
     let mut best: Option<(f64, Algorithm, Protocol, Routing)> = None;

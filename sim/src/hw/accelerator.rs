@@ -73,6 +73,7 @@ impl Accelerator {
             idle_watts: self.idle_watts,
             nonlinear_rate: self.nonlinear_rate,
             sustained_clock: self.sustained_clock,
+            intra_efficiency: None,
             efficiency: Some(self.efficiency),
             source: Cow::Owned(self.source.clone()),
         }

@@ -63,6 +63,9 @@ pub struct GpuSpec {
     /// The usual intra-server link and its bandwidth per GPU per direction, in bytes/s.
     pub intra_link: IntraLinkKind,
     pub intra_bandwidth: f64,
+    /// The fraction of `intra_bandwidth` that collectives' bulk transfers reach on that link;
+    /// `None`: NVLink's, shared (`net::tier::Efficiency::DEFAULT`).
+    pub intra_efficiency: Option<f64>,
     /// Host link (PCIe) bandwidth per direction, bytes/s.
     pub pcie_bandwidth: f64,
     /// Board power, watts.

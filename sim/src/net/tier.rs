@@ -74,15 +74,17 @@ pub struct PhaseCost {
 }
 
 /// Effective capacity of every link: line rate times efficiency, the network's from the
-/// topology's transport (or `nvlink_scale` x line rate on NVLink when a phase overrides its
-/// efficiency, e.g. in-switch reduction).
+/// topology's transport, the server's from its GPU's link where that states its own (or
+/// `nvlink_scale` x line rate on NVLink when a phase overrides its efficiency, e.g. in-switch
+/// reduction).
 pub fn capacities(topo: &Topology, efficiency: &Efficiency, nvlink_scale: Option<f64>) -> Vec<f64> {
+    let intra = topo.spec.intra_efficiency.unwrap_or(efficiency.nvlink);
     topo.graph
         .edge_weights()
         .map(|l| {
             l.bandwidth
                 * match l.kind {
-                    LinkKind::NvLink => nvlink_scale.unwrap_or(efficiency.nvlink),
+                    LinkKind::NvLink => nvlink_scale.unwrap_or(intra),
                     LinkKind::Pcie => efficiency.pcie,
                     LinkKind::Network => topo.spec.transport.efficiency(),
                     LinkKind::Wan => efficiency.wan,

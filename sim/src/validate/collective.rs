@@ -158,6 +158,7 @@ fn topology_spec(
     let mut spec = TopologySpec::new(nodes, board);
     spec.intra = intra;
     spec.intra_bandwidth = g.intra_bandwidth;
+    spec.intra_efficiency = g.intra_efficiency;
     spec.pcie_bandwidth = g.pcie_bandwidth;
     spec.gpu_copy_bandwidth = g.copy_bandwidth();
     if nodes > 1 {

@@ -5,6 +5,7 @@
 pub(crate) mod direct;
 pub(crate) mod halving_doubling;
 pub(crate) mod hierarchical;
+pub(crate) mod mesh_rings;
 pub(crate) mod nvls;
 pub(crate) mod nvls_tree;
 pub(crate) mod ring;
@@ -14,6 +15,16 @@ pub(crate) mod tree;
 use super::group::Group;
 use super::op::CollectiveOp;
 use super::schedule::Schedule;
+
+/// What the algorithms may know of the network beyond the group's nodes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Wiring {
+    /// The torus's first dimension, in nodes, when its nodes are single chips (the torus
+    /// algorithm's rows); None elsewhere.
+    pub torus_row: Option<u32>,
+    /// Every GPU of a node has its own link to every other (no switch): rings share them out.
+    pub full_mesh: bool,
+}
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Algorithm {
@@ -82,30 +93,29 @@ impl Algorithm {
     /// The schedule of `op` over `group` with this (concrete) algorithm, or None where the
     /// algorithm does not apply (NVLS across nodes, halving-doubling on 12 ranks, ...).
     pub fn lower(self, op: CollectiveOp, group: &Group, bytes: f64) -> Option<Schedule> {
-        self.lower_on(op, group, bytes, None)
+        self.lower_on(op, group, bytes, Wiring::default())
     }
 
-    /// [`Algorithm::lower`] on a network whose single-GPU nodes form a torus with rows of
-    /// `torus_row` nodes (what the torus algorithm needs; None elsewhere).
+    /// [`Algorithm::lower`] on a network wired as `wiring` says.
     pub fn lower_on(
         self,
         op: CollectiveOp,
         group: &Group,
         bytes: f64,
-        torus_row: Option<u32>,
+        wiring: Wiring,
     ) -> Option<Schedule> {
         if group.size() < 2 {
             return Some(Schedule::default());
         }
         match self {
-            Algorithm::Ring => ring::lower(op, group, bytes),
+            Algorithm::Ring => ring::lower(op, group, bytes, wiring.full_mesh),
             Algorithm::Tree => tree::lower(op, group, bytes),
             Algorithm::HalvingDoubling => halving_doubling::lower(op, group, bytes),
             Algorithm::Hierarchical => hierarchical::lower(op, group, bytes),
             Algorithm::Nvls => nvls::lower(op, group, bytes),
             Algorithm::NvlsTree => nvls_tree::lower(op, group, bytes),
             Algorithm::Direct => direct::lower(op, group, bytes),
-            Algorithm::Torus => torus::lower(op, group, bytes, torus_row),
+            Algorithm::Torus => torus::lower(op, group, bytes, wiring.torus_row),
             Algorithm::Auto => None,
         }
     }

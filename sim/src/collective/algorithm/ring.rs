@@ -3,13 +3,15 @@
 //!
 //! With g ranks on each of N nodes, channel c visits node k starting at local index (c - k) mod g
 //! and leaves it from the local index just before, where the next node's visit starts: every
-//! inter-node hop stays on one rail, and the g channels use all g rails at once. A group on one node,
-//! or with unequal ranks per node, uses a single ring in group order.
+//! inter-node hop stays on one rail, and the g channels use all g rails at once. A group on one
+//! fully meshed node takes the rings of [`mesh_rings`], which share out its links; on one node of
+//! any other kind, or with unequal ranks per node, a single ring in group order.
 //!
 //! Steps (S = nccl-tests size, n ranks, C channels, each step moves S/(nC) per ring hop):
 //! all-reduce 2(n-1) steps (reduce-scatter then all-gather), reduce-scatter and all-gather n-1.
 //! Broadcast and reduce pipeline S in chunks down the ring as a chain: P + n - 2 steps of S/(CP).
 
+use super::mesh_rings;
 use crate::collective::group::Group;
 use crate::collective::op::CollectiveOp;
 use crate::collective::schedule::{Schedule, Transfer};
@@ -17,9 +19,16 @@ use crate::collective::schedule::{Schedule, Transfer};
 /// Size of a pipelined chunk for broadcast and reduce, bytes (NCCL's default chunk is of this order).
 pub const CHUNK_BYTES: f64 = 512.0 * 1024.0;
 
-/// The rings of a group, one per channel.
-pub fn rings(group: &Group) -> Vec<Vec<u32>> {
+/// The rings of a group, one per channel; `mesh`: its nodes are full meshes.
+pub fn rings(group: &Group, mesh: bool) -> Vec<Vec<u32>> {
     let nodes = group.by_node();
+    if mesh && nodes.len() == 1 {
+        let r = &group.ranks;
+        return mesh_rings::cover(r.len())
+            .into_iter()
+            .map(|ring| ring.into_iter().map(|i| r[i]).collect())
+            .collect();
+    }
     match group.regular() {
         Some(g) if nodes.len() > 1 && g > 1 => (0..g)
             .map(|c| {
@@ -71,9 +80,9 @@ fn around(ring: &[u32], steps: u64) -> Vec<(u32, u32)> {
         .collect()
 }
 
-pub fn lower(op: CollectiveOp, group: &Group, bytes: f64) -> Option<Schedule> {
+pub fn lower(op: CollectiveOp, group: &Group, bytes: f64, mesh: bool) -> Option<Schedule> {
     let n = group.size() as u64;
-    let rings = rings(group);
+    let rings = rings(group, mesh);
     let c = rings.len() as f64;
     let mut s = Schedule::default();
     match op {
@@ -115,7 +124,7 @@ mod tests {
     #[test]
     fn channels_stay_on_one_rail_between_nodes() {
         let group = Group::first(16, 8);
-        let rings = rings(&group);
+        let rings = rings(&group, false);
         assert_eq!(rings.len(), 8);
         for ring in &rings {
             let mut sorted = ring.clone();
@@ -141,7 +150,7 @@ mod tests {
     #[test]
     fn all_reduce_moves_2_n_minus_1_over_n_of_the_data_per_rank() {
         let group = Group::first(8, 8);
-        let s = lower(CollectiveOp::AllReduce, &group, 8e6).unwrap();
+        let s = lower(CollectiveOp::AllReduce, &group, 8e6, false).unwrap();
         assert_eq!(s.steps(), 14);
         let per_rank = s.bytes() / 8.0;
         assert!((per_rank - 2.0 * 7.0 / 8.0 * 8e6).abs() < 1e-3);

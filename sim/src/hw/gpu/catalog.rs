@@ -46,6 +46,7 @@ const V100_SXM2_32GB: GpuSpec = GpuSpec {
     idle_watts: None,
     nonlinear_rate: None,
     sustained_clock: 1.0,
+    intra_efficiency: None,
     efficiency: None,
     source: Cow::Borrowed(
         "NVIDIA V100 Tensor Core GPU datasheet (Jan 2020), V100 SXM2 column (32GB)",
@@ -82,6 +83,7 @@ const H100_SXM5_80GB: GpuSpec = GpuSpec {
     // the roofline's time (calibration/h200-2026-11-30, run 4: `clocks.csv`, `gemms.json`;
     // same GH100 die and TDP as this board).
     sustained_clock: 0.923,
+    intra_efficiency: None,
     efficiency: None,
     source: Cow::Borrowed(
         "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column (dense figures)",
@@ -113,6 +115,7 @@ const A100_SXM4_80GB: GpuSpec = GpuSpec {
     idle_watts: None,
     nonlinear_rate: None,
     sustained_clock: 1.0,
+    intra_efficiency: None,
     efficiency: None,
     source: Cow::Borrowed("NVIDIA A100 Tensor Core GPU datasheet (2021), SXM4 80GB column"),
 };
@@ -159,6 +162,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed("NVIDIA V100S Tensor Core GPU datasheet (Nov 2019), PCIe 32GB"),
     },
@@ -189,6 +193,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA T4 Tensor Core GPU datasheet (2019) and T4 product brief, PCIe low-profile 70 W",
@@ -220,6 +225,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 40GB SXM column (dense figures)",
@@ -263,6 +269,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB PCIe column (dense figures)",
@@ -294,6 +301,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed("NVIDIA A40 datasheet (2021), PCIe dual-slot (dense figures)"),
     },
@@ -324,6 +332,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA L4 Tensor Core GPU datasheet (2023), PCIe low-profile (sparse figures halved)",
@@ -358,6 +367,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA L20 specifications (China market, Nov 2023; no public datasheet, \
@@ -390,6 +400,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed("NVIDIA L40S datasheet (2023), PCIe dual-slot (dense figures)"),
     },
@@ -443,6 +454,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 PCIe column (sparse figures \
@@ -493,6 +505,7 @@ static NVIDIA: &[GpuSpec] = &[
         idle_watts: None,
         nonlinear_rate: None,
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA H20 specifications (China market, 2024; no public datasheet, partner \
@@ -552,6 +565,7 @@ static NVIDIA: &[GpuSpec] = &[
         // #2899), 0.85 of that clock; dense bf16 GEMM loops read 1,342-1,612 MHz in flashinfer's
         // MoE kernel notes.
         sustained_clock: 0.85,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA HGX B200 datasheet (2025), per-GPU HGX B200 column (sparse figures halved)",
@@ -593,6 +607,7 @@ static NVIDIA: &[GpuSpec] = &[
         // bf16 figure is found the board is priced at its rated clock, so it comes out faster
         // against the B200 (0.85) than its silicon suggests.
         sustained_clock: 1.0,
+        intra_efficiency: None,
         efficiency: None,
         source: Cow::Borrowed(
             "NVIDIA GB200 NVL72 datasheet (2025), per-Blackwell-GPU column (sparse figures \

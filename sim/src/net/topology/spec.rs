@@ -121,6 +121,9 @@ pub struct TopologySpec {
     pub intra_bandwidth: f64,
     /// GPU to GPU inside a server.
     pub intra_latency: f64,
+    /// The fraction of the intra-node line rate bulk transfers reach there, where the GPU's link
+    /// states its own (`GpuSpec::intra_efficiency`); None: NVLink's (`tier::Efficiency`).
+    pub intra_efficiency: Option<f64>,
     /// Per GPU: its PCIe link to a PCIe switch or to its NIC.
     pub pcie_bandwidth: f64,
     /// Per GPU: the rate its kernels stream a local copy at, bytes/s of traffic (memory bandwidth
@@ -184,6 +187,7 @@ impl TopologySpec {
             intra: IntraKind::NvSwitch,
             intra_bandwidth: 450e9,
             intra_latency: Fabric::INTRA_LATENCY_S,
+            intra_efficiency: None,
             pcie_bandwidth: DEFAULT_PCIE_BANDWIDTH,
             gpu_copy_bandwidth: DEFAULT_GPU_COPY_BANDWIDTH,
             inter: InterKind::FatTree,

@@ -54,6 +54,7 @@ pub fn spec(
         cluster::Topology::Graph => InterKind::Graph,
     };
     let mut spec = TopologySpec::from_fabric(fabric, intra, inter);
+    spec.intra_efficiency = gpu.intra_efficiency.filter(|_| intra_s.link.is_none());
     spec.pcie_bandwidth = intra_s.pcie_bandwidth.map_or(gpu.pcie_bandwidth, |b| b.0);
     spec.gpu_copy_bandwidth = gpu.copy_bandwidth();
     // Unstated, the fabric is taken at InfiniBand's rate and latency with its flows hashed
