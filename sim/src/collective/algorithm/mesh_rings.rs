@@ -8,6 +8,7 @@
 //! 131,000 up to 16. For 4 and 6 ranks every directed Hamiltonian cycle (6 and 120), which use
 //! every link equally often. Should the search run out of steps, the most link-disjoint cycles it
 //! found. Positions are 0..n, in the group's order; the first ring is always 0, 1, ..., n - 1.
+//! Rings that cross servers walk each server by [`paths`] instead: one path per channel.
 
 /// Groups larger than this keep one ring (a mesh server of more GPUs is not built).
 pub const MAX_RANKS: usize = 16;
@@ -48,64 +49,124 @@ fn every_cycle(n: usize) -> Vec<Vec<usize>> {
 /// Link-disjoint Hamiltonian cycles, found depth first: all n - 1 when the budget allows, else
 /// the most found at any point.
 fn search(n: usize) -> Vec<Vec<usize>> {
-    let mut s = Search {
-        n,
-        used: vec![false; n * n],
-        cycles: Vec::new(),
-        best: Vec::new(),
-        steps: 0,
-    };
-    s.cycle(&mut vec![0], &mut vec![false; n]);
-    if s.cycles.len() == n - 1 {
-        s.cycles
+    let s = Search::run(n, Shape::Cycles);
+    if s.walks.len() == n - 1 {
+        s.walks
     } else {
         s.best
     }
 }
 
+/// For rings that cross servers, which enter a server at local index e and leave it from e - 1
+/// (`ring::rings`): walks[e] goes from e through every position to e - 1 (mod n), the n walks
+/// together using every link once. None where there is no such set (3 to 5 positions) or the
+/// search ran out of steps.
+pub fn paths(n: usize) -> Option<Vec<Vec<usize>>> {
+    if !(2..=MAX_RANKS).contains(&n) {
+        return None;
+    }
+    let s = Search::run(n, Shape::Paths);
+    (s.walks.len() == n).then_some(s.walks)
+}
+
+/// What the search looks for.
+#[derive(Copy, Clone, PartialEq)]
+enum Shape {
+    /// n - 1 cycles through position 0.
+    Cycles,
+    /// n paths, the i-th from i to i - 1.
+    Paths,
+}
+
+impl Shape {
+    fn count(self, n: usize) -> usize {
+        match self {
+            Shape::Cycles => n - 1,
+            Shape::Paths => n,
+        }
+    }
+
+    fn start(self, walk: usize) -> usize {
+        match self {
+            Shape::Cycles => 0,
+            Shape::Paths => walk,
+        }
+    }
+}
+
+/// A depth-first search for link-disjoint Hamiltonian walks.
 struct Search {
     n: usize,
-    /// Links taken by the cycles so far, `from * n + to`.
+    shape: Shape,
+    /// Links taken by the walks so far, `from * n + to`.
     used: Vec<bool>,
-    cycles: Vec<Vec<usize>>,
+    walks: Vec<Vec<usize>>,
     best: Vec<Vec<usize>>,
     steps: u64,
 }
 
 impl Search {
-    /// Extends `path` to a cycle with free links, then starts the next; true once all are found
-    /// (or the budget is spent).
-    fn cycle(&mut self, path: &mut Vec<usize>, seen: &mut Vec<bool>) -> bool {
+    fn run(n: usize, shape: Shape) -> Search {
+        let mut s = Search {
+            n,
+            shape,
+            used: vec![false; n * n],
+            walks: Vec::new(),
+            best: Vec::new(),
+            steps: 0,
+        };
+        s.next();
+        s
+    }
+
+    /// Starts the next walk; true once all are found (or the budget is spent).
+    fn next(&mut self) -> bool {
+        let start = self.shape.start(self.walks.len());
+        let mut seen = vec![false; self.n];
+        seen[start] = true;
+        self.extend(&mut vec![start], &mut seen)
+    }
+
+    /// Extends `path` with free links to a whole walk, then starts the next.
+    fn extend(&mut self, path: &mut Vec<usize>, seen: &mut Vec<bool>) -> bool {
         self.steps += 1;
         if self.steps > BUDGET {
             return true;
         }
         let n = self.n;
-        let v = path[path.len() - 1];
+        let (v, start) = (path[path.len() - 1], path[0]);
+        let end = (start + n - 1) % n;
         if path.len() == n {
-            if self.used[v * n] {
+            // A cycle closes back to its start; a path must have reached its end.
+            let closing = (self.shape == Shape::Cycles).then_some(v * n + start);
+            if closing.is_some_and(|a| self.used[a]) || (closing.is_none() && v != end) {
                 return false;
             }
-            self.used[v * n] = true;
-            self.cycles.push(path.clone());
-            if self.cycles.len() > self.best.len() {
-                self.best = self.cycles.clone();
+            if let Some(a) = closing {
+                self.used[a] = true;
             }
-            if self.cycles.len() == n - 1 || self.cycle(&mut vec![0], &mut vec![false; n]) {
+            self.walks.push(path.clone());
+            if self.walks.len() > self.best.len() {
+                self.best = self.walks.clone();
+            }
+            if self.walks.len() == self.shape.count(n) || self.next() {
                 return true;
             }
-            self.cycles.pop();
-            self.used[v * n] = false;
+            self.walks.pop();
+            if let Some(a) = closing {
+                self.used[a] = false;
+            }
             return false;
         }
-        for w in 1..n {
-            if seen[w] || self.used[v * n + w] {
+        for w in 0..n {
+            let early_end = self.shape == Shape::Paths && w == end && path.len() < n - 1;
+            if seen[w] || self.used[v * n + w] || early_end {
                 continue;
             }
             self.used[v * n + w] = true;
             seen[w] = true;
             path.push(w);
-            if self.cycle(path, seen) {
+            if self.extend(path, seen) {
                 return true;
             }
             path.pop();
@@ -165,6 +226,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn paths_across_servers_use_every_link_once_from_entry_to_exit() {
+        for n in [2, 6, 7, 8, 9, 12, 16] {
+            let paths = paths(n).unwrap();
+            let mut u = vec![0; n * n];
+            for (e, p) in paths.iter().enumerate() {
+                assert_eq!((p[0], p[n - 1]), (e, (e + n - 1) % n), "{n}: walk {e}");
+                let mut sorted = p.clone();
+                sorted.sort();
+                assert_eq!(sorted, (0..n).collect::<Vec<_>>());
+                p.windows(2).for_each(|w| u[w[0] * n + w[1]] += 1);
+            }
+            assert!(
+                (0..n * n).all(|i| u[i] == usize::from(i % (n + 1) != 0)),
+                "{n}"
+            );
+        }
+        assert!([3, 4, 5, 17].iter().all(|&n| paths(n).is_none()));
     }
 
     #[test]

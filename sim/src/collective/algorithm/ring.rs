@@ -3,9 +3,10 @@
 //!
 //! With g ranks on each of N nodes, channel c visits node k starting at local index (c - k) mod g
 //! and leaves it from the local index just before, where the next node's visit starts: every
-//! inter-node hop stays on one rail, and the g channels use all g rails at once. A group on one
-//! fully meshed node takes the rings of [`mesh_rings`], which share out its links; on one node of
-//! any other kind, or with unequal ranks per node, a single ring in group order.
+//! inter-node hop stays on one rail, and the g channels use all g rails at once. On fully meshed
+//! nodes each channel crosses a node by its own path of [`mesh_rings::paths`], and a group on one
+//! such node takes the rings of [`mesh_rings::cover`], so that the channels share out the links;
+//! on one node of any other kind, or with unequal ranks per node, a single ring in group order.
 //!
 //! Steps (S = nccl-tests size, n ranks, C channels, each step moves S/(nC) per ring hop):
 //! all-reduce 2(n-1) steps (reduce-scatter then all-gather), reduce-scatter and all-gather n-1.
@@ -30,18 +31,29 @@ pub fn rings(group: &Group, mesh: bool) -> Vec<Vec<u32>> {
             .collect();
     }
     match group.regular() {
-        Some(g) if nodes.len() > 1 && g > 1 => (0..g)
-            .map(|c| {
-                nodes
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(k, (_, local))| {
-                        let entry = ((c as i64 - k as i64).rem_euclid(g as i64)) as usize;
-                        local[entry..].iter().chain(&local[..entry]).copied()
-                    })
-                    .collect()
-            })
-            .collect(),
+        Some(g) if nodes.len() > 1 && g > 1 => {
+            // How a channel crosses a node from local index `entry` to `entry - 1`: in index
+            // order, or on a full mesh by its own path, so that the channels share out the links.
+            let paths = mesh.then(|| mesh_rings::paths(g as usize)).flatten();
+            let walk = |entry: usize| -> Vec<usize> {
+                match &paths {
+                    Some(p) => p[entry].clone(),
+                    None => (entry..g as usize).chain(0..entry).collect(),
+                }
+            };
+            (0..g)
+                .map(|c| {
+                    nodes
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(k, (_, local))| {
+                            let entry = (c as i64 - k as i64).rem_euclid(g as i64) as usize;
+                            walk(entry).into_iter().map(|i| local[i])
+                        })
+                        .collect()
+                })
+                .collect()
+        }
         _ => vec![group.ranks.clone()],
     }
 }
@@ -145,6 +157,26 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), 8);
+    }
+
+    #[test]
+    fn on_meshed_nodes_the_channels_share_out_every_link_and_keep_their_rails() {
+        let rings = rings(&Group::first(16, 8), true);
+        assert_eq!(rings.len(), 8);
+        let mut uses = std::collections::HashMap::new();
+        for ring in &rings {
+            for i in 0..16 {
+                let (a, b) = (ring[i], ring[(i + 1) % 16]);
+                if a / 8 == b / 8 {
+                    *uses.entry((a, b)).or_insert(0) += 1;
+                } else if i < 15 {
+                    assert_eq!(a % 8, b % 8, "node to node, a channel stays on its rail");
+                }
+            }
+        }
+        // 2 nodes x 56 directed links, each carrying one channel.
+        assert_eq!(uses.len(), 112);
+        assert!(uses.values().all(|&u| u == 1));
     }
 
     #[test]
