@@ -340,7 +340,7 @@ mod tests {
         ] {
             assert_eq!(kind(name), IntraLinkKind::NvSwitch, "{name}");
         }
-        for name in ["V100", "MI250X", "MI300X"] {
+        for name in ["V100", "MI250X", "MI300X", "MI325X"] {
             assert_eq!(kind(name), IntraLinkKind::Mesh, "{name}");
         }
         for name in [

@@ -102,6 +102,50 @@ pub(super) static ENTRIES: &[GpuSpec] = &[
                  MI300X platform datasheet for Infinity Fabric",
         ),
     },
+    GpuSpec {
+        name: Cow::Borrowed("MI325X"),
+        aliases: &["AMD MI325X", "Instinct MI325X", "MI325X-256GB"],
+        vendor: "AMD",
+        architecture: Architecture::Cdna3,
+        // The MI300X's compute dies and peaks with HBM3E (AMD's MI325X datasheet: 1,307.4 dense
+        // fp16/bf16, 2,614.9 fp8, 653.7 TF32, 163.4 fp32 TFLOPS).
+        peak_fp32: 163.4 * TFLOPS,
+        peak_tf32: Some(653.7 * TFLOPS),
+        peak_bf16: Some(1307.4 * TFLOPS),
+        peak_fp16: 1307.4 * TFLOPS,
+        peak_fp8: Some(2614.9 * TFLOPS),
+        peak_int8: Some(2614.9 * TFLOPS),
+        // ROCm's GPU spec table: "VRAM (GiB) 256".
+        memory_bytes: 256 * GIB,
+        memory_bandwidth: 6000.0 * GB,
+        // The MI300X's platform and links: a drop-in baseboard, 7 peer links of 64 GB/s a
+        // direction.
+        intra_link: IntraLinkKind::Mesh,
+        intra_bandwidth: 448.0 * GB,
+        pcie_bandwidth: 64.0 * GB,
+        // 1,000 W peak board power.
+        tdp_watts: 1000.0,
+        in_switch_reduction: false,
+        multiprocessors: 304,
+        peak_int4: None,
+        idle_watts: None,
+        nonlinear_rate: None,
+        sustained_clock: 1.0,
+        // xGMI as on the MI300X (same links).
+        intra_efficiency: Some(0.71),
+        // AMD's maximum achievable GEMM rates (the MI300X's source): 794 TFLOP/s fp16, 843 bf16
+        // and 1,519 fp8 at 1,354-1,464 MHz, 0.61, 0.64 and 0.58 of the datasheet; the extra
+        // board power holds a higher clock than the MI300X's. Attention scaled alike.
+        efficiency: Some(Efficiency {
+            gemm_peak_fraction: 0.6,
+            attention_peak_fraction: 0.48,
+            ..Efficiency::DEFAULT
+        }),
+        source: Cow::Borrowed(
+            "AMD Instinct MI325X accelerator datasheet (2024), OAM module; ROCm GPU \
+                 specifications table",
+        ),
+    },
     // ---- Google TPU ----
     GpuSpec {
         name: Cow::Borrowed("TPU-v3"),
