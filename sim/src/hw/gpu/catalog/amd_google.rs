@@ -5,6 +5,60 @@ use crate::hw::gpu::{Architecture, GpuSpec, IntraLinkKind};
 use crate::hw::roofline::Efficiency;
 use std::borrow::Cow;
 
+const MI300X: GpuSpec = GpuSpec {
+    name: Cow::Borrowed("MI300X"),
+    aliases: &["AMD MI300X", "Instinct MI300X", "MI300X-192GB"],
+    vendor: "AMD",
+    architecture: Architecture::Cdna3,
+    // Dense figures (the datasheet gives sparse ones separately). Vector and matrix FP32
+    // are both 163.4; AMD's datasheet gives a TF32 matrix figure, used here.
+    peak_fp32: 163.4 * TFLOPS,
+    peak_tf32: Some(653.7 * TFLOPS),
+    peak_bf16: Some(1307.4 * TFLOPS),
+    peak_fp16: 1307.4 * TFLOPS,
+    peak_fp8: Some(2614.9 * TFLOPS),
+    peak_int8: Some(2614.9 * TFLOPS),
+    // GiB: 8 HBM3 stacks of 24 GiB (ROCm's GPU spec table lists "VRAM (GiB) 192").
+    memory_bytes: 192 * GIB,
+    memory_bandwidth: 5300.0 * GB,
+    // Infinity Fabric, fully connected 8-GPU platform: 7 peer links of 128 GB/s peak
+    // bidirectional (64 GB/s per direction) = 448 GB/s per direction in aggregate, but only
+    // 64 GB/s per direction to any single peer. The 8th link is for scale-out. Sources: AMD
+    // MI300X datasheet ("Infinity Fabric Links", "Peak Infinity Fabric Link Bandwidth
+    // 128 GB/s"), MI300X platform datasheet (896 GB/s aggregate bidirectional).
+    intra_link: IntraLinkKind::Mesh,
+    intra_bandwidth: 448.0 * GB,
+    // PCIe Gen5 x16.
+    pcie_bandwidth: 64.0 * GB,
+    // 750 W peak board power.
+    tdp_watts: 750.0,
+    in_switch_reduction: false,
+    multiprocessors: 304,
+    peak_int4: None,
+    idle_watts: None,
+    nonlinear_rate: None,
+    sustained_clock: 1.0,
+    // xGMI carries 45-48 GB/s of each 64 GB/s link after CRC and protocol overhead
+    // (TransferBench, all seven links at once), and RCCL's all-reduce on 8 MI300X reaches a
+    // bus bandwidth of 306 GB/s at 256 MB and 318 GB/s at 16 GB, 0.68-0.71 of the 448 GB/s
+    // line rate (ROCm blog "Understanding RCCL Bandwidth and xGMI Performance on AMD
+    // Instinct MI300X", March 2025).
+    intra_efficiency: Some(0.71),
+    // AMD's own maximum achievable GEMM rates with hipBLASLt, warm and at the clock dense
+    // matrix work holds (1,115-1,230 MHz of 2,100): 654 TFLOP/s fp16, 708 bf16 and 1,273 fp8,
+    // 0.50, 0.54 and 0.49 of the datasheet ("Measuring Max-Achievable FLOPs - Part 2", ROCm
+    // blog, Feb 2025), where NVIDIA's GPUs reach 0.75. Fused attention runs on the same
+    // matrix cores at the same clock: the shared 0.6 scaled alike.
+    efficiency: Some(Efficiency {
+        gemm_peak_fraction: 0.5,
+        attention_peak_fraction: 0.4,
+        ..Efficiency::DEFAULT
+    }),
+    source: Cow::Borrowed(
+        "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
+             MI300X platform datasheet for Infinity Fabric",
+    ),
+};
 pub(super) static ENTRIES: &[GpuSpec] = &[
     // ---- AMD CDNA ----
     GpuSpec {
@@ -48,91 +102,17 @@ pub(super) static ENTRIES: &[GpuSpec] = &[
                  ROCm MI250 microarchitecture page for the link figures",
         ),
     },
-    GpuSpec {
-        name: Cow::Borrowed("MI300X"),
-        aliases: &["AMD MI300X", "Instinct MI300X", "MI300X-192GB"],
-        vendor: "AMD",
-        architecture: Architecture::Cdna3,
-        // Dense figures (the datasheet gives sparse ones separately). Vector and matrix FP32
-        // are both 163.4; AMD's datasheet gives a TF32 matrix figure, used here.
-        peak_fp32: 163.4 * TFLOPS,
-        peak_tf32: Some(653.7 * TFLOPS),
-        peak_bf16: Some(1307.4 * TFLOPS),
-        peak_fp16: 1307.4 * TFLOPS,
-        peak_fp8: Some(2614.9 * TFLOPS),
-        peak_int8: Some(2614.9 * TFLOPS),
-        // GiB: 8 HBM3 stacks of 24 GiB (ROCm's GPU spec table lists "VRAM (GiB) 192").
-        memory_bytes: 192 * GIB,
-        memory_bandwidth: 5300.0 * GB,
-        // Infinity Fabric, fully connected 8-GPU platform: 7 peer links of 128 GB/s peak
-        // bidirectional (64 GB/s per direction) = 448 GB/s per direction in aggregate, but only
-        // 64 GB/s per direction to any single peer. The 8th link is for scale-out. Sources: AMD
-        // MI300X datasheet ("Infinity Fabric Links", "Peak Infinity Fabric Link Bandwidth
-        // 128 GB/s"), MI300X platform datasheet (896 GB/s aggregate bidirectional).
-        intra_link: IntraLinkKind::Mesh,
-        intra_bandwidth: 448.0 * GB,
-        // PCIe Gen5 x16.
-        pcie_bandwidth: 64.0 * GB,
-        // 750 W peak board power.
-        tdp_watts: 750.0,
-        in_switch_reduction: false,
-        multiprocessors: 304,
-        peak_int4: None,
-        idle_watts: None,
-        nonlinear_rate: None,
-        sustained_clock: 1.0,
-        // xGMI carries 45-48 GB/s of each 64 GB/s link after CRC and protocol overhead
-        // (TransferBench, all seven links at once), and RCCL's all-reduce on 8 MI300X reaches a
-        // bus bandwidth of 306 GB/s at 256 MB and 318 GB/s at 16 GB, 0.68-0.71 of the 448 GB/s
-        // line rate (ROCm blog "Understanding RCCL Bandwidth and xGMI Performance on AMD
-        // Instinct MI300X", March 2025).
-        intra_efficiency: Some(0.71),
-        // AMD's own maximum achievable GEMM rates with hipBLASLt, warm and at the clock dense
-        // matrix work holds (1,115-1,230 MHz of 2,100): 654 TFLOP/s fp16, 708 bf16 and 1,273 fp8,
-        // 0.50, 0.54 and 0.49 of the datasheet ("Measuring Max-Achievable FLOPs - Part 2", ROCm
-        // blog, Feb 2025), where NVIDIA's GPUs reach 0.75. Fused attention runs on the same
-        // matrix cores at the same clock: the shared 0.6 scaled alike.
-        efficiency: Some(Efficiency {
-            gemm_peak_fraction: 0.5,
-            attention_peak_fraction: 0.4,
-            ..Efficiency::DEFAULT
-        }),
-        source: Cow::Borrowed(
-            "AMD Instinct MI300X accelerator datasheet (2023), OAM module; AMD Instinct \
-                 MI300X platform datasheet for Infinity Fabric",
-        ),
-    },
+    MI300X,
     GpuSpec {
         name: Cow::Borrowed("MI325X"),
         aliases: &["AMD MI325X", "Instinct MI325X", "MI325X-256GB"],
-        vendor: "AMD",
-        architecture: Architecture::Cdna3,
-        // The MI300X's compute dies and peaks with HBM3E (AMD's MI325X datasheet: 1,307.4 dense
-        // fp16/bf16, 2,614.9 fp8, 653.7 TF32, 163.4 fp32 TFLOPS).
-        peak_fp32: 163.4 * TFLOPS,
-        peak_tf32: Some(653.7 * TFLOPS),
-        peak_bf16: Some(1307.4 * TFLOPS),
-        peak_fp16: 1307.4 * TFLOPS,
-        peak_fp8: Some(2614.9 * TFLOPS),
-        peak_int8: Some(2614.9 * TFLOPS),
-        // ROCm's GPU spec table: "VRAM (GiB) 256".
+        // The MI300X's compute dies, peaks (AMD's MI325X datasheet: 1,307.4 dense fp16/bf16,
+        // 2,614.9 fp8 TFLOPS), baseboard and xGMI links, with HBM3E: ROCm's GPU spec table lists
+        // "VRAM (GiB) 256".
         memory_bytes: 256 * GIB,
         memory_bandwidth: 6000.0 * GB,
-        // The MI300X's platform and links: a drop-in baseboard, 7 peer links of 64 GB/s a
-        // direction.
-        intra_link: IntraLinkKind::Mesh,
-        intra_bandwidth: 448.0 * GB,
-        pcie_bandwidth: 64.0 * GB,
         // 1,000 W peak board power.
         tdp_watts: 1000.0,
-        in_switch_reduction: false,
-        multiprocessors: 304,
-        peak_int4: None,
-        idle_watts: None,
-        nonlinear_rate: None,
-        sustained_clock: 1.0,
-        // xGMI as on the MI300X (same links).
-        intra_efficiency: Some(0.71),
         // AMD's maximum achievable GEMM rates (the MI300X's source): 794 TFLOP/s fp16, 843 bf16
         // and 1,519 fp8 at 1,354-1,464 MHz, 0.61, 0.64 and 0.58 of the datasheet; the extra
         // board power holds a higher clock than the MI300X's. Attention scaled alike.
@@ -145,6 +125,7 @@ pub(super) static ENTRIES: &[GpuSpec] = &[
             "AMD Instinct MI325X accelerator datasheet (2024), OAM module; ROCm GPU \
                  specifications table",
         ),
+        ..MI300X
     },
     // ---- Google TPU ----
     GpuSpec {
