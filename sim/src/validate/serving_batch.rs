@@ -159,8 +159,8 @@ fn gpu(c: &Case, a: &mut Vec<String>) -> Result<&'static GpuSpec, Status> {
     Err(Status::Failed(last))
 }
 
-/// The preset of the case's model: Llama 2 (7B, 13B, 70B), Llama 3 and 3.1 (8B, 70B); Llama 3.3
-/// 70B has Llama 3.1 70B's shapes.
+/// The preset of the case's model: Llama 2 (7B, 13B, 70B), Llama 3 (8B, 70B) and 3.1 (8B, 70B,
+/// 405B); Llama 3.3 70B has Llama 3.1 70B's shapes.
 fn preset(c: &Case, a: &mut Vec<String>) -> Result<&'static str, Status> {
     let arch = text(c.get("model", "arch")).unwrap_or("");
     let flat: String = arch
@@ -168,7 +168,7 @@ fn preset(c: &Case, a: &mut Vec<String>) -> Result<&'static str, Status> {
         .chars()
         .filter(|ch| ch.is_ascii_alphanumeric() || *ch == '.')
         .collect();
-    let size = ["70b", "13b", "8b", "7b"]
+    let size = ["405b", "70b", "13b", "8b", "7b"]
         .into_iter()
         .find(|s| flat.contains(s));
     let preset = match size {
@@ -187,6 +187,7 @@ fn preset(c: &Case, a: &mut Vec<String>) -> Result<&'static str, Status> {
         Some(size) if flat.contains("llama3.1") => match size {
             "8b" => Some("llama-3.1-8b"),
             "70b" => Some("llama-3.1-70b"),
+            "405b" => Some("llama-3.1-405b"),
             _ => None,
         },
         Some(size) if flat.contains("llama3") => match size {

@@ -584,6 +584,25 @@ fn a_guidance_scale_that_is_not_a_number_fails_the_case() {
     );
 }
 
+/// AMD's 405B rows (`validation/holdout/rocm-405b.json`) run as Llama 3.1 405B: every row is
+/// compared, on 8 MI300X at TP8 with the fp8 KV cache the checkpoint carries. Accuracy is not
+/// asserted (validation/README.md has it).
+#[test]
+fn the_405b_rows_run_as_the_405b_preset() {
+    let report = validate_repository_file("validation/holdout/rocm-405b.json", 4);
+    for row in report["rows"].as_array().unwrap() {
+        let s = row["scenario"].as_str().unwrap();
+        for key in [
+            "preset = \"llama-3.1-405b\"",
+            "gpu = \"MI300X\"",
+            "tp = 8",
+            "kv_cache_dtype = \"fp8\"",
+        ] {
+            assert!(s.contains(key), "{key} in {s}");
+        }
+    }
+}
+
 /// The small-batch serving file (`validation/serving-small-batch.json`): every row of a model the
 /// catalog has is set up as its benchmark ran it, and the rows that sample ShareGPT say why not.
 /// Accuracy is not asserted (docs/VALIDATION-SERVING-SMALL-BATCH.md has it).
