@@ -31,6 +31,7 @@ mod layout;
 mod limits;
 mod local_sgd;
 mod malformed;
+mod mi300x_compute;
 mod models;
 mod moe;
 mod network;
