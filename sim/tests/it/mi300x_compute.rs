@@ -5,6 +5,7 @@
 //! matrix units at AMD's maximum-achievable rate (0.5 of the datasheet), not at these kernels.
 //! Prints every row it compares.
 
+use crate::common::median;
 use clustersim::hw::gpu;
 use clustersim::hw::{ComputeModel, Dtype, Kernel};
 
@@ -31,12 +32,6 @@ const AITER_INT8: &[(u64, u64, u64, f64)] = &[
     (16384, 5120, 1280, 195.4489),
     (32768, 5120, 1280, 379.1231),
 ];
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    (v[(n - 1) / 2] + v[n / 2]) / 2.0
-}
 
 /// From 1,024 tokens on, within 20% each and 15% at the median (measured: -17% to +8%, median
 /// about -10%: the model is a little fast). Below that the K = 5120 shape's tuned kernels (tiles

@@ -584,6 +584,13 @@ fn a_guidance_scale_that_is_not_a_number_fails_the_case() {
     );
 }
 
+/// Asserts that a case's scenario states every one of `keys`.
+fn has_all(s: &str, keys: &[&str]) {
+    for key in keys {
+        assert!(s.contains(key), "{key} in {s}");
+    }
+}
+
 /// AMD's 405B rows (`validation/holdout/rocm-405b.json`) run as Llama 3.1 405B: every row is
 /// compared, on 8 MI300X at TP8 with the fp8 KV cache the checkpoint carries. Accuracy is not
 /// asserted (validation/README.md has it).
@@ -592,14 +599,15 @@ fn the_405b_rows_run_as_the_405b_preset() {
     let report = validate_repository_file("validation/holdout/rocm-405b.json", 4);
     for row in report["rows"].as_array().unwrap() {
         let s = row["scenario"].as_str().unwrap();
-        for key in [
-            "preset = \"llama-3.1-405b\"",
-            "gpu = \"MI300X\"",
-            "tp = 8",
-            "kv_cache_dtype = \"fp8\"",
-        ] {
-            assert!(s.contains(key), "{key} in {s}");
-        }
+        has_all(
+            s,
+            &[
+                "preset = \"llama-3.1-405b\"",
+                "gpu = \"MI300X\"",
+                "tp = 8",
+                "kv_cache_dtype = \"fp8\"",
+            ],
+        );
     }
 }
 
@@ -616,34 +624,37 @@ fn small_batch_serving_rows_run_as_their_benchmarks_did() {
     };
     // TensorRT-LLM's first-token table: one request of the stated prompt and one output token.
     let s = scenario("trtllm-v05-llama2-7b-h100-fp8-tp1-bs1-ttft-isl128");
-    for key in [
-        "requests = 1\n",
-        "prompt_tokens = 128\n",
-        "output_tokens = 1\n",
-        "kv_cache_dtype = \"fp8\"",
-    ] {
-        assert!(s.contains(key), "{key} in {s}");
-    }
+    has_all(
+        &s,
+        &[
+            "requests = 1\n",
+            "prompt_tokens = 128\n",
+            "output_tokens = 1\n",
+            "kv_cache_dtype = \"fp8\"",
+        ],
+    );
     // LMDeploy's static batch of 16 in fp16.
     let s = scenario("lmdeploy-v010a1-llama2-7b-a100-fp16-tp1-bs16-128-128");
-    for key in [
-        "scheduler = \"static\"",
-        "requests = 16\n",
-        "dtype = \"fp16\"",
-    ] {
-        assert!(s.contains(key), "{key} in {s}");
-    }
+    has_all(
+        &s,
+        &[
+            "scheduler = \"static\"",
+            "requests = 16\n",
+            "dtype = \"fp16\"",
+        ],
+    );
     // SGLang's Poisson run of uniform random lengths, Llama 3.3 as Llama 3.1's shapes.
     let s = scenario("sglang-llama33-70b-h200x4-bf16-tp4-random1024-rps1");
-    for key in [
-        "preset = \"llama-3.1-70b\"",
-        "arrival = \"poisson\"",
-        "rate = \"1/s\"",
-        "requests = 300\n",
-        "{ dist = \"uniform\", min = 1, max = 1024 }",
-    ] {
-        assert!(s.contains(key), "{key} in {s}");
-    }
+    has_all(
+        &s,
+        &[
+            "preset = \"llama-3.1-70b\"",
+            "arrival = \"poisson\"",
+            "rate = \"1/s\"",
+            "requests = 300\n",
+            "{ dist = \"uniform\", min = 1, max = 1024 }",
+        ],
+    );
     let short = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap()["metric_short"].clone();
     assert_eq!(
         short("vllm-ci-build9515-llama8b-h200-tp1-bs8-32-128"),
