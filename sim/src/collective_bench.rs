@@ -172,12 +172,13 @@ fn spec(a: &Bench, g: &gpu::GpuSpec) -> Result<TopologySpec, String> {
         return Err("--nodes and --gpus-per-node must be at least 1".into());
     }
     let mut s = TopologySpec::new(a.nodes, a.gpus_per_node);
+    let own = match g.intra_link {
+        IntraLinkKind::NvSwitch => IntraKind::NvSwitch,
+        IntraLinkKind::Mesh => IntraKind::NvLinkMesh,
+        IntraLinkKind::Pcie => IntraKind::Pcie,
+    };
     s.intra = match a.intra_link.as_deref() {
-        None => match g.intra_link {
-            IntraLinkKind::NvSwitch => IntraKind::NvSwitch,
-            IntraLinkKind::Mesh => IntraKind::NvLinkMesh,
-            IntraLinkKind::Pcie => IntraKind::Pcie,
-        },
+        None => own,
         Some("nvswitch") => IntraKind::NvSwitch,
         Some("nvlink-mesh") => IntraKind::NvLinkMesh,
         Some("nvlink-pairs") => IntraKind::NvLinkPairs,
@@ -192,7 +193,8 @@ fn spec(a: &Bench, g: &gpu::GpuSpec) -> Result<TopologySpec, String> {
         Some(t) => bandwidth("intra-bandwidth", t)?,
         None => g.intra_bandwidth,
     };
-    s.intra_efficiency = g.intra_efficiency.filter(|_| a.intra_link.is_none());
+    // The GPU's link keeps its own efficiency, named or not; another link gets NVLink's.
+    s.intra_efficiency = g.intra_efficiency.filter(|_| s.intra == own);
     s.pcie_bandwidth = g.pcie_bandwidth;
     s.gpu_copy_bandwidth = g.copy_bandwidth();
     s.inter = match a.topology.as_deref() {

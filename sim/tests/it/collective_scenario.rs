@@ -172,3 +172,45 @@ fn overlap_and_slice_are_refused_where_they_mean_nothing() {
         assert!(e.contains(says) && e.contains(key), "{key}: {e}");
     }
 }
+
+/// Naming a GPU's own link changes nothing: an MI300X server's all-reduce costs the same with
+/// `link = "nvlink-mesh"` stated or left out, in a scenario and on the command line (xGMI keeps
+/// its own efficiency); naming another link prices that link.
+#[test]
+fn naming_the_gpus_own_link_keeps_its_price() {
+    let text = |link: &str| {
+        format!(
+            "kind = \"collective\"\n[cluster]\ngpu = \"MI300X\"\nnodes = 1\ngpus_per_node = 8\n{link}\
+             [collective]\nop = \"all-reduce\"\nsize = \"256 MiB\"\n"
+        )
+    };
+    let time = |link: &str| number(&common::report("c.toml", &text(link), &[]), "time_s");
+    let silent = time("");
+    let stated = time("[cluster.intra_node]\nlink = \"nvlink-mesh\"\n");
+    assert_eq!(silent, stated);
+    let switched = time("[cluster.intra_node]\nlink = \"nvswitch\"\nbandwidth = \"448 GB/s\"\n");
+    assert_ne!(silent, switched);
+    let cli = |extra: &[&str]| -> f64 {
+        let mut args = vec![
+            "collective",
+            "--gpu",
+            "MI300X",
+            "--nodes",
+            "1",
+            "--gpus-per-node",
+            "8",
+            "--op",
+            "all-reduce",
+            "--size",
+            "256M",
+            "--tier",
+            "analytical",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = common::bin().args(&args).output().expect("runs");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["time_s"].as_f64().expect("a time")
+    };
+    assert_eq!(cli(&[]), cli(&["--intra-link", "nvlink-mesh"]));
+}

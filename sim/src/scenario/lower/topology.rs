@@ -29,11 +29,12 @@ pub fn spec(
 ) -> Result<TopologySpec, SpecError> {
     let intra_s = cluster.intra_node.clone().unwrap_or_default();
     let inter_s = cluster.inter_node.clone().unwrap_or_default();
-    let link = intra_s.link.unwrap_or(match gpu.intra_link {
+    let own = match gpu.intra_link {
         IntraLinkKind::NvSwitch => cluster::IntraLink::Nvswitch,
         IntraLinkKind::Mesh => cluster::IntraLink::NvlinkMesh,
         IntraLinkKind::Pcie => cluster::IntraLink::Pcie,
-    });
+    };
+    let link = intra_s.link.unwrap_or(own);
     let intra = match (link, intra_s.mesh) {
         (cluster::IntraLink::NvlinkMesh, Some(MeshShape::Pairs)) => IntraKind::NvLinkPairs,
         (cluster::IntraLink::NvlinkMesh, _) => IntraKind::NvLinkMesh,
@@ -54,7 +55,8 @@ pub fn spec(
         cluster::Topology::Graph => InterKind::Graph,
     };
     let mut spec = TopologySpec::from_fabric(fabric, intra, inter);
-    spec.intra_efficiency = gpu.intra_efficiency.filter(|_| intra_s.link.is_none());
+    // The GPU's link keeps its own efficiency, stated or not; another link gets NVLink's.
+    spec.intra_efficiency = gpu.intra_efficiency.filter(|_| link == own);
     spec.pcie_bandwidth = intra_s.pcie_bandwidth.map_or(gpu.pcie_bandwidth, |b| b.0);
     spec.gpu_copy_bandwidth = gpu.copy_bandwidth();
     // Unstated, the fabric is taken at InfiniBand's rate and latency with its flows hashed
