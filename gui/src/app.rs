@@ -359,7 +359,9 @@ mod tests {
         use egui_kittest::kittest::Queryable;
         let dir = std::env::temp_dir().join(format!("clustersim-gui-drop-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let out = clustersim::run(&clustersim::Scenario::load(&scenario(), &[]).unwrap()).unwrap();
+        let out = clustersim::run(&clustersim::Scenario::load(&scenario(), &[]).unwrap())
+            .unwrap()
+            .expanded();
         let (report, trace) = (dir.join("run.json"), dir.join("run.trace.json"));
         std::fs::write(&report, serde_json::to_string(&out.report).unwrap()).unwrap();
         let mut bytes = Vec::new();

@@ -203,6 +203,7 @@ pub fn trace_to_graph(path: &Path, trace: &Value) -> Result<(Graph, Timeline), R
                 layer: index("layer"),
                 micro_batch: index("micro_batch"),
                 model_flops: kind == OpKind::Compute,
+                chain: None,
             },
             &[],
         );
@@ -297,7 +298,7 @@ mod tests {
             &[],
         )
         .unwrap();
-        let out = clustersim::run(&scenario).unwrap();
+        let out = clustersim::run(&scenario).unwrap().expanded();
         let mut bytes = Vec::new();
         clustersim::report::trace::write_chrome_trace(&out.graph, &out.timeline, &mut bytes)
             .unwrap();

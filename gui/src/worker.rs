@@ -110,7 +110,8 @@ pub fn run_blocking(request: &Request) -> Result<Loaded, RunError> {
     if scenario.kind == clustersim::scenario::Kind::Training {
         scenario.file.sim.record_links.get_or_insert(true);
     }
-    let out = clustersim::run(&scenario).map_err(located)?;
+    // The timeline draws every kernel.
+    let out = clustersim::run(&scenario).map_err(located)?.expanded();
     let tracks = Tracks::build(&out.graph, &out.timeline);
     let mut topology = topology_layout::from_scenario(&scenario);
     if let Ok(layout) = &topology.layout {

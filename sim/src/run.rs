@@ -11,12 +11,27 @@ use std::io::{self, Write};
 pub struct RunOutput {
     /// The report JSON (the contract's keys; `sim.wall_s` is added by whoever timed the run).
     pub report: Value,
-    /// What ran when, for traces and timelines.
+    /// What ran when, for traces and timelines; kernels that ran back to back are one chain
+    /// (`expanded` spells them out).
     pub graph: Graph,
     pub timeline: Timeline,
 }
 
 impl RunOutput {
+    /// The run with every chain of kernels (`exec::Part`) spelt out as its kernels, for views
+    /// that draw each one.
+    pub fn expanded(self) -> RunOutput {
+        if self.graph.chains.is_empty() {
+            return self;
+        }
+        let (graph, timeline) = self.graph.expand(&self.timeline);
+        RunOutput {
+            report: self.report,
+            graph,
+            timeline,
+        }
+    }
+
     /// Writes the Chrome trace-event JSON of the run.
     pub fn write_trace(&self, out: &mut impl Write) -> io::Result<()> {
         crate::report::write_chrome_trace(&self.graph, &self.timeline, out)
@@ -28,7 +43,8 @@ impl RunOutput {
     /// count, and in the backward the recomputed forward). None when the run has no such layers
     /// (serving, or `layer` is the first or last).
     pub fn layer_times(&self, layer: u32) -> Option<(f64, f64)> {
-        let (graph, timeline) = (&self.graph, &self.timeline);
+        let expanded = self.graph.expand(&self.timeline);
+        let (graph, timeline) = (&expanded.0, &expanded.1);
         let loss = graph.ops.iter().position(|op| op.name == "loss")?;
         let first = |l: u32, backward: bool| {
             graph

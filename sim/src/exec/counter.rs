@@ -4,11 +4,14 @@
 //! timeline, so it can be drawn as a counter track (Chrome trace "C" events) and summarised.
 //!
 //! The listed operations must belong to `lane` (one in-order lane: they never overlap). Operations
-//! of the lane that are not listed count as `base`.
+//! of the lane that are not listed count as `base`; a listed chain takes its parts' own values
+//! (`Part::value`, `base` for a part without), not the one listed with it.
 
+use super::chain::placed;
 use super::graph::{Graph, LaneId, OpId};
 use super::timeline::Timeline;
 use crate::engine::SimTime;
+use std::collections::BTreeMap;
 
 /// A value over time beside one lane.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,12 +47,18 @@ impl Counter {
                 .iter()
                 .all(|&(op, _)| graph.ops[op as usize].lane == self.lane)
         );
-        let mut runs: Vec<(SimTime, SimTime, f64)> = self
-            .values
-            .iter()
-            .map(|&(op, v)| (timeline.start[op as usize], timeline.end[op as usize], v))
-            .filter(|&(s, e, _)| e > s && s < end)
-            .collect();
+        let mut runs: Vec<(SimTime, SimTime, f64)> = Vec::with_capacity(self.values.len());
+        for &(op, v) in &self.values {
+            if graph.ops[op as usize].chain.is_none() {
+                runs.push((timeline.start[op as usize], timeline.end[op as usize], v));
+            } else {
+                let base = self.base;
+                runs.extend(
+                    placed(graph, timeline, op).map(|(p, s, e)| (s, e, p.value.unwrap_or(base))),
+                );
+            }
+        }
+        runs.retain(|&(s, e, _)| e > s && s < end);
         runs.sort_by_key(|&(s, _, _)| s);
         let mut points = vec![(SimTime::ZERO, self.base)];
         let push = |t: SimTime, v: f64, points: &mut Vec<(SimTime, f64)>| match points.last_mut() {
@@ -67,11 +76,20 @@ impl Counter {
     /// The counter's mean, peak and percentiles over `[0, end)`, weighted by time.
     pub fn summary(&self, graph: &Graph, timeline: &Timeline, end: SimTime) -> Summary {
         let points = self.series(graph, timeline, end);
-        let mut held: Vec<(f64, u64)> = Vec::with_capacity(points.len());
+        // Time held at each value, in value order (a counter takes few distinct values).
+        // The energy is summed in time order.
+        let mut by_value: BTreeMap<i64, (f64, u64)> = BTreeMap::new();
+        let mut energy = 0.0;
         for (i, &(t, v)) in points.iter().enumerate() {
             let next = points.get(i + 1).map_or(end, |p| p.0);
-            held.push((v, next.saturating_sub(t).as_ps()));
+            let held = next.saturating_sub(t).as_ps();
+            energy += v * held as f64;
+            // f64's total order as an integer (`f64::total_cmp`).
+            let bits = v.to_bits() as i64;
+            let key = bits ^ (((bits >> 63) as u64) >> 1) as i64;
+            by_value.entry(key).or_insert((v, 0)).1 += held;
         }
+        let held: Vec<(f64, u64)> = by_value.into_values().collect();
         let total: u64 = held.iter().map(|h| h.1).sum();
         if total == 0 {
             return Summary {
@@ -81,9 +99,7 @@ impl Counter {
                 p1: self.base,
             };
         }
-        let mean = held.iter().map(|&(v, d)| v * d as f64).sum::<f64>() / total as f64;
-        // Equal values are interchangeable here, so an unstable sort gives the same figures.
-        held.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let mean = energy / total as f64;
         let quantile = |q: f64| {
             let at = (q * total as f64) as u64;
             let mut seen = 0u64;
@@ -157,6 +173,7 @@ mod tests {
             layer: None,
             micro_batch: None,
             model_flops: true,
+            chain: None,
         }
     }
 

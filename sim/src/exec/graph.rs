@@ -5,6 +5,7 @@
 //! each when the previous one on the lane has finished and its own dependencies are done. Durations
 //! are fixed when the graph is built (the analytical tiers price everything up front).
 
+use super::chain::{ChainId, Part};
 use crate::engine::SimTime;
 use std::borrow::Cow;
 
@@ -48,6 +49,9 @@ pub struct Op {
     pub micro_batch: Option<u32>,
     /// Counted in model FLOPs (false for recomputation).
     pub model_flops: bool,
+    /// The kernels it runs back to back, when it is a chain of them (`chain`): its duration,
+    /// FLOPs and bytes are theirs summed.
+    pub chain: Option<ChainId>,
 }
 
 #[cfg(test)]
@@ -65,6 +69,7 @@ impl Op {
             layer: None,
             micro_batch: None,
             model_flops: true,
+            chain: None,
         }
     }
 }
@@ -133,6 +138,8 @@ pub struct Graph {
     pub counters: Vec<super::counter::Counter>,
     /// Collectives slowing the kernels beside them; `None`: lanes never slow each other.
     pub contention: Option<Contention>,
+    /// The parts of every chain (`Op::chain`).
+    pub chains: Vec<Vec<Part>>,
 }
 
 impl Graph {
@@ -185,6 +192,8 @@ impl Graph {
     /// contention are left out.
     pub fn append(&mut self, other: &Graph, group: impl Fn(usize, &str) -> String) {
         let (lanes, ops) = (self.lanes.len() as LaneId, self.ops.len() as OpId);
+        let chains = self.chains.len() as ChainId;
+        self.chains.extend(other.chains.iter().cloned());
         for (l, lane) in other.lanes.iter().enumerate() {
             self.add_lane_using(lane.name.clone(), group(l, &lane.group), lane.uses);
         }
@@ -192,6 +201,7 @@ impl Graph {
             let deps: Vec<OpId> = other.deps(i as OpId).iter().map(|d| d + ops).collect();
             let mut op = op.clone();
             op.lane += lanes;
+            op.chain = op.chain.map(|c| c + chains);
             self.add(op, &deps);
         }
     }

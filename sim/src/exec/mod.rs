@@ -1,5 +1,6 @@
 //! Execution: runs graphs of operations on the engine and records what ran when.
 
+pub(crate) mod chain;
 pub(crate) mod contention;
 pub(crate) mod counter;
 pub(crate) mod executor;
@@ -10,6 +11,7 @@ pub(crate) mod jobs;
 pub(crate) mod replicas;
 pub(crate) mod timeline;
 
+pub use chain::{ChainId, Part, placed};
 pub use counter::Counter;
 pub use executor::{execute, execute_replicas};
 pub use fabric::LinkLoads;

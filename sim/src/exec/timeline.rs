@@ -1,5 +1,6 @@
 //! When each operation of a graph ran, and the summaries drawn from that.
 
+use super::chain::placed;
 use super::graph::{Graph, LaneId, OpKind};
 use crate::engine::SimTime;
 
@@ -23,13 +24,21 @@ impl Timeline {
         self.end.iter().copied().max().unwrap_or(SimTime::ZERO)
     }
 
-    /// Total time `lane` was busy with operations of `kind`.
+    /// Total time `lane` was busy with operations (or parts of chains) of `kind`.
     pub fn busy(&self, graph: &Graph, lane: LaneId, kind: Option<OpKind>) -> SimTime {
-        graph.lane_ops[lane as usize]
-            .iter()
-            .filter(|&&op| kind.is_none_or(|k| graph.ops[op as usize].kind == k))
-            .fold(SimTime::ZERO, |acc, &op| {
-                acc + (self.end[op as usize] - self.start[op as usize])
-            })
+        let mut busy = SimTime::ZERO;
+        for &op in &graph.lane_ops[lane as usize] {
+            let o = &graph.ops[op as usize];
+            match kind {
+                Some(k) if o.chain.is_some() => {
+                    for (_, s, e) in placed(graph, self, op).filter(|(p, _, _)| p.kind == k) {
+                        busy += e - s;
+                    }
+                }
+                Some(k) if o.kind != k => {}
+                _ => busy += self.end[op as usize] - self.start[op as usize],
+            }
+        }
+        busy
     }
 }

@@ -1,8 +1,8 @@
 //! Chrome trace-event JSON of a run, which opens in Perfetto (ui.perfetto.dev) and
 //! chrome://tracing.
 //!
-//! Each lane group (a GPU) becomes a process and each lane (a stream) a thread; every operation is a
-//! complete event ("ph": "X") with its timestamp and duration in microseconds, and its FLOPs, bytes,
+//! Each lane group (a GPU) becomes a process and each lane (a stream) a thread; every operation (each
+//! kernel of a chain, `Graph::expand`) is a complete event ("ph": "X") with its timestamp and duration in microseconds, and its FLOPs, bytes,
 //! layer, micro-batch and pricing tier as arguments. The graph's counters (a GPU's board power)
 //! follow as counter events ("ph": "C"), one per change of value, in the GPU's process, which
 //! Perfetto draws as a track. Output is written in op order with fixed key order, so the same run
@@ -65,6 +65,10 @@ pub fn write_chrome_trace(
     timeline: &Timeline,
     out: &mut impl Write,
 ) -> io::Result<()> {
+    if !graph.chains.is_empty() {
+        let (graph, timeline) = graph.expand(timeline);
+        return write_chrome_trace(&graph, &timeline, out);
+    }
     let mut groups: Vec<&str> = Vec::new();
     let pid_of: Vec<usize> = graph
         .lanes
@@ -191,6 +195,7 @@ mod tests {
                     layer: Some(0),
                     micro_batch: Some(0),
                     model_flops: true,
+                    chain: None,
                 },
                 &[],
             );

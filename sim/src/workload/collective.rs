@@ -54,6 +54,7 @@ fn traced(graph: &mut Graph, lane: &str, op: CollectiveOp, c: &CollectiveCost, b
             layer: None,
             micro_batch: None,
             model_flops: false,
+            chain: None,
         },
         &[],
     );

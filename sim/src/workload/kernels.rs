@@ -140,6 +140,7 @@ pub fn simulate(c: &KernelsConfig) -> (Value, Graph) {
                     layer: None,
                     micro_batch: None,
                     model_flops: false,
+                    chain: None,
                 },
                 &[],
             );

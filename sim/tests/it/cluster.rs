@@ -193,7 +193,7 @@ fn a_job_that_would_repeat_its_short_step_too_often_is_refused_at_sim_steps() {
         [job.model]\npreset = \"gpt3-125m\"\n[job.parallel]\nmicro_batch = 1\nglobal_batch = 16\n\
         [[job]]\nname = \"long\"\nservers = [2, 2]\nkind = \"training\"\n\
         [job.model]\npreset = \"gpt3-175b\"\n\
-        [job.parallel]\ntp = 8\nmicro_batch = 1\nglobal_batch = 64\n";
+        [job.parallel]\ntp = 8\nmicro_batch = 1\nglobal_batch = 512\n";
     let text = cluster(1.0, jobs);
     let e = common::outcome("c.toml", &text).expect_err("ran");
     assert!(e.contains("job `small` would repeat its step"), "{e}");

@@ -105,6 +105,8 @@ fn zero_shards_and_gradients_reduce_over_context_ranks_too() {
 fn each_rank_computes_its_share_of_causal_attention_under_either_algorithm() {
     let flops = |o: &RunOutput, name: &str| -> f64 {
         o.graph
+            .expand(&o.timeline)
+            .0
             .ops
             .iter()
             .filter(|op| op.name == name)

@@ -663,6 +663,7 @@ fn op(name: &'static str, kind: OpKind, tier: &'static str) -> Op {
         layer: None,
         micro_batch: None,
         model_flops: true,
+        chain: None,
     }
 }
 

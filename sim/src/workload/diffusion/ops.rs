@@ -100,6 +100,7 @@ impl Builder<'_> {
                 layer: None,
                 micro_batch: None,
                 model_flops: op.1 == OpKind::Compute,
+                chain: None,
             },
             deps,
         )

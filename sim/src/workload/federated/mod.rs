@@ -269,6 +269,7 @@ fn trace(server: &Server, work: Work) -> (Graph, Timeline) {
                 layer: None,
                 micro_batch: None,
                 model_flops: true,
+                chain: None,
             },
             &[],
         );

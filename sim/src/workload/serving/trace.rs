@@ -38,6 +38,7 @@ fn span(
             layer: None,
             micro_batch,
             model_flops,
+            chain: None,
         },
         &[],
     );

@@ -203,18 +203,31 @@ pub fn compute_fidelity(graph: &Graph) -> String {
     // Operations of each class by tier, counted in a short list (a graph has one tier or a few;
     // tiers are static names, so the same pointer is the same tier).
     let mut counted: Vec<(&str, [usize; CLASSES.len()])> = Vec::new();
-    for op in &graph.ops {
-        let Some(c) = step::kernel_class(op) else {
-            continue;
+    let mut count = |kind: OpKind, name: &str, op_tier: &'static str, n: usize| {
+        let Some(c) = step::kernel_class(kind, name) else {
+            return;
         };
-        let same = |tier: &str| std::ptr::eq(tier, op.tier) || tier == op.tier;
+        let same = |tier: &str| std::ptr::eq(tier, op_tier) || tier == op_tier;
         match counted.iter_mut().find(|(tier, _)| same(tier)) {
-            Some((_, n)) => n[c] += 1,
+            Some((_, k)) => k[c] += n,
             None => {
-                let mut n = [0; CLASSES.len()];
-                n[c] = 1;
-                counted.push((op.tier, n));
+                let mut k = [0; CLASSES.len()];
+                k[c] = n;
+                counted.push((op_tier, k));
             }
+        }
+    };
+    // Every kernel: each operation not a chain once, each chain's parts as often as it ran.
+    let mut runs = vec![0usize; graph.chains.len()];
+    for op in &graph.ops {
+        match op.chain {
+            Some(c) => runs[c as usize] += 1,
+            None => count(op.kind, &op.name, op.tier, 1),
+        }
+    }
+    for (parts, &n) in graph.chains.iter().zip(&runs) {
+        for p in parts {
+            count(p.kind, &p.name, p.tier, n);
         }
     }
     // tier -> kernel class -> operations

@@ -20,6 +20,7 @@ mod gradients;
 mod on_demand;
 mod optimizer;
 mod passes;
+mod priced;
 
 pub use on_demand::{HOST_LOOP_PER_RANK_S, MAX_REUSE_DISTANCE, most_gathered_params};
 
@@ -29,7 +30,7 @@ use super::sequences;
 use super::setup::TrainingConfig;
 use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
-use crate::exec::{Counter, Graph, LaneId, LaneUse, Op, OpId, OpKind};
+use crate::exec::{Counter, Graph, LaneId, LaneUse, Op, OpId, OpKind, Part};
 use crate::hw::{ComputeModel, Kernel, KernelCost};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -47,11 +48,11 @@ pub const GRAD_BYTES: f64 = 4.0;
 /// priced what, as an index of [`KERNEL_CLASSES`]: "GEMM", "attention" (the fused attention
 /// kernels) or "memory-bound" (elementwise kernels and the optimizer step). None for
 /// communication.
-pub fn kernel_class(op: &Op) -> Option<usize> {
-    match op.kind {
+pub fn kernel_class(kind: OpKind, name: &str) -> Option<usize> {
+    match kind {
         OpKind::Communication => None,
         OpKind::Memory => Some(2),
-        OpKind::Compute if op.name.starts_with("attention") => Some(1),
+        OpKind::Compute if name.starts_with("attention") => Some(1),
         OpKind::Compute => Some(0),
     }
 }
@@ -87,8 +88,14 @@ pub struct Stage {
     pub offload: Option<LaneId>,
     /// The optimizer step, once built.
     pub optimizer: Option<OpId>,
-    /// The last operation on the compute stream, which the next one follows.
-    last: Option<OpId>,
+    /// The last operation added to the compute stream (`StepBuilder::last` adds `run` first).
+    tail: Option<OpId>,
+    /// Kernels bound for the compute stream, back to back, not yet added: they become one
+    /// operation, a chain of them (`exec::chain`), when something must follow the last. With
+    /// the value each sets the GPU's board power to, and what the first waits for.
+    run: Vec<Part>,
+    first: Option<Op>,
+    run_deps: Vec<OpId>,
     /// Gradient bytes waiting for the next data-parallel bucket, and expert gradients waiting
     /// for the next bucket of the expert-data-parallel group.
     pending: f64,
@@ -134,16 +141,19 @@ pub struct StepBuilder<'a> {
     /// Bytes of a micro-batch's tokens on one tensor-parallel group, each copied for its `top_k`
     /// experts (what an expert-parallel all-to-all moves for the group).
     routed_bytes: f64,
-    priced: Vec<(u32, Comm, CollectiveOp, f64, f64)>,
+    priced: priced::Priced,
     /// The current micro-batch's attention as one kernel per sequence or chunk (`[sequences]`);
     /// empty when the layer's attention kernel prices itself.
     attention_parts: Vec<Kernel>,
-    /// How many operations each priced collective became (same order as `priced`).
-    uses: Vec<u32>,
     /// Every collective and send: its operation, stage and communicator.
     collectives: Vec<Collective>,
-    /// The last kernels priced, oldest first (`kernel_cost`).
+    /// Whether kernels run back to back become chains: not when each kernel draws its own
+    /// jitter (`[[perturb]] jitter`).
+    fuse: bool,
+    /// The last kernels priced, oldest first, and where the last one asked for was
+    /// (`kernel_cost`).
     kernel_costs: Vec<(Kernel, KernelCost)>,
+    kernel_hit: usize,
 }
 
 /// Kernels `kernel_cost` keeps: more than one layer's forward and backward passes hold.
@@ -192,7 +202,10 @@ impl<'a> StepBuilder<'a> {
                         }
                     },
                     optimizer: None,
-                    last: None,
+                    tail: None,
+                    run: Vec::new(),
+                    first: None,
+                    run_deps: Vec::new(),
                     pending: 0.0,
                     pending_expert: 0.0,
                     buckets: Vec::new(),
@@ -225,11 +238,12 @@ impl<'a> StepBuilder<'a> {
                     * setup.model.hidden as f64
                     * setup.model.dtype.bytes()
             }),
-            priced: Vec::new(),
+            priced: priced::Priced::default(),
             attention_parts: Vec::new(),
-            uses: Vec::new(),
             collectives: Vec::new(),
             kernel_costs: Vec::new(),
+            kernel_hit: 0,
+            fuse: setup.jitter_gpus.is_empty(),
         }
     }
 
@@ -239,8 +253,87 @@ impl<'a> StepBuilder<'a> {
 
     /// Dependencies of the next operation on the compute stream.
     fn compute_deps(&mut self) -> Vec<OpId> {
-        let last = self.stage().last;
+        let last = self.last();
         last.into_iter().chain(self.waiting_on.drain(..)).collect()
+    }
+
+    /// The last operation on the current stage's compute stream, the kernels not yet added
+    /// added first.
+    fn last(&mut self) -> Option<OpId> {
+        self.flush(false);
+        self.stage().tail
+    }
+
+    /// [`Self::last`], its last kernel an operation of its own (a collective starts with it).
+    fn last_alone(&mut self) -> Option<OpId> {
+        self.flush(true);
+        self.stage().tail
+    }
+
+    /// `id` is now the last operation on the compute stream, which the next kernel follows.
+    fn set_last(&mut self, id: OpId) {
+        debug_assert!(self.stage().first.is_none(), "kernels were left behind");
+        self.stage().tail = Some(id);
+    }
+
+    /// Adds the current stage's waiting kernels to the graph: one operation, or a chain of them
+    /// (its last kernel a second operation when `alone`).
+    fn flush(&mut self, alone: bool) {
+        let at = self.at;
+        let Some(first) = self.stages[at].first.take() else {
+            return;
+        };
+        let mut run = std::mem::take(&mut self.stages[at].run);
+        let mut deps = std::mem::take(&mut self.stages[at].run_deps);
+        let single = if alone && run.len() > 1 {
+            run.pop()
+        } else {
+            None
+        };
+        let mut id = self.add_run(&first, &run, &deps);
+        if let Some(k) = single {
+            id = self.add_run(&first, std::slice::from_ref(&k), &[id]);
+        }
+        // (the buffers are kept for the next run)
+        run.clear();
+        deps.clear();
+        let stage = &mut self.stages[at];
+        (stage.run, stage.run_deps, stage.tail) = (run, deps, Some(id));
+    }
+
+    /// The kernels `run` as one operation after `deps` (the first kernel's lane, layer,
+    /// micro-batch and FLOP accounting are `first`'s), a chain when they are several.
+    fn add_run(&mut self, first: &Op, run: &[Part], deps: &[OpId]) -> OpId {
+        let at = self.at;
+        let mut op = Op {
+            name: run[0].name.clone(),
+            kind: run[0].kind,
+            duration: SimTime::ZERO,
+            flops: 0.0,
+            bytes: 0.0,
+            tier: run[0].tier,
+            ..first.clone()
+        };
+        for k in run {
+            op.duration += k.duration;
+            op.flops += k.flops;
+            op.bytes += k.bytes;
+            if k.kind == OpKind::Compute {
+                op.kind = OpKind::Compute;
+            }
+        }
+        let value = match run {
+            [alone] => alone.value,
+            _ => {
+                op.chain = Some(self.graph.add_chain(run));
+                run.iter().any(|k| k.value.is_some()).then_some(0.0)
+            }
+        };
+        let id = self.graph.add(op, deps);
+        if let Some(v) = value {
+            self.graph.counters[at].values.push((id, v));
+        }
+        id
     }
 
     fn kernel(
@@ -250,7 +343,7 @@ impl<'a> StepBuilder<'a> {
         layer: Option<u32>,
         micro_batch: u32,
         model_flops: bool,
-    ) -> OpId {
+    ) {
         let mut cost =
             if matches!(kernel, Kernel::Attention { .. }) && !self.attention_parts.is_empty() {
                 sequences::parts_cost(self.compute, &self.attention_parts, &kernel)
@@ -267,27 +360,37 @@ impl<'a> StepBuilder<'a> {
             OpKind::Compute
         };
         let lane = self.stage().compute;
-        let id = self.compute_op(Op {
-            name: Cow::Borrowed(name),
-            lane,
-            kind,
-            duration: SimTime::from_secs_f64(cost.seconds),
-            flops: cost.flops,
-            bytes: cost.bytes,
-            tier: cost.tier.name(),
-            layer,
-            micro_batch: Some(micro_batch),
-            model_flops,
-        });
-        self.graph.counters[self.at].values.push((id, cost.watts));
-        id
+        self.compute_op(
+            Op {
+                name: Cow::Borrowed(name),
+                lane,
+                kind,
+                duration: SimTime::from_secs_f64(cost.seconds),
+                flops: cost.flops,
+                bytes: cost.bytes,
+                tier: cost.tier.name(),
+                layer,
+                micro_batch: Some(micro_batch),
+                model_flops,
+                chain: None,
+            },
+            Some(cost.watts),
+        );
     }
 
     /// `kernel`'s price, from the kernels priced lately when it is one of them: a step repeats
     /// the same few kernels layer after layer, micro-batch after micro-batch.
     fn kernel_cost(&mut self, kernel: &Kernel) -> KernelCost {
-        if let Some(&(_, cost)) = self.kernel_costs.iter().find(|(k, _)| k == kernel) {
-            return cost;
+        // Kernels come in the order they came before: the one after the last found first.
+        let kept = &self.kernel_costs;
+        let next = (self.kernel_hit + 1) % kept.len().max(1);
+        let found = match kept.get(next) {
+            Some((k, _)) if k == kernel => Some(next),
+            _ => kept.iter().position(|(k, _)| k == kernel),
+        };
+        if let Some(i) = found {
+            self.kernel_hit = i;
+            return kept[i].1;
         }
         let cost = self
             .compute
@@ -297,23 +400,37 @@ impl<'a> StepBuilder<'a> {
             self.kernel_costs.remove(0);
         }
         self.kernel_costs.push((*kernel, cost));
+        self.kernel_hit = self.kernel_costs.len() - 1;
         cost
     }
 
-    /// Adds `op` to the compute stream after its last operation and whatever it waits on.
-    fn compute_op(&mut self, op: Op) -> OpId {
-        // (without a vector of its own: most kernels depend on the one before alone)
-        let mut deps = std::mem::take(&mut self.waiting_on);
-        deps.extend(self.stage().last);
-        deps.rotate_right(usize::from(self.stage().last.is_some()));
-        let id = self.graph.add(op, &deps);
-        deps.clear();
-        self.waiting_on = deps;
-        self.stage().last = Some(id);
+    /// Adds `op` to the compute stream after its last operation and whatever it waits on, setting
+    /// the GPU's board power to `value` while it runs: it joins the kernels before it in a chain
+    /// when it waits on nothing else and is of their layer, micro-batch and FLOP accounting.
+    fn compute_op(&mut self, op: Op, value: Option<f64>) {
+        let joins = self.fuse
+            && self.waiting_on.is_empty()
+            && self.stages[self.at].first.as_ref().is_some_and(|k| {
+                (k.layer, k.micro_batch, k.model_flops)
+                    == (op.layer, op.micro_batch, op.model_flops)
+            });
+        if !joins {
+            let last = self.last();
+            let stage = &mut self.stages[self.at];
+            stage.run_deps.extend(last);
+            stage.run_deps.append(&mut self.waiting_on);
+            stage.first = Some(Op {
+                name: Cow::Borrowed(""),
+                ..op.clone()
+            });
+        }
+        self.stage().run.push(Part::of(op, value));
+        if !self.fuse {
+            self.flush(false);
+        }
         if let Some(d) = self.deferred.take() {
             self.waiting_on.push(d);
         }
-        id
     }
 
     /// Compression or decompression of a layer's saved activations on the compute stream, at
@@ -323,18 +440,22 @@ impl<'a> StepBuilder<'a> {
             return;
         }
         let lane = self.stage().compute;
-        self.compute_op(Op {
-            name: Cow::Borrowed(name),
-            lane,
-            kind: OpKind::Memory,
-            duration: SimTime::from_secs_f64(seconds),
-            flops: 0.0,
-            bytes: 0.0,
-            tier: "compressor throughput",
-            layer: Some(layer),
-            micro_batch: Some(micro_batch),
-            model_flops: false,
-        });
+        self.compute_op(
+            Op {
+                name: Cow::Borrowed(name),
+                lane,
+                kind: OpKind::Memory,
+                duration: SimTime::from_secs_f64(seconds),
+                flops: 0.0,
+                bytes: 0.0,
+                tier: "compressor throughput",
+                layer: Some(layer),
+                micro_batch: Some(micro_batch),
+                model_flops: false,
+                chain: None,
+            },
+            None,
+        );
     }
 
     fn comm_op(
@@ -358,6 +479,7 @@ impl<'a> StepBuilder<'a> {
                 layer: None,
                 micro_batch: None,
                 model_flops: true,
+                chain: None,
             },
             after,
         );
@@ -365,14 +487,10 @@ impl<'a> StepBuilder<'a> {
             // The distinct collective this one's duration came from: the same GPU and
             // communicator at the same price, else the latest on them.
             let base = self.stages[self.at].rank;
-            let on =
-                |&(r, c, _, _, _): &(u32, Comm, CollectiveOp, f64, f64)| r == base && c == comm;
             let priced = self
                 .priced
-                .iter()
-                .rposition(|p| on(p) && p.4 == seconds)
-                .or_else(|| self.priced.iter().rposition(on))
-                .map_or(NOT_PRICED, |i| i as u32);
+                .source(base, comm, seconds)
+                .unwrap_or(NOT_PRICED);
             self.collectives.push((id, self.at as u32, comm, priced));
         }
         id
@@ -383,28 +501,20 @@ impl<'a> StepBuilder<'a> {
     /// other groups running it at the same moment.
     fn collective_seconds(&mut self, comm: Comm, op: CollectiveOp, bytes: f64) -> f64 {
         let base = self.stages[self.at].rank;
-        if let Some(i) = self
-            .priced
-            .iter()
-            .position(|(r, c, o, b, _)| *r == base && *c == comm && *o == op && *b == bytes)
-        {
-            self.uses[i] += 1;
-            return self.priced[i].4;
+        if let Some(secs) = self.priced.reuse(base, comm, op, bytes) {
+            return secs;
         }
         let secs = self
             .setup
             .shared_collective_seconds(base, comm, op, bytes, self.setup.tier);
-        self.priced.push((base, comm, op, bytes, secs));
-        self.uses.push(1);
+        self.priced.insert(base, comm, op, bytes, secs);
         secs
     }
 
     /// The dependencies the next compute operation will have, without consuming them.
-    fn compute_deps_peek(&self) -> Vec<OpId> {
-        let stage = &self.stages[self.at];
-        stage
-            .last
-            .into_iter()
+    fn compute_deps_peek(&mut self) -> Vec<OpId> {
+        let last = self.last();
+        last.into_iter()
             .chain(self.waiting_on.iter().copied())
             .collect()
     }

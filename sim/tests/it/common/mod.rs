@@ -142,9 +142,10 @@ pub fn refused(name: &str, text: &str, why: &str) -> ScenarioError {
     }
 }
 
-/// How many operations of the run's graph are called `name`.
+/// How many operations of the run's graph are called `name`, each kernel of a chain one.
 pub fn count_ops(out: &RunOutput, name: &str) -> usize {
-    out.graph.ops.iter().filter(|o| o.name == name).count()
+    let (kernels, _) = out.graph.expand(&out.timeline);
+    kernels.ops.iter().filter(|o| o.name == name).count()
 }
 
 /// A section a typed report keeps as JSON (`power`, `reliability`, `local_sgd`, ...), named

@@ -20,7 +20,7 @@ impl StepBuilder<'_> {
         let secs = self.collective_seconds(Comm::Tensor, op, bytes);
         let after = self.compute_deps();
         let id = self.comm_op(lane, name, secs, bytes, &after, Some(Comm::Tensor));
-        self.stage().last = Some(id);
+        self.set_last(id);
     }
 
     /// A tensor-parallel collective overlapped with its GEMM (TransformerEngine's communication
@@ -31,9 +31,14 @@ impl StepBuilder<'_> {
             return;
         };
         let secs = self.collective_seconds(Comm::Tensor, op, bytes);
-        let after: Vec<OpId> = match (sync, self.stage().last) {
-            (Sync::G, Some(gemm)) => self.graph.deps(gemm).to_vec(),
-            _ => self.compute_deps_peek(),
+        let gemm = if sync == Sync::G {
+            self.last_alone()
+        } else {
+            None
+        };
+        let after: Vec<OpId> = match gemm {
+            Some(gemm) => self.graph.deps(gemm).to_vec(),
+            None => self.compute_deps_peek(),
         };
         let id = self.comm_op(lane, name, secs, bytes, &after, Some(Comm::Tensor));
         match sync {
@@ -79,7 +84,7 @@ impl StepBuilder<'_> {
         let secs = self.collective_seconds(Comm::Expert, CollectiveOp::AllToAll, bytes);
         let after = self.compute_deps();
         let id = self.comm_op(lane, name, secs, bytes, &after, Some(Comm::Expert));
-        self.stage().last = Some(id);
+        self.set_last(id);
     }
 
     /// Sends an activation (or its gradient) to the stage that runs model chunk `to_chunk`, after
@@ -88,7 +93,7 @@ impl StepBuilder<'_> {
         let to_stage = to_chunk % self.setup.pp;
         let to = self.setup.stage_rank(to_stage);
         let secs = self.collective_seconds(Comm::Pipe(to), CollectiveOp::SendRecv, bytes);
-        let after: Vec<OpId> = self.stage().last.into_iter().collect();
+        let after = self.last();
         let lane = self
             .stage()
             .send
@@ -98,7 +103,7 @@ impl StepBuilder<'_> {
             PIPELINE_SEND,
             secs,
             bytes,
-            &after,
+            after.as_slice(),
             Some(Comm::Pipe(to)),
         )
     }
@@ -123,13 +128,13 @@ impl StepBuilder<'_> {
                 };
                 let bytes = params as f64 / self.setup.tp as f64 * m.dtype.bytes();
                 let secs = self.collective_seconds(Comm::Data, CollectiveOp::AllGather, bytes);
-                let after: Vec<OpId> = self.stage().last.into_iter().collect();
+                let after = self.last();
                 let id = self.comm_op(
                     lane,
                     "param_all_gather",
                     secs,
                     bytes,
-                    &after,
+                    after.as_slice(),
                     Some(Comm::Data),
                 );
                 self.gathers.insert(l, id);

@@ -60,7 +60,7 @@ impl StepBuilder<'_> {
                     &after,
                     Some(Comm::Context),
                 );
-                self.stage().last = Some(id);
+                self.set_last(id);
                 let (k, _) = context_attention_kernel(kernel, s.cp, s.cp_algorithm, !forward);
                 self.kernel(name, k, Some(layer), micro, model_flops);
                 if !forward {
@@ -75,7 +75,7 @@ impl StepBuilder<'_> {
                         &after,
                         Some(Comm::Context),
                     );
-                    self.stage().last = Some(id);
+                    self.set_last(id);
                 }
             }
             ContextAlgorithm::Ring => {

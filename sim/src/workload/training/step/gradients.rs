@@ -40,8 +40,8 @@ impl StepBuilder<'_> {
         }
         *pending = 0.0;
         if alone {
-            let after: Vec<OpId> = self.stage().last.into_iter().collect();
-            self.offload_bucket(&after, total, 1);
+            let after = self.last();
+            self.offload_bucket(after.as_slice(), total, 1);
             return;
         }
         let op = if self.setup.zero >= 1 {
@@ -50,9 +50,16 @@ impl StepBuilder<'_> {
             CollectiveOp::AllReduce
         };
         let secs = self.collective_seconds(comm, op, total);
-        let after: Vec<OpId> = self.stage().last.into_iter().collect();
+        let after = self.last();
         let lane = self.stage().data;
-        let id = self.comm_op(lane, "grad_reduce", secs, total, &after, Some(comm));
+        let id = self.comm_op(
+            lane,
+            "grad_reduce",
+            secs,
+            total,
+            after.as_slice(),
+            Some(comm),
+        );
         self.stage().buckets.push(id);
         self.offload_bucket(&[id], total, replicas);
     }

@@ -115,6 +115,7 @@ impl StepBuilder<'_> {
                 layer: None,
                 micro_batch: None,
                 model_flops: true,
+                chain: None,
             },
             after,
         )
@@ -172,7 +173,7 @@ impl StepBuilder<'_> {
             Some(Comm::Data),
         );
         let copies = self.list_copies("param_gather_copies", bytes, lane, &[gather]);
-        self.stage().last = Some(copies);
+        self.set_last(copies);
         copies
     }
 
@@ -197,7 +198,7 @@ impl StepBuilder<'_> {
                 Some(Comm::Data),
             );
             self.stage().buckets.push(reduce);
-            self.stage().last = Some(reduce);
+            self.set_last(reduce);
         }
     }
 }

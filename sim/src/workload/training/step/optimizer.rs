@@ -30,8 +30,7 @@ impl StepBuilder<'_> {
             1.0
         };
         let deps: Vec<OpId> = self
-            .stage()
-            .last
+            .last()
             .into_iter()
             .chain(self.stage().buckets.iter().copied())
             .collect();
@@ -49,7 +48,7 @@ impl StepBuilder<'_> {
             OptimizerOffload::Network => *deps.last().expect("ZeRO-3 reduces every step"),
         };
         self.stage().optimizer = Some(opt);
-        self.stage().last = Some(opt);
+        self.set_last(opt);
         if matches!(s.zero, 1 | 2) && s.gradient_ranks() > 1 {
             // All-gather the updated 16-bit weights (ZeRO-3 gathers them layer by layer at the
             // next step instead).
@@ -96,6 +95,7 @@ impl StepBuilder<'_> {
                 layer: None,
                 micro_batch: None,
                 model_flops: false,
+                chain: None,
             },
             deps,
         );
@@ -132,6 +132,7 @@ impl StepBuilder<'_> {
                 layer: None,
                 micro_batch: None,
                 model_flops: false,
+                chain: None,
             },
             after,
         )

@@ -14,7 +14,6 @@ use crate::workload::training::policy::{ParamGather, Recompute, Schedule};
 use crate::workload::training::schedule::{self, Pass, Work};
 use crate::workload::training::sequences::Shape;
 use crate::workload::training::setup::TrainingConfig;
-use std::collections::BTreeMap;
 
 impl StepBuilder<'_> {
     /// Runs the items of one layer forward (kernels and the syncs' forward collectives).
@@ -52,19 +51,11 @@ impl StepBuilder<'_> {
         for st in (0..self.setup.pp as usize).filter(|_| !passes.asynchronous) {
             self.update(st);
         }
-        let uses = self
-            .priced
-            .iter()
-            .zip(&self.uses)
-            .map(|(&(base, comm, op, bytes, seconds), &count)| CommUse {
-                base,
-                comm,
-                op,
-                bytes,
-                count,
-                seconds,
-            })
-            .collect();
+        for st in 0..self.setup.pp as usize {
+            self.at = st;
+            self.last();
+        }
+        let uses = self.priced.into_uses();
         (self.graph, self.stages, uses, self.collectives)
     }
 
@@ -78,30 +69,31 @@ impl StepBuilder<'_> {
             .map(|st| schedule::order(s.schedule, pp, v, s.accumulation, st))
             .collect();
         let mut next = vec![0usize; pp as usize];
-        // Sends by (micro-batch, model chunk that sent).
-        let mut forward_sent: BTreeMap<(u32, u32), OpId> = BTreeMap::new();
-        let mut backward_sent: BTreeMap<(u32, u32), OpId> = BTreeMap::new();
+        // Sends by micro-batch and model chunk that sent (`at`).
+        let chunks = passes.last_chunk as usize + 1;
+        let at = |micro: u32, chunk: u32| micro as usize * chunks + chunk as usize;
+        let mut forward_sent: Vec<Option<OpId>> = vec![None; s.accumulation as usize * chunks];
+        let mut backward_sent = forward_sent.clone();
         loop {
             let mut progressed = false;
             for st in 0..pp as usize {
                 while let Some(&work) = orders[st].get(next[st]) {
                     let chunk = work.chunk * pp + st as u32;
                     let needs = match work.pass {
-                        Pass::Forward if chunk > 0 => {
-                            Some(forward_sent.get(&(work.micro, chunk - 1)))
-                        }
+                        Pass::Forward if chunk > 0 => Some(forward_sent[at(work.micro, chunk - 1)]),
                         Pass::Backward if chunk < passes.last_chunk => {
-                            Some(backward_sent.get(&(work.micro, chunk + 1)))
+                            Some(backward_sent[at(work.micro, chunk + 1)])
                         }
                         _ => None,
                     };
                     let received = match needs {
                         Some(None) => break,
-                        Some(Some(&id)) => Some(id),
+                        Some(Some(id)) => Some(id),
                         None => None,
                     };
                     self.at = st;
-                    self.waiting_on = received.into_iter().collect();
+                    self.waiting_on.clear();
+                    self.waiting_on.extend(received);
                     self.gathers.clear();
                     let micro = work.micro;
                     let shape = passes.shape_of(micro);
@@ -110,12 +102,12 @@ impl StepBuilder<'_> {
                     match work.pass {
                         Pass::Forward => {
                             if let Some(id) = self.forward_pass(passes, shape, chunk, micro) {
-                                forward_sent.insert((micro, chunk), id);
+                                forward_sent[at(micro, chunk)] = Some(id);
                             }
                         }
                         Pass::Backward => {
                             if let Some(id) = self.backward_pass(passes, shape, st, chunk, micro) {
-                                backward_sent.insert((micro, chunk), id);
+                                backward_sent[at(micro, chunk)] = Some(id);
                             }
                         }
                     }

@@ -123,7 +123,8 @@ fn each_micro_batch_flows_through_the_pipeline_with_its_own_durations() {
     let run = crate::run::training(&s).unwrap_or_else(|e| panic!("{e}"));
     // Forward attention time of the first stage's first layer, per micro-batch.
     let mut by_micro = std::collections::BTreeMap::new();
-    for op in &run.graph.ops {
+    let (kernels, _) = run.graph.expand(&run.timeline);
+    for op in &kernels.ops {
         if op.name == "attention" && op.layer == Some(0) && op.model_flops {
             *by_micro.entry(op.micro_batch.unwrap()).or_insert(0.0) += op.duration.as_secs_f64();
         }
