@@ -1,19 +1,17 @@
 //! Every link's effective capacity for pricing one collective (line rate times the tier's
-//! efficiency), built on first use and shared by the algorithms and protocols it is priced with.
+//! efficiency), the plain one and the one of an in-switch reduction, looked up link by link: a
+//! collective crosses a few of a large topology's links.
 
 use crate::net::tier::{self, Efficiency};
 use crate::net::topology::Topology;
-use std::cell::OnceCell;
 
-/// Every link's effective capacity for one collective's pricing, built once on first use: the
-/// plain one, and the one of an in-switch reduction (NVLink at `nvls_scale` of line rate),
-/// whichever the candidate algorithms and protocols ask for.
+/// Every link's effective capacity for one collective's pricing: the plain one, and the one of
+/// an in-switch reduction (NVLink at `nvls_scale` of line rate), whichever the candidate
+/// algorithms and protocols ask for.
 pub(super) struct Capacities<'t> {
     pub(super) topo: &'t Topology,
     efficiency: Efficiency,
     nvls_scale: f64,
-    plain: OnceCell<Vec<f64>>,
-    in_switch: OnceCell<Vec<f64>>,
 }
 
 impl<'t> Capacities<'t> {
@@ -22,17 +20,13 @@ impl<'t> Capacities<'t> {
             topo,
             efficiency,
             nvls_scale,
-            plain: OnceCell::new(),
-            in_switch: OnceCell::new(),
         }
     }
 
-    /// The capacities an algorithm sees: the in-switch ones if it reduces in the switch.
-    pub(super) fn of(&self, in_switch: bool) -> &[f64] {
-        let (cell, scale) = match in_switch {
-            false => (&self.plain, None),
-            true => (&self.in_switch, Some(self.nvls_scale)),
-        };
-        cell.get_or_init(|| tier::capacities(self.topo, &self.efficiency, scale))
+    /// The capacities an algorithm sees, by link index: the in-switch ones if it reduces in the
+    /// switch.
+    pub(super) fn of(&self, in_switch: bool) -> impl Fn(usize) -> f64 + '_ {
+        let scale = in_switch.then_some(self.nvls_scale);
+        move |l| tier::capacity(self.topo, &self.efficiency, scale, l)
     }
 }

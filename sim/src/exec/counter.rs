@@ -39,26 +39,115 @@ pub struct Summary {
     pub p1: f64,
 }
 
+/// Time held at each value, in value order (a counter takes few distinct values), and the
+/// energy (value x time), summed in time order.
+struct Held {
+    /// Time at each value, by its place in `index` (values in total order, as integers).
+    slots: Vec<(f64, u64)>,
+    index: BTreeMap<i64, usize>,
+    /// The slot of a value seen lately, by a hash of it: most holds find theirs here.
+    recent: [Option<(i64, usize)>; 16],
+    energy: f64,
+}
+
+impl Default for Held {
+    fn default() -> Self {
+        Held {
+            slots: Vec::new(),
+            index: BTreeMap::new(),
+            recent: [None; 16],
+            energy: 0.0,
+        }
+    }
+}
+
+impl Held {
+    fn hold(&mut self, v: f64, ps: u64) {
+        if ps == 0 {
+            return;
+        }
+        self.energy += v * ps as f64;
+        // f64's total order as an integer (`f64::total_cmp`).
+        let bits = v.to_bits() as i64;
+        let key = bits ^ (((bits >> 63) as u64) >> 1) as i64;
+        let h = ((key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 60) as usize;
+        let slot = match self.recent[h] {
+            Some((k, slot)) if k == key => slot,
+            _ => {
+                let slots = &mut self.slots;
+                let slot = *self.index.entry(key).or_insert_with(|| {
+                    slots.push((v, 0));
+                    slots.len() - 1
+                });
+                self.recent[h] = Some((key, slot));
+                slot
+            }
+        };
+        self.slots[slot].1 += ps;
+    }
+
+    fn summary(self, base: f64) -> Summary {
+        let held: Vec<(f64, u64)> = self.index.values().map(|&i| self.slots[i]).collect();
+        let total: u64 = held.iter().map(|h| h.1).sum();
+        if total == 0 {
+            return Summary {
+                mean: base,
+                peak: base,
+                p99: base,
+                p1: base,
+            };
+        }
+        let quantile = |q: f64| {
+            let at = (q * total as f64) as u64;
+            let mut seen = 0u64;
+            for &(v, d) in &held {
+                seen += d;
+                if seen > at {
+                    return v;
+                }
+            }
+            held.last().map_or(base, |h| h.0)
+        };
+        Summary {
+            mean: self.energy / total as f64,
+            peak: held.iter().map(|h| h.0).fold(f64::MIN, f64::max),
+            p99: quantile(0.99),
+            p1: quantile(0.01),
+        }
+    }
+}
+
 impl Counter {
-    /// The value as a step function from time zero to `end`: each point holds until the next.
-    pub fn series(&self, graph: &Graph, timeline: &Timeline, end: SimTime) -> Vec<(SimTime, f64)> {
+    /// Each listed operation's (or chain part's) start, end and value, in list order, those
+    /// that run for some time before `end`.
+    fn runs<'a>(
+        &'a self,
+        graph: &'a Graph,
+        timeline: &'a Timeline,
+        end: SimTime,
+    ) -> impl Iterator<Item = (SimTime, SimTime, f64)> + 'a {
         debug_assert!(
             self.values
                 .iter()
                 .all(|&(op, _)| graph.ops[op as usize].lane == self.lane)
         );
-        let mut runs: Vec<(SimTime, SimTime, f64)> = Vec::with_capacity(self.values.len());
-        for &(op, v) in &self.values {
-            if graph.ops[op as usize].chain.is_none() {
-                runs.push((timeline.start[op as usize], timeline.end[op as usize], v));
-            } else {
-                let base = self.base;
-                runs.extend(
-                    placed(graph, timeline, op).map(|(p, s, e)| (s, e, p.value.unwrap_or(base))),
-                );
-            }
-        }
-        runs.retain(|&(s, e, _)| e > s && s < end);
+        let base = self.base;
+        self.values
+            .iter()
+            .flat_map(move |&(op, v)| {
+                let i = op as usize;
+                let alone = graph.ops[i].chain.is_none();
+                let own = alone.then(|| (timeline.start[i], timeline.end[i], v));
+                let parts = placed(graph, timeline, op);
+                own.into_iter()
+                    .chain(parts.map(move |(p, s, e)| (s, e, p.value.unwrap_or(base))))
+            })
+            .filter(move |&(s, e, _)| e > s && s < end)
+    }
+
+    /// The value as a step function from time zero to `end`: each point holds until the next.
+    pub fn series(&self, graph: &Graph, timeline: &Timeline, end: SimTime) -> Vec<(SimTime, f64)> {
+        let mut runs: Vec<(SimTime, SimTime, f64)> = self.runs(graph, timeline, end).collect();
         runs.sort_by_key(|&(s, _, _)| s);
         let mut points = vec![(SimTime::ZERO, self.base)];
         let push = |t: SimTime, v: f64, points: &mut Vec<(SimTime, f64)>| match points.last_mut() {
@@ -73,54 +162,33 @@ impl Counter {
         points
     }
 
-    /// The counter's mean, peak and percentiles over `[0, end)`, weighted by time.
+    /// The counter's mean, peak and percentiles over `[0, end)`, weighted by time: read from
+    /// the runs as they come when they come in order, as on one in-order lane, else from
+    /// [`Self::series`].
     pub fn summary(&self, graph: &Graph, timeline: &Timeline, end: SimTime) -> Summary {
+        let mut held = Held::default();
+        let mut t = SimTime::ZERO;
+        for (s, e, v) in self.runs(graph, timeline, end) {
+            if s < t {
+                return self.summary_of_series(graph, timeline, end);
+            }
+            held.hold(self.base, (s - t).as_ps());
+            let e = e.min(end);
+            held.hold(v, (e - s).as_ps());
+            t = e;
+        }
+        held.hold(self.base, end.saturating_sub(t).as_ps());
+        held.summary(self.base)
+    }
+
+    fn summary_of_series(&self, graph: &Graph, timeline: &Timeline, end: SimTime) -> Summary {
         let points = self.series(graph, timeline, end);
-        // Time held at each value, in value order (a counter takes few distinct values).
-        // The energy is summed in time order.
-        let mut by_value: BTreeMap<i64, (f64, u64)> = BTreeMap::new();
-        let mut energy = 0.0;
+        let mut held = Held::default();
         for (i, &(t, v)) in points.iter().enumerate() {
             let next = points.get(i + 1).map_or(end, |p| p.0);
-            let held = next.saturating_sub(t).as_ps();
-            energy += v * held as f64;
-            // f64's total order as an integer (`f64::total_cmp`).
-            let bits = v.to_bits() as i64;
-            let key = bits ^ (((bits >> 63) as u64) >> 1) as i64;
-            by_value.entry(key).or_insert((v, 0)).1 += held;
+            held.hold(v, next.saturating_sub(t).as_ps());
         }
-        let held: Vec<(f64, u64)> = by_value.into_values().collect();
-        let total: u64 = held.iter().map(|h| h.1).sum();
-        if total == 0 {
-            return Summary {
-                mean: self.base,
-                peak: self.base,
-                p99: self.base,
-                p1: self.base,
-            };
-        }
-        let mean = energy / total as f64;
-        let quantile = |q: f64| {
-            let at = (q * total as f64) as u64;
-            let mut seen = 0u64;
-            for &(v, d) in &held {
-                seen += d;
-                if seen > at {
-                    return v;
-                }
-            }
-            held.last().map_or(self.base, |h| h.0)
-        };
-        Summary {
-            mean,
-            peak: held
-                .iter()
-                .filter(|h| h.1 > 0)
-                .map(|h| h.0)
-                .fold(f64::MIN, f64::max),
-            p99: quantile(0.99),
-            p1: quantile(0.01),
-        }
+        held.summary(self.base)
     }
 
     /// Means over `buckets` equal slices of `[0, end)`.
@@ -210,6 +278,12 @@ mod tests {
         assert_eq!(s.peak, 700.0);
         assert_eq!(s.p99, 700.0);
         assert_eq!(s.p1, 100.0);
+        // Listed out of time order, the same figures.
+        let reversed = Counter {
+            values: vec![(b, 300.0), (a, 700.0)],
+            ..c.clone()
+        };
+        assert_eq!(reversed.summary(&g, &timeline, end), s);
         let b = c.buckets(&g, &timeline, end, 4);
         assert_eq!(b.len(), 4);
         assert!((b[0] - 700.0).abs() < 1e-9);

@@ -69,7 +69,7 @@ impl Pass {
 
 /// What a framework's elementwise kernel does. The roofline prices all alike; a calibration
 /// profile may hold a measured curve for each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ElementwiseOp {
     /// Layer norm or RMS norm.

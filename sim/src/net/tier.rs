@@ -78,23 +78,43 @@ pub struct PhaseCost {
 /// `nvlink_scale` x line rate on NVLink when a phase overrides its efficiency, e.g. in-switch
 /// reduction).
 pub fn capacities(topo: &Topology, efficiency: &Efficiency, nvlink_scale: Option<f64>) -> Vec<f64> {
-    let intra = topo.spec.intra_efficiency.unwrap_or(efficiency.nvlink);
-    topo.graph
-        .edge_weights()
-        .map(|l| {
-            l.bandwidth
-                * match l.kind {
-                    LinkKind::NvLink => nvlink_scale.unwrap_or(intra),
-                    LinkKind::Pcie => efficiency.pcie,
-                    LinkKind::Network => topo.spec.transport.efficiency(),
-                    LinkKind::Wan => efficiency.wan,
-                }
-        })
+    (0..topo.graph.edge_count())
+        .map(|l| capacity(topo, efficiency, nvlink_scale, l))
         .collect()
+}
+
+/// Effective capacity of link `l` ([`capacities`], one link).
+pub fn capacity(
+    topo: &Topology,
+    efficiency: &Efficiency,
+    nvlink_scale: Option<f64>,
+    l: usize,
+) -> f64 {
+    let link = &topo.graph[EdgeIndex::new(l)];
+    link.bandwidth
+        * match link.kind {
+            LinkKind::NvLink => {
+                nvlink_scale.unwrap_or(topo.spec.intra_efficiency.unwrap_or(efficiency.nvlink))
+            }
+            LinkKind::Pcie => efficiency.pcie,
+            LinkKind::Network => topo.spec.transport.efficiency(),
+            LinkKind::Wan => efficiency.wan,
+        }
 }
 
 /// Prices one phase. `steady` marks a phase repeated back to back (see the module docs).
 pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed], steady: bool) -> PhaseCost {
+    price_by(tier, &|l| capacity[l], transfers, steady)
+}
+
+/// [`price`] with each link's capacity looked up by `capacity` (by link index), for a
+/// collective that prices a few of a large topology's links.
+pub fn price_by(
+    tier: Tier,
+    capacity: &dyn Fn(usize) -> f64,
+    transfers: &[Placed],
+    steady: bool,
+) -> PhaseCost {
     match tier {
         Tier::Analytical => PhaseCost {
             seconds: analytical_phase(capacity, transfers),
@@ -106,36 +126,53 @@ pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed], steady: bool) -
 }
 
 /// The analytical tier's phase: each transfer's latency plus the drain of the busiest link of
-/// its route, the slowest transfer's. Loads are a dense vector over every link: `capacity` is
-/// one already, built for each collective priced.
-fn analytical_phase(capacity: &[f64], transfers: &[Placed]) -> f64 {
+/// its route, the slowest transfer's, over the links the phase uses (`compact`).
+fn analytical_phase(capacity: &dyn Fn(usize) -> f64, transfers: &[Placed]) -> f64 {
+    let (capacity, routes) = compact(capacity, transfers);
     let mut load = vec![0.0; capacity.len()];
-    for t in transfers {
-        for &e in &t.links {
-            load[e.index()] += t.bytes;
+    for (t, route) in transfers.iter().zip(&routes) {
+        for &l in route {
+            load[l as usize] += t.bytes;
         }
     }
     transfers
         .iter()
-        .map(|t| {
-            let drain = t
-                .links
+        .zip(&routes)
+        .map(|(t, route)| {
+            let drain = route
                 .iter()
-                .map(|e| load[e.index()] / capacity[e.index()])
+                .map(|&l| load[l as usize] / capacity[l as usize])
                 .fold(0.0, f64::max);
             t.latency + drain
         })
         .fold(0.0, f64::max)
 }
 
+/// The capacities of the links `transfers` cross, in link order, and each transfer's route in
+/// those links' places: a phase is priced over the links it uses, not the whole topology's
+/// (same figures, in time proportional to the phase's routes).
+fn compact(capacity: &dyn Fn(usize) -> f64, transfers: &[Placed]) -> (Vec<f64>, Vec<Vec<u32>>) {
+    let mut used: Vec<u32> = transfers
+        .iter()
+        .flat_map(|t| t.links.iter().map(|e| e.index() as u32))
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    let place = |e: &EdgeIndex| used.binary_search(&(e.index() as u32)).expect("listed") as u32;
+    let routes = transfers
+        .iter()
+        .map(|t| t.links.iter().map(place).collect())
+        .collect();
+    (used.iter().map(|&l| capacity(l as usize)).collect(), routes)
+}
+
 /// All transfers active at once: one max-min allocation, no departures.
-fn steady_phase(capacity: &[f64], transfers: &[Placed]) -> PhaseCost {
-    let mut model = FlowModel::new(capacity.to_vec());
+fn steady_phase(capacity: &dyn Fn(usize) -> f64, transfers: &[Placed]) -> PhaseCost {
+    let (capacity, routes) = compact(capacity, transfers);
+    let mut model = FlowModel::new(capacity);
     let ids = model.start(
         SimTime::ZERO,
-        transfers
-            .iter()
-            .map(|t| (t.links.iter().map(|e| e.index() as u32).collect(), t.bytes)),
+        routes.into_iter().zip(transfers).map(|(r, t)| (r, t.bytes)),
     );
     let seconds = transfers
         .iter()
@@ -160,6 +197,8 @@ enum Ev {
 /// A phase on the flow model, run on the engine.
 struct FlowPhase<'a> {
     transfers: &'a [Placed],
+    /// Each transfer's route in the model's links (`compact`).
+    routes: Vec<Vec<u32>>,
     /// Transfers grouped by start time (their route latency), so that a symmetric phase of
     /// thousands of flows costs one rate computation.
     batches: Vec<(SimTime, Vec<usize>)>,
@@ -192,11 +231,11 @@ impl Process for FlowPhase<'_> {
         let now = sched.now();
         match ev {
             Ev::Start(b) => {
-                let transfers = self.transfers;
-                let flows = self.batches[b].1.iter().map(|&i| {
-                    let t = &transfers[i];
-                    (t.links.iter().map(|e| e.index() as u32).collect(), t.bytes)
-                });
+                let (transfers, routes) = (self.transfers, &self.routes);
+                let flows = self.batches[b]
+                    .1
+                    .iter()
+                    .map(|&i| (routes[i].clone(), transfers[i].bytes));
                 self.model.start(now, flows);
             }
             Ev::Due => {
@@ -209,7 +248,7 @@ impl Process for FlowPhase<'_> {
     }
 }
 
-fn flow_phase(capacity: &[f64], transfers: &[Placed]) -> PhaseCost {
+fn flow_phase(capacity: &dyn Fn(usize) -> f64, transfers: &[Placed]) -> PhaseCost {
     let mut order: Vec<usize> = (0..transfers.len()).collect();
     order.sort_by(|&a, &b| transfers[a].latency.total_cmp(&transfers[b].latency));
     let mut batches: Vec<(SimTime, Vec<usize>)> = Vec::new();
@@ -220,10 +259,12 @@ fn flow_phase(capacity: &[f64], transfers: &[Placed]) -> PhaseCost {
             _ => batches.push((t, vec![i])),
         }
     }
+    let (capacity, routes) = compact(capacity, transfers);
     let mut sim = Simulation::new(FlowPhase {
         transfers,
+        routes,
         batches,
-        model: FlowModel::new(capacity.to_vec()),
+        model: FlowModel::new(capacity),
         due: None,
         end: SimTime::ZERO,
     });

@@ -140,7 +140,7 @@ impl<'a> Estimator<'a> {
                     } else {
                         (
                             this.seconds(&step.kernel),
-                            backward(step).iter().map(|(_, k)| this.seconds(k)).sum(),
+                            backward(step).map(|(_, k)| this.seconds(&k)).sum(),
                         )
                     };
                     t.forward_compute += f;
@@ -308,7 +308,7 @@ impl<'a> Estimator<'a> {
             .iter()
             .find_map(|item| match item {
                 Item::Kernel(step) if matches!(step.kernel, Kernel::Gemm { .. }) => {
-                    backward(step).last().map(|(_, k)| self.seconds(k))
+                    backward(step).last().map(|(_, k)| self.seconds(&k))
                 }
                 _ => None,
             })

@@ -442,16 +442,17 @@ pub(super) fn context_attention_kernel(
 }
 
 /// The backward kernels of one forward kernel, with their names.
-pub(super) fn backward(step: &Step) -> Vec<(&'static str, Kernel)> {
-    match step.kernel {
+pub(super) fn backward(step: &Step) -> impl Iterator<Item = (&'static str, Kernel)> {
+    // (an array, not a vector: a step asks for these millions of times)
+    let kernels: [Option<(&'static str, Kernel)>; 2] = match step.kernel {
         Kernel::Gemm {
             m,
             n,
             k,
             batch,
             dtype,
-        } => vec![
-            (
+        } => [
+            Some((
                 grad_name(step.name, false),
                 Kernel::Gemm {
                     m,
@@ -460,8 +461,8 @@ pub(super) fn backward(step: &Step) -> Vec<(&'static str, Kernel)> {
                     batch,
                     dtype,
                 },
-            ),
-            (
+            )),
+            Some((
                 grad_name(step.name, true),
                 Kernel::Gemm {
                     m: k,
@@ -470,34 +471,41 @@ pub(super) fn backward(step: &Step) -> Vec<(&'static str, Kernel)> {
                     batch,
                     dtype,
                 },
-            ),
+            )),
         ],
         Kernel::Attention { .. } => {
             let mut kernel = step.kernel;
             if let Kernel::Attention { backward, .. } = &mut kernel {
                 *backward = true;
             }
-            vec![("attention_bwd", kernel)]
+            [Some(("attention_bwd", kernel)), None]
         }
-        Kernel::Memory { bytes, flops } => vec![(
-            grad_name(step.name, false),
-            Kernel::Memory {
-                bytes: 2.0 * bytes,
-                flops: 2.0 * flops,
-            },
-        )],
+        Kernel::Memory { bytes, flops } => [
+            Some((
+                grad_name(step.name, false),
+                Kernel::Memory {
+                    bytes: 2.0 * bytes,
+                    flops: 2.0 * flops,
+                },
+            )),
+            None,
+        ],
         Kernel::Elementwise {
             op, bytes, flops, ..
-        } => vec![(
-            grad_name(step.name, false),
-            Kernel::Elementwise {
-                op,
-                backward: true,
-                bytes: 2.0 * bytes,
-                flops: 2.0 * flops,
-            },
-        )],
-    }
+        } => [
+            Some((
+                grad_name(step.name, false),
+                Kernel::Elementwise {
+                    op,
+                    backward: true,
+                    bytes: 2.0 * bytes,
+                    flops: 2.0 * flops,
+                },
+            )),
+            None,
+        ],
+    };
+    kernels.into_iter().flatten()
 }
 
 fn grad_name(forward: &'static str, weights: bool) -> &'static str {

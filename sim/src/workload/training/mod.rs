@@ -397,10 +397,16 @@ impl Breakdown {
             lane.map_or(0.0, |l| timeline.busy(graph, l, kind).as_secs_f64())
         };
         // The stage that computes longest sets the breakdown.
+        let computing: Vec<f64> = stages
+            .iter()
+            .map(|st| busy(Some(st.compute), None))
+            .collect();
         let critical = stages
             .iter()
-            .max_by(|a, b| busy(Some(a.compute), None).total_cmp(&busy(Some(b.compute), None)))
-            .expect("at least one stage");
+            .zip(&computing)
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .expect("at least one stage")
+            .0;
         let compute_busy = busy(Some(critical.compute), None);
         // What the collectives beside it added to its kernels (`exec::Contention`).
         let priced: f64 = graph.lane_ops[critical.compute as usize]

@@ -17,6 +17,7 @@
 mod collectives;
 mod context_attention;
 mod gradients;
+mod kernel_prices;
 mod on_demand;
 mod optimizer;
 mod passes;
@@ -31,7 +32,7 @@ use super::setup::TrainingConfig;
 use crate::collective::CollectiveOp;
 use crate::engine::SimTime;
 use crate::exec::{Counter, Graph, LaneId, LaneUse, Op, OpId, OpKind, Part};
-use crate::hw::{ComputeModel, Kernel, KernelCost};
+use crate::hw::{ComputeModel, Kernel};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -150,14 +151,9 @@ pub struct StepBuilder<'a> {
     /// Whether kernels run back to back become chains: not when each kernel draws its own
     /// jitter (`[[perturb]] jitter`).
     fuse: bool,
-    /// The last kernels priced, oldest first, and where the last one asked for was
-    /// (`kernel_cost`).
-    kernel_costs: Vec<(Kernel, KernelCost)>,
-    kernel_hit: usize,
+    /// Every kernel priced so far.
+    kernel_prices: kernel_prices::KernelPrices,
 }
-
-/// Kernels `kernel_cost` keeps: more than one layer's forward and backward passes hold.
-const KERNELS_KEPT: usize = 64;
 
 impl<'a> StepBuilder<'a> {
     pub fn new(setup: &'a TrainingConfig, compute: &'a ComputeModel) -> Self {
@@ -241,8 +237,7 @@ impl<'a> StepBuilder<'a> {
             priced: priced::Priced::default(),
             attention_parts: Vec::new(),
             collectives: Vec::new(),
-            kernel_costs: Vec::new(),
-            kernel_hit: 0,
+            kernel_prices: kernel_prices::KernelPrices::default(),
             fuse: setup.jitter_gpus.is_empty(),
         }
     }
@@ -348,7 +343,7 @@ impl<'a> StepBuilder<'a> {
             if matches!(kernel, Kernel::Attention { .. }) && !self.attention_parts.is_empty() {
                 sequences::parts_cost(self.compute, &self.attention_parts, &kernel)
             } else {
-                self.kernel_cost(&kernel)
+                self.kernel_prices.get(self.compute, &kernel)
             };
         // With every rank simulated, the straggler is one GPU (`ranks`), not its whole stage.
         if self.at as u32 + 1 == self.setup.pp && self.setup.ranks == super::policy::Ranks::Stage {
@@ -376,32 +371,6 @@ impl<'a> StepBuilder<'a> {
             },
             Some(cost.watts),
         );
-    }
-
-    /// `kernel`'s price, from the kernels priced lately when it is one of them: a step repeats
-    /// the same few kernels layer after layer, micro-batch after micro-batch.
-    fn kernel_cost(&mut self, kernel: &Kernel) -> KernelCost {
-        // Kernels come in the order they came before: the one after the last found first.
-        let kept = &self.kernel_costs;
-        let next = (self.kernel_hit + 1) % kept.len().max(1);
-        let found = match kept.get(next) {
-            Some((k, _)) if k == kernel => Some(next),
-            _ => kept.iter().position(|(k, _)| k == kernel),
-        };
-        if let Some(i) = found {
-            self.kernel_hit = i;
-            return kept[i].1;
-        }
-        let cost = self
-            .compute
-            .cost(kernel)
-            .expect("the set-up checked that the GPU computes in the model's format");
-        if self.kernel_costs.len() == KERNELS_KEPT {
-            self.kernel_costs.remove(0);
-        }
-        self.kernel_costs.push((*kernel, cost));
-        self.kernel_hit = self.kernel_costs.len() - 1;
-        cost
     }
 
     /// Adds `op` to the compute stream after its last operation and whatever it waits on, setting

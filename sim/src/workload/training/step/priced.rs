@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// FxHash's multiply-rotate hash: the keys are a few small integers from the step itself, so
 /// SipHash's guard against chosen keys buys nothing and costs a tenth of the build.
 #[derive(Default)]
-struct Fx(u64);
+pub(super) struct Fx(u64);
 
 impl Hasher for Fx {
     fn finish(&self) -> u64 {
@@ -32,7 +32,8 @@ impl Hasher for Fx {
     }
 }
 
-type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+/// A hash map on [`Fx`].
+pub(super) type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 /// Bits of a size or price for a key (`-0.0` as `0.0`, so equal values are one key).
 fn bits(x: f64) -> u64 {
