@@ -42,6 +42,34 @@ fn small(extra: &str) -> String {
     )
 }
 
+/// Kernels back to back run as one operation (a chain) unless each draws its own jitter: a
+/// jitter of 0 spells every kernel out and changes no duration, so both give the same step, up
+/// to a picosecond a kernel where a collective slows a chain (its end is rounded once).
+#[test]
+fn chained_kernels_give_the_step_their_kernels_give_one_by_one() {
+    for file in ["gpt3-1.3b-8xh100.toml", "llama-3-70b-64xh100.toml"] {
+        let path = common::root().join("scenarios/training").join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let all = ["sim.ranks=\"all\""];
+        let chained = report(file, &text, &all);
+        let one_by_one = report(
+            file,
+            &format!("{text}\n[[perturb]]\ngpu = 0\njitter = 0.0\n"),
+            &all,
+        );
+        let (a, b) = (chained.iteration_time_s, one_by_one.iteration_time_s);
+        assert!((a / b - 1.0).abs() < 1e-9, "{file}: {a} s vs {b} s");
+        let ops = |r: &TrainingReport| num(ranks(r), "operations");
+        // (each layer's kernels between its tensor-parallel collectives are one chain)
+        assert!(
+            4.0 * ops(&chained) < 3.0 * ops(&one_by_one),
+            "{file}: {} operations chained, {} one by one",
+            ops(&chained),
+            ops(&one_by_one)
+        );
+    }
+}
+
 #[test]
 fn every_rank_agrees_with_one_gpu_per_stage_where_ranks_are_alike() {
     for file in [

@@ -137,7 +137,7 @@ pub(super) fn resolve(
                 let p = power.entry(t).or_insert(w.0);
                 *p = p.min(w.0);
             }
-            if let Some(cv) = entry.jitter.filter(|&cv| cv > 0.0) {
+            if let Some(cv) = entry.jitter {
                 let j = jitter.entry(t).or_insert(0.0);
                 *j = j.max(cv);
             }
