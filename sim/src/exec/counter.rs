@@ -7,7 +7,7 @@
 //! of the lane that are not listed count as `base`; a listed chain takes its parts' own values
 //! (`Part::value`, `base` for a part without), not the one listed with it.
 
-use super::chain::placed;
+use super::chain::{Part, placed};
 use super::graph::{Graph, LaneId, OpId};
 use super::timeline::Timeline;
 use crate::engine::SimTime;
@@ -117,6 +117,24 @@ impl Held {
     }
 }
 
+/// A chain's parts' summed duration and their time at each value (picoseconds).
+type ChainHeld = (SimTime, Vec<(f64, u64)>);
+
+/// [`ChainHeld`] of a chain's parts (`base` for a part without a value).
+fn by_value(parts: &[Part], base: f64) -> ChainHeld {
+    let mut values: Vec<(f64, u64)> = Vec::new();
+    let mut total = SimTime::ZERO;
+    for p in parts {
+        total += p.duration;
+        let v = p.value.unwrap_or(base);
+        match values.iter_mut().find(|(x, _)| x.to_bits() == v.to_bits()) {
+            Some((_, ps)) => *ps += p.duration.as_ps(),
+            None => values.push((v, p.duration.as_ps())),
+        }
+    }
+    (total, values)
+}
+
 impl Counter {
     /// Each listed operation's (or chain part's) start, end and value, in list order, those
     /// that run for some time before `end`.
@@ -163,19 +181,38 @@ impl Counter {
     }
 
     /// The counter's mean, peak and percentiles over `[0, end)`, weighted by time: read from
-    /// the runs as they come when they come in order, as on one in-order lane, else from
+    /// the listed operations as they come when they come in order, as on one in-order lane (a
+    /// chain that ran its parts' time adding its time at each value, summed once), else from
     /// [`Self::series`].
     pub fn summary(&self, graph: &Graph, timeline: &Timeline, end: SimTime) -> Summary {
         let mut held = Held::default();
+        let mut by_chain: Vec<Option<ChainHeld>> = vec![None; graph.chains.len()];
         let mut t = SimTime::ZERO;
-        for (s, e, v) in self.runs(graph, timeline, end) {
-            if s < t {
+        for &(op, v) in &self.values {
+            let i = op as usize;
+            let (s, e) = (timeline.start[i], timeline.end[i]);
+            if e <= s || s >= end {
+                continue;
+            }
+            if s < t || e > end {
                 return self.summary_of_series(graph, timeline, end);
             }
             held.hold(self.base, (s - t).as_ps());
-            let e = e.min(end);
-            held.hold(v, (e - s).as_ps());
             t = e;
+            let Some(c) = graph.ops[i].chain else {
+                held.hold(v, (e - s).as_ps());
+                continue;
+            };
+            let parts = &graph.chains[c as usize];
+            let (total, values) =
+                by_chain[c as usize].get_or_insert_with(|| by_value(parts, self.base));
+            if *total == e - s {
+                values.iter().for_each(|&(v, ps)| held.hold(v, ps));
+            } else {
+                for (p, from, to) in placed(graph, timeline, op) {
+                    held.hold(p.value.unwrap_or(self.base), (to - from).as_ps());
+                }
+            }
         }
         held.hold(self.base, end.saturating_sub(t).as_ps());
         held.summary(self.base)
