@@ -20,7 +20,7 @@ use super::protocol::Protocol;
 use super::refusal::Refusal;
 use super::routing::{Routing, route};
 use super::schedule::{Endpoint, Phase, Schedule, Transfer};
-use crate::net::tier::{Efficiency, Placed, Tier, price_by};
+use crate::net::tier::{Efficiency, Placed, Tier, price};
 use crate::net::topology::spec::IntraKind;
 use crate::net::topology::{LinkKind, Topology};
 
@@ -155,7 +155,7 @@ fn price_schedule(
         }
         // A repeated or pipelined phase is a steady state: every transfer runs throughout.
         let steady = phase.repeat > 1 || !phase.path.is_empty();
-        let cost = price_by(tier, &capacity, &placed, steady);
+        let cost = price(tier, &capacity, &placed, steady);
         peak_load = peak_load.max(cost.peak_load);
         let step = match c.compression {
             // Each rank decompresses what it received and compresses what it sends, per step:

@@ -102,14 +102,10 @@ pub fn capacity(
         }
 }
 
-/// Prices one phase. `steady` marks a phase repeated back to back (see the module docs).
-pub fn price(tier: Tier, capacity: &[f64], transfers: &[Placed], steady: bool) -> PhaseCost {
-    price_by(tier, &|l| capacity[l], transfers, steady)
-}
-
-/// [`price`] with each link's capacity looked up by `capacity` (by link index), for a
-/// collective that prices a few of a large topology's links.
-pub fn price_by(
+/// Prices one phase, each link's capacity looked up by `capacity` (by link index: a collective
+/// crosses a few of a large topology's links). `steady` marks a phase repeated back to back
+/// (see the module docs).
+pub fn price(
     tier: Tier,
     capacity: &dyn Fn(usize) -> f64,
     transfers: &[Placed],
@@ -312,16 +308,16 @@ mod tests {
         for bytes in [1e3, 1e6, 1e9] {
             // Disjoint pairs inside node 0.
             let t = placed(&topo, &[(0, 1), (2, 3), (4, 5)], bytes);
-            let a = price(Tier::Analytical, &cap, &t, false);
-            let f = price(Tier::Flow, &cap, &t, false);
+            let a = price(Tier::Analytical, &|l| cap[l], &t, false);
+            let f = price(Tier::Flow, &|l| cap[l], &t, false);
             assert!(
                 (a.seconds - f.seconds).abs() <= 1e-12 + 1e-9 * a.seconds,
                 "{a:?} {f:?}"
             );
             // Same-rail pairs between the nodes.
             let t = placed(&topo, &[(1, 9), (2, 10)], bytes);
-            let a = price(Tier::Analytical, &cap, &t, false);
-            let f = price(Tier::Flow, &cap, &t, false);
+            let a = price(Tier::Analytical, &|l| cap[l], &t, false);
+            let f = price(Tier::Flow, &|l| cap[l], &t, false);
             assert!(
                 (a.seconds - f.seconds).abs() <= 1e-12 + 1e-9 * a.seconds,
                 "{a:?} {f:?}"
@@ -336,9 +332,9 @@ mod tests {
         // Seven GPUs send to GPU 0 at once: they share its NVSwitch downlink.
         let senders: Vec<(u32, u32)> = (1..8).map(|s| (s, 0)).collect();
         let t = placed(&topo, &senders, 1e9);
-        let a = price(Tier::Analytical, &cap, &t, false);
-        let f = price(Tier::Flow, &cap, &t, false);
-        let steady = price(Tier::Flow, &cap, &t, true);
+        let a = price(Tier::Analytical, &|l| cap[l], &t, false);
+        let f = price(Tier::Flow, &|l| cap[l], &t, false);
+        let steady = price(Tier::Flow, &|l| cap[l], &t, true);
         assert!(
             (steady.seconds - f.seconds).abs() < 1e-12,
             "equal flows: steady and dynamic agree"
@@ -347,7 +343,7 @@ mod tests {
         // phase is exactly max-min fairness, seven times one sender alone.
         let ratio = (f.seconds - t[0].latency) / (a.seconds - t[0].latency);
         assert!((ratio - 1.0).abs() < 1e-6, "{ratio}");
-        let alone = price(Tier::Analytical, &cap, &t[..1], false);
+        let alone = price(Tier::Analytical, &|l| cap[l], &t[..1], false);
         let slower = (a.seconds - t[0].latency) / (alone.seconds - t[0].latency);
         assert!((slower - 7.0).abs() < 1e-6, "{slower}");
         assert!((f.peak_load - 1.0).abs() < 1e-9);

@@ -92,8 +92,9 @@ pub struct Stage {
     /// The last operation added to the compute stream (`StepBuilder::last` adds `run` first).
     tail: Option<OpId>,
     /// Kernels bound for the compute stream, back to back, not yet added: they become one
-    /// operation, a chain of them (`exec::chain`), when something must follow the last. With
-    /// the value each sets the GPU's board power to, and what the first waits for.
+    /// operation, a chain of them (`exec::chain`), when something must follow the last. Each
+    /// with the value it sets the GPU's board power to; the first as an operation (its lane,
+    /// layer, micro-batch and FLOP accounting are the chain's), and what it waits for.
     run: Vec<Part>,
     first: Option<Op>,
     run_deps: Vec<OpId>,
@@ -388,10 +389,7 @@ impl<'a> StepBuilder<'a> {
             let stage = &mut self.stages[self.at];
             stage.run_deps.extend(last);
             stage.run_deps.append(&mut self.waiting_on);
-            stage.first = Some(Op {
-                name: Cow::Borrowed(""),
-                ..op.clone()
-            });
+            stage.first = Some(op.clone());
         }
         self.stage().run.push(Part::of(op, value));
         if !self.fuse {
