@@ -1,7 +1,9 @@
 //! Kernels slowed by the collectives beside them on their GPU ([`Contention`]), for every
 //! instance of a graph: a group's kernel lanes run at the contended rate while any of the group's
-//! collective lanes holds an operation, their remaining work kept and their ends moved.
+//! collective lanes holds an operation, their remaining work kept and their ends moved. The
+//! communication parts of a chain (`exec::chain`) are never slowed: they take their time.
 
+use super::chain::ChainId;
 use super::graph::{Contention, Graph, LaneId, LaneUse};
 use crate::engine::{EventId, Scheduler, SimTime};
 use std::collections::HashMap;
@@ -24,6 +26,11 @@ pub(super) struct Sharing {
     since: Vec<SimTime>,
     slowed: Vec<bool>,
     pending: Vec<Option<EventId>>,
+    /// Per chain with communication parts, its stretches of work in order: picoseconds at full
+    /// speed and whether they slow (kernels) or not (communication). Empty for the others.
+    segments: Vec<Vec<(u64, bool)>>,
+    /// Per instance lane, the chain of its running op when that chain has segments.
+    chain: Vec<Option<ChainId>>,
 }
 
 impl Sharing {
@@ -50,6 +57,23 @@ impl Sharing {
             })
             .collect();
         let n = graph.lanes.len() * instances;
+        let segments = graph
+            .chains
+            .iter()
+            .map(|parts| {
+                let mut segs: Vec<(u64, bool)> = Vec::new();
+                if parts.iter().any(|p| p.is_carried()) {
+                    for p in parts {
+                        let slows = !p.is_carried();
+                        match segs.last_mut() {
+                            Some((ps, s)) if *s == slows => *ps += p.duration.as_ps(),
+                            _ => segs.push((p.duration.as_ps(), slows)),
+                        }
+                    }
+                }
+                segs
+            })
+            .collect();
         Sharing {
             rate_ppm: c.kernel_rate_ppm.max(1),
             lanes: graph.lanes.len(),
@@ -61,6 +85,8 @@ impl Sharing {
             since: vec![SimTime::ZERO; n],
             slowed: vec![false; n],
             pending: vec![None; n],
+            segments,
+            chain: vec![None; n],
         }
     }
 
@@ -87,20 +113,86 @@ impl Sharing {
         (elapsed as u128 * self.rate_ppm as u128 / 1_000_000) as u64
     }
 
-    /// Starts event `ev` on kernel lane `l` of instance `i`: its end, at the speed its group
-    /// allows now.
+    /// The stretches of chain `c` still to do, `left` picoseconds of work from its end:
+    /// (picoseconds of work, whether they slow).
+    fn remaining(&self, c: ChainId, left: u64) -> impl Iterator<Item = (u64, bool)> + '_ {
+        let segs = &self.segments[c as usize];
+        let mut skip = segs.iter().map(|s| s.0).sum::<u64>().saturating_sub(left);
+        segs.iter().filter_map(move |&(ps, slows)| {
+            let cut = skip.min(ps);
+            skip -= cut;
+            (ps > cut).then_some((ps - cut, slows))
+        })
+    }
+
+    /// Wall time instance lane `il`'s running op needs to finish, slowed or not.
+    fn wall_left(&self, il: usize, slowed: bool) -> SimTime {
+        let Some(c) = self.chain[il] else {
+            return self.wall(self.left[il], slowed);
+        };
+        let ps = self
+            .remaining(c, self.left[il])
+            .map(|(ps, slows)| {
+                if slows {
+                    self.wall(ps, slowed).as_ps()
+                } else {
+                    ps
+                }
+            })
+            .sum();
+        SimTime::from_ps(ps)
+    }
+
+    /// Work instance lane `il`'s running op did in `elapsed` picoseconds of wall time, slowed or
+    /// not ([`Self::work`], stretch by stretch through a chain's).
+    fn done(&self, il: usize, mut elapsed: u64, slowed: bool) -> u64 {
+        let Some(c) = self.chain[il] else {
+            return self.work(elapsed, slowed);
+        };
+        let mut done = 0;
+        for (ps, slows) in self.remaining(c, self.left[il]) {
+            let wall = if slows {
+                self.wall(ps, slowed).as_ps()
+            } else {
+                ps
+            };
+            if elapsed < wall {
+                return done
+                    + if slows {
+                        self.work(elapsed, slowed)
+                    } else {
+                        elapsed
+                    };
+            }
+            (elapsed, done) = (elapsed - wall, done + ps);
+        }
+        done
+    }
+
+    /// Whether any chain has communication parts (a kernel lane's op then says its chain).
+    pub(super) fn has_segments(&self) -> bool {
+        self.segments.iter().any(|s| !s.is_empty())
+    }
+
+    /// Starts event `ev` on kernel lane `l` of instance `i`, `work` picoseconds of a chain or
+    /// not: its end, at the speed its group allows now. A chain whose work is not its parts'
+    /// (scaled for this instance) slows all through.
     pub(super) fn start(
         &mut self,
         i: usize,
         l: usize,
-        ev: u32,
+        (ev, chain): (u32, Option<ChainId>),
         work: u64,
         sched: &mut Scheduler<u32>,
     ) {
         let slowed = self.group[l].is_some_and(|g| self.running[i * self.groups + g as usize] > 0);
         let il = i * self.lanes + l;
         (self.left[il], self.since[il], self.slowed[il]) = (work, sched.now(), slowed);
-        self.pending[il] = Some(sched.after(self.wall(work, slowed), ev));
+        self.chain[il] = chain.filter(|&c| {
+            let segs = &self.segments[c as usize];
+            !segs.is_empty() && segs.iter().map(|s| s.0).sum::<u64>() == work
+        });
+        self.pending[il] = Some(sched.after(self.wall_left(il, slowed), ev));
     }
 
     /// A collective of lane `l` of instance `i` begins (`by = 1`) or ends (`by = -1`) holding
@@ -145,11 +237,11 @@ impl Sharing {
             if self.slowed[il] == slowed {
                 continue;
             }
-            let done = self.work((now - self.since[il]).as_ps(), self.slowed[il]);
+            let done = self.done(il, (now - self.since[il]).as_ps(), self.slowed[il]);
             self.left[il] = self.left[il].saturating_sub(done);
             sched.cancel(id);
             (self.since[il], self.slowed[il]) = (now, slowed);
-            self.pending[il] = Some(sched.after(self.wall(self.left[il], slowed), ev));
+            self.pending[il] = Some(sched.after(self.wall_left(il, slowed), ev));
         }
     }
 }

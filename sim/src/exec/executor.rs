@@ -47,6 +47,8 @@ pub(super) struct Executor<'g> {
     /// The instance op each instance lane is running or waiting at (`None`: the lane is free).
     running: Vec<Option<u32>>,
     sharing: Option<Sharing>,
+    /// Whether some chain has communication parts, which `sharing` must be told of.
+    segmented: bool,
     rendezvous: Rendezvous,
     jitter: Option<Draws>,
 }
@@ -86,6 +88,7 @@ impl<'g> Executor<'g> {
             }
         }
         let lanes = graph.lanes.len();
+        let sharing = graph.contention.map(|c| Sharing::new(graph, c, instances));
         // One pass over the operations for both (they are large; each pass reads them all).
         let (op_lane, duration) = graph.ops.iter().map(|o| (o.lane, o.duration)).unzip();
         Executor {
@@ -115,7 +118,8 @@ impl<'g> Executor<'g> {
             start: vec![SimTime::MAX; n * instances],
             end: vec![SimTime::MAX; n * instances],
             running: vec![None; lanes * instances],
-            sharing: graph.contention.map(|c| Sharing::new(graph, c, instances)),
+            segmented: sharing.as_ref().is_some_and(|s| s.has_segments()),
+            sharing,
             rendezvous: Rendezvous::new(instances, lanes),
             jitter: replicas.jitter.as_ref().map(|j| j.open()),
         }
@@ -245,7 +249,8 @@ impl<'g> Executor<'g> {
         }
         match self.sharing.as_mut() {
             Some(sharing) if self.uses[l] == LaneUse::Kernels && sharing.shares(l) => {
-                sharing.start(i, l, global, duration.as_ps(), sched)
+                let chain = self.graph.ops[op as usize].chain.filter(|_| self.segmented);
+                sharing.start(i, l, (global, chain), duration.as_ps(), sched)
             }
             _ => {
                 sched.after(duration, global);

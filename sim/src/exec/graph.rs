@@ -82,6 +82,9 @@ pub struct Lane {
     pub group: String,
     /// What its operations occupy on the group's GPU ([`Contention`]).
     pub uses: LaneUse,
+    /// The lane whose operations this lane's chains carry as their communication parts
+    /// (collectives that block this lane, run inside its chains: `exec::chain`).
+    pub carried: Option<LaneId>,
 }
 
 /// What a lane's operations occupy on their GPU, for [`Contention`] between the lanes of a group.
@@ -155,6 +158,7 @@ impl Graph {
             name: name.into(),
             group: group.into(),
             uses: LaneUse::Other,
+            carried: None,
         });
         self.lane_ops.push(Vec::new());
         (self.lanes.len() - 1) as LaneId
@@ -195,7 +199,8 @@ impl Graph {
         let chains = self.chains.len() as ChainId;
         self.chains.extend(other.chains.iter().cloned());
         for (l, lane) in other.lanes.iter().enumerate() {
-            self.add_lane_using(lane.name.clone(), group(l, &lane.group), lane.uses);
+            let id = self.add_lane_using(lane.name.clone(), group(l, &lane.group), lane.uses);
+            self.lanes[id as usize].carried = lane.carried.map(|g| g + lanes);
         }
         for (i, op) in other.ops.iter().enumerate() {
             let deps: Vec<OpId> = other.deps(i as OpId).iter().map(|d| d + ops).collect();
@@ -204,6 +209,12 @@ impl Graph {
             op.chain = op.chain.map(|c| c + chains);
             self.add(op, &deps);
         }
+    }
+
+    /// The lanes whose chains carry `lane`'s operations as parts ([`Lane::carried`]).
+    pub fn carriers(&self, lane: LaneId) -> impl Iterator<Item = LaneId> + '_ {
+        (0..self.lanes.len() as LaneId)
+            .filter(move |&h| self.lanes[h as usize].carried == Some(lane))
     }
 
     pub fn deps(&self, op: OpId) -> &[OpId] {

@@ -24,19 +24,32 @@ impl Timeline {
         self.end.iter().copied().max().unwrap_or(SimTime::ZERO)
     }
 
-    /// Total time `lane` was busy with operations (or parts of chains) of `kind`.
+    /// Total time `lane` was busy with operations (or parts of chains) of `kind`: its own, less
+    /// the communication parts of its chains, and those parts of the chains of lanes that carry
+    /// it (`Lane::carried`).
     pub fn busy(&self, graph: &Graph, lane: LaneId, kind: Option<OpKind>) -> SimTime {
+        let of_kind = |k: OpKind| kind.is_none_or(|want| want == k);
+        let carries = graph.lanes[lane as usize].carried.is_some();
         let mut busy = SimTime::ZERO;
         for &op in &graph.lane_ops[lane as usize] {
             let o = &graph.ops[op as usize];
-            match kind {
-                Some(k) if o.chain.is_some() => {
-                    for (_, s, e) in placed(graph, self, op).filter(|(p, _, _)| p.kind == k) {
-                        busy += e - s;
-                    }
+            if o.chain.is_some() && (kind.is_some() || carries) {
+                for (_, s, e) in
+                    placed(graph, self, op).filter(|(p, _, _)| !p.is_carried() && of_kind(p.kind))
+                {
+                    busy += e - s;
                 }
-                Some(k) if o.kind != k => {}
-                _ => busy += self.end[op as usize] - self.start[op as usize],
+            } else if of_kind(o.kind) {
+                busy += self.end[op as usize] - self.start[op as usize];
+            }
+        }
+        for carrier in graph.carriers(lane) {
+            for &op in &graph.lane_ops[carrier as usize] {
+                for (_, s, e) in
+                    placed(graph, self, op).filter(|(p, _, _)| p.is_carried() && of_kind(p.kind))
+                {
+                    busy += e - s;
+                }
             }
         }
         busy

@@ -88,8 +88,8 @@ fn expert_parallelism_needs_experts_it_can_divide() {
 
 /// Bytes of every operation named `name`, distinct and sorted.
 fn bytes_of(o: &RunOutput, name: &str) -> Vec<u64> {
-    let mut b: Vec<u64> = o
-        .graph
+    let (ops, _) = o.graph.expand(&o.timeline);
+    let mut b: Vec<u64> = ops
         .ops
         .iter()
         .filter(|op| op.name == name)

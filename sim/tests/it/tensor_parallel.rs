@@ -138,3 +138,53 @@ fn input_gradient_collectives_overlap_the_weight_gradient() {
     assert!(dgrad < blocking, "{dgrad} vs {blocking}");
     assert!(all < dgrad, "{all} vs {dgrad}");
 }
+
+/// A blocking tensor-parallel collective between kernels of one layer runs inside their chain
+/// (one operation with the stage's other work, docs/TRAINING.md#the-step-graph): the step and
+/// every lane's busy time, and its communication time, are those of the same graph with every
+/// kernel and collective an operation of its own, run again: the collective is never slowed by
+/// the ones beside it. (How a slowed chain's stretch falls on its kernels is shared out, so the
+/// busy time by kind of kernel is not compared.)
+#[test]
+fn collectives_inside_chains_run_as_they_would_alone() {
+    use clustersim::exec::{OpKind, execute};
+    for file in [
+        "llama-3-70b-64xh100.toml",
+        "megatron-7.5b-128xa100-tp4.toml",
+    ] {
+        let path = common::root().join("scenarios/training").join(file);
+        let scenario = clustersim::Scenario::load(&path, &[]).unwrap();
+        let out = clustersim::run(&scenario).unwrap();
+        let (alone, _) = out.graph.expand(&out.timeline);
+        let (t, _) = execute(&alone);
+        let (a, b) = (out.timeline.makespan(), t.makespan());
+        assert!(
+            (a.as_secs_f64() / b.as_secs_f64() - 1.0).abs() < 1e-9,
+            "{file}: {a} vs {b}"
+        );
+        let carried = out
+            .graph
+            .lanes
+            .iter()
+            .filter(|l| l.carried.is_some())
+            .count();
+        assert!(carried > 0, "{file}: no lane carries collectives");
+        for lane in 0..out.graph.lanes.len() as u32 {
+            for kind in [None, Some(OpKind::Communication)] {
+                let x = out.timeline.busy(&out.graph, lane, kind).as_secs_f64();
+                let y = t.busy(&alone, lane, kind).as_secs_f64();
+                assert!(
+                    (x - y).abs() <= 1e-9 * y.max(1e-3),
+                    "{file}: lane {lane} {kind:?}: {x} s vs {y} s"
+                );
+            }
+        }
+        let ops = |g: &clustersim::exec::Graph| g.len();
+        assert!(
+            2 * ops(&out.graph) < ops(&alone),
+            "{file}: {} operations, {} one by one",
+            ops(&out.graph),
+            ops(&alone)
+        );
+    }
+}

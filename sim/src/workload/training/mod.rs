@@ -97,6 +97,14 @@ fn idle_time(graph: &Graph, timeline: &Timeline, stage: &step::Stage) -> (f64, f
     .flatten()
     .collect();
     for &op in ops {
+        // Collectives run inside its chains block it all through.
+        if graph.ops[op as usize].chain.is_some() {
+            for (_, s, e) in
+                crate::exec::placed(graph, timeline, op).filter(|(p, _, _)| p.is_carried())
+            {
+                exposed += e - s;
+            }
+        }
         let start = timeline.start[op as usize];
         let gap = start.saturating_sub(previous_end);
         if gap > SimTime::ZERO {
@@ -411,7 +419,7 @@ impl Breakdown {
         // What the collectives beside it added to its kernels (`exec::Contention`).
         let priced: f64 = graph.lane_ops[critical.compute as usize]
             .iter()
-            .map(|&op| graph.ops[op as usize].duration.as_secs_f64())
+            .map(|&op| graph.own_duration(op).as_secs_f64())
             .sum();
         let contention = json!({
             "compute_s": (compute_busy - priced).max(0.0),

@@ -98,6 +98,12 @@ pub struct Stage {
     run: Vec<Part>,
     first: Option<Op>,
     run_deps: Vec<OpId>,
+    /// The run's last part, when it is a blocking tensor-parallel collective: its name and
+    /// price (it becomes an operation of its own if nothing follows it in the chain).
+    trailing: Option<(&'static str, f64)>,
+    /// Whether blocking tensor-parallel collectives run inside the chains around them: their
+    /// group stays inside one server, and one GPU stands for every rank.
+    fold: bool,
     /// Gradient bytes waiting for the next data-parallel bucket, and expert gradients waiting
     /// for the next bucket of the expert-data-parallel group.
     pending: f64,
@@ -162,7 +168,7 @@ impl<'a> StepBuilder<'a> {
         // Collectives hold some of the SMs while they run; the compute stream beside them slows.
         const COLLECTIVE: LaneUse = LaneUse::Collectives;
         graph.contention = setup.contention().1;
-        let stages = (0..setup.pp)
+        let mut stages = (0..setup.pp)
             .map(|st| {
                 let rank = setup.stage_rank(st);
                 let group = format!("GPU {rank} (stage {st})");
@@ -203,12 +209,26 @@ impl<'a> StepBuilder<'a> {
                     run: Vec::new(),
                     first: None,
                     run_deps: Vec::new(),
+                    trailing: None,
+                    fold: false,
                     pending: 0.0,
                     pending_expert: 0.0,
                     buckets: Vec::new(),
                 }
             })
             .collect::<Vec<Stage>>();
+        for stage in &mut stages {
+            let g = setup.fabric.gpus_per_node;
+            let ranks = setup.comm_ranks(stage.rank, Comm::Tensor);
+            stage.fold = setup.jitter_gpus.is_empty()
+                && setup.ranks == super::policy::Ranks::Stage
+                && !setup.tp_comm_overlap
+                && !setup.tp_dgrad_overlap
+                && ranks.iter().all(|r| r / g == stage.rank / g);
+            if let (Some(tensor), true) = (stage.tensor, stage.fold) {
+                graph.lanes[stage.compute as usize].carried = Some(tensor);
+            }
+        }
         // Each stage GPU's board power: idle between kernels, each kernel's own draw while it
         // runs (`hw::clock`); communication kernels are not priced apart (idle power).
         for stage in &stages {
@@ -281,6 +301,14 @@ impl<'a> StepBuilder<'a> {
         };
         let mut run = std::mem::take(&mut self.stages[at].run);
         let mut deps = std::mem::take(&mut self.stages[at].run_deps);
+        let trailing = self.stages[at]
+            .trailing
+            .take()
+            .map(|t| (t, run.pop().expect("a part")));
+        debug_assert!(
+            !(alone && trailing.is_some()),
+            "no overlapped syncs where syncs fold"
+        );
         let single = if alone && run.len() > 1 {
             run.pop()
         } else {
@@ -289,6 +317,12 @@ impl<'a> StepBuilder<'a> {
         let mut id = self.add_run(&first, &run, &deps);
         if let Some(k) = single {
             id = self.add_run(&first, std::slice::from_ref(&k), &[id]);
+        }
+        if let Some(((name, secs), sync)) = trailing {
+            let lane = self.stages[at]
+                .tensor
+                .expect("a folded sync has a tensor lane");
+            id = self.comm_op(lane, name, secs, sync.bytes, &[id], Some(Comm::Tensor));
         }
         // (the buffers are kept for the next run)
         run.clear();
@@ -391,7 +425,9 @@ impl<'a> StepBuilder<'a> {
             stage.run_deps.append(&mut self.waiting_on);
             stage.first = Some(op.clone());
         }
-        self.stage().run.push(Part::of(op, value));
+        let stage = self.stage();
+        stage.run.push(Part::of(op, value));
+        stage.trailing = None;
         if !self.fuse {
             self.flush(false);
         }

@@ -5,19 +5,36 @@
 use super::PIPELINE_SEND;
 use super::StepBuilder;
 use crate::collective::CollectiveOp;
-use crate::exec::OpId;
+use crate::engine::SimTime;
+use crate::exec::{OpId, OpKind, Part};
 use crate::workload::training::comm::Comm;
 use crate::workload::training::layer::Sync;
 use crate::workload::training::policy::ParamGather;
+use std::borrow::Cow;
 
 impl StepBuilder<'_> {
     /// A tensor-parallel collective of `bytes` in the compute stream's path: it starts after the
-    /// last kernel and the next kernel waits for it.
+    /// last kernel and the next kernel waits for it. Between kernels waiting on nothing else it
+    /// is a part of their chain (`Stage::fold`).
     pub(super) fn tensor_sync(&mut self, name: &'static str, op: CollectiveOp, bytes: f64) {
         let Some(lane) = self.stage().tensor else {
             return;
         };
         let secs = self.collective_seconds(Comm::Tensor, op, bytes);
+        let stage = &mut self.stages[self.at];
+        if stage.fold && stage.first.is_some() && self.waiting_on.is_empty() {
+            stage.run.push(Part {
+                name: Cow::Borrowed(name),
+                kind: OpKind::Communication,
+                duration: SimTime::from_secs_f64(secs),
+                flops: 0.0,
+                bytes,
+                tier: self.setup.tier.name(),
+                value: None,
+            });
+            stage.trailing = Some((name, secs));
+            return;
+        }
         let after = self.compute_deps();
         let id = self.comm_op(lane, name, secs, bytes, &after, Some(Comm::Tensor));
         self.set_last(id);
