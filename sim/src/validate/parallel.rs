@@ -20,6 +20,14 @@ pub(super) fn parallel_table(
 ) -> Result<(String, &'static str, bool), Refusal> {
     let mut p = String::from("[parallel]\n");
     let (tp, pp, dp) = degrees(c, count, &mut p, a);
+    let cp = whole(c.get("parallel", "CP")).unwrap_or(1);
+    if let Some((algorithm, why)) = framework
+        .and_then(|f| f.context_algorithm())
+        .filter(|_| cp > 1)
+    {
+        let _ = writeln!(p, "cp_algorithm = \"{}\"", algorithm.name());
+        a.push(why);
+    }
     let (micro_batch, global_batch) = if one_micro_batch {
         one_micro_batch_per_step(c, dp, a)?
     } else {

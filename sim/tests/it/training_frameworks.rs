@@ -67,6 +67,11 @@ fn stating_a_frameworks_defaults_changes_nothing() {
             "attention_kernel = \"unfused\"",
         ),
         ("framework = \"deepspeed\"\nzero = 3", "zero = 3", ""),
+        (
+            "framework = \"torchtitan\"\ncp = 2",
+            "cp = 2\ncp_algorithm = \"all-gather\"",
+            "attention_kernel = \"flash-attention-2\"\nelementwise = \"eager\"\ndropout = 0.0",
+        ),
     ];
     for (named, stated, model) in cases {
         let silent = run(named, "").unwrap_or_else(|e| panic!("{named}: {e}"));
@@ -85,6 +90,13 @@ fn frameworks_move_the_result_where_their_defaults_differ() {
     assert!(nemo.memory.peak_bytes_per_gpu < plain.memory.peak_bytes_per_gpu);
     let said = nemo.assumptions.join("\n");
     assert!(said.contains("NeMo"), "{said}");
+    // torchtitan all-gathers the keys and values of context parallelism; the fallback is a ring.
+    let ring = run("cp = 2", "").unwrap();
+    let titan = run("framework = \"torchtitan\"\ncp = 2", "").unwrap();
+    assert_eq!(ring.parallel.cp_algorithm, "ring");
+    assert_eq!(titan.parallel.cp_algorithm, "all-gather");
+    let said = titan.assumptions.join("\n");
+    assert!(said.contains("context_parallel_rotate_method"), "{said}");
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! case's framework from its `source` ([`Framework::of`]); frameworks whose defaults match the
 //! simulator's (LLM Foundry, current DeepSpeed) change nothing.
 
+use super::policy::ContextAlgorithm;
 use crate::hw::attention_kernel::AttentionKernel;
 use serde::Deserialize;
 
@@ -236,6 +237,22 @@ impl Framework {
     /// and `--attention-dropout` default to 0.1, as DeepSpeed's Megatron models inherit.
     pub fn trains_with_dropout(self) -> bool {
         !matches!(self, Framework::NeMo | Framework::Torchtitan)
+    }
+
+    /// How context parallelism exchanges keys and values where the case does not say, when the
+    /// framework's way is not the simulator's ring, with the assumption to report: torchtitan's
+    /// `context_parallel_rotate_method` defaults to "allgather", PyTorch's context parallelism's
+    /// own default (`_cp_options.rotate_method = ALL_GATHER`); Megatron-Core and NeMo pass
+    /// blocks around a ring (Transformer Engine's `cp_comm_type = "p2p"`).
+    pub fn context_algorithm(self) -> Option<(ContextAlgorithm, String)> {
+        matches!(self, Framework::Torchtitan).then(|| {
+            let why = format!(
+                "keys and values all-gathered for context parallelism (not stated; {}'s \
+                 context_parallel_rotate_method = \"allgather\", PyTorch's default)",
+                self.name()
+            );
+            (ContextAlgorithm::AllGather, why)
+        })
     }
 }
 

@@ -580,11 +580,7 @@ fn parallel_report(setup: &TrainingConfig) -> Parallel {
         pp: setup.pp,
         cp: setup.cp,
         ep: setup.ep,
-        cp_algorithm: match setup.cp_algorithm {
-            policy::ContextAlgorithm::Ring => "ring",
-            policy::ContextAlgorithm::AllGather => "all-gather",
-        }
-        .into(),
+        cp_algorithm: setup.cp_algorithm.name().into(),
         schedule: setup.schedule.name().into(),
         virtual_stages: setup.virtual_stages,
         sequence_parallel: setup.sequence_parallel,

@@ -137,6 +137,16 @@ pub enum ContextAlgorithm {
     AllGather,
 }
 
+impl ContextAlgorithm {
+    /// Its name in scenarios and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ContextAlgorithm::Ring => "ring",
+            ContextAlgorithm::AllGather => "all-gather",
+        }
+    }
+}
+
 /// Activation recomputation, as Korthikanti et al. 2022 define it, plus torchtitan's
 /// operator-level policy and the adaptive one.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]

@@ -30,10 +30,15 @@ pub(super) fn resolve(
     let ep = positive(s, p.ep.unwrap_or(1), "parallel.ep")?;
     let virtual_stages = positive(s, p.virtual_stages.unwrap_or(1), "parallel.virtual_stages")?;
     let micro_batch = positive(s, p.micro_batch.unwrap_or(1), "parallel.micro_batch")?;
-    let cp_algorithm = match (p.cp_algorithm, cp) {
-        (Some(a), _) => a,
-        (None, 1) => ContextAlgorithm::Ring,
-        (None, _) => {
+    let framework_cp = framework.and_then(|f| f.context_algorithm());
+    let cp_algorithm = match (p.cp_algorithm, cp, framework_cp) {
+        (Some(a), _, _) => a,
+        (None, 1, _) => ContextAlgorithm::Ring,
+        (None, _, Some((a, why))) => {
+            assumptions.push(why);
+            a
+        }
+        (None, _, None) => {
             assumptions
                 .push("ring attention for context parallelism (Megatron-LM's default)".into());
             ContextAlgorithm::Ring
