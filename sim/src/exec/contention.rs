@@ -132,15 +132,18 @@ impl Sharing {
         };
         let ps = self
             .remaining(c, self.left[il])
-            .map(|(ps, slows)| {
-                if slows {
-                    self.wall(ps, slowed).as_ps()
-                } else {
-                    ps
-                }
-            })
+            .map(|(ps, slows)| self.stretch(ps, slows, slowed))
             .sum();
         SimTime::from_ps(ps)
+    }
+
+    /// Wall picoseconds of a stretch of `ps` of work that slows (`slows`) or not.
+    fn stretch(&self, ps: u64, slows: bool, slowed: bool) -> u64 {
+        if slows {
+            self.wall(ps, slowed).as_ps()
+        } else {
+            ps
+        }
     }
 
     /// Work instance lane `il`'s running op did in `elapsed` picoseconds of wall time, slowed or
@@ -151,11 +154,7 @@ impl Sharing {
         };
         let mut done = 0;
         for (ps, slows) in self.remaining(c, self.left[il]) {
-            let wall = if slows {
-                self.wall(ps, slowed).as_ps()
-            } else {
-                ps
-            };
+            let wall = self.stretch(ps, slows, slowed);
             if elapsed < wall {
                 return done
                     + if slows {
