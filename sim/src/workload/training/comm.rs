@@ -106,14 +106,19 @@ impl TrainingConfig {
         }
     }
 
+    /// Whether every rank of `comm`'s group of `base` is in `base`'s server.
+    pub fn in_one_server(&self, base: u32, comm: Comm) -> bool {
+        let g = self.fabric.gpus_per_node;
+        self.comm_ranks(base, comm)
+            .iter()
+            .all(|r| r / g == base / g)
+    }
+
     /// The shifts of `comm`'s group of `base` whose copies run at the same moment and may share
     /// its links: the other groups of its stage (`links::offsets`), none when the group stays
     /// inside one server behind an NVSwitch (each GPU has its own port on the switch).
     pub fn concurrent_groups(&self, base: u32, comm: Comm) -> Vec<u32> {
-        let g = self.fabric.gpus_per_node;
-        let ranks = self.comm_ranks(base, comm);
-        let one_server = ranks.iter().all(|r| r / g == base / g);
-        if one_server && self.topology.spec.intra == IntraKind::NvSwitch {
+        if self.in_one_server(base, comm) && self.topology.spec.intra == IntraKind::NvSwitch {
             return Vec::new();
         }
         super::links::offsets(self, base, comm)

@@ -218,13 +218,11 @@ impl<'a> StepBuilder<'a> {
             })
             .collect::<Vec<Stage>>();
         for stage in &mut stages {
-            let g = setup.fabric.gpus_per_node;
-            let ranks = setup.comm_ranks(stage.rank, Comm::Tensor);
             stage.fold = setup.jitter_gpus.is_empty()
                 && setup.ranks == super::policy::Ranks::Stage
                 && !setup.tp_comm_overlap
                 && !setup.tp_dgrad_overlap
-                && ranks.iter().all(|r| r / g == stage.rank / g);
+                && setup.in_one_server(stage.rank, Comm::Tensor);
             if let (Some(tensor), true) = (stage.tensor, stage.fold) {
                 graph.lanes[stage.compute as usize].carried = Some(tensor);
             }
