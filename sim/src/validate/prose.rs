@@ -283,7 +283,11 @@ mod tests {
         );
         assert_eq!(
             stated_engine("vLLM 0.6.0 OpenAI server", &mut a),
-            "engine = \"vllm\"\nengine_version = \"0.8\"\n"
+            "engine = \"vllm\"\nengine_version = \"0.6\"\n"
+        );
+        assert_eq!(
+            stated_engine("vLLM 0.3.3 OpenAI server", &mut a),
+            "engine = \"vllm\"\nengine_version = \"0.4\"\n"
         );
         assert!(a.last().unwrap().contains("predates"));
         assert_eq!(

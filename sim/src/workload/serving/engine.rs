@@ -206,6 +206,36 @@ const PER_REQUEST_S: f64 = 5e-6;
 /// broadcast in vLLM V1, RFC #9856), seconds. An estimate: no timing found.
 const TP_BROADCAST_S: f64 = 0.1e-3;
 
+/// vLLM V0's synchronous host work per step beyond V1's: its scheduler, the inputs rebuilt from
+/// Python lists every step, the sampler's copy of the tokens to the host. PR #4280 (the scheduler
+/// alone about 2 ms a step on an A10 host before its fix), RFC #6854 (about 4 ms of GPU bubble a
+/// decode step under load, 1xH100, Llama-3-8B, requests' output processing included). Weak: no
+/// profile isolates it at batch 1.
+const VLLM_V0_STEP_S: f64 = 1.0e-3;
+
+/// vLLM 0.4-0.5's output processing per request per step (sequence bookkeeping, detokenization),
+/// run after the step on the host: RFC #6913 (Llama-3-70B fp8 on 4xH100: 0.2 ms at batch 1, 3.4
+/// ms at batch 32, so about 0.1 ms a request).
+const VLLM_V0_OUTPUT_PER_REQUEST_S: f64 = 0.1e-3;
+
+/// V0's step sent to the tensor-parallel workers: the driver broadcasts the step's inputs and
+/// metadata (torch.distributed, later shared memory, PRs #5399 and #5755); PR #4844 removed one of
+/// the broadcasts and saved 4-5% of a TP2 Llama-2-7B step (about 0.3 ms of a 7 ms step), and the
+/// step made about three.
+const VLLM_V0_TP_BROADCAST_S: f64 = 1.0e-3;
+
+/// vLLM 0.4-0.5 (V0 engine): decode steps replay CUDA graphs, prefills run eagerly, everything
+/// on the host is synchronous.
+const VLLM_V0: Overhead = Overhead {
+    per_layer_s: KERNEL_GAPS_PER_LAYER_S,
+    launch_per_layer_s: PYTHON_LAUNCH_PER_LAYER_S,
+    decode_graph: true,
+    per_iteration_s: VLLM_V0_STEP_S,
+    per_request_s: VLLM_V0_OUTPUT_PER_REQUEST_S,
+    tensor_parallel_s: VLLM_V0_TP_BROADCAST_S,
+    overlap: Overlap::None,
+};
+
 const VLLM_PIECEWISE: Overhead = Overhead {
     per_layer_s: KERNEL_GAPS_PER_LAYER_S,
     launch_per_layer_s: PYTHON_LAUNCH_PER_LAYER_S,
@@ -236,6 +266,26 @@ pub static VLLM: Stack = Stack {
     kv_source: "gpu_memory_utilization 0.9; kv_cache_dtype \"auto\" keeps the model's 16-bit \
                 format",
     eras: &[
+        Era {
+            from: (0, 4),
+            label: "vLLM 0.4-0.5 (V0 engine)",
+            overhead: VLLM_V0,
+            source: "V0 engine: decode CUDA graphs, eager prefills (model_runner \
+                     _use_captured_graph), synchronous Python loop: about 1 ms of host work a \
+                     step (PR #4280, RFC #6854), 0.1 ms a request of output processing (RFC \
+                     #6913), about 1 ms to hand a step to the tensor-parallel workers (PR #4844)",
+        },
+        Era {
+            from: (0, 6),
+            label: "vLLM 0.6-0.7 (V0 engine)",
+            overhead: Overhead {
+                per_request_s: PER_REQUEST_S,
+                ..VLLM_V0
+            },
+            source: "V0 engine as in 0.4-0.5, with the requests' output processing overlapped \
+                     with the next step's forward pass (async output processing, on by default \
+                     since 0.6.0, PR #7049)",
+        },
         Era {
             from: (0, 8),
             label: "vLLM 0.8-0.10",
@@ -422,9 +472,12 @@ mod tests {
         assert_eq!(era("v0.14.1"), Ok("vLLM 0.14+"));
         assert_eq!(era("1.2"), Ok("vLLM 0.14+"));
         assert_eq!(VLLM.era(None).unwrap().label, "vLLM 0.14+");
-        let old = era("0.6.0").unwrap_err();
+        assert_eq!(era("0.5.3"), Ok("vLLM 0.4-0.5 (V0 engine)"));
+        assert_eq!(era("0.6.0"), Ok("vLLM 0.6-0.7 (V0 engine)"));
+        assert_eq!(era("0.7.3"), Ok("vLLM 0.6-0.7 (V0 engine)"));
+        let old = era("0.3.3").unwrap_err();
         assert!(
-            old.contains("before 0.8") && old.contains("vLLM 0.8-0.10"),
+            old.contains("before 0.4") && old.contains("vLLM 0.4-0.5 (V0 engine)"),
             "{old}"
         );
         assert_eq!(
