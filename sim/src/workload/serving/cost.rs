@@ -2,18 +2,18 @@
 //!
 //! Per layer, on each of the replica's `tp` GPUs: the four GEMMs on all the batch's tokens at once
 //! (QKV, attention output, MLP up and down, split as Megatron-LM splits them), fused attention for
-//! each prefill chunk against its context, one bandwidth-bound kernel reading every decoding
-//! request's KV cache, the layer norms, activation and residual adds, and two all-reduces of the
-//! activations when `tp > 1`. Then the output projection for the requests that sample a token. All
-//! layers cost the same, so one is priced and multiplied; layers without attention
-//! (`skip_attention_layers`) lose the attention sublayer (QKV and output GEMMs, attention, KV
-//! read, its norm, residual add and all-reduce) and keep the MLP's. A mixture-of-experts layer replaces the
-//! MLP with the router's scores, the routed experts' batched GEMMs over the experts the batch
-//! touches (tokens spread evenly; each expert split over the `tp` GPUs) and any shared experts. Weights are in the model's format (fp8,
-//! int8 and int4 change both their bytes and, where the GPU has the units, the GEMM peak); the KV
-//! cache is in 16 bits or fp8 as the scenario says. On a device that prices softmax apart
-//! (`hw::roofline`, a custom accelerator's `nonlinear_rate`), decode attention takes the longer of
-//! its KV read and its exponentials on that unit. Ignored: sampling, the scheduler's own CPU time, CUDA-graph effects.
+//! each prefill chunk, one bandwidth-bound kernel reading every decoding request's KV cache, the
+//! norms, activation and residual adds, and two all-reduces when `tp > 1`; then the output
+//! projection for the requests that sample. One layer is priced and multiplied; layers without
+//! attention (`skip_attention_layers`) keep only the MLP half. A mixture-of-experts layer has the
+//! router's scores, the routed experts' batched GEMMs over the experts the batch touches (tokens
+//! spread evenly, each expert split over `tp`) and any shared experts. Weights are in the model's
+//! format (fp8, int8 and int4 change their bytes and, where the GPU has the units, the GEMM peak);
+//! an fp8 linear layer's activation is quantized by a streaming pass before it, as vLLM's and
+//! TensorRT-LLM's fp8 layers run it (fused into the norm or activation: not modelled). The KV
+//! cache is in 16 bits or fp8. On a device that prices softmax apart (`hw::roofline`), decode
+//! attention takes the longer of its KV read and its exponentials on that unit. Ignored:
+//! sampling, the scheduler's own CPU time, CUDA-graph effects.
 
 use crate::collective::cost::{Collective, CollectiveCost, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
@@ -115,6 +115,8 @@ pub struct IterationCost {
     tp: u32,
     nvls: bool,
     kv: Dtype,
+    /// Whether each linear layer's activation is quantized to fp8 first (an fp8 model).
+    quantize_activations: bool,
     all_reduce: HashMap<u64, f64>,
     sends: Sends,
 }
@@ -131,6 +133,7 @@ impl IterationCost {
     ) -> Self {
         let (topology, tier, nvls) = network;
         IterationCost {
+            quantize_activations: model.dtype == Dtype::Fp8,
             model,
             compute,
             tp,
@@ -144,6 +147,19 @@ impl IterationCost {
     /// Seconds to send `bytes` from GPU `from` to GPU `to` of this replica's network.
     pub fn send_seconds(&mut self, from: u32, to: u32, bytes: u64) -> f64 {
         self.sends.seconds(from, to, bytes)
+    }
+
+    /// Seconds to put `elements` activations into fp8 before an fp8 linear layer: one streaming
+    /// pass, 16-bit in and fp8 out (none for a model in another format).
+    fn quantize_seconds(&self, elements: u64) -> f64 {
+        if !self.quantize_activations || elements == 0 {
+            return 0.0;
+        }
+        let act = activation_dtype(&self.model, &self.compute);
+        self.seconds(Kernel::Memory {
+            bytes: elements as f64 * (act.bytes() + Dtype::Fp8.bytes()),
+            flops: 2.0 * elements as f64,
+        })
     }
 
     fn seconds(&self, k: Kernel) -> f64 {
@@ -220,8 +236,9 @@ impl IterationCost {
             bytes: elements as f64 * act.bytes() * passes,
             flops: 4.0 * elements as f64,
         };
+        let quantize = |elements: u64| self.quantize_seconds(elements);
         // Attention, norms and residual adds: every layer. The MLP: dense, or routed experts.
-        let mut layer = 0.0;
+        let mut layer = quantize(t * h) + quantize(t * m.q_width() / tp);
         layer += self.seconds(gemm(t, m.qkv_width() / tp, h));
         layer += self.seconds(gemm(t, h, m.q_width() / tp));
         for &(new, cached) in &batch.prefill {
@@ -263,7 +280,9 @@ impl IterationCost {
             (ElementwiseOp::Activation, 2.0)
         };
         let ffn = m.ffn as u64 / tp;
-        let dense_mlp = self.seconds(gemm(t, m.up_width() / tp, h))
+        let dense_mlp = quantize(t * h)
+            + quantize(t * ffn)
+            + self.seconds(gemm(t, m.up_width() / tp, h))
             + self.seconds(gemm(t, h, ffn))
             + self.seconds(ew(activation, t * ffn, passes));
         let skipped = (m.layers - m.attention_layers()) as f64;
@@ -290,11 +309,13 @@ impl IterationCost {
                 dtype: w,
             };
             let mut mlp = self.seconds(gemm(t, moe.experts as u64, h));
+            mlp += quantize(t * h) + quantize(t * moe.top_k as u64 * expert_ffn);
             mlp += self.seconds(batched(m.expert_up_width() / tp, h));
             mlp += self.seconds(batched(h, expert_ffn));
             mlp += self.seconds(ew(activation, t * moe.top_k as u64 * expert_ffn, passes));
             if moe.shared_experts > 0 {
                 let width = moe.shared_experts as u64;
+                mlp += quantize(t * width * expert_ffn);
                 mlp += self.seconds(gemm(t, width * m.expert_up_width() / tp, h));
                 mlp += self.seconds(gemm(t, h, width * expert_ffn));
                 mlp += self.seconds(ew(activation, t * width * expert_ffn, passes));
@@ -305,5 +326,64 @@ impl IterationCost {
             total += self.seconds(gemm(batch.sampling as u64, m.vocab as u64 / tp, h));
         }
         total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::gpu;
+    use crate::model::preset;
+    use crate::net::topology::spec::TopologySpec;
+
+    fn cost(name: &str, dtype: Dtype) -> IterationCost {
+        let mut model = preset::find(name).unwrap();
+        model.dtype = dtype;
+        let compute = ComputeModel::new(gpu::find("H100-SXM5-80GB").unwrap().clone());
+        let topology = Topology::build(&TopologySpec::new(1, 8)).unwrap();
+        IterationCost::new(
+            model,
+            compute,
+            1,
+            (topology, Tier::Analytical, false),
+            dtype,
+        )
+    }
+
+    #[test]
+    fn an_fp8_model_quantizes_each_linear_layers_input() {
+        let batch = Batch {
+            prefill: vec![(512, 0)],
+            decodes: 3,
+            decode_context: 3000,
+            sampling: 4,
+        };
+        let t = batch.tokens();
+        let mut fp8 = cost("llama-3-8b", Dtype::Fp8);
+        let mut unquantized = fp8.clone();
+        unquantized.quantize_activations = false;
+        let m = fp8.model.clone();
+        let h = m.hidden as u64;
+        // QKV, attention output, MLP up and down, each a pass of 2 + 1 bytes an element.
+        let widths = [h, m.q_width(), h, m.ffn as u64];
+        let pass = |elements: u64| {
+            fp8.compute
+                .cost(&Kernel::Memory {
+                    bytes: 3.0 * elements as f64,
+                    flops: 2.0 * elements as f64,
+                })
+                .unwrap()
+                .seconds
+        };
+        let per_layer: f64 = widths.iter().map(|&w| pass(t * w)).sum();
+        let added = fp8.iteration(&batch) - unquantized.iteration(&batch);
+        let expected = m.layers as f64 * per_layer;
+        assert!(
+            (added - expected).abs() < 1e-9 * expected,
+            "{added} {expected}"
+        );
+        // A 16-bit model takes its activations as they are.
+        let bf16 = cost("llama-3-8b", Dtype::Bf16);
+        assert_eq!(bf16.quantize_seconds(t * h), 0.0);
     }
 }
