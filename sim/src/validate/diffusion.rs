@@ -164,10 +164,9 @@ fn guidance(c: &Case, cfg: u32, a: &mut Vec<String>) -> Result<bool, String> {
     Ok(guided)
 }
 
-/// The scenario's `attention_kernel` line: the kernel the case names (`model.attn`); else
-/// FlashAttention 2 where the simulator has a figure for it on the GPU (a named kernel without
-/// one fails as the scenario would); elsewhere none, the roofline's default attention efficiency,
-/// said so.
+/// The scenario's `attention_kernel` line: the kernel the case names (`model.attn`; a named
+/// kernel without a figure on the GPU fails as the scenario would); else none, and the
+/// scenario's own default applies (the reference pipelines' kernel, said so).
 fn attention_line(c: &Case, gpu: &'static GpuSpec, a: &mut Vec<String>) -> String {
     let fa2 = AttentionKernel::FlashAttention2;
     let fa3 = AttentionKernel::FlashAttention3;
@@ -188,18 +187,7 @@ fn attention_line(c: &Case, gpu: &'static GpuSpec, a: &mut Vec<String>) -> Strin
             kernel.name()
         ));
         format!("attention_kernel = \"{}\"\n", kernel.name())
-    } else if fa2.reference(gpu).is_some() {
-        a.push(
-            "FlashAttention 2 (not stated): xDiT's USP runs flash-attn 2 by default, and the \
-             official HunyuanVideo repository requires it"
-                .into(),
-        );
-        format!("attention_kernel = \"{}\"\n", fa2.name())
     } else {
-        a.push(format!(
-            "FlashAttention 2 has no figure on {}: the roofline's default attention efficiency",
-            gpu.name
-        ));
         String::new()
     }
 }

@@ -133,7 +133,13 @@ fn json_on_the_shipped_file_compares_what_the_simulator_expresses() {
         assert_eq!(r["metric_short"], "latency s");
         let scenario = r["scenario"].as_str().unwrap();
         assert!(scenario.contains("kind = \"diffusion\""), "{scenario}");
-        assert!(scenario.contains("flash-attention-2"), "{scenario}");
+        // Unstated, the kernel is the scenario's own default, which the assumptions name.
+        assert!(!scenario.contains("attention_kernel"), "{scenario}");
+        let assumptions = r["assumptions"].to_string();
+        assert!(
+            assumptions.contains("flash-attention-2 (not stated"),
+            "{assumptions}"
+        );
     }
     // LLM Foundry's MPT runs name Triton's flash attention: the first FlashAttention algorithm,
     // at half of FlashAttention 2's speed.
