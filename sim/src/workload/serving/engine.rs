@@ -206,22 +206,22 @@ const PER_REQUEST_S: f64 = 5e-6;
 /// broadcast in vLLM V1, RFC #9856), seconds. An estimate: no timing found.
 const TP_BROADCAST_S: f64 = 0.1e-3;
 
-/// vLLM V0's synchronous host work per step beyond V1's: its scheduler, the inputs rebuilt from
+/// vLLM V0's synchronous host work per step, seconds: its scheduler, the inputs rebuilt from
 /// Python lists every step, the sampler's copy of the tokens to the host. PR #4280 (the scheduler
 /// alone about 2 ms a step on an A10 host before its fix), RFC #6854 (about 4 ms of GPU bubble a
 /// decode step under load, 1xH100, Llama-3-8B, requests' output processing included). Weak: no
 /// profile isolates it at batch 1.
 const VLLM_V0_STEP_S: f64 = 1.0e-3;
 
-/// vLLM 0.4-0.5's output processing per request per step (sequence bookkeeping, detokenization),
-/// run after the step on the host: RFC #6913 (Llama-3-70B fp8 on 4xH100: 0.2 ms at batch 1, 3.4
-/// ms at batch 32, so about 0.1 ms a request).
+/// vLLM 0.4-0.5's output processing per request per step (sequence bookkeeping,
+/// detokenization), seconds, run after the step on the host: RFC #6913 (Llama-3-70B fp8 on
+/// 4xH100: 0.2 ms at batch 1, 3.4 ms at batch 32, so about 0.1 ms a request).
 const VLLM_V0_OUTPUT_PER_REQUEST_S: f64 = 0.1e-3;
 
-/// V0's step sent to the tensor-parallel workers: the driver broadcasts the step's inputs and
-/// metadata (torch.distributed, later shared memory, PRs #5399 and #5755); PR #4844 removed one of
-/// the broadcasts and saved 4-5% of a TP2 Llama-2-7B step (about 0.3 ms of a 7 ms step), and the
-/// step made about three.
+/// V0's step sent to the tensor-parallel workers, seconds: the driver broadcasts the step's
+/// inputs and metadata (torch.distributed, later shared memory, PRs #5399 and #5755); PR #4844
+/// removed one of the broadcasts and saved 4-5% of a TP2 Llama-2-7B step (about 0.3 ms of a 7 ms
+/// step), and the step made about three.
 const VLLM_V0_TP_BROADCAST_S: f64 = 1.0e-3;
 
 /// vLLM 0.4-0.5 (V0 engine): decode steps replay CUDA graphs, prefills run eagerly, everything
