@@ -119,6 +119,7 @@ fn engines_size_the_kv_cache_their_own_way() {
     let fp8 = run("H100", "fp8", "engine = \"tensorrt-llm\"");
     let said = fp8.assumptions.join("\n");
     assert!(said.contains("KV cache in fp8"), "{said}");
+    assert!(said.contains("quantize their 16-bit inputs"), "{said}");
 }
 
 #[test]

@@ -134,6 +134,14 @@ pub(super) fn engine(
             stack.kv_budget
         }
     };
+    if weights == Dtype::Fp8 {
+        assumptions.push(
+            "fp8 linear layers quantize their 16-bit inputs in a pass of their own before each \
+             GEMM (vLLM's, SGLang's and TensorRT-LLM's fp8 layers by default; fusing it into the \
+             norm before is not modelled)"
+                .into(),
+        );
+    }
     let router = serving.router.unwrap_or(RouterKind::LeastLoaded);
     let kv_dtype = match serving.kv_cache_dtype {
         Some(d @ (Dtype::Bf16 | Dtype::Fp16 | Dtype::Fp8)) => d,
