@@ -162,8 +162,9 @@ pub(super) fn stated_attention(stated: &str) -> Option<(AttentionKernel, &'stati
 
 /// The `[serving]` lines for the engine a source names ("TensorRT-LLM v0.5", "vLLM 0.9.0",
 /// "SGLang"), and why: its table, at the release it states. A release older than the engine's
-/// tables takes the oldest table; a source naming no modelled engine (LMDeploy, a NIM of unstated
-/// backend) leaves the lines out, so the simulator's default engine runs.
+/// tables takes the oldest table; an NVIDIA NIM of unstated backend takes the engine of its
+/// release's profiles (`nim_engine`); a source naming no modelled engine (LMDeploy) leaves the
+/// lines out, so the simulator's default engine runs.
 pub(super) fn stated_engine(stated: &str, a: &mut Vec<String>) -> String {
     let lower = stated.to_lowercase();
     let names: [(&str, EngineKind); 6] = [
@@ -179,6 +180,9 @@ pub(super) fn stated_engine(stated: &str, a: &mut Vec<String>) -> String {
         .filter_map(|&(n, k)| lower.find(n).map(|at| (at, n, k)))
         .min_by_key(|&(at, _, _)| at)
     else {
+        if let Some(lines) = nim_engine(&lower, a) {
+            return lines;
+        }
         if !lower.is_empty() {
             a.push(format!(
                 "engine \"{stated}\" has no table here: the simulator's default engine"
@@ -220,6 +224,32 @@ pub(super) fn stated_engine(stated: &str, a: &mut Vec<String>) -> String {
         },
     }
     lines
+}
+
+/// The engine of an NVIDIA NIM container whose backend a source leaves unstated: NIM 1.x serves
+/// a validated model on a data-centre GPU from its optimized profiles, pre-compiled TensorRT-LLM
+/// engines, in preference to its generic vLLM ones (NIM for LLMs 1.x, "Model Profiles"), so
+/// TensorRT-LLM's C++ runtime; NIM 2 runs vLLM profiles. None when `lower` names no NIM release.
+fn nim_engine(lower: &str, a: &mut Vec<String>) -> Option<String> {
+    let at = lower.find("nim ")?;
+    let (major, minor) = lower[at..]
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | ':'))
+        .take(4)
+        .find_map(|t| parse_version(t).ok())?;
+    let lines = if major < 2 {
+        a.push(format!(
+            "NIM {major}.{minor}, backend not stated: TensorRT-LLM's C++ runtime, the engines of \
+             NIM 1's optimized profiles (NIM for LLMs docs, Model Profiles: optimized profiles \
+             are pre-compiled TensorRT-LLM engines, preferred to generic vLLM ones)"
+        ));
+        "engine = \"tensorrt-llm\"\nengine_version = \"0.10\"\n"
+    } else {
+        a.push(format!(
+            "NIM {major}.{minor}, backend not stated: vLLM, the engine of NIM 2's profiles"
+        ));
+        "engine = \"vllm\"\n"
+    };
+    Some(lines.into())
 }
 
 #[cfg(test)]
@@ -293,6 +323,17 @@ mod tests {
         assert_eq!(
             stated_engine("SGLang (version not stated)", &mut a),
             "engine = \"sglang\"\n"
+        );
+        assert_eq!(
+            stated_engine(
+                "NVIDIA NIM 1.1.1 container (backend profile not stated)",
+                &mut a
+            ),
+            "engine = \"tensorrt-llm\"\nengine_version = \"0.10\"\n"
+        );
+        assert_eq!(
+            stated_engine("NVIDIA NIM container 1.8.0 (backend not stated)", &mut a),
+            "engine = \"tensorrt-llm\"\nengine_version = \"0.10\"\n"
         );
         assert_eq!(stated_engine("LMDeploy TurboMind v0.1.0a1", &mut a), "");
         assert!(a.last().unwrap().contains("no table"));
