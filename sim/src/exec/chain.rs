@@ -38,9 +38,7 @@ impl Part {
     pub fn is_carried(&self) -> bool {
         self.kind == OpKind::Communication
     }
-}
 
-impl Part {
     /// `op` as a part, setting its lane's counter to `value`.
     pub fn of(op: Op, value: Option<f64>) -> Part {
         Part {

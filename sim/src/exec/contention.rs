@@ -117,12 +117,17 @@ impl Sharing {
     /// (picoseconds of work, whether they slow).
     fn remaining(&self, c: ChainId, left: u64) -> impl Iterator<Item = (u64, bool)> + '_ {
         let segs = &self.segments[c as usize];
-        let mut skip = segs.iter().map(|s| s.0).sum::<u64>().saturating_sub(left);
+        let mut skip = self.chain_work(c).saturating_sub(left);
         segs.iter().filter_map(move |&(ps, slows)| {
             let cut = skip.min(ps);
             skip -= cut;
             (ps > cut).then_some((ps - cut, slows))
         })
+    }
+
+    /// Picoseconds of work of chain `c`'s stretches at full speed (0 for a chain without any).
+    fn chain_work(&self, c: ChainId) -> u64 {
+        self.segments[c as usize].iter().map(|s| s.0).sum()
     }
 
     /// Wall time instance lane `il`'s running op needs to finish, slowed or not.
@@ -187,10 +192,8 @@ impl Sharing {
         let slowed = self.group[l].is_some_and(|g| self.running[i * self.groups + g as usize] > 0);
         let il = i * self.lanes + l;
         (self.left[il], self.since[il], self.slowed[il]) = (work, sched.now(), slowed);
-        self.chain[il] = chain.filter(|&c| {
-            let segs = &self.segments[c as usize];
-            !segs.is_empty() && segs.iter().map(|s| s.0).sum::<u64>() == work
-        });
+        self.chain[il] =
+            chain.filter(|&c| !self.segments[c as usize].is_empty() && self.chain_work(c) == work);
         self.pending[il] = Some(sched.after(self.wall_left(il, slowed), ev));
     }
 

@@ -231,10 +231,14 @@ pub(super) fn stated_engine(stated: &str, a: &mut Vec<String>) -> String {
 /// engines, in preference to its generic vLLM ones (NIM for LLMs 1.x, "Model Profiles"), so
 /// TensorRT-LLM's C++ runtime; NIM 2 runs vLLM profiles. None when `lower` names no NIM release.
 fn nim_engine(lower: &str, a: &mut Vec<String>) -> Option<String> {
-    let at = lower.find("nim ")?;
-    let (major, minor) = lower[at..]
+    let words: Vec<&str> = lower
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | ':'))
-        .take(4)
+        .filter(|w| !w.is_empty())
+        .collect();
+    let at = words.iter().position(|&w| w == "nim")?;
+    let (major, minor) = words[at..]
+        .iter()
+        .take(3)
         .find_map(|t| parse_version(t).ok())?;
     let lines = if major < 2 {
         a.push(format!(
