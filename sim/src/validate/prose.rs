@@ -242,9 +242,10 @@ fn nim_engine(lower: &str, a: &mut Vec<String>) -> Option<String> {
         .find_map(|t| parse_version(t).ok())?;
     let lines = if major < 2 {
         a.push(format!(
-            "NIM {major}.{minor}, backend not stated: TensorRT-LLM's C++ runtime, the engines of \
-             NIM 1's optimized profiles (NIM for LLMs docs, Model Profiles: optimized profiles \
-             are pre-compiled TensorRT-LLM engines, preferred to generic vLLM ones)"
+            "NIM {major}.{minor}, backend not stated: TensorRT-LLM's C++ runtime before its 1.0, \
+             the engines of NIM 1's optimized profiles (NIM for LLMs docs, Model Profiles: \
+             optimized profiles are pre-compiled TensorRT-LLM engines, preferred to generic vLLM \
+             ones)"
         ));
         "engine = \"tensorrt-llm\"\nengine_version = \"0.10\"\n"
     } else {

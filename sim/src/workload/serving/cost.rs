@@ -9,9 +9,9 @@
 //! router's scores, the routed experts' batched GEMMs over the experts the batch touches (tokens
 //! spread evenly, each expert split over `tp`) and any shared experts. Weights are in the model's
 //! format (fp8, int8 and int4 change their bytes and, where the GPU has the units, the GEMM peak);
-//! an fp8 linear layer's activation is quantized by a streaming pass before it, as vLLM's and
-//! TensorRT-LLM's fp8 layers run it (fused into the norm or activation: not modelled). The KV
-//! cache is in 16 bits or fp8. On a device that prices softmax apart (`hw::roofline`), decode
+//! an fp8 linear layer's activation is quantized by a streaming pass before it, as vLLM's,
+//! SGLang's and TensorRT-LLM's fp8 layers run it (fused into the norm or activation: not
+//! modelled). The KV cache is in 16 bits or fp8. On a device that prices softmax apart (`hw::roofline`), decode
 //! attention takes the longer of its KV read and its exponentials on that unit. Ignored:
 //! sampling, the scheduler's own CPU time, CUDA-graph effects.
 
