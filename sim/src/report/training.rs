@@ -167,6 +167,9 @@ pub struct Parallel {
     pub global_batch: u32,
     pub accumulation_steps: u32,
     pub recompute: String,
+    /// Full recomputation of only the first this many layers of each pipeline chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute_layers: Option<u32>,
     pub zero: u8,
     pub optimizer: Value,
     pub compression: Value,

@@ -26,6 +26,9 @@ pub struct ParallelSection {
     pub virtual_stages: Option<u32>,
     pub sequence_parallel: Option<bool>,
     pub recompute: Option<Recompute>,
+    /// Full recomputation of only the first this many layers of each pipeline chunk, the others
+    /// keeping their activations (Megatron-LM's `--recompute-method block`).
+    pub recompute_layers: Option<u32>,
     pub zero: Option<u8>,
     /// Rank order of the parallel dimensions, innermost first, e.g. "tp-cp-dp-pp" (Megatron-LM's).
     pub order: Option<String>,
@@ -121,6 +124,7 @@ impl ParallelSection {
             (self.virtual_stages.is_some(), "virtual_stages"),
             (self.sequence_parallel.is_some(), "sequence_parallel"),
             (self.recompute.is_some(), "recompute"),
+            (self.recompute_layers.is_some(), "recompute_layers"),
             (self.zero.is_some(), "zero"),
             (self.order.is_some(), "order"),
             (self.optimizer.is_some(), "optimizer"),

@@ -1,7 +1,7 @@
 //! The `[parallel]` table of a training case: degrees, batch, pipeline schedule, recomputation,
 //! sequence parallelism and sharding as the source states them, or its framework's defaults.
 
-use super::prose::{not_stated, text, whole};
+use super::prose::{not_stated, number, text, whole};
 use super::{Case, Refusal};
 use crate::workload::training::framework::Framework;
 use serde_json::Value;
@@ -38,7 +38,15 @@ pub(super) fn parallel_table(
         let _ = writeln!(p, "global_batch = {g}");
     }
     schedule(c, pp, &mut p, a);
-    let (recompute, recompute_stated) = recompute(c, framework, a)?;
+    let (mut recompute, recompute_stated) = recompute(c, framework, a)?;
+    if let Some(f) =
+        framework.filter(|f| recompute == "selective" && f.selective_checkpoints_blocks())
+    {
+        recompute = "full";
+        if let Some(n) = checkpointed_blocks(c, f, a) {
+            let _ = writeln!(p, "recompute_layers = {n}");
+        }
+    }
     let _ = writeln!(p, "recompute = \"{recompute}\"");
     let sequence_parallel = sequence_parallel(c, framework, tp, &mut p, a);
     let zero = zero(c, framework, pp, a);
@@ -254,6 +262,43 @@ fn recompute(
     let recompute_stated =
         recompute_field.is_some_and(|f| !not_stated(Some(f))) || !variant.is_empty();
     Ok((recompute, recompute_stated))
+}
+
+/// How many blocks a framework whose "selective" checkpointing takes a fraction p of the blocks
+/// checkpoints (`None`: all): p as stated (`parallel.selective_checkpointing`), else as the
+/// case's hardware and model FLOP utilisations imply (a recomputed layer adds a third of its
+/// model FLOPs: p = 3 (HFU / MFU - 1)), else the framework's default of every block.
+fn checkpointed_blocks(c: &Case, f: Framework, a: &mut Vec<String>) -> Option<u32> {
+    let layers = whole(c.get("model", "layers"))?;
+    let metric = |k: &str| number(c.get("extra_metrics", k));
+    let (p, why) = match (
+        number(c.get("parallel", "selective_checkpointing")),
+        metric("HFU_fraction"),
+        metric("MFU_fraction"),
+    ) {
+        (Some(p), _, _) => (p, "as stated".to_string()),
+        (None, Some(hfu), Some(mfu)) if mfu > 0.0 => (
+            3.0 * (hfu / mfu - 1.0),
+            format!(
+                "not stated; the case's HFU {hfu} over MFU {mfu}, a recomputed layer adding a \
+                 third of its model FLOPs"
+            ),
+        ),
+        _ => {
+            a.push(format!(
+                "every block checkpointed (not stated; {}'s selective_checkpointing defaults to 1)",
+                f.name()
+            ));
+            return None;
+        }
+    };
+    let n = (p.clamp(0.0, 1.0) * layers as f64).round().max(1.0) as u32;
+    a.push(format!(
+        "selective activation checkpointing as {} runs it: whole blocks, {n} of the {layers} \
+         (p = {p:.2}, {why})",
+        f.name()
+    ));
+    (n < layers).then_some(n)
 }
 
 /// Whether sequence parallelism is on (stated, or the framework's default with tensor

@@ -68,6 +68,11 @@ fn stating_a_frameworks_defaults_changes_nothing() {
         ),
         ("framework = \"deepspeed\"\nzero = 3", "zero = 3", ""),
         (
+            "framework = \"fms-fsdp\"\nzero = 3\nrecompute = \"selective\"",
+            "zero = 3\nrecompute = \"full\"\ngrad_dtype = \"bf16\"",
+            "attention_kernel = \"flash-attention-2\"\nelementwise = \"eager\"\ndropout = 0.0",
+        ),
+        (
             "framework = \"torchtitan\"\ncp = 2",
             "cp = 2\ncp_algorithm = \"all-gather\"",
             "attention_kernel = \"flash-attention-2\"\nelementwise = \"eager\"\ndropout = 0.0",
@@ -109,6 +114,7 @@ fn framework_errors_name_the_key() {
         "nemo",
         "deepspeed",
         "torchtitan",
+        "fms-fsdp",
     ] {
         assert!(e.contains(needle), "{needle} not in {e}");
     }

@@ -50,7 +50,10 @@ pub(super) fn render_training(t: &TrainingReport, r: &Value) -> String {
             p.micro_batch,
             p.global_batch,
             p.accumulation_steps,
-            p.recompute,
+            match p.recompute_layers {
+                Some(n) => format!("{} (first {n} layers of each chunk)", p.recompute),
+                None => p.recompute.clone(),
+            },
             p.zero
         ),
     );

@@ -273,8 +273,10 @@ impl<'a> Estimator<'a> {
             t.backward_comm += (gather - t.backward_compute).max(0.0);
         }
         if s.recompute == Recompute::Full {
-            t.backward_compute += t.forward_compute;
-            t.backward_comm += t.forward_comm;
+            // The layers that rerun their forward, spread over all (`recompute_layers`).
+            let share = s.recomputed_share();
+            t.backward_compute += share * t.forward_compute;
+            t.backward_comm += share * t.forward_comm;
         }
         if s.recompute == Recompute::Op {
             t.backward_compute += super::op_checkpoint::recomputed(items, m, s.tp as u64)

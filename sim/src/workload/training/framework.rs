@@ -20,6 +20,7 @@ pub enum FrameworkName {
     Nemo,
     Deepspeed,
     Torchtitan,
+    FmsFsdp,
 }
 
 impl FrameworkName {
@@ -29,6 +30,7 @@ impl FrameworkName {
             FrameworkName::Nemo => "nemo",
             FrameworkName::Deepspeed => "deepspeed",
             FrameworkName::Torchtitan => "torchtitan",
+            FrameworkName::FmsFsdp => "fms-fsdp",
         }
     }
 
@@ -44,6 +46,7 @@ impl FrameworkName {
             (FrameworkName::Deepspeed, Some(v)) if v < (0, 4) => Framework::DeepSpeed2021,
             (FrameworkName::Deepspeed, _) => Framework::DeepSpeed,
             (FrameworkName::Torchtitan, _) => Framework::Torchtitan,
+            (FrameworkName::FmsFsdp, _) => Framework::FmsFsdp,
         }
     }
 }
@@ -71,6 +74,9 @@ pub enum Framework {
     /// DeepSpeed after 0.3: its defaults here are the simulator's (prefetched ZeRO-3 gathers, fp32
     /// gradient reduction).
     DeepSpeed,
+    /// IBM's foundation-model-stack FSDP trainer (`fms-fsdp`): PyTorch FSDP over its own Llama
+    /// code, in bf16 with bf16 gradient reduction (`MixedPrecision` `bfSixteen`).
+    FmsFsdp,
 }
 
 impl Framework {
@@ -87,6 +93,8 @@ impl Framework {
             Some(Framework::MegatronLm2021)
         } else if s.contains("korthikanti et al") {
             Some(Framework::MegatronLm2022)
+        } else if s.contains("fms-fsdp") {
+            Some(Framework::FmsFsdp)
         } else if s.contains("torchtitan") {
             Some(Framework::Torchtitan)
         } else {
@@ -103,6 +111,7 @@ impl Framework {
             Framework::Torchtitan => "torchtitan",
             Framework::MegatronCore => "Megatron-LM (Megatron-Core)",
             Framework::DeepSpeed => "DeepSpeed",
+            Framework::FmsFsdp => "fms-fsdp",
         }
     }
 
@@ -116,7 +125,7 @@ impl Framework {
     pub fn attention_kernel(self) -> Option<(AttentionKernel, &'static str)> {
         match self {
             Framework::NeMo | Framework::MegatronCore | Framework::DeepSpeed => None,
-            Framework::Torchtitan => Some((
+            Framework::Torchtitan | Framework::FmsFsdp => Some((
                 AttentionKernel::FlashAttention2,
                 "PyTorch's scaled_dot_product_attention, whose flash backend is FlashAttention 2 \
                  (its cuDNN backend opt-in since PyTorch 2.5.1)",
@@ -142,9 +151,18 @@ impl Framework {
 
     /// Whether the layer's elementwise operations run as eager PyTorch's separate kernels for a
     /// case whose techniques read `techniques`: torchtitan's model code runs eager unless
-    /// `torch.compile` is named (its configurations default to `compile = false`).
+    /// `torch.compile` is named (its configurations default to `compile = false`), and so does
+    /// fms-fsdp's (`use_torch_compile` defaults to false).
     pub fn runs_eager(self, techniques: &str) -> bool {
-        matches!(self, Framework::Torchtitan) && !techniques.to_lowercase().contains("compile")
+        matches!(self, Framework::Torchtitan | Framework::FmsFsdp)
+            && !techniques.to_lowercase().contains("compile")
+    }
+
+    /// Whether "selective" activation checkpointing means whole blocks checkpointed, but only a
+    /// fraction of them: fms-fsdp's `selective_checkpointing` (`policies/ac_handler.py`; default
+    /// 1, every block), `recompute = "full"` with `recompute_layers`.
+    pub fn selective_checkpoints_blocks(self) -> bool {
+        matches!(self, Framework::FmsFsdp)
     }
 
     /// Micro-batches a step's local batch is split into under pipeline parallelism of `pp`
@@ -227,16 +245,23 @@ impl Framework {
     /// benchmarks run, set `plugins.grad_reduce_in_fp32 = False` (each model's
     /// `pretrain_performance_optimizations`, and the benchmarking scripts for fp8).
     pub fn half_precision_gradients(self) -> bool {
-        matches!(self, Framework::DeepSpeed2021 | Framework::NeMo)
+        matches!(
+            self,
+            Framework::DeepSpeed2021 | Framework::NeMo | Framework::FmsFsdp
+        )
     }
 
     /// Whether the framework's models train with dropout (and so keep its masks): not NeMo's
     /// (`LlamaConfig`, `NemotronConfig`, `GPTConfig175B` set `hidden_dropout` and
     /// `attention_dropout` to 0; its smaller GPT configs keep 0.1, which only their memory would
     /// show) nor torchtitan's (its Llama has no dropout layer); Megatron-LM's `--hidden-dropout`
-    /// and `--attention-dropout` default to 0.1, as DeepSpeed's Megatron models inherit.
+    /// and `--attention-dropout` default to 0.1, as DeepSpeed's Megatron models inherit. fms's
+    /// Llama's `p_dropout` defaults to 0.
     pub fn trains_with_dropout(self) -> bool {
-        !matches!(self, Framework::NeMo | Framework::Torchtitan)
+        !matches!(
+            self,
+            Framework::NeMo | Framework::Torchtitan | Framework::FmsFsdp
+        )
     }
 
     /// How context parallelism exchanges keys and values where the case does not say, when the
@@ -293,6 +318,10 @@ mod tests {
         assert!(!megatron.runs_eager("BF16"));
         assert_eq!(megatron.selective_recompute(), "selective");
         assert_eq!(Framework::of("mosaicml/llm-foundry README", ""), None);
+        let fms = Framework::of("foundation-model-stack/fms-fsdp README.md", "FSDP").unwrap();
+        assert!(fms.selective_checkpoints_blocks() && !titan.selective_checkpoints_blocks());
+        assert!(fms.runs_eager("bf16, eager") && !fms.runs_eager("bf16 + torch.compile"));
+        assert!(fms.half_precision_gradients() && !fms.trains_with_dropout());
         // The sharding names the framework of a paper's baseline, and the source its era.
         let deepspeed = Framework::of(
             "Narayanan et al., SC21 (arXiv:2104.04473)",
@@ -329,5 +358,6 @@ mod tests {
         );
         assert_eq!(at(FrameworkName::Nemo, None), Framework::NeMo);
         assert_eq!(at(FrameworkName::Torchtitan, None), Framework::Torchtitan);
+        assert_eq!(at(FrameworkName::FmsFsdp, None), Framework::FmsFsdp);
     }
 }

@@ -208,7 +208,13 @@ pub fn stage_memory_as(
             let plan = plan.expect("adaptive recomputation has a plan");
             layers_held * plan.stored_bytes() + if plan.drops() { layer } else { 0.0 }
         }
-        Recompute::Full => layers_held * layer_input(s, t) + layer,
+        Recompute::Full => {
+            // `recompute_layers`: the chunk's first layers keep their inputs, the rest all.
+            let rerun = s
+                .recompute_layers
+                .map_or(per_chunk, |n| per_chunk.min(n as f64));
+            in_flight * (rerun * layer_input(s, t) + (per_chunk - rerun) * layer) + layer
+        }
         Recompute::Op => {
             layers_held * super::op_checkpoint::most_saved_bytes(s, layer_input(s, t)) + layer
         }

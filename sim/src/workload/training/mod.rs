@@ -181,6 +181,7 @@ pub fn hardware_flops(s: &TrainingConfig) -> f64 {
     let recomputed_forward = match s.recompute {
         Recompute::Full => {
             s.global_batch as f64
+                * s.recomputed_share()
                 * m.layers as f64
                 * (2.0 * seq * (m.active_params() - m.embedding_params()) as f64 / m.layers as f64
                     + 4.0 * seq * seq * h)
@@ -588,6 +589,9 @@ fn parallel_report(setup: &TrainingConfig) -> Parallel {
         global_batch: setup.global_batch,
         accumulation_steps: setup.accumulation,
         recompute: setup.recompute.name().into(),
+        recompute_layers: setup
+            .recompute_layers
+            .filter(|_| setup.recompute == Recompute::Full),
         zero: setup.zero,
         optimizer: setup.optimizer.report(),
         compression: setup.compression.report(),

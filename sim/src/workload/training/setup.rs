@@ -87,6 +87,9 @@ pub struct TrainingConfig {
     /// Micro-batches each data-parallel replica runs per step (gradient accumulation).
     pub accumulation: u32,
     pub recompute: Recompute,
+    /// Under full recomputation, the layers of each pipeline chunk that recompute, counted from
+    /// the chunk's first (`parallel.recompute_layers`; all when `None`).
+    pub recompute_layers: Option<u32>,
     /// Attention runs unfused (`[model] attention_kernel = "unfused"`): its score matrices are
     /// kept for the backward, and selective recomputation recomputes them.
     pub unfused_attention: bool,
@@ -224,6 +227,23 @@ impl TrainingConfig {
         } else {
             routed
         }
+    }
+
+    /// Whether the layer at `position` in its pipeline chunk is one full recomputation reruns.
+    pub fn recomputes_position(&self, position: u32) -> bool {
+        self.recompute_layers.is_none_or(|n| position < n)
+    }
+
+    /// The fraction of the model's layers whose forward full recomputation reruns.
+    pub fn recomputed_share(&self) -> f64 {
+        let Some(n) = self.recompute_layers else {
+            return 1.0;
+        };
+        let chunks = self.pp * self.virtual_stages;
+        let rerun: u32 = (0..chunks)
+            .map(|c| self.chunk_layers(c).len().min(n as usize) as u32)
+            .sum();
+        rerun as f64 / self.model.layers.max(1) as f64
     }
 
     /// Whether the backward recomputes attention's score matrices: selective recomputation of

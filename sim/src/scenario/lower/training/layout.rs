@@ -199,6 +199,13 @@ fn framework_defaults(
             "recompute = \"selective\" as {name} means it: its per-operator policy (\"op\")"
         ));
     }
+    if layout.recompute == Recompute::Selective && f.selective_checkpoints_blocks() {
+        layout.recompute = Recompute::Full;
+        assumptions.push(format!(
+            "recompute = \"selective\" as {name} means it: whole blocks checkpointed, by default \
+             every block (recompute = \"full\"; recompute_layers takes a share of them)"
+        ));
+    }
     if layout.zero == 3 && layout.pp > 1 && f.fsdp_keeps_params_with_pp() {
         layout.zero = 1;
         assumptions.push(format!(

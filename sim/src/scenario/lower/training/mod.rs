@@ -98,6 +98,13 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         |m| m == ElementwiseMode::Eager,
     );
     let dropout = resolve_dropout(s, framework, published_dropout, &mut assumptions)?;
+    let recompute_layers = resolve_recompute_layers(
+        s,
+        &model,
+        layout.recompute,
+        sequences.is_some(),
+        &mut assumptions,
+    )?;
     let mut training = TrainingConfig {
         scenario: s.name(),
         param_gather,
@@ -132,6 +139,7 @@ pub fn resolve(s: &Scenario) -> Result<TrainingConfig, ScenarioError> {
         global_batch: layout.global_batch,
         accumulation: 1,
         recompute: layout.recompute,
+        recompute_layers,
         eager,
         dropout,
         unfused_attention: f

@@ -455,3 +455,51 @@ pub(super) fn resolve_local_sgd(
     };
     Ok((sites, steps, overlap))
 }
+
+/// Reads `parallel.recompute_layers`: full recomputation of the first that many layers of each
+/// pipeline chunk (Megatron-LM's block method), for fixed-shape micro-batches only.
+pub(super) fn resolve_recompute_layers(
+    s: &Scenario,
+    model: &Transformer,
+    recompute: Recompute,
+    packed: bool,
+    assumptions: &mut Vec<String>,
+) -> Result<Option<u32>, ScenarioError> {
+    let key = "parallel.recompute_layers";
+    let Some(n) = s.file.parallel.recompute_layers else {
+        return Ok(None);
+    };
+    if recompute != Recompute::Full {
+        return Err(s
+            .error_at(
+                key,
+                "recompute_layers counts the layers of each pipeline chunk that full \
+                 recomputation reruns",
+            )
+            .with_help("add recompute = \"full\", or remove recompute_layers"));
+    }
+    if packed {
+        return Err(s
+            .error_at(
+                key,
+                "with [sequences] the packing chooses which micro-batches recompute",
+            )
+            .with_help("remove recompute_layers, or [sequences]"));
+    }
+    if n == 0 || n > model.layers {
+        return Err(s
+            .error_at(
+                key,
+                format!(
+                    "recompute_layers is from 1 to the model's {} layers",
+                    model.layers
+                ),
+            )
+            .with_help("recompute = \"none\" keeps every layer's activations"));
+    }
+    assumptions.push(format!(
+        "full recomputation of the first {n} layers of each pipeline chunk (block method); the \
+         others keep their activations"
+    ));
+    Ok(Some(n))
+}

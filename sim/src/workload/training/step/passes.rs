@@ -227,7 +227,9 @@ impl StepBuilder<'_> {
             let next = (layer > layers.start).then(|| layer - 1);
             self.gather_params(layer, next);
             let items = shape.kinds.of(m, layer);
-            self.recompute_layer(passes, items, st, layer, micro, act);
+            let rerun =
+                s.recomputes(st as u32, micro) && s.recomputes_position(layer - layers.start);
+            self.recompute_layer(passes, items, rerun, layer, micro, act);
             self.backward_items(items, layer, micro, act);
             self.layer_gradients(layer, finishing);
         }
@@ -252,20 +254,20 @@ impl StepBuilder<'_> {
         sent
     }
 
-    /// What a layer's backward first runs again of its forward: the whole forward under full
-    /// recomputation, the recomputed operations under per-operation checkpointing, and the
-    /// decompression and recomputed kernels of the adaptive plan.
+    /// What a layer's backward first runs again of its forward: the whole forward when full
+    /// recomputation reruns this layer (`rerun`), the recomputed operations under per-operation
+    /// checkpointing, and the decompression and recomputed kernels of the adaptive plan.
     fn recompute_layer(
         &mut self,
         passes: &Passes,
         items: &[Item],
-        st: usize,
+        rerun: bool,
         layer: u32,
         micro: u32,
         act: f64,
     ) {
         let s = self.setup;
-        if s.recomputes(st as u32, micro) {
+        if rerun {
             self.forward_layer(items, layer, micro, false, act);
             if s.param_gather == ParamGather::OnDemand {
                 self.regather_for_backward(layer);
