@@ -47,6 +47,15 @@ fn reference_kernel() -> Kernel {
     }
 }
 
+/// FlashAttention 2's backward per FLOP against its forward: PyTorch's flash backend on an H200
+/// (calibration/h200-2026-11-30, run 2, head_dim 128, causal and not, 8,192 and 16,384 tokens)
+/// ran its backward at 0.84-0.91 of its forward's FLOP/s, median 0.87; Dao 2023 reports up to 73%
+/// of an A100's peak forward and 63% backward (0.86). Shorter sequences fall further (0.6-0.8 at
+/// 512-4,096 tokens), which the shared saturation does not follow. FlashAttention 1 (half of
+/// FlashAttention 2's forward in both passes) and 3 keep their forward's rate: no backward
+/// figure for them here.
+const FLASH_ATTENTION_2_BACKWARD: f64 = 0.87;
+
 /// The H20's FlashAttention 2 and 3 as measured (Dao-AILab/flash-attention#1310, November 2024,
 /// the repository's Hopper benchmark): forward, non-causal, head_dim 128, 2,048 queries and keys,
 /// batch 2 of 16 heads; 83.7 and 126.2 TFLOP/s. The H20 keeps the Hopper SMs but a seventh of
@@ -218,6 +227,9 @@ impl AttentionKernel {
         let roofline = compute.roofline_cost(&kernel)?;
         let achieved = roofline.flops / roofline.seconds / peak;
         compute.efficiency.attention_peak_fraction *= reference.fraction / achieved;
+        if self == AttentionKernel::FlashAttention2 {
+            compute.efficiency.attention_backward_fraction = FLASH_ATTENTION_2_BACKWARD;
+        }
         Some(reference.describe())
     }
 }
@@ -502,5 +514,41 @@ mod tests {
         }
         assert!(half_rate_ada(l20));
         assert!(!half_rate_ada(gpu::find("A100").unwrap()));
+    }
+}
+
+#[cfg(test)]
+mod backward_tests {
+    use super::*;
+    use crate::hw::gpu;
+
+    /// FlashAttention 2's backward on an H100 at 8,192 causal tokens of head_dim 128, batch 2 of
+    /// 32 heads, against the H200 measurement of PyTorch's flash backend (9.90 ms; 7.99 ms
+    /// priced at the forward's rate); FlashAttention 3 keeps the forward's rate.
+    #[test]
+    fn flash_attention_2_runs_its_backward_slower_per_flop() {
+        let h100 = gpu::find("H100").unwrap();
+        let kernel = |backward| Kernel::Attention {
+            batch_heads: 64,
+            q_len: 8_192,
+            kv_len: 8_192,
+            head_dim: 128,
+            causal: true,
+            backward,
+            dtype: Dtype::Bf16,
+        };
+        let rate = |m: &ComputeModel, backward| {
+            let c = m.cost(&kernel(backward)).unwrap();
+            (c.flops / c.seconds, c.seconds)
+        };
+        let mut fa2 = ComputeModel::new(h100);
+        AttentionKernel::FlashAttention2.apply(&mut fa2).unwrap();
+        let ((forward, _), (backward, seconds)) = (rate(&fa2, false), rate(&fa2, true));
+        assert!((backward / forward - FLASH_ATTENTION_2_BACKWARD).abs() < 0.01);
+        assert!((seconds - 9.90e-3).abs() < 0.1 * 9.90e-3, "{seconds}");
+        let mut fa3 = ComputeModel::new(h100);
+        AttentionKernel::FlashAttention3.apply(&mut fa3).unwrap();
+        let ((forward, _), (backward, _)) = (rate(&fa3, false), rate(&fa3, true));
+        assert!((backward / forward - 1.0).abs() < 0.01);
     }
 }

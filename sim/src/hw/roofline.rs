@@ -46,6 +46,8 @@ pub struct Efficiency {
     pub gemm_half_dim: f64,
     /// Fraction of peak a fused attention kernel sustains (before the saturation factors).
     pub attention_peak_fraction: f64,
+    /// The backward's share of that fraction (1: as fast per FLOP as the forward).
+    pub attention_backward_fraction: f64,
     /// Fraction of datasheet memory bandwidth that streaming kernels sustain.
     pub memory_fraction: f64,
     /// Fraction of datasheet memory bandwidth that a framework's elementwise kernels sustain.
@@ -69,7 +71,8 @@ impl Efficiency {
     ///   up-projection at 4,096 tokens reaching 0.76 (H100) and 0.70 (A100) of dense bf16 peak, and
     ///   0.73 (H100) at 1,024 tokens. `x / (x + 32)` can be read as padding each dimension by 32 on
     ///   average, half of a 64-wide tile edge;
-    /// - attention 0.6: FlashAttention-2 (Dao 2023) reports 50-73% of A100 peak forward;
+    /// - attention 0.6: FlashAttention-2 (Dao 2023) reports 50-73% of A100 peak forward; its
+    ///   backward as fast per FLOP here (a kernel named by `attention_kernel` sets its own);
     /// - memory 0.85: the profiles stream the weights of 1-8 token GEMMs at 0.80 (A100, HBM2e) and
     ///   0.91 (H100, HBM3) of datasheet HBM bandwidth (slope of time against bytes); STREAM-like
     ///   copies reach about 0.9;
@@ -97,6 +100,7 @@ impl Efficiency {
         gemm_peak_fraction: 0.75,
         gemm_half_dim: 32.0,
         attention_peak_fraction: 0.6,
+        attention_backward_fraction: 1.0,
         memory_fraction: 0.85,
         elementwise_fraction: 0.5,
         kernel_overhead_s: 2e-6,
@@ -210,15 +214,22 @@ impl ComputeModel {
                 q_len,
                 kv_len,
                 head_dim,
+                backward,
                 dtype,
                 ..
             } => {
                 let peak = self.gpu.peak_flops(dtype)?;
+                let pass = if backward {
+                    e.attention_backward_fraction
+                } else {
+                    1.0
+                };
                 // A kernel measured at its GPU's peak has its fraction scaled above 1 to hold
                 // that at the reference shape; no shape runs faster than the peak.
                 Some(
                     (peak
                         * e.attention_peak_fraction
+                        * pass
                         * self.saturation(q_len)
                         * self.saturation(kv_len)
                         * self.saturation(head_dim))

@@ -143,9 +143,24 @@ fn inter_node(
         ));
     };
     let lower = t.to_lowercase();
-    let (bw, _) = bandwidth_in(t)
+    let (mut bw, _) = bandwidth_in(t)
         .ok_or_else(|| format!("no NIC bandwidth in the inter-node description \"{t}\""))?;
-    let nics = if lower.contains("per gpu") {
+    // "3200 Gb/s per node" with no count before it: the node's total, over a NIC a GPU.
+    let unit_at = ["gb/s", "gbps", "tb/s"]
+        .iter()
+        .filter_map(|u| lower.find(u).map(|at| (at, at + u.len())))
+        .min();
+    let node_total = unit_at.is_some_and(|(start, end)| {
+        lower[end..].trim_start().starts_with("per node") && count_in(&t[..start]).is_none()
+    });
+    let nics = if node_total {
+        bw /= gpus_per_node as f64;
+        a.push(format!(
+            "the stated rate per node read as {gpus_per_node} NICs of {} Gb/s, one a GPU",
+            bw * 8.0 / 1e9
+        ));
+        gpus_per_node
+    } else if lower.contains("per gpu") {
         gpus_per_node
     } else if let Some(n) = count_in(t) {
         n
@@ -211,6 +226,25 @@ mod tests {
             !inter_node(None, a100, 8, &mut a)
                 .unwrap()
                 .contains("routing")
+        );
+    }
+
+    /// A rate per node with no NIC count before it is the node's total, one NIC a GPU; with a
+    /// count ("1x 400 Gb/s per node") it is each NIC's.
+    #[test]
+    fn a_rate_per_node_is_the_nodes_total_unless_counted() {
+        let h100 = find_gpu("H100-SXM5-80GB").unwrap().0;
+        let mut a = Vec::new();
+        let efa = "EFA 3200 Gb/s per node (32x 100 Gb/s), i.e. 400 Gb/s per GPU";
+        let t = inter_node(Some(efa), h100, 8, &mut a).unwrap();
+        assert!(
+            t.contains("nic_bandwidth = \"400 Gb/s\"") && t.contains("nics_per_node = 8"),
+            "{t}"
+        );
+        let t = inter_node(Some("1x 400 Gb/s per node"), h100, 8, &mut a).unwrap();
+        assert!(
+            t.contains("nic_bandwidth = \"400 Gb/s\"") && t.contains("nics_per_node = 1"),
+            "{t}"
         );
     }
 }

@@ -155,6 +155,12 @@ pub(super) fn stated_attention(stated: &str) -> Option<(AttentionKernel, &'stati
             AttentionKernel::FlashAttention2,
             "flash-attn 2: it does not use Hopper's asynchronous tensor-core instructions",
         ))
+    } else if lower.contains("sdpa") || squashed.contains("scaleddotproduct") {
+        Some((
+            AttentionKernel::FlashAttention2,
+            "PyTorch's scaled_dot_product_attention, whose flash backend is FlashAttention 2 \
+             since PyTorch 2.2 (its cuDNN backend opt-in since 2.5.1)",
+        ))
     } else {
         None
     }
@@ -260,6 +266,16 @@ fn nim_engine(lower: &str, a: &mut Vec<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sdpa_reads_as_its_flash_backend() {
+        let fa2 = Some(AttentionKernel::FlashAttention2);
+        let k = |t: &str| stated_attention(t).map(|(k, _)| k);
+        assert_eq!(k("SDPA (torch scaled_dot_product_attention, causal)"), fa2);
+        assert_eq!(k("torch.nn.functional.scaled_dot_product_attention"), fa2);
+        assert_eq!(k("SDPA flash attention v2 (README)"), fa2);
+        assert_eq!(k("xformers memory-efficient"), None);
+    }
 
     #[test]
     fn power_limits_are_read_only_when_stated_as_limits() {

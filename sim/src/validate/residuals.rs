@@ -10,12 +10,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// How a unit reads: a time ("s", "ms", "us", "min", "s/step"), a rate (anything per second,
-/// and MFU in %), or neither (memory).
+/// and MFU in %, with or without words after the sign), or neither (memory).
 pub fn reading(unit: &str) -> Option<Reading> {
     let u = unit.trim().to_lowercase();
     if ["s", "ms", "us", "min", "h", "s/step"].contains(&u.as_str()) {
         Some(Reading::Time)
-    } else if u.contains("/s") || u == "%" {
+    } else if u.contains("/s") || u == "%" || u.starts_with("% ") {
         Some(Reading::Rate)
     } else {
         None
@@ -96,6 +96,8 @@ mod tests {
         assert_eq!(reading("GB/s"), Some(Reading::Rate));
         assert_eq!(reading("tokens/s/GPU"), Some(Reading::Rate));
         assert_eq!(reading("%"), Some(Reading::Rate));
+        assert_eq!(reading("% MFU (a convention)"), Some(Reading::Rate));
+        assert_eq!(reading("%s"), None);
         assert_eq!(reading("GiB"), None);
     }
 }
