@@ -139,6 +139,14 @@ fn attention(
 /// The dtype the stated precision names, if any.
 fn dtype(c: &Case, precision: &str, a: &mut Vec<String>) -> Option<&'static str> {
     let par = |k: &str| c.get("parallel", k);
+    // A format the text rules out ("no Float8") is not the run's.
+    let mut said = precision.to_string();
+    for negation in ["no ", "without ", "not "] {
+        for format in ["fp8", "float8"] {
+            said = said.replace(&format!("{negation}{format}"), "");
+        }
+    }
+    let precision = said.as_str();
     if precision.contains("fp8") || precision.contains("float8") {
         a.push(format!(
             "precision \"{}\" modelled as dtype = fp8 (fp8 GEMMs, the rest in bf16)",
@@ -154,5 +162,33 @@ fn dtype(c: &Case, precision: &str, a: &mut Vec<String>) -> Option<&'static str>
         Some("fp16")
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_format_the_text_rules_out_is_not_the_runs() {
+        let case = |precision: &str| {
+            let text = format!(
+                r#"[{{"id": "p", "source": "s", "parallel": {{"precision": "{precision}"}},
+                     "metric": "m", "value": 1, "unit": "s"}}]"#
+            );
+            super::super::parse(std::path::Path::new("p.json"), &text)
+                .unwrap()
+                .remove(0)
+        };
+        let read = |precision: &str| {
+            let lower = precision.to_lowercase();
+            dtype(&case(precision), &lower, &mut Vec::new())
+        };
+        assert_eq!(
+            read("bf16, Optimizations 'None' (no Float8, no async TP)"),
+            Some("bf16")
+        );
+        assert_eq!(read("Float8 (tensorwise) + torch.compile"), Some("fp8"));
+        assert_eq!(read("bf16 without fp8"), Some("bf16"));
     }
 }
