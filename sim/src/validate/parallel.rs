@@ -42,10 +42,14 @@ pub(super) fn parallel_table(
     if let Some(f) =
         framework.filter(|f| recompute == "selective" && f.selective_checkpoints_blocks())
     {
-        recompute = "full";
-        if let Some(n) = checkpointed_blocks(c, f, a) {
-            let _ = writeln!(p, "recompute_layers = {n}");
-        }
+        recompute = match checkpointed_blocks(c, f, a) {
+            Some(0) => "none",
+            Some(n) => {
+                let _ = writeln!(p, "recompute_layers = {n}");
+                "full"
+            }
+            None => "full",
+        };
     }
     let _ = writeln!(p, "recompute = \"{recompute}\"");
     let sequence_parallel = sequence_parallel(c, framework, tp, &mut p, a);
@@ -265,7 +269,7 @@ fn recompute(
 }
 
 /// How many blocks a framework whose "selective" checkpointing takes a fraction p of the blocks
-/// checkpoints (`None`: all): p as stated (`parallel.selective_checkpointing`), else as the
+/// checkpoints (`None`: all, 0: none): p as stated (`parallel.selective_checkpointing`), else as the
 /// case's hardware and model FLOP utilisations imply (a recomputed layer adds a third of its
 /// model FLOPs: p = 3 (HFU / MFU - 1)), else the framework's default of every block.
 fn checkpointed_blocks(c: &Case, f: Framework, a: &mut Vec<String>) -> Option<u32> {
@@ -292,7 +296,7 @@ fn checkpointed_blocks(c: &Case, f: Framework, a: &mut Vec<String>) -> Option<u3
             return None;
         }
     };
-    let n = (p.clamp(0.0, 1.0) * layers as f64).round().max(1.0) as u32;
+    let n = (p.clamp(0.0, 1.0) * layers as f64).round() as u32;
     a.push(format!(
         "selective activation checkpointing as {} runs it: whole blocks, {n} of the {layers} \
          (p = {p:.2}, {why})",

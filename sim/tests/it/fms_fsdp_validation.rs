@@ -52,6 +52,13 @@ fn a_stated_share_wins_and_eager_is_the_default() {
     let s = scenario(&r);
     assert!(s.contains("recompute_layers = 10"), "{s}");
     assert!(s.contains("elementwise = \"eager\""), "{s}");
+    // A share that rounds to no block: no recomputation.
+    let r = row("bf16", r#", "selective_checkpointing": 0.01"#, "");
+    assert!(
+        scenario(&r).contains("recompute = \"none\""),
+        "{}",
+        scenario(&r)
+    );
     // Neither stated nor implied: fms-fsdp's default, every block.
     let r = row("bf16", "", "");
     let s = scenario(&r);
