@@ -52,8 +52,11 @@ fn reference_kernel() -> Kernel {
 /// ran its backward at 0.84-0.91 of its forward's FLOP/s, median 0.87; Dao 2023 reports up to 73%
 /// of an A100's peak forward and 63% backward (0.86). Shorter sequences fall further (0.6-0.8 at
 /// 512-4,096 tokens), which the shared saturation does not follow. FlashAttention 1 (half of
-/// FlashAttention 2's forward in both passes) and 3 keep their forward's rate: no backward
-/// figure for them here.
+/// FlashAttention 2's forward in both passes) keeps its forward's rate: Dao 2023 puts its
+/// backward at 25-35% of an A100's peak against 30-50% forward, but the kernel the validation runs
+/// as FlashAttention 1 (the 2022 Triton port) has no figure apart, and FlashAttention 2's ratio
+/// made its A100 rows worse (validation/llm-foundry-a100.json, 8.3% to 10.4%). FlashAttention 3
+/// keeps its forward's rate too: no backward figure for it here.
 const FLASH_ATTENTION_2_BACKWARD: f64 = 0.87;
 
 /// The H20's FlashAttention 2 and 3 as measured (Dao-AILab/flash-attention#1310, November 2024,
