@@ -2,7 +2,9 @@
 //! links as the source describes them (`[cluster.intra_node]`, `[cluster.inter_node]`), with the
 //! network assumed where the source does not state one.
 
-use super::prose::{bandwidth_in, count_in, find_gpu, power_limit_in, text, whole};
+use super::prose::{
+    bandwidth_in, count_in, find_gpu, power_limit_in, rate_is_per_node, text, whole,
+};
 use super::{Case, Refusal, quote};
 use crate::hw::gpu::{GpuSpec, IntraLinkKind};
 use std::fmt::Write as _;
@@ -145,15 +147,8 @@ fn inter_node(
     let lower = t.to_lowercase();
     let (mut bw, _) = bandwidth_in(t)
         .ok_or_else(|| format!("no NIC bandwidth in the inter-node description \"{t}\""))?;
-    // "3200 Gb/s per node" with no count before it: the node's total, over a NIC a GPU.
-    let unit_at = ["gb/s", "gbps", "tb/s"]
-        .iter()
-        .filter_map(|u| lower.find(u).map(|at| (at, at + u.len())))
-        .min();
-    let node_total = unit_at.is_some_and(|(start, end)| {
-        lower[end..].trim_start().starts_with("per node") && count_in(&t[..start]).is_none()
-    });
-    let nics = if node_total {
+    // A node's total rate: a NIC a GPU.
+    let nics = if rate_is_per_node(t) {
         bw /= gpus_per_node as f64;
         a.push(format!(
             "the stated rate per node read as {gpus_per_node} NICs of {} Gb/s, one a GPU",

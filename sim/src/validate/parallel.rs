@@ -269,8 +269,8 @@ fn recompute(
 }
 
 /// How many blocks a framework whose "selective" checkpointing takes a fraction p of the blocks
-/// checkpoints (`None`: all, 0: none): p as stated (`parallel.selective_checkpointing`), else as the
-/// case's hardware and model FLOP utilisations imply (a recomputed layer adds a third of its
+/// checkpoints (`None`: all, 0: none): p as stated (`parallel.selective_checkpointing`), else as
+/// the case's hardware and model FLOP utilisations imply (a recomputed layer adds a third of its
 /// model FLOPs: p = 3 (HFU / MFU - 1)), else the framework's default of every block.
 fn checkpointed_blocks(c: &Case, f: Framework, a: &mut Vec<String>) -> Option<u32> {
     let layers = whole(c.get("model", "layers"))?;

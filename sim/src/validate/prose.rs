@@ -62,6 +62,20 @@ pub(super) fn power_limit_in(text: &str) -> Option<f64> {
 
 /// A bandwidth in prose, in bytes/s: "200 Gb/s", "400Gbps", "900 GB/s".
 pub(super) fn bandwidth_in(text: &str) -> Option<(f64, String)> {
+    first_rate(text).map(|(bw, written, _)| (bw, written))
+}
+
+/// Whether the first bandwidth in prose is a node's total: "3200 Gb/s per node" with no NIC count
+/// before it (in "1x 400 Gb/s per node" the rate is the one NIC's).
+pub(super) fn rate_is_per_node(text: &str) -> bool {
+    first_rate(text).is_some_and(|(_, _, after)| {
+        let before = &text[..text.len() - after.len()];
+        after.trim_start().to_lowercase().starts_with("per node") && count_in(before).is_none()
+    })
+}
+
+/// The first bandwidth in prose: bytes/s, the rate as written, and the text after its unit.
+fn first_rate(text: &str) -> Option<(f64, String, &str)> {
     numbers(text).into_iter().find_map(|(v, rest)| {
         let rest = rest.trim_start();
         [
@@ -73,7 +87,7 @@ pub(super) fn bandwidth_in(text: &str) -> Option<(f64, String)> {
         ]
         .into_iter()
         .find(|(unit, _)| rest.starts_with(unit))
-        .map(|(unit, scale)| (v * scale, format!("{v} {unit}")))
+        .map(|(unit, scale)| (v * scale, format!("{v} {unit}"), &rest[unit.len()..]))
     })
 }
 

@@ -11,9 +11,9 @@
 //! format (fp8, int8 and int4 change their bytes and, where the GPU has the units, the GEMM peak);
 //! an fp8 linear layer's activation is quantized by a streaming pass before it, as vLLM's,
 //! SGLang's and TensorRT-LLM's fp8 layers run it (fused into the norm or activation: not
-//! modelled). The KV cache is in 16 bits or fp8. On a device that prices softmax apart (`hw::roofline`), decode
-//! attention takes the longer of its KV read and its exponentials on that unit. Ignored:
-//! sampling, the scheduler's own CPU time, CUDA-graph effects.
+//! modelled). The KV cache is in 16 bits or fp8. On a device that prices softmax apart
+//! (`hw::roofline`), decode attention takes the longer of its KV read and its exponentials on
+//! that unit. Ignored: sampling, the scheduler's own CPU time, CUDA-graph effects.
 
 use crate::collective::cost::{Collective, CollectiveCost, Options, cost};
 use crate::collective::{Algorithm, CollectiveOp, Group};
